@@ -1,0 +1,71 @@
+import type { Registry } from '../registry/registry';
+import type { Account } from '../registry/model';
+import { Refusal } from '../signals/errors';
+import type { SignalExecutions } from '../signals/executions';
+import { isTemporalBackpressure } from '../temporal/failures';
+import { BRIDGE_PROTOCOL_VERSION, helloSchema, reportsBodySchema, type BridgeCommand } from './protocol';
+import type { CommandQueue } from './queue';
+
+/** The bridge API's use cases (docs/bridge-protocol.md): what an EA or cBot can do, authenticated by its bridge token. */
+
+export interface GatewayDeps {
+  registry: Registry;
+  queue: CommandQueue;
+  executions: SignalExecutions;
+  maxWaitMs: number;
+}
+
+const MAX_COMMANDS_PER_POLL = 100;
+
+export async function bridgeAccount(deps: GatewayDeps, token: string | undefined): Promise<Account> {
+  const account = token ? await deps.registry.authenticateBridge(token) : null;
+  if (!account) throw new Refusal('unauthorized', 'Missing or invalid bridge token');
+  return account;
+}
+
+export async function bridgeHello(deps: GatewayDeps, token: string | undefined, body: unknown) {
+  const account = await bridgeAccount(deps, token);
+  const parsed = helloSchema.safeParse(body);
+  if (!parsed.success) throw new Refusal('invalid', 'Invalid hello', { details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
+  if (parsed.data.platform !== account.platform) {
+    throw new Refusal('invalid', `This token belongs to a ${account.platform} account, not ${parsed.data.platform}`);
+  }
+  await deps.registry.recordBridgeVersion(account.id, parsed.data.bridgeVersion);
+  await deps.queue.startSession(account.id);
+  return { accountId: account.id, protocolVersion: BRIDGE_PROTOCOL_VERSION, serverTime: new Date().toISOString() };
+}
+
+export async function bridgeCommands(
+  deps: GatewayDeps,
+  token: string | undefined,
+  waitMs: number,
+  signal: AbortSignal,
+): Promise<{ commands: BridgeCommand[]; serverTime: string }> {
+  const account = await bridgeAccount(deps, token);
+  const wait = Math.max(0, Math.min(Number.isFinite(waitMs) ? waitMs : 0, deps.maxWaitMs));
+  const commands = await deps.queue.takeOrWait(account.id, MAX_COMMANDS_PER_POLL, wait, signal);
+  return { commands, serverTime: new Date().toISOString() };
+}
+
+export async function bridgeReports(deps: GatewayDeps, token: string | undefined, body: unknown) {
+  const account = await bridgeAccount(deps, token);
+  const parsed = reportsBodySchema.safeParse(body);
+  if (!parsed.success) throw new Refusal('invalid', 'Invalid reports', { details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
+  const results: { commandId: string; result: 'recorded' | 'duplicate' | 'unknown' }[] = [];
+  for (const report of parsed.data.reports) {
+    const recorded = await deps.queue.recordReport(account.id, report);
+    if (recorded.kind === 'unknown') {
+      results.push({ commandId: report.commandId, result: 'unknown' });
+      continue;
+    }
+    try {
+      // Repeats are delivered again too: the first delivery may have failed after the report was recorded.
+      await deps.executions.deliverReport(account.region, recorded.report);
+    } catch (err) {
+      if (isTemporalBackpressure(err)) throw new Refusal('backpressure', 'System under high load, retry later');
+      throw err;
+    }
+    results.push({ commandId: report.commandId, result: recorded.kind === 'first' ? 'recorded' : 'duplicate' });
+  }
+  return { results };
+}

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { ACTIONS } from '../signals/actions';
+
+/**
+ * The bridge API's messages (docs/bridge-protocol.md). An EA or cBot connects out to us, says hello, long-polls its
+ * commands and reports outcomes by commandId. These schemas are shared by the ingress and the paper bridge.
+ */
+
+export const BRIDGE_PROTOCOL_VERSION = 1;
+
+export const helloSchema = z.strictObject({
+  platform: z.enum(['mt5', 'ctrader']),
+  bridgeVersion: z.string().regex(/^\d+\.\d+\.\d+$/),
+  capabilities: z.array(z.string().max(64)).max(64).default([]),
+  account: z
+    .looseObject({
+      balance: z.number().optional(),
+      equity: z.number().optional(),
+      currency: z.string().max(8).optional(),
+    })
+    .optional(),
+});
+export type BridgeHello = z.infer<typeof helloSchema>;
+
+/** One order instruction for one account, already sized, mapped and checked against the owner's risk rules. */
+export const commandSchema = z.object({
+  /** Stable across redeliveries: the account workflow id. The bridge executes a commandId at most once. */
+  commandId: z.string(),
+  /** Acceptance order within the account. */
+  seq: z.number().int(),
+  signalId: z.string(),
+  accountId: z.string(),
+  action: z.enum(ACTIONS),
+  /** The broker's symbol, after the account's symbol mapping. */
+  symbol: z.string().optional(),
+  volume: z.number().optional(),
+  price: z.number().optional(),
+  stopLimitPrice: z.number().optional(),
+  sl: z.number().optional(),
+  tp: z.number().optional(),
+  slPips: z.number().optional(),
+  tpPips: z.number().optional(),
+  positionId: z.string().optional(),
+  orderId: z.string().optional(),
+  partialVolume: z.number().optional(),
+  expiry: z.string().optional(),
+  side: z.enum(['buy', 'sell']).optional(),
+  pnl: z.enum(['profit', 'loss']).optional(),
+  acceptedAt: z.string(),
+  /** Never execute past this instant; report `expired` instead. */
+  expiresAt: z.string(),
+});
+export type BridgeCommand = z.infer<typeof commandSchema>;
+
+export const reportSchema = z.strictObject({
+  commandId: z.string().min(1).max(256),
+  /** filled: an entry was placed (ticket is the position or order); done: a non-opening action ran. */
+  status: z.enum(['filled', 'rejected', 'expired', 'done']),
+  ticket: z.string().max(64).nullish(),
+  price: z.number().nullish(),
+  volume: z.number().nullish(),
+  retcode: z.union([z.number().int(), z.string().max(64)]).nullish(),
+  message: z.string().max(512).nullish(),
+  executedAt: z.iso.datetime({ offset: true }).nullish(),
+});
+export type BridgeReport = z.infer<typeof reportSchema>;
+
+export const reportsBodySchema = z.strictObject({ reports: z.array(reportSchema).min(1).max(100) });

@@ -1,0 +1,182 @@
+import type { Redis } from 'ioredis';
+import type { BridgeCommand, BridgeReport } from './protocol';
+
+/**
+ * The per-account command queue in Redis. A command stays queued until the bridge reports it, so delivery is
+ * at-least-once: a command handed out is handed out again when the bridge starts a new session (hello) or when it
+ * has gone unreported for `redeliverAfterMs`. The bridge dedups by commandId.
+ * Keys carry the account in a hash tag so that one account's keys live on one Redis Cluster slot.
+ */
+export interface CommandQueue {
+  /** Idempotent by commandId: an activity retry never queues a second copy. */
+  enqueue(command: BridgeCommand): Promise<void>;
+  /** Commands the bridge should (re)execute now, in acceptance order; marks them delivered. */
+  take(accountId: string, limit: number): Promise<BridgeCommand[]>;
+  /** Pulls a command back if no bridge has taken it yet. */
+  withdraw(accountId: string, commandId: string): Promise<'withdrawn' | 'delivered' | 'reported'>;
+  /** The first report of a command wins; repeats get the recorded one back. */
+  recordReport(accountId: string, report: BridgeReport): Promise<RecordedReport>;
+  /** A bridge said hello: everything it was handed before and has not reported is handed out again. */
+  startSession(accountId: string): Promise<void>;
+  /** Like take, but when nothing is due, waits up to waitMs for a command to be queued. */
+  takeOrWait(accountId: string, limit: number, waitMs: number, signal: AbortSignal): Promise<BridgeCommand[]>;
+}
+
+export type RecordedReport =
+  | { kind: 'unknown' }
+  | { kind: 'first' | 'repeat'; report: BridgeReport; command: BridgeCommand };
+
+const k = {
+  queue: (acc: string) => `es:bq:{${acc}}`,
+  command: (acc: string, id: string) => `es:bc:{${acc}}:${id}`,
+  session: (acc: string) => `es:bs:{${acc}}`,
+  channel: (acc: string) => `es:bn:{${acc}}`,
+};
+
+const REPORT_RETENTION_SECONDS = 7 * 24 * 3600;
+
+const ENQUEUE = `
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+redis.call('HSET', KEYS[2], 'command', ARGV[1], 'seq', ARGV[2])
+redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
+redis.call('PUBLISH', ARGV[4], ARGV[3])
+return 1`;
+
+// KEYS: queue, session; ARGV: now, redeliverAfterMs, limit, command key prefix
+const TAKE = `
+local ids = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[3]) - 1)
+local session = redis.call('GET', KEYS[2]) or '0'
+local now = tonumber(ARGV[1])
+local out = {}
+for _, id in ipairs(ids) do
+  local key = ARGV[4] .. id
+  local h = redis.call('HMGET', key, 'command', 'deliveredAt', 'session')
+  if h[1] then
+    if (not h[2]) or h[3] ~= session or now - tonumber(h[2]) >= tonumber(ARGV[2]) then
+      redis.call('HSET', key, 'deliveredAt', ARGV[1], 'session', session)
+      table.insert(out, h[1])
+    end
+  else
+    redis.call('ZREM', KEYS[1], id)
+  end
+end
+return out`;
+
+// KEYS: queue, command; ARGV: commandId
+const WITHDRAW = `
+local h = redis.call('HMGET', KEYS[2], 'report', 'deliveredAt')
+if h[1] then return 'reported' end
+if h[2] then return 'delivered' end
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[2], 'withdrawn', '1')
+return 'withdrawn'`;
+
+// KEYS: queue, command; ARGV: commandId, report, retentionSeconds
+const REPORT = `
+local h = redis.call('HMGET', KEYS[2], 'command', 'report')
+if not h[1] then return {'unknown'} end
+if h[2] then return {'repeat', h[2], h[1]} end
+redis.call('HSET', KEYS[2], 'report', ARGV[2])
+redis.call('ZREM', KEYS[1], ARGV[1])
+redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
+return {'first', ARGV[2], h[1]}`;
+
+export class RedisCommandQueue implements CommandQueue {
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly subscribed = new Set<string>();
+  private subscriber: Redis | undefined;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly options: { redeliverAfterMs: number } = { redeliverAfterMs: 15_000 },
+  ) {}
+
+  async enqueue(command: BridgeCommand): Promise<void> {
+    const acc = command.accountId;
+    await this.redis.eval(ENQUEUE, 2, k.queue(acc), k.command(acc, command.commandId), JSON.stringify(command), command.seq, command.commandId, k.channel(acc));
+  }
+
+  async take(accountId: string, limit: number): Promise<BridgeCommand[]> {
+    const raw = (await this.redis.eval(
+      TAKE,
+      2,
+      k.queue(accountId),
+      k.session(accountId),
+      Date.now(),
+      this.options.redeliverAfterMs,
+      limit,
+      k.command(accountId, ''),
+    )) as string[];
+    return raw.map((r) => JSON.parse(r) as BridgeCommand);
+  }
+
+  async withdraw(accountId: string, commandId: string): Promise<'withdrawn' | 'delivered' | 'reported'> {
+    return (await this.redis.eval(WITHDRAW, 2, k.queue(accountId), k.command(accountId, commandId), commandId)) as
+      | 'withdrawn'
+      | 'delivered'
+      | 'reported';
+  }
+
+  async recordReport(accountId: string, report: BridgeReport): Promise<RecordedReport> {
+    const res = (await this.redis.eval(
+      REPORT,
+      2,
+      k.queue(accountId),
+      k.command(accountId, report.commandId),
+      report.commandId,
+      JSON.stringify(report),
+      REPORT_RETENTION_SECONDS,
+    )) as string[];
+    if (res[0] === 'unknown') return { kind: 'unknown' };
+    return { kind: res[0] as 'first' | 'repeat', report: JSON.parse(res[1]!) as BridgeReport, command: JSON.parse(res[2]!) as BridgeCommand };
+  }
+
+  async startSession(accountId: string): Promise<void> {
+    await this.redis.incr(k.session(accountId));
+  }
+
+  async takeOrWait(accountId: string, limit: number, waitMs: number, signal: AbortSignal): Promise<BridgeCommand[]> {
+    if (waitMs <= 0) return this.take(accountId, limit);
+    await this.subscribe(accountId);
+    // The waiter exists before the first take, so a command queued between the take and the wait still wakes it.
+    let wake!: () => void;
+    const woken = new Promise<void>((resolve) => (wake = resolve));
+    const set = this.waiters.get(accountId) ?? new Set();
+    this.waiters.set(accountId, set);
+    set.add(wake);
+    const timer = setTimeout(wake, waitMs);
+    signal.addEventListener('abort', wake);
+    try {
+      const now = await this.take(accountId, limit);
+      if (now.length > 0 || signal.aborted) return now;
+      await woken;
+      return signal.aborted ? [] : await this.take(accountId, limit);
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', wake);
+      set.delete(wake);
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const set of this.waiters.values()) for (const wake of [...set]) wake();
+    this.subscriber?.disconnect();
+  }
+
+  /** One subscription per account for the life of the process: cheap, and no unsubscribe can race a new poll. */
+  private async subscribe(accountId: string): Promise<void> {
+    if (this.subscribed.has(accountId)) return;
+    if (!this.subscriber) {
+      // Subscribing waits for the connection (offline queue on), unlike the fail-fast guards.
+      this.subscriber = this.redis.duplicate({ enableOfflineQueue: true, commandTimeout: 5000 });
+      this.subscriber.on('error', () => undefined);
+      this.subscriber.on('message', (channel: string) => {
+        const acc = /^es:bn:\{(.*)\}$/.exec(channel)?.[1];
+        if (acc === undefined) return;
+        for (const wake of [...(this.waiters.get(acc) ?? [])]) wake();
+      });
+    }
+    await this.subscriber.subscribe(k.channel(accountId));
+    this.subscribed.add(accountId);
+  }
+}

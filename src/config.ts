@@ -1,0 +1,108 @@
+import { z } from 'zod';
+
+/**
+ * The one place that reads the environment. Every number the spec leaves open has a default here and an
+ * environment variable; the spec's own numbers (64 KB, 45 s, 128 characters) may be shortened for tests only.
+ * There are no secrets in the environment: webhook secrets, API tokens and bridge tokens live hashed in the registry.
+ */
+
+const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
+
+const regionSchema = z.object({
+  name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/),
+  address: z.string().min(1),
+  namespace: z.string().min(1),
+});
+export type RegionConfig = z.infer<typeof regionSchema>;
+
+const envSchema = z.object({
+  HOST: z.string().default('127.0.0.1'),
+  PORT: int(8080),
+  PUBLIC_URL: z.string().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+
+  REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
+  /** How long one Redis command may take before a guard gives up and fails closed. */
+  REDIS_COMMAND_TIMEOUT_MS: int(500, 1),
+
+  TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().default('external-signals'),
+  /** JSON array of {name, address, namespace}; when unset, one region "default" from TEMPORAL_ADDRESS/NAMESPACE. */
+  TEMPORAL_REGIONS: z.string().optional(),
+  /** Deadline of one Temporal call on the ingress path; past it the webhook answers 503 backpressure. */
+  TEMPORAL_START_TIMEOUT_MS: int(1500, 1),
+  WORKFLOW_BUNDLE_PATH: z.string().optional(),
+
+  BODY_LIMIT_BYTES: int(64 * 1024, 1),
+  IDEMPOTENCY_KEY_MAX_LENGTH: int(128, 1),
+  IDEMPOTENCY_WINDOW_MS: int(45_000, 1),
+  /** Requests being accepted at once by one ingress process; past it, 503 backpressure. */
+  MAX_IN_FLIGHT: int(512, 1),
+
+  ROUTE_LIMIT_MAX: int(120, 1),
+  ROUTE_LIMIT_WINDOW_MS: int(60_000, 1),
+  FAIRNESS_ACCOUNT_MAX: int(60, 1),
+  FAIRNESS_ACCOUNT_WINDOW_MS: int(10_000, 1),
+  FAIRNESS_BROADCAST_MAX: int(60, 1),
+  FAIRNESS_BROADCAST_WINDOW_MS: int(10_000, 1),
+  POLL_IP_MAX: int(600, 1),
+  POLL_IP_WINDOW_MS: int(60_000, 1),
+  POLL_ACCOUNT_MAX: int(300, 1),
+  POLL_ACCOUNT_WINDOW_MS: int(60_000, 1),
+  /** Seconds a client is told to wait when a limiter cannot reach its store. */
+  FAIL_CLOSED_RETRY_AFTER_SECONDS: int(5, 1),
+
+  /** Longest a bridge long-poll may hang. */
+  BRIDGE_MAX_WAIT_MS: int(25_000, 0),
+  /** Default max signal age for market entries when an account sets none. */
+  DEFAULT_MAX_SIGNAL_AGE_MS: int(30_000, 1),
+  /** Max age of the other commands (pending entries, closes, modifies) when an account sets none. */
+  DEFAULT_COMMAND_TTL_MS: int(300_000, 1),
+});
+
+export type Config = ReturnType<typeof loadConfig>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const regions: RegionConfig[] = e.TEMPORAL_REGIONS
+    ? z.array(regionSchema).min(1).parse(JSON.parse(e.TEMPORAL_REGIONS))
+    : [{ name: 'default', address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE }];
+  return {
+    host: e.HOST,
+    port: e.PORT,
+    publicUrl: e.PUBLIC_URL ?? `http://${e.HOST}:${e.PORT}`,
+    logLevel: e.LOG_LEVEL,
+    redis: { url: e.REDIS_URL, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS },
+    temporal: {
+      regions,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      startTimeoutMs: e.TEMPORAL_START_TIMEOUT_MS,
+      workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
+    },
+    ingress: {
+      bodyLimitBytes: e.BODY_LIMIT_BYTES,
+      idempotencyKeyMaxLength: e.IDEMPOTENCY_KEY_MAX_LENGTH,
+      idempotencyWindowMs: e.IDEMPOTENCY_WINDOW_MS,
+      maxInFlight: e.MAX_IN_FLIGHT,
+    },
+    limits: {
+      route: { max: e.ROUTE_LIMIT_MAX, windowMs: e.ROUTE_LIMIT_WINDOW_MS },
+      fairnessAccount: { max: e.FAIRNESS_ACCOUNT_MAX, windowMs: e.FAIRNESS_ACCOUNT_WINDOW_MS },
+      fairnessBroadcast: { max: e.FAIRNESS_BROADCAST_MAX, windowMs: e.FAIRNESS_BROADCAST_WINDOW_MS },
+      pollIp: { max: e.POLL_IP_MAX, windowMs: e.POLL_IP_WINDOW_MS },
+      pollAccount: { max: e.POLL_ACCOUNT_MAX, windowMs: e.POLL_ACCOUNT_WINDOW_MS },
+      failClosedRetryAfterSeconds: e.FAIL_CLOSED_RETRY_AFTER_SECONDS,
+    },
+    bridge: {
+      maxWaitMs: e.BRIDGE_MAX_WAIT_MS,
+      defaultMaxSignalAgeMs: e.DEFAULT_MAX_SIGNAL_AGE_MS,
+      defaultCommandTtlMs: e.DEFAULT_COMMAND_TTL_MS,
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import express, { type Express, type Request } from 'express';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { Config } from '../config';
+import type { GatewayDeps } from '../bridge/gateway';
+import type { AcceptDeps } from '../signals/accept';
+import type { StatusDeps } from '../signals/status';
+import type { Regions } from '../temporal/regions';
+import { errorHandler, type Channel } from './errors';
+import { accessLog, requestId } from './middleware';
+import { bridgeRoutes } from './routes/bridge';
+import { healthRoutes } from './routes/health';
+import { signalRoutes } from './routes/signals';
+import { webhookRoutes } from './routes/webhook';
+
+export interface AppDeps {
+  config: Config;
+  logger: Logger;
+  redis: Redis;
+  regions: Regions;
+  accept: AcceptDeps;
+  status: StatusDeps;
+  gateway: GatewayDeps;
+}
+
+export function createApp(deps: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  app.use(requestId());
+  app.use(accessLog(deps.logger));
+  app.use(healthRoutes({ redis: deps.redis, regions: deps.regions, timeoutMs: deps.config.temporal.startTimeoutMs }));
+  app.use(webhookRoutes({ accept: deps.accept, redis: deps.redis, config: deps.config }));
+  app.use(signalRoutes({ status: deps.status, redis: deps.redis, config: deps.config }));
+  app.use(bridgeRoutes(deps.gateway));
+  app.use((_req, res) => {
+    res.status(404).json({ error: 'Not found' });
+  });
+  app.use(errorHandler(deps.logger, deps.config.limits.failClosedRetryAfterSeconds, channelOf));
+  return app;
+}
+
+function channelOf(req: Request): Channel {
+  if (req.path.startsWith('/webhook/')) return 'ingestion';
+  if (req.path.startsWith('/bridge/')) return 'bridge';
+  return 'poll';
+}

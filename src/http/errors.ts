@@ -1,0 +1,82 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from 'pino';
+import { Refusal } from '../signals/errors';
+import { isStoreFailure } from '../redis';
+
+/**
+ * The one place that turns a refusal or a failure into a status and a body (spec §2.5, §7). Internals never leak:
+ * an unexpected error is a 500 with the correlationId and nothing else.
+ * `ingestion` is the webhook path, whose errors carry the correlationId (except 400s and route-limiter 429s).
+ */
+export type Channel = 'ingestion' | 'poll' | 'bridge';
+
+const STATUS: Record<Refusal['kind'], number> = {
+  invalid: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  token_suspended: 403,
+  not_accepted_by_account: 409,
+  bridge_too_old: 412,
+  throttled: 429,
+  backpressure: 503,
+  store_unavailable: 503,
+};
+
+export function sendRefusal(res: Response, err: Refusal, channel: Channel, correlationId: string): void {
+  const status = STATUS[err.kind];
+  const withId = channel === 'ingestion' ? { correlationId } : {};
+  switch (err.kind) {
+    case 'invalid':
+      res.status(status).json({ error: err.message, details: err.extra.details ?? [] });
+      return;
+    case 'token_suspended':
+      res.status(status).json({ error: 'token_suspended', suspendedUntil: err.extra.suspendedUntil });
+      return;
+    case 'throttled':
+      res.status(status).json({
+        error: 'rate_limit_exceeded',
+        scope: err.extra.scope,
+        message: err.message,
+        limit: err.extra.limit,
+        windowMs: err.extra.windowMs,
+        ...withId,
+      });
+      if (err.extra.windowMs) res.setHeader('Retry-After', String(Math.ceil(err.extra.windowMs / 1000)));
+      return;
+    case 'backpressure':
+      res.status(status).json({ error: 'System under high load, retry later', backpressure: true });
+      return;
+    case 'store_unavailable': {
+      const retryAfterSeconds = err.extra.retryAfterSeconds ?? 5;
+      res.setHeader('Retry-After', String(retryAfterSeconds));
+      res.status(status).json({ error: 'service_unavailable', retryAfterSeconds });
+      return;
+    }
+    default:
+      res.status(status).json({ error: err.message, ...withId });
+  }
+}
+
+export function errorHandler(logger: Logger, failClosedRetryAfterSeconds: number, channelOf: (req: Request) => Channel) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    const correlationId = res.locals.correlationId as string;
+    if (res.headersSent) return;
+    const channel = channelOf(req);
+    const e = err as { type?: string; status?: number };
+    if (e?.type === 'entity.too.large') {
+      res.status(413).json({ error: 'Request body exceeds the 64 KB limit', correlationId });
+      return;
+    }
+    if (err instanceof Refusal) return sendRefusal(res, err, channel, correlationId);
+    if (isStoreFailure(err)) {
+      return sendRefusal(res, new Refusal('store_unavailable', 'service_unavailable', { retryAfterSeconds: failClosedRetryAfterSeconds }), channel, correlationId);
+    }
+    if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
+      res.status(400).json({ error: 'Malformed request' });
+      return;
+    }
+    logger.error({ err, correlationId }, 'unexpected error');
+    const message = channel === 'poll' ? 'Internal error reading outcomes; safe to retry' : 'Unexpected internal error; safe to retry';
+    res.status(500).json({ error: message, ...(channel === 'ingestion' ? { correlationId } : {}) });
+  };
+}

@@ -1,0 +1,31 @@
+import { Router } from 'express';
+import type { Redis } from 'ioredis';
+import type { Regions } from '../../temporal/regions';
+
+/** /healthz: the process answers. /readyz: Redis and every region's Temporal answer within a short deadline. */
+export function healthRoutes(deps: { redis: Redis; regions: Regions; timeoutMs: number }): Router {
+  const router = Router();
+  router.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  router.get('/readyz', async (_req, res) => {
+    const checks: Record<string, 'ok' | 'down'> = {};
+    const probe = async (name: string, fn: () => Promise<unknown>) => {
+      try {
+        await fn();
+        checks[name] = 'ok';
+      } catch {
+        checks[name] = 'down';
+      }
+    };
+    await Promise.all([
+      probe('redis', () => deps.redis.ping()),
+      ...deps.regions.names().map((region) =>
+        probe(`temporal:${region}`, () => deps.regions.call(region, (client) => client.workflowService.getSystemInfo({}), deps.timeoutMs)),
+      ),
+    ]);
+    const ready = Object.values(checks).every((c) => c === 'ok');
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });
+  });
+  return router;
+}

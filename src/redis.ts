@@ -1,0 +1,35 @@
+import { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+
+/**
+ * A Redis connection that fails fast: no offline queue and a command deadline, so a guard that needs Redis learns at
+ * once that it cannot do its job (and fails closed) instead of hanging. It reconnects by itself when Redis is back,
+ * and a process started while Redis is down keeps running.
+ */
+export function connectRedis(url: string, options: { commandTimeoutMs: number; logger?: Logger; name: string }): Redis {
+  const redis = new Redis(url, {
+    connectionName: options.name,
+    enableOfflineQueue: false,
+    commandTimeout: options.commandTimeoutMs,
+    maxRetriesPerRequest: 0,
+    connectTimeout: Math.max(options.commandTimeoutMs, 1000),
+    retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1000),
+  });
+  let lastLogged = 0;
+  redis.on('error', (err: Error) => {
+    // Throttled: a Redis outage must not flood the log.
+    if (Date.now() - lastLogged > 5000) {
+      lastLogged = Date.now();
+      options.logger?.warn({ err: err.message, redis: options.name }, 'redis unavailable');
+    }
+  });
+  return redis;
+}
+
+/** Errors that mean the store did not answer (down, unreachable, too slow, failing over), not a bug of ours. */
+export function isStoreFailure(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  return /Connection is closed|Stream isn't writeable|enableOfflineQueue|Command timed out|ECONNREFUSED|ECONNRESET|ETIMEDOUT|MaxRetriesPerRequest|LOADING|CLUSTERDOWN|READONLY|TRYAGAIN/i.test(
+    err.message,
+  );
+}

@@ -1,0 +1,59 @@
+import { z } from 'zod';
+import { riskSettingsSchema, symbolMapSchema } from '../risk/settings';
+
+/** What the registry holds: trading accounts, webhook secrets, API tokens. The import document of the admin CLI. */
+
+export const ACCOUNT_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+const semver = z.string().regex(/^\d+\.\d+\.\d+$/, 'a version like 2.0.0');
+
+export const accountSchema = z.strictObject({
+  id: z.string().regex(ACCOUNT_ID_PATTERN),
+  owner: z.string().min(1).max(128),
+  platform: z.enum(['mt5', 'ctrader']),
+  type: z.enum(['standard', 'copy_master']).default('standard'),
+  status: z.enum(['active', 'locked']).default('active'),
+  entitled: z.boolean().default(true),
+  region: z.string().min(1).max(63).default('default'),
+  bridgeVersion: semver.default('0.0.0'),
+  /** What this account's venue offers, whatever the bridge could do. */
+  venue: z
+    .strictObject({ stopLimit: z.boolean().default(true), modifyPending: z.boolean().default(true) })
+    .default({ stopLimit: true, modifyPending: true }),
+  risk: riskSettingsSchema.default(riskSettingsSchema.parse({})),
+  symbols: symbolMapSchema.default(symbolMapSchema.parse({})),
+});
+export type Account = z.infer<typeof accountSchema>;
+export type Platform = Account['platform'];
+
+const credential = z.string().min(16).max(256);
+
+export const importDocumentSchema = z.strictObject({
+  accounts: z.array(accountSchema.extend({ bridgeToken: credential.optional() })).default([]),
+  secrets: z
+    .array(z.strictObject({ secret: credential, owner: z.string().min(1).max(128), accounts: z.array(z.string().regex(ACCOUNT_ID_PATTERN)) }))
+    .default([]),
+  tokens: z
+    .array(
+      z.strictObject({
+        token: credential,
+        accounts: z.array(z.string().regex(ACCOUNT_ID_PATTERN)),
+        suspendedUntil: z.iso.datetime({ offset: true }).nullable().default(null),
+      }),
+    )
+    .default([]),
+});
+export type ImportDocument = z.infer<typeof importDocumentSchema>;
+
+/** What a webhook secret grants: its owner and the accounts linked to it (many-to-many). */
+export interface SecretGrant {
+  hash: string;
+  owner: string;
+  accounts: string[];
+}
+
+/** What an API token grants: read access to these accounts' outcomes. */
+export interface TokenGrant {
+  hash: string;
+  accounts: string[];
+  suspendedUntil: string | null;
+}

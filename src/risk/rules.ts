@@ -1,0 +1,89 @@
+import { isOpening } from '../signals/actions';
+import type { AccountSnapshot, SignalInstruction } from '../signals/outcome';
+import type { RiskSettings } from './settings';
+import { mapSymbol } from './symbols';
+
+/**
+ * The account owner's risk rules, as pure functions of the signal, the settings snapshot taken at acceptance and
+ * the acceptance time, so the account workflow runs them deterministically. A refusal carries a stable reason code
+ * (docs/reason-codes.md).
+ */
+
+export type RiskReason =
+  | 'signal_expired'
+  | 'risk_close_only'
+  | 'risk_symbol_not_allowed'
+  | 'risk_symbol_blocked'
+  | 'risk_outside_trading_hours'
+  | 'risk_stop_loss_required'
+  | 'risk_max_volume_exceeded'
+  | 'risk_volume_below_minimum';
+
+/** Broker volume rules of a symbol; the defaults are the common forex lot rules. */
+export interface VolumeRules {
+  step: number;
+  min: number;
+}
+export const DEFAULT_VOLUME_RULES: VolumeRules = { step: 0.01, min: 0.01 };
+
+export interface PlannedOrder {
+  symbol?: string;
+  volume?: number;
+}
+
+export type Plan = { ok: true; order: PlannedOrder } | { ok: false; reason: RiskReason };
+
+export function planOrder(
+  signal: SignalInstruction,
+  account: AccountSnapshot,
+  times: { acceptedAtMs: number; nowMs: number; expiresAtMs: number },
+  volumeRules: VolumeRules = DEFAULT_VOLUME_RULES,
+): Plan {
+  if (times.nowMs > times.expiresAtMs) return { ok: false, reason: 'signal_expired' };
+  const risk = account.risk;
+  const symbol = signal.symbol === undefined ? undefined : mapSymbol(signal.symbol, account.symbols);
+  if (!isOpening(signal.action)) return { ok: true, order: { symbol } };
+
+  if (risk.closeOnly) return { ok: false, reason: 'risk_close_only' };
+  const traded = signal.symbol ?? '';
+  if (risk.allowedSymbols && !includesSymbol(risk.allowedSymbols, traded)) return { ok: false, reason: 'risk_symbol_not_allowed' };
+  if (includesSymbol(risk.blockedSymbols, traded)) return { ok: false, reason: 'risk_symbol_blocked' };
+  if (risk.tradingHours && !withinTradingHours(risk.tradingHours, times.acceptedAtMs)) {
+    return { ok: false, reason: 'risk_outside_trading_hours' };
+  }
+  if (risk.requireStopLoss && signal.sl === undefined && signal.slPips === undefined) {
+    return { ok: false, reason: 'risk_stop_loss_required' };
+  }
+  const volume = sizeVolume(signal.volume ?? 0, risk.sizing, volumeRules);
+  if (risk.maxVolume !== undefined && volume > risk.maxVolume) return { ok: false, reason: 'risk_max_volume_exceeded' };
+  if (volume < volumeRules.min) return { ok: false, reason: 'risk_volume_below_minimum' };
+  return { ok: true, order: { symbol, volume } };
+}
+
+/** The owner's sizing mode applied to the signal's lots, rounded down to the volume step (never up: never more risk). */
+export function sizeVolume(signalLots: number, sizing: RiskSettings['sizing'], rules: VolumeRules): number {
+  const raw = sizing.mode === 'fixed' ? sizing.lots : sizing.mode === 'multiplier' ? signalLots * sizing.factor : signalLots;
+  const steps = Math.floor(raw / rules.step + 1e-9);
+  const decimals = Math.max(0, Math.ceil(-Math.log10(rules.step) - 1e-9));
+  return Number((steps * rules.step).toFixed(decimals));
+}
+
+function includesSymbol(list: readonly string[], symbol: string): boolean {
+  const wanted = symbol.toUpperCase();
+  return list.some((s) => s.toUpperCase() === wanted);
+}
+
+/** UTC windows by weekday; a window whose `to` is before its `from` runs past midnight into the next day. */
+export function withinTradingHours(windows: RiskSettings['tradingHours'] & object, atMs: number): boolean {
+  const at = new Date(atMs);
+  const day = at.getUTCDay();
+  const minute = at.getUTCHours() * 60 + at.getUTCMinutes();
+  const toMinutes = (hhmm: string) => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
+  return windows.some((w) => {
+    const from = toMinutes(w.from);
+    const to = toMinutes(w.to);
+    if (from <= to) return w.days.includes(day) && minute >= from && minute < to;
+    const yesterday = (day + 6) % 7;
+    return (w.days.includes(day) && minute >= from) || (w.days.includes(yesterday) && minute < to);
+  });
+}

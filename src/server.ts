@@ -1,0 +1,93 @@
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { loadConfig, type Config } from './config';
+import { createLogger } from './logger';
+import { connectRedis } from './redis';
+import { RedisRegistry } from './registry/registry';
+import { RedisThrottle } from './ratelimit/fairness';
+import { RedisAccountSequencer } from './signals/sequencer';
+import { RedisCommandQueue } from './bridge/queue';
+import { Regions } from './temporal/regions';
+import { TemporalExecutions } from './temporal/executions';
+import { createApp } from './http/app';
+
+export interface Ingress {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** Starts the ingress; a test starts and stops it the same way the process does. */
+export async function startIngress(config: Config = loadConfig()): Promise<Ingress> {
+  const logger = createLogger(config.logLevel, 'ingress');
+  const redis = connectRedis(config.redis.url, { commandTimeoutMs: config.redis.commandTimeoutMs, logger, name: 'ingress' });
+  const regions = new Regions(config.temporal.regions, config.temporal.startTimeoutMs);
+  const registry = new RedisRegistry(redis);
+  const throttle = new RedisThrottle(redis, {
+    account_write: config.limits.fairnessAccount,
+    broadcast: config.limits.fairnessBroadcast,
+    account_read: config.limits.pollAccount,
+  });
+  const executions = new TemporalExecutions(regions, config.temporal.taskQueue);
+  // Long-polls block on their own connection, never on the guards' fail-fast one.
+  const queueRedis = connectRedis(config.redis.url, { commandTimeoutMs: config.redis.commandTimeoutMs, logger, name: 'ingress-bridge' });
+  const queue = new RedisCommandQueue(queueRedis);
+  const app = createApp({
+    config,
+    logger,
+    redis,
+    regions,
+    accept: {
+      registry,
+      throttle,
+      sequencer: new RedisAccountSequencer(redis),
+      executions,
+      settings: {
+        idempotencyKeyMaxLength: config.ingress.idempotencyKeyMaxLength,
+        defaultMaxSignalAgeMs: config.bridge.defaultMaxSignalAgeMs,
+        defaultCommandTtlMs: config.bridge.defaultCommandTtlMs,
+        failClosedRetryAfterSeconds: config.limits.failClosedRetryAfterSeconds,
+      },
+    },
+    status: { registry, throttle, executions, failClosedRetryAfterSeconds: config.limits.failClosedRetryAfterSeconds },
+    gateway: { registry, queue, executions, maxWaitMs: config.bridge.maxWaitMs },
+  });
+
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(config.port, config.host, () => resolve(s));
+    s.once('error', reject);
+  });
+  // Long-polls outlive the default keep-alive; give them room.
+  server.keepAliveTimeout = 65_000;
+  server.requestTimeout = config.bridge.maxWaitMs + 30_000;
+  const port = (server.address() as AddressInfo).port;
+  logger.info({ port }, 'ingress listening');
+
+  return {
+    url: `http://${config.host}:${port}`,
+    port,
+    async close() {
+      await queue.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+      await regions.close();
+      redis.disconnect();
+      queueRedis.disconnect();
+    },
+  };
+}
+
+if (require.main === module) {
+  startIngress()
+    .then((ingress) => {
+      const stop = () => void ingress.close().then(() => process.exit(0));
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+    })
+    .catch((err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    });
+}

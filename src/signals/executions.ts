@@ -1,0 +1,12 @@
+import type { BridgeReport } from '../bridge/protocol';
+import type { AccountOutcome, SignalWorkflowInput } from './outcome';
+
+/** Where signals execute (Temporal, one workflow per signal per region), seen from the ingress. */
+export interface SignalExecutions {
+  /** Starts the signal in one region; resolves once Temporal holds it durably. Starting twice is a no-op. */
+  launch(region: string, input: SignalWorkflowInput): Promise<void>;
+  /** The terminal outcomes recorded so far, from every region; [] for an unknown signal. Needs no worker. */
+  outcomes(signalId: string): Promise<AccountOutcome[]>;
+  /** Hands a bridge's report to the waiting account execution; false when no execution waits for it any more. */
+  deliverReport(region: string, report: BridgeReport): Promise<boolean>;
+}

@@ -1,0 +1,147 @@
+import { z } from 'zod';
+import { ACTIONS, type Action } from './actions';
+
+/**
+ * The ExternalSignal of spec §2.1, and the per-action table that says which fields each action needs.
+ * This is the one source of truth: the ingress validates with it and the OpenAPI document is generated from it.
+ * Numbers are never coerced: "1.5" is not a volume.
+ */
+
+export const SYMBOL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._#\-/]{0,31}$/;
+const ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
+
+const price = z.number().gt(0).max(1e9);
+const pips = z.number().gt(0).max(1e6);
+const lots = z.number().gt(0).lte(100);
+const id = z.string().regex(ID_PATTERN, 'must be 1 to 64 letters, digits or ._:-');
+
+export const signalFields = {
+  secret: z.string().min(1).max(256).describe('Webhook secret; authenticates the signal and selects the linked accounts.'),
+  action: z.enum(ACTIONS).describe('What to do.'),
+  symbol: z.string().regex(SYMBOL_PATTERN, 'must be 1 to 32 letters, digits or ._#-/').describe('Instrument symbol.'),
+  volume: lots.describe('Lots, greater than 0 and at most 100.'),
+  price: price.describe('Entry price of a pending order; the new price for modify_pending.'),
+  stopLimitPrice: price.describe('Trigger price of a stop-limit entry.'),
+  sl: price.describe('Stop-loss price level.'),
+  tp: price.describe('Take-profit price level.'),
+  slPips: pips.describe('Stop-loss as a pip distance from entry.'),
+  tpPips: pips.describe('Take-profit as a pip distance from entry.'),
+  positionId: id.describe('Open-position id.'),
+  orderId: id.describe('Pending-order id.'),
+  partialVolume: lots.describe('Lots to close, greater than 0.'),
+  expiry: z.iso.datetime({ offset: true }).describe('Pending-order expiry, ISO 8601 date-time with offset, in the future.'),
+  side: z.enum(['buy', 'sell']).describe('Filter of a filtered close.'),
+  pnl: z.enum(['profit', 'loss']).describe('Filter of a filtered close.'),
+  meta: z
+    .looseObject({ origin: z.string().max(256).optional() })
+    .describe('Free-form tags for the caller; never changes routing or execution.'),
+} as const;
+
+type Field = Exclude<keyof typeof signalFields, 'secret' | 'action' | 'meta'>;
+
+interface ActionRule {
+  required: Field[];
+  optional: Field[];
+  /** At least one of these must be present. */
+  oneOf?: Field[];
+}
+
+const ENTRY_STOPS: Field[] = ['sl', 'tp', 'slPips', 'tpPips'];
+const MARKET: ActionRule = { required: ['symbol', 'volume'], optional: ENTRY_STOPS };
+const PENDING: ActionRule = { required: ['symbol', 'volume', 'price'], optional: ENTRY_STOPS };
+const STOP_LIMIT: ActionRule = { required: ['symbol', 'volume', 'price', 'stopLimitPrice'], optional: ENTRY_STOPS };
+
+/** The action table of spec §2.1. A field an action does not use is refused, so a mistaken template is caught. */
+export const ACTION_RULES: Record<Action, ActionRule> = {
+  buy: MARKET,
+  sell: MARKET,
+  buy_limit: PENDING,
+  sell_limit: PENDING,
+  buy_stop: PENDING,
+  sell_stop: PENDING,
+  buy_stop_limit: STOP_LIMIT,
+  sell_stop_limit: STOP_LIMIT,
+  // close: by positionId, or a filtered close by symbol/side/pnl (checked below: one or the other).
+  close: { required: [], optional: ['positionId', 'symbol', 'side', 'pnl'] },
+  close_all: { required: [], optional: [] },
+  partial_close: { required: ['positionId', 'partialVolume'], optional: [] },
+  cancel_pending: { required: ['orderId'], optional: [] },
+  modify_sl: { required: ['positionId', 'sl'], optional: [] },
+  modify_tp: { required: ['positionId', 'tp'], optional: [] },
+  modify_pending: {
+    required: ['orderId'],
+    optional: ['price', 'stopLimitPrice', 'sl', 'tp', 'expiry'],
+    oneOf: ['price', 'stopLimitPrice', 'sl', 'tp', 'expiry'],
+  },
+  modify_pending_expiry: { required: ['orderId', 'expiry'], optional: [] },
+  breakeven: { required: ['positionId'], optional: [] },
+};
+
+const FIELD_NAMES = Object.keys(signalFields) as (keyof typeof signalFields)[];
+
+/** The object shape alone: types of every field, no unknown top-level field. */
+export const externalSignalShape = z.strictObject({
+  secret: signalFields.secret,
+  action: signalFields.action,
+  ...Object.fromEntries(FIELD_NAMES.filter((f) => f !== 'secret' && f !== 'action').map((f) => [f, signalFields[f].optional()])),
+} as { secret: typeof signalFields.secret; action: typeof signalFields.action } & {
+  [K in Exclude<keyof typeof signalFields, 'secret' | 'action'>]: z.ZodOptional<(typeof signalFields)[K]>;
+});
+
+export type ExternalSignal = z.infer<typeof externalSignalShape>;
+
+/** The whole ExternalSignal: shape plus the per-action table. `now` decides whether an expiry is in the future. */
+export function externalSignalSchema(now: () => number = Date.now) {
+  return externalSignalShape.superRefine((signal, ctx) => {
+    const rule = ACTION_RULES[signal.action];
+    const present = (f: Field) => signal[f] !== undefined;
+    for (const f of rule.required) {
+      if (!present(f)) ctx.addIssue({ code: 'custom', path: [f], message: `${f} is required for ${signal.action}` });
+    }
+    const allowed = new Set<Field>([...rule.required, ...rule.optional]);
+    for (const f of FIELD_NAMES) {
+      if (f === 'secret' || f === 'action' || f === 'meta') continue;
+      if (present(f) && !allowed.has(f)) {
+        ctx.addIssue({ code: 'custom', path: [f], message: `${f} is not used by ${signal.action}` });
+      }
+    }
+    if (rule.oneOf && !rule.oneOf.some(present)) {
+      ctx.addIssue({ code: 'custom', path: [], message: `${signal.action} needs at least one of ${rule.oneOf.join(', ')}` });
+    }
+    if (signal.action === 'close') {
+      const filtered = present('symbol') || present('side') || present('pnl');
+      if (present('positionId') && filtered) {
+        ctx.addIssue({ code: 'custom', path: ['positionId'], message: 'close takes a positionId or a filter (symbol, side, pnl), not both' });
+      } else if (!present('positionId') && !filtered) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [],
+          message: 'close needs a positionId or at least one filter (symbol, side, pnl); use close_all to close everything',
+        });
+      }
+    }
+    if (present('sl') && present('slPips')) ctx.addIssue({ code: 'custom', path: ['slPips'], message: 'give sl or slPips, not both' });
+    if (present('tp') && present('tpPips')) ctx.addIssue({ code: 'custom', path: ['tpPips'], message: 'give tp or tpPips, not both' });
+    if (signal.expiry !== undefined && Date.parse(signal.expiry) <= now()) {
+      ctx.addIssue({ code: 'custom', path: ['expiry'], message: 'expiry must be in the future' });
+    }
+  });
+}
+
+export interface ValidationDetail {
+  path: string;
+  message: string;
+}
+
+export type SignalValidation = { ok: true; signal: ExternalSignal } | { ok: false; error: string; details: ValidationDetail[] };
+
+export function validateSignal(body: unknown, now: () => number = Date.now): SignalValidation {
+  const result = externalSignalSchema(now).safeParse(body);
+  if (result.success) return { ok: true, signal: result.data };
+  const details = result.error.issues.map((issue) => ({
+    path: issue.path.map(String).join('.'),
+    message: issue.code === 'unrecognized_keys' ? `unknown field(s): ${issue.keys.join(', ')}` : issue.message,
+  }));
+  const summary = details.map((d) => (d.path ? `${d.path}: ${d.message}` : d.message)).join('; ');
+  return { ok: false, error: `Invalid signal: ${summary}`, details };
+}

@@ -1,0 +1,61 @@
+import type { Throttle } from '../ratelimit/fairness';
+import type { Registry } from '../registry/registry';
+import { SIGNAL_ID_PATTERN } from '../temporal/ids';
+import { Refusal } from './errors';
+import type { SignalExecutions } from './executions';
+import { guarded } from './guarded';
+
+/** The status poll use case (spec §4.3): outcomes of an opening signal, scoped to the accounts granted to the token. */
+
+export interface SignalStatus {
+  signalId: string;
+  status: 'pending_or_unknown' | 'reported';
+  reported: number;
+  accounts: { accountId: string; outcome: 'filled' | 'rejected'; ticket: string | null; reason: string | null; occurredAt: string }[];
+}
+
+export interface StatusDeps {
+  registry: Registry;
+  throttle: Throttle;
+  executions: SignalExecutions;
+  failClosedRetryAfterSeconds: number;
+  now?: () => number;
+}
+
+export async function readSignalStatus(deps: StatusDeps, req: { token: string | undefined; signalId: string }): Promise<SignalStatus> {
+  const now = deps.now ?? Date.now;
+  const grant = await guarded(deps.failClosedRetryAfterSeconds, async () => {
+    if (!req.token) throw new Refusal('unauthorized', 'Missing or invalid API token');
+    const g = await deps.registry.authenticateToken(req.token);
+    if (!g) throw new Refusal('unauthorized', 'Missing or invalid API token');
+    if (g.suspendedUntil && Date.parse(g.suspendedUntil) > now()) {
+      throw new Refusal('token_suspended', 'token_suspended', { suspendedUntil: g.suspendedUntil });
+    }
+    for (const accountId of g.accounts) {
+      const hit = await deps.throttle.hit('account_read', accountId);
+      if (!hit.allowed) {
+        throw new Refusal('throttled', 'Too many status reads for this account; slow down and retry later', {
+          scope: 'account_read',
+          limit: hit.limit,
+          windowMs: hit.windowMs,
+        });
+      }
+    }
+    return g;
+  });
+
+  const empty: SignalStatus = { signalId: req.signalId, status: 'pending_or_unknown', reported: 0, accounts: [] };
+  // A handle we could never have issued is simply unknown; it never reaches Temporal.
+  if (!SIGNAL_ID_PATTERN.test(req.signalId)) return empty;
+  const granted = new Set(grant.accounts);
+  const visible = (await deps.executions.outcomes(req.signalId))
+    .filter((o) => granted.has(o.accountId) && (o.outcome === 'filled' || o.outcome === 'rejected'))
+    .sort((a, b) => a.occurredAt.localeCompare(b.occurredAt) || a.accountId.localeCompare(b.accountId));
+  if (visible.length === 0) return empty;
+  return {
+    signalId: req.signalId,
+    status: 'reported',
+    reported: visible.length,
+    accounts: visible.map((o) => ({ accountId: o.accountId, outcome: o.outcome as 'filled' | 'rejected', ticket: o.ticket, reason: o.reason, occurredAt: o.occurredAt })),
+  };
+}

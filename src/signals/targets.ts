@@ -1,0 +1,33 @@
+import { missingCapability } from '../bridge/capabilities';
+import type { Account, SecretGrant } from '../registry/model';
+import type { Registry } from '../registry/registry';
+import type { Action } from './actions';
+import { Refusal } from './errors';
+
+/**
+ * Which accounts a signal runs on (design pipeline step 7). On the per-account URL every reason an account cannot
+ * take the signal is an error; an unknown or unlinked account is the same 401 as a bad secret, so a caller cannot
+ * probe which accounts exist. On the broadcast URL ineligible accounts are skipped, and none left is a 200.
+ */
+export async function resolveTargets(registry: Registry, grant: SecretGrant, action: Action, routeAccountId?: string): Promise<Account[]> {
+  if (routeAccountId !== undefined) {
+    const account = grant.accounts.includes(routeAccountId) ? await registry.getAccount(routeAccountId) : null;
+    if (!account || account.owner !== grant.owner) throw new Refusal('unauthorized', 'Invalid webhook secret or account');
+    if (account.status === 'locked') throw new Refusal('forbidden', 'Account is locked');
+    if (!account.entitled) throw new Refusal('forbidden', 'Account is not entitled to execute signals');
+    if (account.type === 'copy_master') throw new Refusal('not_accepted_by_account', 'Account type does not accept signals (copy-only master account)');
+    const missing = missingCapability(account, action);
+    if (missing) throw new Refusal('bridge_too_old', `Action not supported by this account's bridge: ${missing}`);
+    return [account];
+  }
+  const accounts = await registry.getAccounts(grant.accounts);
+  return accounts.filter(
+    (a): a is Account =>
+      a !== null &&
+      a.owner === grant.owner &&
+      a.status === 'active' &&
+      a.entitled &&
+      a.type === 'standard' &&
+      missingCapability(a, action) === undefined,
+  );
+}

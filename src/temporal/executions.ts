@@ -1,0 +1,64 @@
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import type { BridgeReport } from '../bridge/protocol';
+import type { SignalExecutions } from '../signals/executions';
+import type { AccountOutcome, SignalWorkflowInput } from '../signals/outcome';
+import { OUTCOME_MEMO_PREFIX, signalWorkflowId } from './ids';
+import type { Regions } from './regions';
+import { ActionKey, SignalIdKey, SymbolKey } from './search-attributes';
+
+export class TemporalExecutions implements SignalExecutions {
+  constructor(
+    private readonly regions: Regions,
+    private readonly taskQueue: string,
+  ) {}
+
+  async launch(region: string, input: SignalWorkflowInput): Promise<void> {
+    try {
+      await this.regions.call(region, (client) =>
+        client.workflow.start('signalWorkflow', {
+          taskQueue: this.taskQueue,
+          workflowId: signalWorkflowId(input.signalId),
+          args: [input],
+          // A signalId runs once per region, even when a retry re-attempts a region that did start.
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          memo: { correlationId: input.correlationId, origin: input.signal.meta?.origin ?? null },
+          typedSearchAttributes: [
+            { key: SignalIdKey, value: input.signalId },
+            { key: ActionKey, value: input.signal.action },
+            ...(input.signal.symbol ? [{ key: SymbolKey, value: input.signal.symbol }] : []),
+          ],
+        }),
+      );
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+      throw err;
+    }
+  }
+
+  async outcomes(signalId: string): Promise<AccountOutcome[]> {
+    const perRegion = await Promise.all(
+      this.regions.names().map(async (region) => {
+        try {
+          const description = await this.regions.call(region, (client) => client.workflow.getHandle(signalWorkflowId(signalId)).describe());
+          return Object.entries(description.memo ?? {})
+            .filter(([key]) => key.startsWith(OUTCOME_MEMO_PREFIX))
+            .map(([, value]) => value as AccountOutcome);
+        } catch (err) {
+          if (err instanceof WorkflowNotFoundError) return [];
+          throw err;
+        }
+      }),
+    );
+    return perRegion.flat();
+  }
+
+  async deliverReport(region: string, report: BridgeReport): Promise<boolean> {
+    try {
+      await this.regions.call(region, (client) => client.workflow.getHandle(report.commandId).signal('bridgeReport', report));
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,73 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { Redis } from 'ioredis';
+import { createActivities } from '../activities';
+import { RedisCommandQueue } from './bridge/queue';
+import { loadConfig, type Config } from './config';
+import { createLogger } from './logger';
+
+export interface RunningWorker {
+  /** Resolves when every region's worker has stopped. */
+  done: Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+/** The prebuilt bundle (npm run build) when there is one; else the worker bundles the sources itself. */
+function workflowSource(config: Config): { workflowBundle: { codePath: string } } | { workflowsPath: string } {
+  const bundle = config.temporal.workflowBundlePath ?? path.resolve(__dirname, '..', 'workflow-bundle.js');
+  if (existsSync(bundle)) return { workflowBundle: { codePath: bundle } };
+  return { workflowsPath: require.resolve('../workflows') };
+}
+
+/** One Temporal worker per execution region, all on the same task queue and the same activities. */
+export async function startWorker(config: Config = loadConfig()): Promise<RunningWorker> {
+  const logger = createLogger(config.logLevel, 'worker');
+  // Activities may wait for Redis to come back (Temporal retries them), so this connection queues while offline.
+  const redis = new Redis(config.redis.url, { connectionName: 'worker', commandTimeout: 5000, maxRetriesPerRequest: 2 });
+  redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis unavailable'));
+  const activities = createActivities({ queue: new RedisCommandQueue(redis) });
+  const source = workflowSource(config);
+
+  const connections: NativeConnection[] = [];
+  const workers: Worker[] = [];
+  for (const region of config.temporal.regions) {
+    const connection = await NativeConnection.connect({ address: region.address });
+    connections.push(connection);
+    workers.push(
+      await Worker.create({
+        connection,
+        namespace: region.namespace,
+        taskQueue: config.temporal.taskQueue,
+        activities,
+        ...source,
+      }),
+    );
+  }
+  logger.info({ regions: config.temporal.regions.map((r) => r.name) }, 'worker running');
+  const done = Promise.all(workers.map((w) => w.run())).then(async () => {
+    await Promise.allSettled(connections.map((c) => c.close()));
+    redis.disconnect();
+  });
+  return {
+    done,
+    async shutdown() {
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+      await done;
+    },
+  };
+}
+
+if (require.main === module) {
+  startWorker()
+    .then((worker) => {
+      const stop = () => void worker.shutdown().then(() => process.exit(0));
+      process.once('SIGTERM', stop);
+      process.once('SIGINT', stop);
+      return worker.done;
+    })
+    .catch((err: unknown) => {
+      console.error(err);
+      process.exit(1);
+    });
+}

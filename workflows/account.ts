@@ -1,0 +1,89 @@
+import { condition, defineSignal, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { BridgeCommand, BridgeReport } from '../src/bridge/protocol';
+import { planOrder } from '../src/risk/rules';
+import { isOpening } from '../src/signals/actions';
+import type { AccountOutcome, AccountWorkflowInput } from '../src/signals/outcome';
+import { OutcomeKey } from '../src/temporal/search-attributes';
+
+/** The ingress signals the bridge's report into the account workflow whose id is the commandId. */
+export const bridgeReportSignal = defineSignal<[BridgeReport]>('bridgeReport');
+
+/** Redis blips and worker restarts are transient: retry quickly, then less often; the expiry bounds dispatch. */
+const QUEUE_RETRY = { initialInterval: '100ms', backoffCoefficient: 2, maximumInterval: '5s' } as const;
+
+/** Withdrawing is what keeps us from reporting `rejected` for an order that may be live, so it retries until it answers. */
+const { withdrawCommand } = proxyActivities<Activities>({ startToCloseTimeout: '5s', retry: QUEUE_RETRY });
+
+/**
+ * One signal on one account: the owner's risk rules on the snapshot taken at acceptance, one bridge command,
+ * then the bridge's report. Never reports `rejected` for a command a bridge may have executed.
+ */
+export async function accountWorkflow(input: AccountWorkflowInput): Promise<AccountOutcome> {
+  const { signal, target } = input;
+  const accountId = target.account.id;
+  const commandId = workflowInfo().workflowId;
+  let report: BridgeReport | undefined;
+  setHandler(bridgeReportSignal, (r) => {
+    if (report === undefined && r.commandId === commandId) report = r;
+  });
+
+  const finish = (outcome: Omit<AccountOutcome, 'accountId' | 'occurredAt'>, occurredAt?: string): AccountOutcome => {
+    upsertSearchAttributes([{ key: OutcomeKey, value: outcome.outcome }]);
+    return { accountId, ...outcome, occurredAt: occurredAt ?? new Date(Date.now()).toISOString() };
+  };
+  const rejected = (reason: string) => finish({ outcome: 'rejected', ticket: null, reason });
+
+  const expiresAtMs = Date.parse(target.expiresAt);
+  const plan = planOrder(signal, target.account, { acceptedAtMs: Date.parse(input.acceptedAt), nowMs: Date.now(), expiresAtMs });
+  if (!plan.ok) return rejected(plan.reason);
+
+  const { meta: _meta, ...fields } = signal;
+  const command: BridgeCommand = {
+    ...fields,
+    ...plan.order,
+    commandId,
+    seq: target.seq,
+    signalId: input.signalId,
+    accountId,
+    acceptedAt: input.acceptedAt,
+    expiresAt: target.expiresAt,
+  };
+  try {
+    const { dispatchCommand } = proxyActivities<Activities>({
+      startToCloseTimeout: '5s',
+      scheduleToCloseTimeout: Math.max(expiresAtMs - Date.now(), 1000),
+      retry: QUEUE_RETRY,
+    });
+    await dispatchCommand(command);
+  } catch {
+    // The last attempt may still have queued it: only a withdrawn command is safely not an order.
+    if ((await withdrawCommand(accountId, commandId)) === 'withdrawn') return rejected('dispatch_failed');
+  }
+
+  if (!(await condition(() => report !== undefined, Math.max(expiresAtMs - Date.now(), 1)))) {
+    if ((await withdrawCommand(accountId, commandId)) === 'withdrawn') return rejected('bridge_offline');
+    // A bridge took it: the order may be live, so the bridge's word is the only outcome.
+    await condition(() => report !== undefined);
+  }
+  return finish(outcomeOf(report!, isOpening(signal.action)), report!.executedAt ?? undefined);
+}
+
+function outcomeOf(report: BridgeReport, opening: boolean): Omit<AccountOutcome, 'accountId' | 'occurredAt'> {
+  switch (report.status) {
+    case 'filled':
+    case 'done':
+      return { outcome: opening ? 'filled' : 'done', ticket: report.ticket ?? null, reason: null };
+    case 'expired':
+      return { outcome: 'rejected', ticket: null, reason: 'signal_expired' };
+    case 'rejected':
+      return { outcome: 'rejected', ticket: null, reason: rejectionReason(report) };
+  }
+}
+
+/** A bridge-side rule refusal is already one of our codes; anything else is the broker's own diagnostic. */
+function rejectionReason(report: BridgeReport): string {
+  const code = report.retcode ?? 'unknown';
+  if (typeof code === 'string' && /^(risk|signal|bridge)_[a-z_]+$/.test(code)) return code;
+  return `broker:${code}${report.message ? ` ${report.message}` : ''}`;
+}

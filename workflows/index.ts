@@ -1,0 +1,2 @@
+export { signalWorkflow, outcomesQuery } from './signal';
+export { accountWorkflow, bridgeReportSignal } from './account';
