@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from '@temporalio/worker';
 import { Redis } from 'ioredis';
 import { createActivities } from '../activities';
 import { RedisCommandQueue } from './bridge/queue';
@@ -23,6 +23,13 @@ function workflowSource(config: Config): { workflowBundle: { codePath: string } 
 /** One Temporal worker per execution region, all on the same task queue and the same activities. */
 export async function startWorker(config: Config = loadConfig()): Promise<RunningWorker> {
   const logger = createLogger(config.logLevel, 'worker');
+  // The SDK's own logs go through pino, at our level; the runtime is a process singleton, installed once.
+  if (!Runtime._instance) {
+    const levels = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARN: 'warn', ERROR: 'error' } as const;
+    Runtime.install({
+      logger: new DefaultLogger('INFO', (entry: LogEntry) => logger[levels[entry.level]]({ ...entry.meta }, entry.message)),
+    });
+  }
   // Activities may wait for Redis to come back (Temporal retries them), so this connection queues while offline.
   const redis = new Redis(config.redis.url, { connectionName: 'worker', commandTimeout: 5000, maxRetriesPerRequest: 2 });
   redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis unavailable'));

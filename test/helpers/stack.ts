@@ -1,0 +1,120 @@
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { loadConfig, type Config } from '../../src/config';
+import { startIngress, type Ingress } from '../../src/server';
+import { startWorker, type RunningWorker } from '../../src/worker';
+import { RedisRegistry } from '../../src/registry/registry';
+import { importRegistry } from '../../src/registry/import';
+import { newCredential } from '../../src/registry/credentials';
+import type { ImportDocument } from '../../src/registry/model';
+import { testEnv } from './env';
+import { REPO_ROOT } from './infra';
+
+/**
+ * The real service in-process: ingress and worker against the run's real Temporal and Redis. Each test file gets its
+ * own task queue, so its worker runs only its own workflows.
+ */
+export function testConfig(env: Record<string, string> = {}): Config {
+  const t = testEnv();
+  return loadConfig({
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    REDIS_URL: t.redisUrl,
+    TEMPORAL_ADDRESS: t.temporalAddress,
+    TEMPORAL_NAMESPACE: t.temporalNamespace,
+    TEMPORAL_TASK_QUEUE: `test-${path.basename(expect.getState().testPath ?? 'x', '.test.ts')}-${randomBytes(3).toString('hex')}`,
+    WORKFLOW_BUNDLE_PATH: path.join(REPO_ROOT, 'dist', 'workflow-bundle.js'),
+    ...env,
+  });
+}
+
+export interface Stack {
+  config: Config;
+  ingress: Ingress;
+  worker?: RunningWorker;
+  redis: Redis;
+  registry: RedisRegistry;
+  stop(): Promise<void>;
+}
+
+export async function startStack(options: { env?: Record<string, string>; worker?: boolean } = {}): Promise<Stack> {
+  const config = testConfig(options.env);
+  const worker = options.worker === false ? undefined : await startWorker(config);
+  const ingress = await startIngress(config);
+  const redis = new Redis(config.redis.url);
+  return {
+    config,
+    ingress,
+    worker,
+    redis,
+    registry: new RedisRegistry(redis),
+    async stop() {
+      await ingress.close();
+      await worker?.shutdown();
+      redis.disconnect();
+    },
+  };
+}
+
+/** A fresh owner with accounts, one secret linking them and one token granting them; ids unique to the test. */
+export interface Fixture {
+  owner: string;
+  secret: string;
+  token: string;
+  accounts: { id: string; bridgeToken: string }[];
+  doc: ImportDocument;
+}
+
+export type AccountSpec = Partial<ImportDocument['accounts'][number]>;
+
+export async function seedOwner(registry: RedisRegistry, specs: AccountSpec[] = [{}]): Promise<Fixture> {
+  const tag = randomBytes(4).toString('hex');
+  const owner = `owner-${tag}`;
+  const accounts = specs.map((spec, i) => ({
+    id: `acc-${tag}-${i}`,
+    owner,
+    platform: 'mt5' as const,
+    bridgeVersion: '2.0.0',
+    bridgeToken: newCredential('brg'),
+    ...spec,
+  }));
+  const secret = newCredential('whsec');
+  const token = newCredential('tok');
+  const doc = {
+    accounts,
+    secrets: [{ secret, owner, accounts: accounts.map((a) => a.id) }],
+    tokens: [{ token, accounts: accounts.map((a) => a.id), suspendedUntil: null }],
+  };
+  await importRegistry(registry, doc);
+  return { owner, secret, token, accounts: accounts.map((a) => ({ id: a.id, bridgeToken: a.bridgeToken })), doc: doc as unknown as ImportDocument };
+}
+
+export async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: json, text };
+}
+
+export async function get(url: string, headers: Record<string, string> = {}) {
+  const res = await fetch(url, { headers });
+  const text = await res.text();
+  let json: any;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, body: json, text };
+}
