@@ -9,6 +9,7 @@ import { RedisAccountSequencer } from './signals/sequencer';
 import { RedisCommandQueue } from './bridge/queue';
 import { Regions } from './temporal/regions';
 import { TemporalExecutions } from './temporal/executions';
+import { TemporalIdempotencyWindows } from './temporal/idempotency-windows';
 import { createApp } from './http/app';
 
 export interface Ingress {
@@ -42,8 +43,10 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
       throttle,
       sequencer: new RedisAccountSequencer(redis),
       executions,
+      windows: new TemporalIdempotencyWindows(regions, config.temporal.regions[0]!.name, config.temporal.taskQueue),
       settings: {
         idempotencyKeyMaxLength: config.ingress.idempotencyKeyMaxLength,
+        idempotencyWindowMs: config.ingress.idempotencyWindowMs,
         defaultMaxSignalAgeMs: config.bridge.defaultMaxSignalAgeMs,
         defaultCommandTtlMs: config.bridge.defaultCommandTtlMs,
         failClosedRetryAfterSeconds: config.limits.failClosedRetryAfterSeconds,

@@ -1,2 +1,3 @@
 export { signalWorkflow, outcomesQuery } from './signal';
 export { accountWorkflow, bridgeReportSignal } from './account';
+export { idempotencyWindowWorkflow } from './idempotency';

@@ -97,6 +97,39 @@ export class RedisRegistry implements Registry {
     await this.redis.set(key.account(accountId), JSON.stringify({ ...account, bridgeVersion: version }));
   }
 
+  // Admin reads (the admin CLI; not on the request path). SCAN, never KEYS, so a large registry does not stall Redis.
+
+  /** The secrets whose SHA-256 (lowercase hex) starts with `prefix`; every secret for an empty prefix. */
+  async findSecretsByHashPrefix(prefix: string): Promise<SecretGrant[]> {
+    return this.scanGrants<SecretGrant>(key.secret(''), prefix);
+  }
+
+  /** The API tokens whose SHA-256 (lowercase hex) starts with `prefix`; every token for an empty prefix. */
+  async findTokensByHashPrefix(prefix: string): Promise<TokenGrant[]> {
+    return this.scanGrants<TokenGrant>(key.token(''), prefix);
+  }
+
+  /** Whether the account has a bridge token (its hash is never handed out). */
+  async hasBridgeToken(accountId: string): Promise<boolean> {
+    return (await this.redis.exists(key.accountBridge(accountId))) === 1;
+  }
+
+  private async scanGrants<T extends { hash: string }>(keyPrefix: string, hashPrefix: string): Promise<T[]> {
+    if (!/^[0-9a-f]{0,64}$/.test(hashPrefix)) throw new Error('a hash prefix is lowercase hex, at most 64 characters');
+    const keys = new Set<string>();
+    let cursor = '0';
+    do {
+      const [next, batch] = await this.redis.scan(cursor, 'MATCH', `${keyPrefix}${hashPrefix}*`, 'COUNT', 500);
+      for (const k of batch) keys.add(k);
+      cursor = next;
+    } while (cursor !== '0');
+    if (keys.size === 0) return [];
+    const raws = await this.redis.mget([...keys]);
+    return raws
+      .flatMap((raw) => (raw ? [JSON.parse(raw) as T] : []))
+      .sort((a, b) => a.hash.localeCompare(b.hash));
+  }
+
   private async lookup<T extends { hash: string }>(keyOf: (hash: string) => string, credential: string): Promise<T | null> {
     const hash = hashCredential(credential);
     const raw = await this.redis.get(keyOf(hash));

@@ -7,6 +7,7 @@ import type { SignalExecutions } from './executions';
 import type { AccountSnapshot, AccountTarget, SignalInstruction, SignalWorkflowInput } from './outcome';
 import { validateSignal, type ExternalSignal } from './schema';
 import type { AccountSequencer } from './sequencer';
+import { idempotencyDigest, requestHash, type AcceptanceRecord, type IdempotencyWindows } from './idempotency';
 import { resolveTargets } from './targets';
 import type { Account } from '../registry/model';
 import { isTemporalBackpressure } from '../temporal/failures';
@@ -45,8 +46,10 @@ export interface AcceptDeps {
   throttle: Throttle;
   sequencer: AccountSequencer;
   executions: SignalExecutions;
+  windows: IdempotencyWindows;
   settings: {
     idempotencyKeyMaxLength: number;
+    idempotencyWindowMs: number;
     defaultMaxSignalAgeMs: number;
     defaultCommandTtlMs: number;
     failClosedRetryAfterSeconds: number;
@@ -82,17 +85,87 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
     });
   }
 
-  const acceptedAtMs = now();
-  const seqs = await guarded(deps.settings.failClosedRetryAfterSeconds, () => deps.sequencer.next(accounts.map((a) => a.id)));
   const { secret: _secret, ...instruction } = signal;
-  const targets = accounts.map((account, i) => toTarget(account, seqs[i]!, signal, acceptedAtMs, deps.settings));
-  const input: Omit<SignalWorkflowInput, 'targets'> = {
+  const base: LaunchBase = {
     signalId: newSignalId(),
     correlationId: req.correlationId,
-    acceptedAt: new Date(acceptedAtMs).toISOString(),
+    acceptedAt: new Date(now()).toISOString(),
     signal: instruction as SignalInstruction,
   };
-  return launchInRegions(deps, input, targets);
+  if (req.idempotencyKey === undefined) return launch(deps, base, accounts, false);
+
+  const record: AcceptanceRecord = {
+    ...pick(base, ['signalId', 'correlationId', 'acceptedAt']),
+    accountsResolved: accounts.length,
+    bodyHash: requestHash(instruction, req.routeAccountId),
+    regions: groupBy(accounts, (a) => a.region, (a) => a.id),
+  };
+  const claim = await temporalStep(() =>
+    deps.windows.claim(idempotencyDigest(grant.hash, req.routeAccountId, req.idempotencyKey!), record, deps.settings.idempotencyWindowMs),
+  );
+  if (claim.first) return launch(deps, base, accounts, false);
+  return replay(deps, claim.record, record.bodyHash, base.signal);
+}
+
+type LaunchBase = Omit<SignalWorkflowInput, 'targets'>;
+
+/**
+ * The same key inside the window: the first answer again, and no new action. A region that failed the first time
+ * (or was never reached) is started now, with the first request's signalId and acceptance time.
+ */
+async function replay(deps: AcceptDeps, first: AcceptanceRecord, bodyHash: string, signal: SignalInstruction): Promise<AcceptResult> {
+  if (first.bodyHash !== bodyHash) {
+    throw new Refusal('invalid', 'X-Idempotency-Key was already used with a different request within the replay window; use a new key for a new action', {
+      details: [{ path: 'X-Idempotency-Key', message: 'already used with a different request' }],
+    });
+  }
+  const missing = await temporalStep(async () => {
+    const regions = Object.entries(first.regions);
+    const started = await Promise.all(regions.map(([region]) => deps.executions.started(region, first.signalId)));
+    return regions.filter((_, i) => !started[i]).flatMap(([, ids]) => ids);
+  });
+  const base: LaunchBase = { signalId: first.signalId, correlationId: first.correlationId, acceptedAt: first.acceptedAt, signal };
+  const accounts = missing.length === 0 ? [] : (await guarded(deps.settings.failClosedRetryAfterSeconds, () => deps.registry.getAccounts(missing))).filter((a): a is Account => a !== null);
+  const result = await launch(deps, base, accounts, true, missing.length < first.accountsResolved);
+  return { ...result, body: { ...result.body, accountsResolved: first.accountsResolved } } as AcceptResult;
+}
+
+/** Numbers the accounts' commands in acceptance order, then starts the signal in every region that holds targets. */
+async function launch(deps: AcceptDeps, base: LaunchBase, accounts: Account[], replayed: boolean, someAlreadyRunning = false): Promise<AcceptResult> {
+  const acceptedAtMs = Date.parse(base.acceptedAt);
+  const seqs = await guarded(deps.settings.failClosedRetryAfterSeconds, () => deps.sequencer.next(accounts.map((a) => a.id)));
+  const byRegion = groupBy(
+    accounts.map((account, i) => toTarget(account, seqs[i]!, base.signal, acceptedAtMs, deps.settings)),
+    (t) => t.account.region,
+    (t) => t,
+  );
+  const results = await Promise.allSettled(Object.entries(byRegion).map(([region, targets]) => deps.executions.launch(region, { ...base, targets })));
+  const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  const body = { success: failed.length === 0, signalId: base.signalId, correlationId: base.correlationId, accountsResolved: accounts.length };
+  if (failed.length === 0) return { kind: 'accepted', body, replayed };
+  if (failed.length < results.length || someAlreadyRunning) return { kind: 'partially_accepted', body, replayed };
+  if (failed.every((f) => isTemporalBackpressure(f.reason))) throw new Refusal('backpressure', 'System under high load, retry later');
+  throw failed[0]!.reason;
+}
+
+/** A Temporal call on the ingress path: overloaded or unreachable is backpressure, not a 500. */
+async function temporalStep<T>(step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    if (isTemporalBackpressure(err)) throw new Refusal('backpressure', 'System under high load, retry later');
+    throw err;
+  }
+}
+
+function groupBy<T, V>(items: T[], keyOf: (t: T) => string, valueOf: (t: T) => V): Record<string, V[]> {
+  const out: Record<string, V[]> = {};
+  for (const item of items) (out[keyOf(item)] ??= []).push(valueOf(item));
+  return out;
+}
+
+function pick<T, K extends keyof T>(obj: T, keys: K[]): Pick<T, K> {
+  return Object.fromEntries(keys.map((k) => [k, obj[k]])) as Pick<T, K>;
 }
 
 function checkSignal(body: unknown, now: () => number): ExternalSignal {
@@ -121,7 +194,7 @@ function checkIdempotencyKey(signal: ExternalSignal, key: string | undefined, ma
   }
 }
 
-function toTarget(account: Account, seq: number, signal: ExternalSignal, acceptedAtMs: number, settings: AcceptDeps['settings']): AccountTarget {
+function toTarget(account: Account, seq: number, signal: Pick<SignalInstruction, 'action'>, acceptedAtMs: number, settings: AcceptDeps['settings']): AccountTarget {
   const maxAgeMs = isMarketEntry(signal.action) ? (account.risk.maxSignalAgeMs ?? settings.defaultMaxSignalAgeMs) : settings.defaultCommandTtlMs;
   const snapshot: AccountSnapshot = {
     id: account.id,
@@ -133,17 +206,4 @@ function toTarget(account: Account, seq: number, signal: ExternalSignal, accepte
     symbols: account.symbols,
   };
   return { account: snapshot, seq, expiresAt: new Date(acceptedAtMs + maxAgeMs).toISOString() };
-}
-
-/** Starts the signal in every region that holds targets; all started is a 202, some a pollable 503. */
-async function launchInRegions(deps: AcceptDeps, input: Omit<SignalWorkflowInput, 'targets'>, targets: AccountTarget[]): Promise<AcceptResult> {
-  const byRegion = new Map<string, AccountTarget[]>();
-  for (const t of targets) byRegion.set(t.account.region, [...(byRegion.get(t.account.region) ?? []), t]);
-  const results = await Promise.allSettled([...byRegion].map(([region, regionTargets]) => deps.executions.launch(region, { ...input, targets: regionTargets })));
-  const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
-  const body = { success: failed.length === 0, signalId: input.signalId, correlationId: input.correlationId, accountsResolved: targets.length };
-  if (failed.length === 0) return { kind: 'accepted', body, replayed: false };
-  if (failed.length < results.length) return { kind: 'partially_accepted', body, replayed: false };
-  if (failed.every((f) => isTemporalBackpressure(f.reason))) throw new Refusal('backpressure', 'System under high load, retry later');
-  throw failed[0]!.reason;
 }

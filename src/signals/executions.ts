@@ -5,6 +5,8 @@ import type { AccountOutcome, SignalWorkflowInput } from './outcome';
 export interface SignalExecutions {
   /** Starts the signal in one region; resolves once Temporal holds it durably. Starting twice is a no-op. */
   launch(region: string, input: SignalWorkflowInput): Promise<void>;
+  /** Whether the signal was started in that region. */
+  started(region: string, signalId: string): Promise<boolean>;
   /** The terminal outcomes recorded so far, from every region; [] for an unknown signal. Needs no worker. */
   outcomes(signalId: string): Promise<AccountOutcome[]>;
   /** Hands a bridge's report to the waiting account execution; false when no execution waits for it any more. */

@@ -35,6 +35,16 @@ export class TemporalExecutions implements SignalExecutions {
     }
   }
 
+  async started(region: string, signalId: string): Promise<boolean> {
+    try {
+      await this.regions.call(region, (client) => client.workflow.getHandle(signalWorkflowId(signalId)).describe());
+      return true;
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
+  }
+
   async outcomes(signalId: string): Promise<AccountOutcome[]> {
     const perRegion = await Promise.all(
       this.regions.names().map(async (region) => {

@@ -1,0 +1,41 @@
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { AcceptanceRecord, IdempotencyWindows } from '../signals/idempotency';
+import { idempotencyWorkflowId } from './ids';
+import type { Regions } from './regions';
+
+/**
+ * Idempotency windows as Temporal workflow ids (never a cache that can forget): the first start of idem/<digest>
+ * wins; a concurrent or later start inside the window fails with AlreadyStarted, and the winner's memo is the answer.
+ * They live in the home region (the first configured one).
+ */
+export class TemporalIdempotencyWindows implements IdempotencyWindows {
+  constructor(
+    private readonly regions: Regions,
+    private readonly homeRegion: string,
+    private readonly taskQueue: string,
+  ) {}
+
+  async claim(digest: string, record: AcceptanceRecord, windowMs: number): Promise<{ first: true } | { first: false; record: AcceptanceRecord }> {
+    const workflowId = idempotencyWorkflowId(digest);
+    try {
+      await this.regions.call(this.homeRegion, (client) =>
+        client.workflow.start('idempotencyWindowWorkflow', {
+          taskQueue: this.taskQueue,
+          workflowId,
+          args: [windowMs],
+          workflowIdConflictPolicy: 'FAIL',
+          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+          workflowExecutionTimeout: windowMs,
+          memo: { acceptance: record },
+        }),
+      );
+      return { first: true };
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+    const description = await this.regions.call(this.homeRegion, (client) => client.workflow.getHandle(workflowId).describe());
+    const winner = description.memo?.acceptance as AcceptanceRecord | undefined;
+    if (!winner) throw new Error(`idempotency window ${workflowId} has no acceptance record`);
+    return { first: false, record: winner };
+  }
+}

@@ -1,0 +1,118 @@
+import { waitFor } from '../helpers/infra';
+import { get, post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { ScriptedTerminal } from '../helpers/terminal';
+
+const WINDOW_MS = 3000;
+
+describe('idempotency window on Temporal workflow ids (spec §5 rules 4-5)', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ env: { IDEMPOTENCY_WINDOW_MS: String(WINDOW_MS), FAIRNESS_ACCOUNT_MAX: '1000' } });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  /** How many actions the ingress launched for the account: its acceptance sequence. */
+  const actionsLaunched = async (accountId: string) => Number((await stack.redis.get(`es:seq:{${accountId}}`)) ?? 0);
+  const buy = (secret: string) => ({ secret, action: 'buy', symbol: 'EURUSD', volume: 0.2 });
+
+  test('when the same key and body come again inside the window, then the same 202 is replayed and nothing new runs', async () => {
+    const f = await seedOwner(stack.registry);
+    const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
+    const first = await post(url, buy(f.secret), { 'x-idempotency-key': 'alert-1' });
+    expect(first.status).toBe(202);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const again = await post(url, buy(f.secret), { 'x-idempotency-key': 'alert-1' });
+    expect(again.status).toBe(202);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    expect(await actionsLaunched(f.accounts[0]!.id)).toBe(1);
+  });
+
+  test('when the same key comes with a different body inside the window, then 400 says so', async () => {
+    const f = await seedOwner(stack.registry);
+    const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
+    expect((await post(url, buy(f.secret), { 'x-idempotency-key': 'alert-2' })).status).toBe(202);
+    const other = await post(url, { ...buy(f.secret), volume: 0.3 }, { 'x-idempotency-key': 'alert-2' });
+    expect(other.status).toBe(400);
+    expect(other.body.error).toMatch(/already used with a different request/);
+    expect(await actionsLaunched(f.accounts[0]!.id)).toBe(1);
+  });
+
+  test('when 20 identical requests race with one key, then 20 identical 202s and one action at the bridge', async () => {
+    const f = await seedOwner(stack.registry);
+    const terminal = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
+    await terminal.hello();
+    const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
+    const answers = await Promise.all(Array.from({ length: 20 }, () => post(url, buy(f.secret), { 'x-idempotency-key': 'burst' })));
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(202));
+    expect(new Set(answers.map((a) => JSON.stringify(a.body))).size).toBe(1);
+    expect(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true')).toHaveLength(19);
+    expect(await actionsLaunched(f.accounts[0]!.id)).toBe(1);
+    const commands = await terminal.nextCommands(1);
+    expect(commands).toHaveLength(1);
+  });
+
+  test('when the window has passed, then the same key is a new action with a new signalId, and the old one still polls', async () => {
+    const f = await seedOwner(stack.registry);
+    const terminal = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
+    await terminal.hello();
+    const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
+    const first = await post(url, buy(f.secret), { 'x-idempotency-key': 'late' });
+    const [c] = await terminal.nextCommands(1);
+    await terminal.report([{ commandId: c!.commandId, status: 'filled', ticket: '1' }]);
+    const later = await waitFor(
+      'the replay window to end',
+      async () => {
+        const res = await post(url, buy(f.secret), { 'x-idempotency-key': 'late' });
+        return res.headers.get('idempotent-replayed') === 'true' ? undefined : res;
+      },
+      WINDOW_MS + 10_000,
+      200,
+    );
+    expect(later.status).toBe(202);
+    expect(later.body.signalId).not.toBe(first.body.signalId);
+    expect(await actionsLaunched(f.accounts[0]!.id)).toBe(2);
+    const old = await get(`${stack.ingress.url}/v1/signals/${first.body.signalId}`, { authorization: `Bearer ${f.token}` });
+    expect(old.body).toMatchObject({ status: 'reported', accounts: [{ outcome: 'filled', ticket: '1' }] });
+  });
+
+  test('when the same key is used on another route, then it is another action (keys are scoped per route)', async () => {
+    const f = await seedOwner(stack.registry, [{}, {}]);
+    const a = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, buy(f.secret), { 'x-idempotency-key': 'shared' });
+    const b = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[1]!.id}`, buy(f.secret), { 'x-idempotency-key': 'shared' });
+    const c = await post(`${stack.ingress.url}/webhook/custom`, buy(f.secret), { 'x-idempotency-key': 'shared' });
+    expect(new Set([a.body.signalId, b.body.signalId, c.body.signalId]).size).toBe(3);
+    expect(c.body.accountsResolved).toBe(2);
+  });
+
+  test('when the key is over 128 characters, then 400; at 128 it is accepted', async () => {
+    const f = await seedOwner(stack.registry);
+    const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
+    const long = await post(url, buy(f.secret), { 'x-idempotency-key': 'k'.repeat(129) });
+    expect(long.status).toBe(400);
+    expect(long.body.error).toMatch(/X-Idempotency-Key/);
+    expect((await post(url, buy(f.secret), { 'x-idempotency-key': 'k'.repeat(128) })).status).toBe(202);
+  });
+
+  test.each([
+    ['breakeven', { action: 'breakeven', positionId: 'P1' }],
+    ['modify_sl', { action: 'modify_sl', positionId: 'P1', sl: 1.05 }],
+    ['modify_tp', { action: 'modify_tp', positionId: 'P1', tp: 1.2 }],
+    ['a filtered close', { action: 'close', symbol: 'EURUSD' }],
+  ])('when %s comes without X-Idempotency-Key, then 400; with one, then 202', async (_name, signal) => {
+    const f = await seedOwner(stack.registry);
+    const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
+    const without = await post(url, { secret: f.secret, ...signal });
+    expect(without.status).toBe(400);
+    expect(without.body.error).toMatch(/X-Idempotency-Key is required/);
+    expect((await post(url, { secret: f.secret, ...signal }, { 'x-idempotency-key': 'k1' })).status).toBe(202);
+  });
+
+  test('when a close names its positionId, then no key is needed', async () => {
+    const f = await seedOwner(stack.registry);
+    const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'close', positionId: 'P1' });
+    expect(res.status).toBe(202);
+  });
+});
