@@ -50,6 +50,8 @@ const envSchema = z.object({
   POLL_IP_WINDOW_MS: int(60_000, 1),
   POLL_ACCOUNT_MAX: int(300, 1),
   POLL_ACCOUNT_WINDOW_MS: int(60_000, 1),
+  /** Key prefix of every limiter's counters, so deployments (or test runs) sharing one Redis do not share counts. */
+  RATE_LIMIT_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]{1,32}$/).default('es:rl:'),
   /** Seconds a client is told to wait when a limiter cannot reach its store. */
   FAIL_CLOSED_RETRY_AFTER_SECONDS: int(5, 1),
 
@@ -98,6 +100,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       pollIp: { max: e.POLL_IP_MAX, windowMs: e.POLL_IP_WINDOW_MS },
       pollAccount: { max: e.POLL_ACCOUNT_MAX, windowMs: e.POLL_ACCOUNT_WINDOW_MS },
       failClosedRetryAfterSeconds: e.FAIL_CLOSED_RETRY_AFTER_SECONDS,
+      keyPrefix: e.RATE_LIMIT_KEY_PREFIX,
     },
     bridge: {
       maxWaitMs: e.BRIDGE_MAX_WAIT_MS,

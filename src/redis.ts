@@ -33,3 +33,18 @@ export function isStoreFailure(err: unknown): boolean {
     err.message,
   );
 }
+
+/** Resolves when the connection is ready or after timeoutMs, whichever comes first; never rejects. */
+export async function waitUntilReady(redis: Redis, timeoutMs: number): Promise<boolean> {
+  if (redis.status === 'ready') return true;
+  return new Promise((resolve) => {
+    const done = (ready: boolean) => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      resolve(ready);
+    };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => done(false), timeoutMs);
+    redis.on('ready', onReady);
+  });
+}

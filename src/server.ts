@@ -2,7 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { loadConfig, type Config } from './config';
 import { createLogger } from './logger';
-import { connectRedis } from './redis';
+import { connectRedis, waitUntilReady } from './redis';
 import { RedisRegistry } from './registry/registry';
 import { RedisThrottle } from './ratelimit/fairness';
 import { RedisAccountSequencer } from './signals/sequencer';
@@ -28,11 +28,13 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
     account_write: config.limits.fairnessAccount,
     broadcast: config.limits.fairnessBroadcast,
     account_read: config.limits.pollAccount,
-  });
+  }, config.limits.keyPrefix);
   const executions = new TemporalExecutions(regions, config.temporal.taskQueue);
   // Long-polls block on their own connection, never on the guards' fail-fast one.
   const queueRedis = connectRedis(config.redis.url, { commandTimeoutMs: config.redis.commandTimeoutMs, logger, name: 'ingress-bridge' });
   const queue = new RedisCommandQueue(queueRedis);
+  // Serve as soon as Redis answers, but never wait long: with Redis down the guards fail closed until it is back.
+  await Promise.all([waitUntilReady(redis, 3000), waitUntilReady(queueRedis, 3000)]);
   const app = createApp({
     config,
     logger,

@@ -21,11 +21,12 @@ export class RedisThrottle implements Throttle {
   constructor(
     private readonly redis: Redis,
     private readonly limits: Record<ThrottleScope, { max: number; windowMs: number }>,
+    private readonly keyPrefix = 'es:rl:',
   ) {}
 
   async hit(scope: ThrottleScope, key: string): Promise<{ allowed: boolean; limit: number; windowMs: number }> {
     const { max, windowMs } = this.limits[scope];
-    const count = Number(await this.redis.eval(HIT, 1, `es:throttle:${scope}:{${key}}`, windowMs));
+    const count = Number(await this.redis.eval(HIT, 1, `${this.keyPrefix}${scope}:{${key}}`, windowMs));
     return { allowed: count <= max, limit: max, windowMs };
   }
 }

@@ -26,6 +26,13 @@ export function testConfig(env: Record<string, string> = {}): Config {
     TEMPORAL_NAMESPACE: t.temporalNamespace,
     TEMPORAL_TASK_QUEUE: `test-${path.basename(expect.getState().testPath ?? 'x', '.test.ts')}-${randomBytes(3).toString('hex')}`,
     WORKFLOW_BUNDLE_PATH: path.join(REPO_ROOT, 'dist', 'workflow-bundle.js'),
+    // Tests share one Redis and poll in loops: each stack counts on its own, with room to spare, unless a test sets limits.
+    RATE_LIMIT_KEY_PREFIX: `t${randomBytes(4).toString('hex')}:`,
+    ROUTE_LIMIT_MAX: '100000',
+    FAIRNESS_ACCOUNT_MAX: '100000',
+    FAIRNESS_BROADCAST_MAX: '100000',
+    POLL_IP_MAX: '100000',
+    POLL_ACCOUNT_MAX: '100000',
     ...env,
   });
 }

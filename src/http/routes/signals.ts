@@ -11,7 +11,7 @@ export function signalRoutes(deps: { status: StatusDeps; redis: Redis; config: C
   const router = Router();
   const ipCap = createRouteLimiter({
     redis: deps.redis,
-    prefix: 'es:rl:poll-ip:',
+    prefix: `${deps.config.limits.keyPrefix}poll-ip:`,
     ...deps.config.limits.pollIp,
     key: (req) => ipKeyGenerator(req.ip ?? 'unknown'),
     respond: (res, limit, windowMs) =>

@@ -13,7 +13,7 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
   const { config } = deps;
   const routeLimiter = createRouteLimiter({
     redis: deps.redis,
-    prefix: 'es:rl:route:',
+    prefix: `${config.limits.keyPrefix}route:`,
     ...config.limits.route,
     key: routeLimitKey,
     respond: (res, limit, windowMs) => res.status(429).json({ error: 'Rate limit exceeded', limit, windowMs }),
