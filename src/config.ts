@@ -31,7 +31,7 @@ const envSchema = z.object({
   /** JSON array of {name, address, namespace}; when unset, one region "default" from TEMPORAL_ADDRESS/NAMESPACE. */
   TEMPORAL_REGIONS: z.string().optional(),
   /** Deadline of one Temporal call on the ingress path; past it the webhook answers 503 backpressure. */
-  TEMPORAL_START_TIMEOUT_MS: int(1500, 1),
+  TEMPORAL_START_TIMEOUT_MS: int(1000, 1),
   WORKFLOW_BUNDLE_PATH: z.string().optional(),
 
   BODY_LIMIT_BYTES: int(64 * 1024, 1),

@@ -45,6 +45,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
       throttle,
       sequencer: new RedisAccountSequencer(redis),
       executions,
+      logger,
       windows: new TemporalIdempotencyWindows(regions, config.temporal.regions[0]!.name, config.temporal.taskQueue),
       settings: {
         idempotencyKeyMaxLength: config.ingress.idempotencyKeyMaxLength,
@@ -73,10 +74,13 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
     port,
     async close() {
       await queue.close();
+      // In-flight requests finish; idle keep-alive connections close now; anything still open after 5 s is cut.
+      const cut = setTimeout(() => server.closeAllConnections(), 5000);
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
+      clearTimeout(cut);
       await regions.close();
       redis.disconnect();
       queueRedis.disconnect();

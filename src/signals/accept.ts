@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import type { Logger } from 'pino';
 import type { Registry } from '../registry/registry';
 import type { Throttle } from '../ratelimit/fairness';
 import { isMarketEntry, requiresIdempotencyKey } from './actions';
@@ -47,6 +48,7 @@ export interface AcceptDeps {
   sequencer: AccountSequencer;
   executions: SignalExecutions;
   windows: IdempotencyWindows;
+  logger?: Logger;
   settings: {
     idempotencyKeyMaxLength: number;
     idempotencyWindowMs: number;
@@ -141,6 +143,10 @@ async function launch(deps: AcceptDeps, base: LaunchBase, accounts: Account[], r
   );
   const results = await Promise.allSettled(Object.entries(byRegion).map(([region, targets]) => deps.executions.launch(region, { ...base, targets })));
   const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  const regions = Object.keys(byRegion);
+  results.forEach((r, i) => {
+    if (r.status === 'rejected') deps.logger?.warn({ correlationId: base.correlationId, signalId: base.signalId, region: regions[i], err: String(r.reason) }, 'region did not start the signal');
+  });
   const body = { success: failed.length === 0, signalId: base.signalId, correlationId: base.correlationId, accountsResolved: accounts.length };
   if (failed.length === 0) return { kind: 'accepted', body, replayed };
   if (failed.length < results.length || someAlreadyRunning) return { kind: 'partially_accepted', body, replayed };

@@ -46,7 +46,7 @@ export class TemporalExecutions implements SignalExecutions {
   }
 
   async outcomes(signalId: string): Promise<AccountOutcome[]> {
-    const perRegion = await Promise.all(
+    const perRegion = await Promise.allSettled(
       this.regions.names().map(async (region) => {
         try {
           const description = await this.regions.call(region, (client) => client.workflow.getHandle(signalWorkflowId(signalId)).describe());
@@ -59,7 +59,10 @@ export class TemporalExecutions implements SignalExecutions {
         }
       }),
     );
-    return perRegion.flat();
+    // A region that is down hides only its own accounts (they read as pending); all regions down is an error.
+    const answered = perRegion.filter((r): r is PromiseFulfilledResult<AccountOutcome[]> => r.status === 'fulfilled');
+    if (answered.length === 0 && perRegion.length > 0) throw (perRegion[0] as PromiseRejectedResult).reason;
+    return answered.flatMap((r) => r.value);
   }
 
   async deliverReport(region: string, report: BridgeReport): Promise<boolean> {

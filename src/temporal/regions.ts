@@ -12,10 +12,12 @@ export class Regions {
     configs: RegionConfig[],
     private readonly callTimeoutMs: number,
   ) {
-    for (const config of configs) {
-      const connection = Connection.lazy({ address: config.address, connectTimeout: callTimeoutMs });
-      this.byName.set(config.name, { config, connection, client: new Client({ connection, namespace: config.namespace }) });
-    }
+    for (const config of configs) this.byName.set(config.name, this.open(config));
+  }
+
+  private open(config: RegionConfig) {
+    const connection = Connection.lazy({ address: config.address, connectTimeout: this.callTimeoutMs });
+    return { config, connection, client: new Client({ connection, namespace: config.namespace }) };
   }
 
   names(): string[] {
@@ -36,10 +38,24 @@ export class Regions {
   async call<T>(name: string, fn: (client: Client) => Promise<T>, timeoutMs = this.callTimeoutMs): Promise<T> {
     const region = this.byName.get(name);
     if (!region) throw new Error(`unknown region ${name}`);
+    try {
+      await region.connection.ensureConnected();
+    } catch (err) {
+      // A lazy connection keeps its first failed connect forever; a fresh one lets the region recover by itself.
+      if (this.byName.get(name) === region) {
+        this.byName.set(name, this.open(region.config));
+        void region.connection.close().catch(() => undefined);
+      }
+      throw err;
+    }
     return region.connection.withDeadline(Date.now() + timeoutMs, () => fn(region.client));
   }
 
-  async close(): Promise<void> {
-    await Promise.allSettled([...this.byName.values()].map((r) => r.connection.close()));
+  /** Bounded: a connection still trying to reach a dead address must not hold up shutdown. */
+  async close(timeoutMs = 2000): Promise<void> {
+    const closing = Promise.allSettled([...this.byName.values()].map((r) => r.connection.close()));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([closing, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
   }
 }

@@ -1,0 +1,237 @@
+import net from 'node:net';
+import { Connection } from '@temporalio/client';
+import { Redis } from 'ioredis';
+import { startIngress, type Ingress } from '../../src/server';
+import { startWorker, type RunningWorker } from '../../src/worker';
+import { RedisRegistry } from '../../src/registry/registry';
+import { freePort, startRedis, waitFor, type RedisServer } from '../helpers/infra';
+import { get, post, seedOwner, testConfig } from '../helpers/stack';
+import { testEnv } from '../helpers/env';
+import { SEARCH_ATTRIBUTE_NAMES } from '../../src/temporal/search-attributes';
+import { ScriptedTerminal } from '../helpers/terminal';
+
+const buy = (secret: string) => ({ secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T }> {
+  const started = Date.now();
+  const value = await fn();
+  return { ms: Date.now() - started, value };
+}
+
+describe('when Redis fails, the guards fail closed and the service recovers by itself', () => {
+  let redisServer: RedisServer;
+  let ingress: Ingress;
+  let redis: Redis;
+  let registry: RedisRegistry;
+  beforeAll(async () => {
+    redisServer = await startRedis();
+    const config = testConfig({ REDIS_URL: redisServer.url });
+    ingress = await startIngress(config);
+    redis = new Redis(redisServer.url, { maxRetriesPerRequest: 1 });
+    redis.on('error', () => undefined);
+    registry = new RedisRegistry(redis);
+  });
+  afterAll(async () => {
+    await ingress?.close();
+    redis?.disconnect();
+    await redisServer?.stop();
+  });
+
+  test('when Redis stops, then submits and polls answer 503 service_unavailable with Retry-After within 1 s; when it is back, then 202 again', async () => {
+    const f = await seedOwner(registry);
+    const url = `${ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
+    expect((await post(url, buy(f.secret))).status).toBe(202);
+
+    await redisServer.stop();
+    const { ms, value: down } = await timed(() => post(url, buy(f.secret)));
+    expect(down.status).toBe(503);
+    expect(down.body).toEqual({ error: 'service_unavailable', retryAfterSeconds: expect.any(Number) });
+    expect(down.headers.get('retry-after')).toBe(String(down.body.retryAfterSeconds));
+    expect(ms).toBeLessThan(1000);
+    const poll = await timed(() => get(`${ingress.url}/v1/signals/sig_0123456789abcdef0123456789abcdef`, { authorization: `Bearer ${f.token}` }));
+    expect(poll.value.status).toBe(503);
+    expect(poll.ms).toBeLessThan(1000);
+    expect((await get(`${ingress.url}/healthz`)).status).toBe(200);
+    expect((await get(`${ingress.url}/readyz`)).status).toBe(503);
+
+    await redisServer.start();
+    const g = await waitFor('the registry to be writable again', async () => seedOwner(registry).catch(() => undefined), 10_000);
+    const back = await waitFor(
+      'the ingress to recover without a restart',
+      async () => {
+        const res = await post(`${ingress.url}/webhook/custom/${g.accounts[0]!.id}`, buy(g.secret));
+        return res.status === 202 ? res : undefined;
+      },
+      10_000,
+    );
+    expect(back.body.success).toBe(true);
+  });
+});
+
+describe('when the ingress starts while Redis is down', () => {
+  test('then it starts, answers 503 service_unavailable, and serves once Redis is up', async () => {
+    const redisServer = await startRedis();
+    await redisServer.stop();
+    const ingress = await startIngress(testConfig({ REDIS_URL: redisServer.url }));
+    try {
+      const res = await post(`${ingress.url}/webhook/custom`, buy('whsec_anything_anything_anything'));
+      expect(res.status).toBe(503);
+      expect(res.body.error).toBe('service_unavailable');
+      await redisServer.start();
+      const redis = new Redis(redisServer.url);
+      const f = await seedOwner(new RedisRegistry(redis));
+      redis.disconnect();
+      await waitFor(
+        'the ingress to serve',
+        async () => (await post(`${ingress.url}/webhook/custom/${f.accounts[0]!.id}`, buy(f.secret))).status === 202,
+        10_000,
+      );
+    } finally {
+      await ingress.close();
+      await redisServer.stop();
+    }
+  });
+});
+
+describe('when Temporal is unreachable', () => {
+  let ingress: Ingress;
+  let redis: Redis;
+  beforeAll(async () => {
+    const dead = await freePort();
+    ingress = await startIngress(testConfig({ TEMPORAL_ADDRESS: `127.0.0.1:${dead}`, MAX_IN_FLIGHT: '1' }));
+    redis = new Redis(testEnv().redisUrl);
+  });
+  afterAll(async () => {
+    await ingress?.close();
+    redis?.disconnect();
+  });
+
+  test('then the webhook answers 503 backpressure within 2 s, and more than the in-flight cap at once get 503 backpressure at once', async () => {
+    const f = await seedOwner(new RedisRegistry(redis));
+    const url = `${ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
+    const [first, second] = await Promise.all([timed(() => post(url, buy(f.secret))), timed(() => post(url, buy(f.secret)))]);
+    for (const r of [first, second]) {
+      expect(r.value.status).toBe(503);
+      expect(r.value.body).toEqual({ error: 'System under high load, retry later', backpressure: true });
+      expect(r.ms).toBeLessThan(2000);
+    }
+    // One of the two never reached Temporal: the cap answered it at once.
+    expect(Math.min(first.ms, second.ms)).toBeLessThan(Math.max(first.ms, second.ms));
+    const keyed = await timed(() => post(url, buy(f.secret), { 'x-idempotency-key': 'k' }));
+    expect(keyed.value.status).toBe(503);
+    expect(keyed.value.body.backpressure).toBe(true);
+    expect(keyed.ms).toBeLessThan(2000);
+  });
+});
+
+/** A TCP forwarder that can be switched on and off: a region whose Temporal comes and goes. */
+async function switchableProxy(port: number, target: { host: string; port: number }) {
+  let server: net.Server | undefined;
+  const sockets = new Set<net.Socket>();
+  return {
+    async on() {
+      server = net.createServer((client) => {
+        const upstream = net.connect(target.port, target.host);
+        sockets.add(client).add(upstream);
+        client.pipe(upstream).pipe(client);
+        const close = () => {
+          client.destroy();
+          upstream.destroy();
+        };
+        client.on('error', close).on('close', close);
+        upstream.on('error', close).on('close', close);
+      });
+      await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', resolve));
+    },
+    async off() {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    },
+  };
+}
+
+describe('execution regions', () => {
+  const t = () => testEnv();
+  let worker: RunningWorker;
+  let ingress: Ingress;
+  let redis: Redis;
+  let proxy: Awaited<ReturnType<typeof switchableProxy>>;
+
+  beforeAll(async () => {
+    const env = t();
+    const connection = await Connection.connect({ address: env.temporalAddress });
+    await connection.workflowService.registerNamespace({ namespace: 'region-c', workflowExecutionRetentionPeriod: { seconds: 86400 as unknown as import('long') } }).catch(() => undefined);
+    await waitFor('namespace region-c', async () => connection.workflowService.describeNamespace({ namespace: 'region-c' }).then(() => true, () => false), 20_000);
+    const KEYWORD = 2; // temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
+    await connection.operatorService
+      .addSearchAttributes({ namespace: 'region-c', searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTE_NAMES.map((n) => [n, KEYWORD])) })
+      .catch(() => undefined);
+    await connection.close();
+    const [host, port] = env.temporalAddress.split(':');
+    const proxyPort = await freePort();
+    proxy = await switchableProxy(proxyPort, { host: host!, port: Number(port) });
+    const regions = (cAddress: string) =>
+      JSON.stringify([
+        { name: 'default', address: env.temporalAddress, namespace: 'default' },
+        { name: 'b', address: env.temporalAddress, namespace: env.temporalNamespaceB },
+        { name: 'c', address: cAddress, namespace: 'region-c' },
+      ]);
+    const base = testConfig();
+    worker = await startWorker(testConfig({ TEMPORAL_TASK_QUEUE: base.temporal.taskQueue, TEMPORAL_REGIONS: regions(env.temporalAddress) }));
+    ingress = await startIngress(testConfig({ TEMPORAL_TASK_QUEUE: base.temporal.taskQueue, TEMPORAL_REGIONS: regions(`127.0.0.1:${proxyPort}`) }));
+    redis = new Redis(env.redisUrl);
+  });
+  afterAll(async () => {
+    await ingress?.close();
+    await worker?.shutdown();
+    await proxy?.off();
+    redis?.disconnect();
+  });
+
+  test('when one region of three is down, then 503 with a pollable signalId; a retry with the same key starts only that region', async () => {
+    const f = await seedOwner(new RedisRegistry(redis), [{ region: 'default' }, { region: 'b' }, { region: 'c' }]);
+    const terminals = f.accounts.map((a) => new ScriptedTerminal(ingress.url, a.bridgeToken));
+    await Promise.all(terminals.map((x) => x.hello()));
+    const url = `${ingress.url}/webhook/custom`;
+
+    const partial = await post(url, buy(f.secret), { 'x-idempotency-key': 'regions-1' });
+    expect(partial.status).toBe(503);
+    expect(partial.body).toEqual({ success: false, signalId: expect.stringMatching(/^sig_/), correlationId: expect.any(String), accountsResolved: 3 });
+
+    // The two live regions run: their bridges get the command and the poll shows them.
+    for (const i of [0, 1]) {
+      const [c] = await terminals[i]!.nextCommands(1);
+      await terminals[i]!.report([{ commandId: c!.commandId, status: 'filled', ticket: `T${i}` }]);
+    }
+    const seen = await waitFor(
+      'the live regions to report',
+      async () => {
+        const r = await get(`${ingress.url}/v1/signals/${partial.body.signalId}`, { authorization: `Bearer ${f.token}` });
+        return r.status === 200 && r.body.reported === 2 ? r.body : undefined;
+      },
+      15_000,
+    );
+    expect(seen.accounts.map((a: { accountId: string }) => a.accountId).sort()).toEqual([f.accounts[0]!.id, f.accounts[1]!.id].sort());
+
+    // The region comes back; the same key re-attempts only it, under the same signalId.
+    await proxy.on();
+    const retried = await post(url, buy(f.secret), { 'x-idempotency-key': 'regions-1' });
+    expect(retried.status).toBe(202);
+    expect(retried.headers.get('idempotent-replayed')).toBe('true');
+    expect(retried.body).toMatchObject({ success: true, signalId: partial.body.signalId, accountsResolved: 3 });
+    const seqOf = async (id: string) => Number(await redis.get(`es:seq:{${id}}`));
+    // The live regions were not launched again; the re-attempted account got its command numbered now.
+    expect([await seqOf(f.accounts[0]!.id), await seqOf(f.accounts[1]!.id)]).toEqual([1, 1]);
+    const [c2] = await terminals[2]!.nextCommands(1);
+    expect(c2!.signalId).toBe(partial.body.signalId);
+    await terminals[2]!.report([{ commandId: c2!.commandId, status: 'filled', ticket: 'T2' }]);
+    await waitFor(
+      'all three regions to report',
+      async () => {
+        const r = await get(`${ingress.url}/v1/signals/${partial.body.signalId}`, { authorization: `Bearer ${f.token}` });
+        return r.body?.reported === 3 || undefined;
+      },
+      15_000,
+    );
+  });
+});
