@@ -1,0 +1,75 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import type { BrokerOp } from './broker';
+
+/**
+ * The ledger: one JSON object per line for every broker operation of every paper account (open, place, trigger,
+ * stop_limit_trigger, close, partial_close, modify, modify_order, cancel, expire). Each line is written with
+ * appendFileSync, so a reader (a test counting orders) sees it as soon as the operation happened.
+ */
+
+export type LedgerEntry = { accountId: string } & BrokerOp;
+
+export interface Ledger {
+  append(accountId: string, ops: readonly BrokerOp[]): void;
+}
+
+/** Field order of a line: the fields a reader looks for first. */
+function entryOf(accountId: string, op: BrokerOp): LedgerEntry {
+  const { time, commandId, action, op: kind, ticket, symbol, side, volume, price, ...rest } = op;
+  return { time, accountId, commandId, action, op: kind, ticket, symbol, side, volume, price, ...rest };
+}
+
+export class FileLedger implements Ledger {
+  constructor(readonly file: string) {
+    fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  }
+
+  append(accountId: string, ops: readonly BrokerOp[]): void {
+    if (ops.length === 0) return;
+    fs.appendFileSync(this.file, ops.map((op) => `${JSON.stringify(entryOf(accountId, op))}\n`).join(''));
+  }
+}
+
+/** The ledger when no file is given: kept in memory (and readable by tests). */
+export class MemoryLedger implements Ledger {
+  readonly entries: LedgerEntry[] = [];
+
+  append(accountId: string, ops: readonly BrokerOp[]): void {
+    for (const op of ops) this.entries.push(entryOf(accountId, op));
+  }
+}
+
+/** Every line of a ledger file, parsed; a missing file is an empty ledger, a torn last line is skipped. */
+export function readLedger(file: string): LedgerEntry[] {
+  return readJsonLines<LedgerEntry>(file);
+}
+
+export function readJsonLines<T>(file: string): T[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const out: T[] = [];
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue;
+    try {
+      out.push(JSON.parse(line) as T);
+    } catch {
+      // A line cut short by a crash mid-write: nothing after it was acknowledged.
+    }
+  }
+  return out;
+}
+
+/** Files kept next to a ledger: the exactly-once journal and each account's broker state. */
+export function journalFileFor(ledgerFile: string): string {
+  return `${ledgerFile}.journal`;
+}
+
+export function stateFileFor(ledgerFile: string, accountId: string): string {
+  return `${ledgerFile}.${accountId}.state.json`;
+}

@@ -1,0 +1,415 @@
+import fs from 'node:fs';
+import { z } from 'zod';
+import { CAPABILITIES, compareVersions } from '../bridge/capabilities';
+import { commandSchema, type BridgeReport } from '../bridge/protocol';
+import { ACTIONS, type Action } from '../signals/actions';
+import { PaperBroker, type BrokerOptions, type BrokerState, type ExecutionResult, type Platform } from './broker';
+import { MemoryJournal, type Journal } from './journal';
+import { MemoryLedger, type Ledger } from './ledger';
+
+/**
+ * One simulated terminal (an MT5 EA or a cTrader cBot) for one account, speaking the bridge API like a real one
+ * (docs/paper-bridge.md): hello, long-poll commands, execute them in order on the paper broker, report.
+ * Exactly once: every handled commandId is journaled with its report before the report is sent; a redelivery is
+ * answered from the journal. Never stale: a command past its expiresAt is reported `expired`, not executed.
+ */
+
+export const DEFAULT_BRIDGE_VERSIONS: Record<Platform, string> = { mt5: '2.1.0', ctrader: '1.2.0' };
+
+/** The command as the paper bridge reads it: the shared schema plus the optional guard a server may add. */
+export const paperCommandSchema = commandSchema.extend({ maxOpenPositions: z.number().int().min(0).optional() });
+export type PaperCommand = z.infer<typeof paperCommandSchema>;
+
+export interface TerminalOptions {
+  accountId: string;
+  platform: Platform;
+  bridgeToken: string;
+  /** e.g. http://127.0.0.1:8080 */
+  ingressUrl: string;
+  /** Reported in hello; default 2.1.0 (mt5) / 1.2.0 (ctrader). Actions this version lacks are refused. */
+  bridgeVersion?: string;
+  /** A ready broker; otherwise one is made from brokerOptions (and the state file, if it exists). */
+  broker?: PaperBroker;
+  brokerOptions?: Omit<BrokerOptions, 'platform'>;
+  /** Where broker operations go; default in memory. */
+  ledger?: Ledger;
+  /** The exactly-once journal; default in memory. */
+  journal?: Journal;
+  /** The broker's state is saved here after every change and reloaded at start. */
+  stateFile?: string;
+  /** Long-poll wait asked of the ingress. Default 20 000. */
+  waitMs?: number;
+  /** How often the market acts (pending triggers, SL/TP); 0 turns the timer off. Default 250. */
+  tickMs?: number;
+  clock?: () => number;
+  fetch?: typeof fetch;
+  /** One line per handled command (stdout by default). */
+  log?: (line: Record<string, unknown>) => void;
+  /** Connection and market events (stderr by default). */
+  diag?: (line: Record<string, unknown>) => void;
+  /** Reconnect and report-retry backoff: initialMs doubling to maxMs. Default 50 → 1000. */
+  backoff?: { initialMs?: number; maxMs?: number };
+  /** Fault injection: drop the connection after executing, before reporting, this many times. */
+  dropBeforeReport?: number;
+}
+
+export interface Handled {
+  report: BridgeReport;
+  /** Answered from the journal: the command had been handled before. */
+  replayed: boolean;
+  command?: PaperCommand;
+}
+
+class HttpStatusError extends Error {
+  constructor(
+    readonly status: number,
+    readonly what: string,
+    body: unknown,
+  ) {
+    super(`${what}: HTTP ${status} ${typeof body === 'object' && body && 'error' in body ? String((body as { error: unknown }).error) : ''}`.trim());
+  }
+}
+
+export class PaperTerminal {
+  readonly accountId: string;
+  readonly platform: Platform;
+  readonly bridgeVersion: string;
+  readonly broker: PaperBroker;
+  readonly ledger: Ledger;
+  readonly journal: Journal;
+  /** Counters for tests and logs. */
+  readonly stats = { hellos: 0, polls: 0, executed: 0, replayed: 0, reportsSent: 0, drops: 0 };
+
+  private readonly opts: TerminalOptions;
+  private readonly clock: () => number;
+  private readonly fetchFn: typeof fetch;
+  private readonly log: (line: Record<string, unknown>) => void;
+  private readonly diag: (line: Record<string, unknown>) => void;
+  private readonly initialBackoff: number;
+  private readonly maxBackoff: number;
+  private dropsLeft: number;
+  private running = false;
+  private abort = new AbortController();
+  private loopDone: Promise<void> = Promise.resolve();
+  private ticker: NodeJS.Timeout | undefined;
+  private lastError: string | undefined;
+
+  constructor(options: TerminalOptions) {
+    this.opts = options;
+    this.accountId = options.accountId;
+    this.platform = options.platform;
+    this.bridgeVersion = options.bridgeVersion ?? DEFAULT_BRIDGE_VERSIONS[options.platform];
+    this.clock = options.clock ?? options.brokerOptions?.clock ?? Date.now;
+    this.fetchFn = options.fetch ?? fetch;
+    this.log = options.log ?? ((line) => process.stdout.write(`${JSON.stringify(line)}\n`));
+    this.diag = options.diag ?? ((line) => process.stderr.write(`${JSON.stringify(line)}\n`));
+    this.initialBackoff = options.backoff?.initialMs ?? 50;
+    this.maxBackoff = options.backoff?.maxMs ?? 1000;
+    this.dropsLeft = options.dropBeforeReport ?? 0;
+    this.ledger = options.ledger ?? new MemoryLedger();
+    this.journal = options.journal ?? new MemoryJournal();
+    this.broker = options.broker ?? new PaperBroker({ clock: this.clock, ...options.brokerOptions, platform: options.platform, state: this.loadState() });
+  }
+
+  /** Fault hook: the next `times` report sends are dropped (the connection "fails" after the orders were placed). */
+  dropAfterPlacing(times = 1): void {
+    this.dropsLeft += times;
+  }
+
+  /** Can this bridge version run the action? (What an older EA or cBot would not know.) */
+  supports(action: Action): boolean {
+    const table = CAPABILITIES[this.platform];
+    return compareVersions(this.bridgeVersion, table.needs[action] ?? table.base) >= 0;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.abort = new AbortController();
+    const tickMs = this.opts.tickMs ?? 250;
+    if (tickMs > 0) {
+      this.ticker = setInterval(() => this.tick(), tickMs);
+      this.ticker.unref();
+    }
+    this.loopDone = this.loop();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.running) return this.loopDone;
+    this.running = false;
+    this.abort.abort();
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = undefined;
+    await this.loopDone;
+  }
+
+  /** Lets the market act now; its operations go to the ledger. */
+  tick(): void {
+    const ops = this.broker.tick();
+    if (ops.length === 0) return;
+    this.ledger.append(this.accountId, ops);
+    this.saveState();
+    for (const op of ops) this.diag({ time: op.time, event: 'market', accountId: this.accountId, op: op.op, cause: op.cause, ticket: op.ticket, symbol: op.symbol, price: op.price });
+  }
+
+  /**
+   * Handles one delivered command: from the journal if it was handled before; otherwise expired, refused or executed,
+   * then journaled. Undefined only for something that has no commandId to report against.
+   */
+  handle(raw: unknown): Handled | undefined {
+    const commandId = typeof raw === 'object' && raw !== null && typeof (raw as { commandId?: unknown }).commandId === 'string' ? (raw as { commandId: string }).commandId : undefined;
+    if (commandId === undefined || commandId.length === 0) return undefined;
+    const recorded = this.journal.get(commandId);
+    if (recorded) {
+      this.stats.replayed++;
+      return { report: recorded, replayed: true };
+    }
+    const parsed = paperCommandSchema.safeParse(raw);
+    const now = this.clock();
+    let result: Outcome;
+    let command: PaperCommand | undefined;
+    if (!parsed.success) {
+      const detail = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+      result = { status: 'rejected', retcode: 'bridge_invalid_command', message: `invalid command: ${detail}` };
+    } else {
+      command = parsed.data;
+      if (command.accountId !== this.accountId) {
+        result = { status: 'rejected', retcode: 'bridge_wrong_account', message: `command for ${command.accountId} delivered to ${this.accountId}` };
+      } else if (!(now <= Date.parse(command.expiresAt))) {
+        result = { status: 'expired', message: `not executed: expired at ${command.expiresAt}` };
+      } else if (!this.supports(command.action)) {
+        result = {
+          status: 'rejected',
+          retcode: 'bridge_unsupported_action',
+          message: `${command.action} is not supported by ${this.platform === 'mt5' ? 'EA' : 'cBot'} version ${this.bridgeVersion}`,
+        };
+      } else {
+        try {
+          const executed = this.broker.execute(command);
+          result = executed.result;
+          this.ledger.append(this.accountId, executed.ops);
+        } catch (err) {
+          // A defect in the simulator, not a broker answer: journal a refusal rather than fail on every redelivery.
+          result = { status: 'rejected', retcode: 'bridge_internal_error', message: `paper broker failed: ${(err as Error)?.message ?? String(err)}` };
+          this.diag({ time: this.now(), event: 'internal_error', accountId: this.accountId, commandId, error: (err as Error)?.stack ?? String(err) });
+        }
+        this.saveState();
+        this.stats.executed++;
+      }
+    }
+    const report = toReport(commandId, result, now);
+    this.journal.record(report);
+    return { report, replayed: false, command };
+  }
+
+  // ---- the bridge loop ------------------------------------------------------------------------------------------
+
+  private async loop(): Promise<void> {
+    let delay = this.initialBackoff;
+    let connected = false;
+    while (this.running) {
+      try {
+        if (!connected) {
+          await this.hello();
+          connected = true;
+        }
+        const commands = await this.poll();
+        delay = this.initialBackoff;
+        this.lastError = undefined;
+        if (commands.length === 0) continue;
+        const reports: BridgeReport[] = [];
+        for (const raw of commands) {
+          const handled = this.handle(raw);
+          if (!handled) {
+            this.diag({ time: this.now(), event: 'command_without_id', accountId: this.accountId });
+            continue;
+          }
+          reports.push(handled.report);
+          this.logHandled(handled, raw);
+        }
+        if (reports.length === 0) continue;
+        if (this.dropsLeft > 0) {
+          this.dropsLeft--;
+          this.stats.drops++;
+          connected = false;
+          this.diag({ time: this.now(), event: 'fault_drop_before_report', accountId: this.accountId, commandIds: reports.map((r) => r.commandId) });
+          await this.sleep(delay);
+          continue;
+        }
+        await this.sendReports(reports);
+      } catch (err) {
+        if (!this.running) break;
+        connected = false;
+        const message = (err as Error)?.message ?? String(err);
+        if (message !== this.lastError) this.diag({ time: this.now(), event: 'connection_error', accountId: this.accountId, error: message, retryInMs: delay });
+        this.lastError = message;
+        await this.sleep(delay);
+        delay = Math.min(delay * 2, this.maxBackoff);
+      }
+    }
+  }
+
+  private async hello(): Promise<void> {
+    const account = this.broker.account();
+    const body = {
+      platform: this.platform,
+      bridgeVersion: this.bridgeVersion,
+      capabilities: ACTIONS.filter((a) => this.supports(a)),
+      account: { balance: account.balance, equity: account.equity, currency: account.currency },
+    };
+    const res = await this.call('POST', '/bridge/v1/hello', body, 10_000);
+    if (res.status !== 200) throw new HttpStatusError(res.status, 'hello', res.body);
+    this.stats.hellos++;
+    const serverAccount = (res.body as { accountId?: unknown } | undefined)?.accountId;
+    this.diag({ time: this.now(), event: 'hello', accountId: this.accountId, serverAccountId: serverAccount, bridgeVersion: this.bridgeVersion });
+  }
+
+  private async poll(): Promise<unknown[]> {
+    const waitMs = this.opts.waitMs ?? 20_000;
+    const res = await this.call('GET', `/bridge/v1/commands?waitMs=${waitMs}`, undefined, waitMs + 15_000);
+    if (res.status !== 200) throw new HttpStatusError(res.status, 'commands', res.body);
+    this.stats.polls++;
+    const commands = (res.body as { commands?: unknown } | undefined)?.commands;
+    if (!Array.isArray(commands)) throw new Error('commands: the response has no commands array');
+    return [...commands].sort((a, b) => seqOf(a) - seqOf(b));
+  }
+
+  /** Retries network errors, 429 and 5xx with bounded backoff until the ingress takes the reports (they are idempotent). */
+  private async sendReports(reports: BridgeReport[]): Promise<void> {
+    for (let i = 0; i < reports.length; i += 100) {
+      const chunk = reports.slice(i, i + 100);
+      let delay = this.initialBackoff;
+      for (;;) {
+        try {
+          const res = await this.call('POST', '/bridge/v1/reports', { reports: chunk }, 15_000);
+          if (res.status === 200) {
+            this.stats.reportsSent += chunk.length;
+            const results = (res.body as { results?: { commandId: string; result: string }[] } | undefined)?.results ?? [];
+            for (const r of results) {
+              if (r.result === 'unknown') this.diag({ time: this.now(), event: 'report_unknown_command', accountId: this.accountId, commandId: r.commandId });
+            }
+            break;
+          }
+          if (res.status !== 429 && res.status < 500) throw new HttpStatusError(res.status, 'reports', res.body);
+          throw new Error(`reports: HTTP ${res.status}`);
+        } catch (err) {
+          if (!this.running || err instanceof HttpStatusError) throw err;
+          this.diag({ time: this.now(), event: 'report_retry', accountId: this.accountId, error: (err as Error)?.message, retryInMs: delay });
+          await this.sleep(delay);
+          if (!this.running) throw err;
+          delay = Math.min(delay * 2, this.maxBackoff);
+        }
+      }
+    }
+  }
+
+  private async call(method: 'GET' | 'POST', path: string, body: unknown, timeoutMs: number): Promise<{ status: number; body: unknown }> {
+    const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(timeoutMs)]);
+    const res = await this.fetchFn(`${this.opts.ingressUrl.replace(/\/+$/, '')}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${this.opts.bridgeToken}`,
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+    });
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, body: parsed };
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.abort.signal.aborted) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        this.abort.signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.abort.signal.addEventListener('abort', done);
+    });
+  }
+
+  private logHandled(handled: Handled, raw: unknown): void {
+    const { report } = handled;
+    const cmd = (handled.command ?? raw) as Partial<PaperCommand>;
+    this.log({
+      time: this.now(),
+      event: 'command',
+      accountId: this.accountId,
+      commandId: report.commandId,
+      seq: cmd.seq,
+      action: cmd.action,
+      symbol: cmd.symbol,
+      status: report.status,
+      ticket: report.ticket ?? null,
+      price: report.price ?? null,
+      volume: report.volume ?? null,
+      retcode: report.retcode ?? null,
+      message: report.message ?? null,
+      replayed: handled.replayed,
+    });
+  }
+
+  private now(): string {
+    return new Date(this.clock()).toISOString();
+  }
+
+  private loadState(): BrokerState | undefined {
+    const file = this.opts.stateFile;
+    if (!file || !fs.existsSync(file)) return undefined;
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as BrokerState;
+  }
+
+  private saveState(): void {
+    const file = this.opts.stateFile;
+    if (!file) return;
+    const tmp = `${file}.tmp`;
+    fs.writeFileSync(tmp, JSON.stringify(this.broker.snapshot()));
+    fs.renameSync(tmp, file);
+  }
+}
+
+type Outcome = ExecutionResult | { status: 'expired'; message: string; ticket?: undefined; price?: undefined; volume?: undefined; retcode?: undefined };
+
+function toReport(commandId: string, r: Outcome, now: number): BridgeReport {
+  return {
+    commandId,
+    status: r.status,
+    ticket: r.ticket ?? null,
+    price: r.price ?? null,
+    volume: r.volume ?? null,
+    retcode: r.retcode ?? null,
+    message: r.message == null ? null : r.message.slice(0, 512),
+    executedAt: new Date(now).toISOString(),
+  };
+}
+
+function seqOf(raw: unknown): number {
+  const seq = (raw as { seq?: unknown } | null)?.seq;
+  return typeof seq === 'number' ? seq : Number.MAX_SAFE_INTEGER;
+}
+
+/** A fault from `PAPER_FAULT` / `--fault`: `drop-before-report:<n>` or `drop-before-report:<n>@<accountId>`, comma-separated. */
+export interface Fault {
+  kind: 'drop-before-report';
+  times: number;
+  accountId?: string;
+}
+
+export function parseFaults(spec: string | undefined): Fault[] {
+  if (!spec || spec.trim() === '') return [];
+  return spec.split(',').map((part) => {
+    const m = /^drop-before-report:(\d+)(?:@([A-Za-z0-9._-]+))?$/.exec(part.trim());
+    if (!m) throw new Error(`unknown fault "${part}"; expected drop-before-report:<n>[@accountId]`);
+    return { kind: 'drop-before-report', times: Number(m[1]), ...(m[2] ? { accountId: m[2] } : {}) };
+  });
+}

@@ -1,0 +1,357 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+import type { AddressInfo } from 'node:net';
+import { helloSchema, reportsBodySchema, type BridgeCommand, type BridgeReport } from '../../src/bridge/protocol';
+import { ManualFeed } from '../../src/paper/broker';
+import { FileJournal } from '../../src/paper/journal';
+import { FileLedger, MemoryLedger, journalFileFor, readLedger, stateFileFor } from '../../src/paper/ledger';
+import { parseArgs } from '../../src/paper/main';
+import { PaperTerminal, parseFaults, type TerminalOptions } from '../../src/paper/terminal';
+
+/**
+ * The terminal against a stand-in ingress that keeps the bridge API's delivery contract (at-least-once: whatever was
+ * handed out and not reported is handed out again after a new hello; the first report of a command wins) and checks
+ * every hello and report body against the shared protocol schemas.
+ */
+class FakeIngress {
+  readonly hellos: unknown[] = [];
+  readonly reportBodies: BridgeReport[][] = [];
+  readonly reports = new Map<string, BridgeReport>();
+  readonly invalid: string[] = [];
+  failReports = 0;
+  failHellos = 0;
+  private readonly queue: BridgeCommand[] = [];
+  private readonly delivered = new Map<string, number>();
+  private session = 0;
+  private server!: http.Server;
+  url = '';
+
+  constructor(private readonly tokens: Record<string, string>) {}
+
+  async start(): Promise<void> {
+    this.server = http.createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  async stop(): Promise<void> {
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  enqueue(command: BridgeCommand): void {
+    this.queue.push(command);
+  }
+
+  private take(accountId: string): BridgeCommand[] {
+    const due = this.queue.filter((c) => c.accountId === accountId && !this.reports.has(c.commandId) && this.delivered.get(c.commandId) !== this.session);
+    for (const c of due) this.delivered.set(c.commandId, this.session);
+    return due.sort((a, b) => a.seq - b.seq);
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
+    const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const accountId = token ? this.tokens[token] : undefined;
+    if (!accountId) return send(401, { error: 'Missing or invalid bridge token' });
+    let raw = '';
+    for await (const chunk of req) raw += chunk;
+    const url = new URL(req.url ?? '/', 'http://x');
+    if (req.method === 'POST' && url.pathname === '/bridge/v1/hello') {
+      if (this.failHellos > 0) {
+        this.failHellos--;
+        return send(502, { error: 'bad gateway' });
+      }
+      const body = JSON.parse(raw);
+      if (!helloSchema.safeParse(body).success) this.invalid.push(raw);
+      this.hellos.push(body);
+      this.session++;
+      return send(200, { accountId, protocolVersion: 1, serverTime: new Date().toISOString() });
+    }
+    if (req.method === 'GET' && url.pathname === '/bridge/v1/commands') {
+      const deadline = Date.now() + Math.min(Number(url.searchParams.get('waitMs') ?? 0), 300);
+      let commands = this.take(accountId);
+      while (commands.length === 0 && Date.now() < deadline && !res.destroyed) {
+        await new Promise((r) => setTimeout(r, 5));
+        commands = this.take(accountId);
+      }
+      return send(200, { commands, serverTime: new Date().toISOString() });
+    }
+    if (req.method === 'POST' && url.pathname === '/bridge/v1/reports') {
+      if (this.failReports > 0) {
+        this.failReports--;
+        return send(503, { error: 'System under high load, retry later', backpressure: true });
+      }
+      const parsed = reportsBodySchema.safeParse(JSON.parse(raw));
+      if (!parsed.success) {
+        this.invalid.push(raw);
+        return send(400, { error: 'Invalid reports' });
+      }
+      this.reportBodies.push(parsed.data.reports);
+      const results = parsed.data.reports.map((r) => {
+        const first = !this.reports.has(r.commandId);
+        if (first) this.reports.set(r.commandId, r);
+        return { commandId: r.commandId, result: first ? 'recorded' : 'duplicate' };
+      });
+      return send(200, { results });
+    }
+    send(404, { error: 'not found' });
+  }
+}
+
+const TOKEN = 'brg_test_0123456789abcdef';
+
+async function until(cond: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+let seq = 0;
+function command(over: Partial<BridgeCommand> = {}): BridgeCommand {
+  seq++;
+  const now = Date.now();
+  return {
+    commandId: `signal/s${seq}/account/acc-1`,
+    seq,
+    signalId: `s${seq}`,
+    accountId: 'acc-1',
+    action: 'buy',
+    symbol: 'EURUSD',
+    volume: 0.1,
+    acceptedAt: new Date(now).toISOString(),
+    expiresAt: new Date(now + 60_000).toISOString(),
+    ...over,
+  };
+}
+
+describe('paper terminal', () => {
+  let ingress: FakeIngress;
+  const terminals: PaperTerminal[] = [];
+  const logs: Record<string, unknown>[] = [];
+
+  function terminal(over: Partial<TerminalOptions> = {}): PaperTerminal {
+    const feed = new ManualFeed();
+    feed.set('EURUSD', 1.085, 1.0851);
+    const t = new PaperTerminal({
+      accountId: 'acc-1',
+      platform: 'mt5',
+      bridgeToken: TOKEN,
+      ingressUrl: ingress.url,
+      brokerOptions: { feed },
+      ledger: new MemoryLedger(),
+      waitMs: 200,
+      tickMs: 0,
+      backoff: { initialMs: 5, maxMs: 20 },
+      log: (line) => logs.push(line),
+      diag: () => undefined,
+      ...over,
+    });
+    terminals.push(t);
+    return t;
+  }
+
+  beforeEach(async () => {
+    logs.length = 0;
+    ingress = new FakeIngress({ [TOKEN]: 'acc-1' });
+    await ingress.start();
+  });
+
+  afterEach(async () => {
+    await Promise.all(terminals.splice(0).map((t) => t.stop()));
+    await ingress.stop();
+  });
+
+  test('when a command is delivered, then the terminal says hello, executes it and reports filled with ticket, price and volume', async () => {
+    const t = terminal();
+    const cmd = command({ slPips: 20 });
+    ingress.enqueue(cmd);
+    t.start();
+    await until(() => ingress.reports.has(cmd.commandId));
+    expect(ingress.hellos[0]).toEqual({
+      platform: 'mt5',
+      bridgeVersion: '2.1.0',
+      capabilities: expect.arrayContaining(['buy', 'buy_stop_limit', 'modify_pending_expiry']),
+      account: { balance: 100_000, equity: 100_000, currency: 'USD' },
+    });
+    expect(ingress.reports.get(cmd.commandId)).toMatchObject({ commandId: cmd.commandId, status: 'filled', ticket: '1000001', price: 1.0851, volume: 0.1 });
+    expect((t.ledger as MemoryLedger).entries).toEqual([
+      expect.objectContaining({ accountId: 'acc-1', commandId: cmd.commandId, action: 'buy', op: 'open', ticket: '1000001', symbol: 'EURUSD', side: 'buy', volume: 0.1, price: 1.0851, sl: 1.0831 }),
+    ]);
+    expect(logs).toEqual([expect.objectContaining({ event: 'command', commandId: cmd.commandId, status: 'filled', replayed: false })]);
+    expect(ingress.invalid).toEqual([]);
+  });
+
+  test('when several commands arrive, then they run in seq order and a rejection carries the broker retcode', async () => {
+    const t = terminal();
+    const a = command({ action: 'buy_limit', price: 1.08 });
+    const b = command({ action: 'cancel_pending' });
+    const c = command({ action: 'sell', symbol: 'NOPE' });
+    ingress.enqueue(c);
+    ingress.enqueue(a);
+    t.start();
+    await until(() => ingress.reports.size === 2);
+    ingress.enqueue({ ...b, orderId: ingress.reports.get(a.commandId)!.ticket! });
+    await until(() => ingress.reports.size === 3);
+    expect(ingress.reports.get(c.commandId)).toMatchObject({ status: 'rejected', retcode: 10013, message: 'Invalid request: unknown symbol NOPE' });
+    expect(ingress.reports.get(b.commandId)).toMatchObject({ status: 'done', ticket: '1000001' });
+    expect((t.ledger as MemoryLedger).entries.map((e) => e.op)).toEqual(['place', 'cancel']);
+  });
+
+  test('when the connection drops after the order was placed and before the report, then the redelivery is answered from the journal without a second order', async () => {
+    const t = terminal();
+    t.dropAfterPlacing(2);
+    const cmd = command();
+    ingress.enqueue(cmd);
+    t.start();
+    await until(() => ingress.reports.has(cmd.commandId));
+    expect(t.stats).toMatchObject({ drops: 2, executed: 1, replayed: 2 });
+    expect(ingress.hellos).toHaveLength(3);
+    expect((t.ledger as MemoryLedger).entries.filter((e) => e.op === 'open')).toHaveLength(1);
+    expect(t.broker.positions()).toHaveLength(1);
+    expect(ingress.reports.get(cmd.commandId)).toEqual(t.journal.get(cmd.commandId));
+    expect(logs.map((l) => l.replayed)).toEqual([false, true, true]);
+  });
+
+  test('when a command is past its expiresAt, then it is reported expired and never executed, and a redelivery gets the same answer', async () => {
+    const t = terminal();
+    t.dropAfterPlacing(1);
+    const cmd = command({ expiresAt: new Date(Date.now() - 1).toISOString() });
+    ingress.enqueue(cmd);
+    t.start();
+    await until(() => ingress.reports.has(cmd.commandId));
+    expect(ingress.reports.get(cmd.commandId)).toMatchObject({ status: 'expired', ticket: null });
+    expect((t.ledger as MemoryLedger).entries).toEqual([]);
+    expect(t.stats).toMatchObject({ executed: 0, replayed: 1 });
+  });
+
+  test('when the report POST fails with 503, then it is retried until the ingress takes it', async () => {
+    const t = terminal();
+    ingress.failReports = 3;
+    const cmd = command();
+    ingress.enqueue(cmd);
+    t.start();
+    await until(() => ingress.reports.has(cmd.commandId));
+    expect(ingress.failReports).toBe(0);
+    expect(ingress.hellos).toHaveLength(1);
+    expect(t.stats.executed).toBe(1);
+  });
+
+  test('when hello fails, then the terminal backs off and connects on a later attempt', async () => {
+    const t = terminal();
+    ingress.failHellos = 3;
+    const cmd = command();
+    ingress.enqueue(cmd);
+    t.start();
+    await until(() => ingress.reports.has(cmd.commandId));
+    expect(ingress.failHellos).toBe(0);
+    expect(ingress.hellos).toHaveLength(1);
+  });
+
+  test('when the bridge version predates stop-limit orders, then such a command is refused as bridge_unsupported_action', async () => {
+    const t = terminal({ bridgeVersion: '1.5.0' });
+    const cmd = command({ action: 'buy_stop_limit', price: 1.086, stopLimitPrice: 1.087 });
+    ingress.enqueue(cmd);
+    t.start();
+    await until(() => ingress.reports.has(cmd.commandId));
+    expect(ingress.reports.get(cmd.commandId)).toMatchObject({ status: 'rejected', retcode: 'bridge_unsupported_action' });
+    expect((ingress.hellos[0] as { capabilities: string[] }).capabilities).not.toContain('buy_stop_limit');
+  });
+
+  test('when the command carries maxOpenPositions, then the guard applies', async () => {
+    const t = terminal();
+    const first = command();
+    const second = command({ maxOpenPositions: 1 } as Partial<BridgeCommand>);
+    ingress.enqueue(first);
+    ingress.enqueue(second);
+    t.start();
+    await until(() => ingress.reports.size === 2);
+    expect(ingress.reports.get(second.commandId)).toMatchObject({ status: 'rejected', retcode: 'risk_max_open_positions' });
+  });
+
+  test('when the paper bridge restarts with the same ledger, then the journal and the account state are reloaded and a redelivery is not executed again', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paper-'));
+    const ledgerFile = path.join(dir, 'ledger.jsonl');
+    const make = () =>
+      terminal({
+        ledger: new FileLedger(ledgerFile),
+        journal: new FileJournal(journalFileFor(ledgerFile), 'acc-1'),
+        stateFile: stateFileFor(ledgerFile, 'acc-1'),
+      });
+    const first = make();
+    first.dropAfterPlacing(1_000_000); // never manages to report
+    const cmd = command();
+    ingress.enqueue(cmd);
+    first.start();
+    await until(() => first.stats.executed === 1);
+    await first.stop();
+    expect(ingress.reports.size).toBe(0);
+
+    const second = make();
+    expect(second.broker.positions()).toHaveLength(1);
+    second.start();
+    await until(() => ingress.reports.has(cmd.commandId));
+    expect(second.stats).toMatchObject({ executed: 0, replayed: 1 });
+    expect(readLedger(ledgerFile).filter((e) => e.op === 'open')).toEqual([expect.objectContaining({ accountId: 'acc-1', commandId: cmd.commandId })]);
+    const close = command({ action: 'close', symbol: undefined, volume: undefined, positionId: ingress.reports.get(cmd.commandId)!.ticket! });
+    ingress.enqueue(close);
+    await until(() => ingress.reports.has(close.commandId));
+    expect(ingress.reports.get(close.commandId)).toMatchObject({ status: 'done' });
+    expect(readLedger(ledgerFile).map((e) => e.op)).toEqual(['open', 'close']);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('when the token is refused, then the terminal keeps retrying hello and never polls', async () => {
+    const t = terminal({ bridgeToken: 'brg_wrong_token_0000000' });
+    t.start();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(t.stats).toMatchObject({ hellos: 0, polls: 0 });
+  });
+});
+
+describe('paper bridge CLI', () => {
+  test('when no flags but the registry are given, then the defaults apply (ingress from PORT, versions 2.1.0 and 1.2.0)', () => {
+    expect(parseArgs(['--registry', 'r.json'], { PORT: '9090' })).toMatchObject({
+      registry: 'r.json',
+      ingress: 'http://127.0.0.1:9090',
+      versions: { mt5: '2.1.0', ctrader: '1.2.0' },
+      closed: [],
+      faults: [],
+    });
+    expect(parseArgs(['--registry=r.json'], { INGRESS_URL: 'http://x:1' })).toMatchObject({ ingress: 'http://x:1' });
+    expect(parseArgs(['--registry', 'r.json'], {})).toMatchObject({ ingress: 'http://127.0.0.1:8080' });
+  });
+
+  test('when flags are given, then they override env and defaults', () => {
+    const options = parseArgs(
+      ['--registry', 'r.json', '--ledger', 'l.jsonl', '--ingress', 'http://h:2', '--platform-version', 'mt5=1.9.0', '--closed', 'US30,GOLD', '--fault', 'drop-before-report:2@a1'],
+      { INGRESS_URL: 'http://x:1', PAPER_FAULT: 'drop-before-report:9' },
+    );
+    expect(options).toMatchObject({
+      ledger: 'l.jsonl',
+      ingress: 'http://h:2',
+      versions: { mt5: '1.9.0', ctrader: '1.2.0' },
+      closed: ['US30', 'GOLD'],
+      faults: [{ kind: 'drop-before-report', times: 2, accountId: 'a1' }],
+    });
+  });
+
+  test('when PAPER_FAULT is set, then it is the fault; a malformed one or a missing registry is a usage error', () => {
+    expect(parseArgs(['--registry', 'r.json'], { PAPER_FAULT: 'drop-before-report:1' })).toMatchObject({ faults: [{ times: 1 }] });
+    expect(() => parseArgs(['--registry', 'r.json'], { PAPER_FAULT: 'explode' })).toThrow(/unknown fault/);
+    expect(() => parseArgs([], {})).toThrow(/--registry is required/);
+    expect(() => parseArgs(['--registry', 'r', '--platform-version', 'mt4=1.0.0'], {})).toThrow(/platform-version/);
+    expect(parseArgs(['--help'], {})).toBe('help');
+    expect(parseFaults('drop-before-report:1,drop-before-report:3@x')).toEqual([
+      { kind: 'drop-before-report', times: 1 },
+      { kind: 'drop-before-report', times: 3, accountId: 'x' },
+    ]);
+  });
+});
