@@ -5,7 +5,7 @@ import { createLogger } from './logger';
 import { connectRedis, waitUntilReady } from './redis';
 import { RedisRegistry } from './registry/registry';
 import { RedisThrottle } from './ratelimit/fairness';
-import { RedisAccountSequencer } from './signals/sequencer';
+import { RedisAccountSequencer } from './bridge/ordering';
 import { RedisCommandQueue } from './bridge/queue';
 import { Regions } from './temporal/regions';
 import { TemporalExecutions } from './temporal/executions';

@@ -4,6 +4,7 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from 
 import { Redis } from 'ioredis';
 import { createActivities } from '../activities';
 import { RedisCommandQueue } from './bridge/queue';
+import { RedisAccountSequencer } from './bridge/ordering';
 import { loadConfig, type Config } from './config';
 import { createLogger } from './logger';
 
@@ -33,7 +34,7 @@ export async function startWorker(config: Config = loadConfig()): Promise<Runnin
   // Activities may wait for Redis to come back (Temporal retries them), so this connection queues while offline.
   const redis = new Redis(config.redis.url, { connectionName: 'worker', commandTimeout: 5000, maxRetriesPerRequest: 2 });
   redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis unavailable'));
-  const activities = createActivities({ queue: new RedisCommandQueue(redis) });
+  const activities = createActivities({ queue: new RedisCommandQueue(redis), sequencer: new RedisAccountSequencer(redis) });
   const source = workflowSource(config);
 
   const connections: NativeConnection[] = [];

@@ -13,7 +13,7 @@ export const bridgeReportSignal = defineSignal<[BridgeReport]>('bridgeReport');
 const QUEUE_RETRY = { initialInterval: '100ms', backoffCoefficient: 2, maximumInterval: '5s' } as const;
 
 /** Withdrawing is what keeps us from reporting `rejected` for an order that may be live, so it retries until it answers. */
-const { withdrawCommand } = proxyActivities<Activities>({ startToCloseTimeout: '5s', retry: QUEUE_RETRY });
+const { withdrawCommand, releaseSequence } = proxyActivities<Activities>({ startToCloseTimeout: '5s', retry: QUEUE_RETRY });
 
 /**
  * One signal on one account: the owner's risk rules on the snapshot taken at acceptance, one bridge command,
@@ -36,12 +36,16 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
 
   const expiresAtMs = Date.parse(target.expiresAt);
   const plan = planOrder(signal, target.account, { acceptedAtMs: Date.parse(input.acceptedAt), nowMs: Date.now(), expiresAtMs });
-  if (!plan.ok) return rejected(plan.reason);
+  if (!plan.ok) {
+    await releaseSequence(accountId, target.seq, target.expiresAt);
+    return rejected(plan.reason);
+  }
 
   const { meta: _meta, ...fields } = signal;
   const command: BridgeCommand = {
     ...fields,
     ...plan.order,
+    ...(isOpening(signal.action) && target.account.risk.maxOpenPositions !== undefined ? { maxOpenPositions: target.account.risk.maxOpenPositions } : {}),
     commandId,
     seq: target.seq,
     signalId: input.signalId,
@@ -58,7 +62,10 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
     await dispatchCommand(command);
   } catch {
     // The last attempt may still have queued it: only a withdrawn command is safely not an order.
-    if ((await withdrawCommand(accountId, commandId)) === 'withdrawn') return rejected('dispatch_failed');
+    if ((await withdrawCommand(accountId, commandId)) === 'withdrawn') {
+      await releaseSequence(accountId, target.seq, target.expiresAt);
+      return rejected('dispatch_failed');
+    }
   }
 
   if (!(await condition(() => report !== undefined, Math.max(expiresAtMs - Date.now(), 1)))) {

@@ -46,6 +46,8 @@ export const commandSchema = z.object({
   expiry: z.string().optional(),
   side: z.enum(['buy', 'sell']).optional(),
   pnl: z.enum(['profit', 'loss']).optional(),
+  /** The owner's max open positions: only the bridge knows the account's positions, so it enforces this one. */
+  maxOpenPositions: z.number().int().min(0).optional(),
   acceptedAt: z.string(),
   /** Never execute past this instant; report `expired` instead. */
   expiresAt: z.string(),

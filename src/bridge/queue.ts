@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { BridgeCommand, BridgeReport } from './protocol';
+import { orderingKeys, pendingMember } from './ordering';
 
 /**
  * The per-account command queue in Redis. A command stays queued until the bridge reports it, so delivery is
@@ -35,20 +36,33 @@ const k = {
 
 const REPORT_RETENTION_SECONDS = 7 * 24 * 3600;
 
+// KEYS: queue, command, pending marks; ARGV: command, seq, commandId, channel, pending member
 const ENQUEUE = `
+redis.call('ZREM', KEYS[3], ARGV[5])
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 redis.call('HSET', KEYS[2], 'command', ARGV[1], 'seq', ARGV[2])
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
 redis.call('PUBLISH', ARGV[4], ARGV[3])
 return 1`;
 
-// KEYS: queue, session; ARGV: now, redeliverAfterMs, limit, command key prefix
+// KEYS: queue, session, pending marks; ARGV: now, redeliverAfterMs, limit, command key prefix
+// Hands out commands in acceptance order, stopping before any command that a lower pending number must precede.
 const TAKE = `
-local ids = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[3]) - 1)
-local session = redis.call('GET', KEYS[2]) or '0'
 local now = tonumber(ARGV[1])
+local hold = math.huge
+while true do
+  local first = redis.call('ZRANGE', KEYS[3], 0, 0)
+  if #first == 0 then break end
+  local seq, deadline = string.match(first[1], '^(%d+):(%d+)$')
+  if seq and tonumber(deadline) >= now then hold = tonumber(seq) break end
+  redis.call('ZREM', KEYS[3], first[1])
+end
+local ids = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[3]) - 1, 'WITHSCORES')
+local session = redis.call('GET', KEYS[2]) or '0'
 local out = {}
-for _, id in ipairs(ids) do
+for i = 1, #ids, 2 do
+  local id = ids[i]
+  if tonumber(ids[i + 1]) > hold then break end
   local key = ARGV[4] .. id
   local h = redis.call('HMGET', key, 'command', 'deliveredAt', 'session')
   if h[1] then
@@ -93,15 +107,27 @@ export class RedisCommandQueue implements CommandQueue {
 
   async enqueue(command: BridgeCommand): Promise<void> {
     const acc = command.accountId;
-    await this.redis.eval(ENQUEUE, 2, k.queue(acc), k.command(acc, command.commandId), JSON.stringify(command), command.seq, command.commandId, k.channel(acc));
+    await this.redis.eval(
+      ENQUEUE,
+      3,
+      k.queue(acc),
+      k.command(acc, command.commandId),
+      orderingKeys.pending(acc),
+      JSON.stringify(command),
+      command.seq,
+      command.commandId,
+      k.channel(acc),
+      pendingMember(command.seq, Date.parse(command.expiresAt)),
+    );
   }
 
   async take(accountId: string, limit: number): Promise<BridgeCommand[]> {
     const raw = (await this.redis.eval(
       TAKE,
-      2,
+      3,
       k.queue(accountId),
       k.session(accountId),
+      orderingKeys.pending(accountId),
       Date.now(),
       this.options.redeliverAfterMs,
       limit,

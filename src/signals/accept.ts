@@ -7,7 +7,7 @@ import { Refusal } from './errors';
 import type { SignalExecutions } from './executions';
 import type { AccountSnapshot, AccountTarget, SignalInstruction, SignalWorkflowInput } from './outcome';
 import { validateSignal, type ExternalSignal } from './schema';
-import type { AccountSequencer } from './sequencer';
+import type { AccountSequencer } from '../bridge/ordering';
 import { idempotencyDigest, requestHash, type AcceptanceRecord, type IdempotencyWindows } from './idempotency';
 import { resolveTargets } from './targets';
 import type { Account } from '../registry/model';
@@ -135,18 +135,24 @@ async function replay(deps: AcceptDeps, first: AcceptanceRecord, bodyHash: strin
 /** Numbers the accounts' commands in acceptance order, then starts the signal in every region that holds targets. */
 async function launch(deps: AcceptDeps, base: LaunchBase, accounts: Account[], replayed: boolean, someAlreadyRunning = false): Promise<AcceptResult> {
   const acceptedAtMs = Date.parse(base.acceptedAt);
-  const seqs = await guarded(deps.settings.failClosedRetryAfterSeconds, () => deps.sequencer.next(accounts.map((a) => a.id)));
+  const expiries = accounts.map((account) => acceptedAtMs + maxAgeMs(account, base.signal, deps.settings));
+  const seqs = await guarded(deps.settings.failClosedRetryAfterSeconds, () =>
+    deps.sequencer.next(accounts.map((a, i) => ({ accountId: a.id, deadlineMs: expiries[i]! }))),
+  );
   const byRegion = groupBy(
-    accounts.map((account, i) => toTarget(account, seqs[i]!, base.signal, acceptedAtMs, deps.settings)),
+    accounts.map((account, i) => toTarget(account, seqs[i]!, expiries[i]!)),
     (t) => t.account.region,
     (t) => t,
   );
-  const results = await Promise.allSettled(Object.entries(byRegion).map(([region, targets]) => deps.executions.launch(region, { ...base, targets })));
-  const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   const regions = Object.keys(byRegion);
-  results.forEach((r, i) => {
-    if (r.status === 'rejected') deps.logger?.warn({ correlationId: base.correlationId, signalId: base.signalId, region: regions[i], err: String(r.reason) }, 'region did not start the signal');
-  });
+  const results = await Promise.allSettled(regions.map((region) => deps.executions.launch(region, { ...base, targets: byRegion[region]! })));
+  const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  for (const [i, r] of results.entries()) {
+    if (r.status === 'fulfilled') continue;
+    deps.logger?.warn({ correlationId: base.correlationId, signalId: base.signalId, region: regions[i], err: String(r.reason) }, 'region did not start the signal');
+    // Those accounts' later signals must not wait for commands that will never come.
+    for (const t of byRegion[regions[i]!]!) void deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt)).catch(() => undefined);
+  }
   const body = { success: failed.length === 0, signalId: base.signalId, correlationId: base.correlationId, accountsResolved: accounts.length };
   if (failed.length === 0) return { kind: 'accepted', body, replayed };
   if (failed.length < results.length || someAlreadyRunning) return { kind: 'partially_accepted', body, replayed };
@@ -200,8 +206,12 @@ function checkIdempotencyKey(signal: ExternalSignal, key: string | undefined, ma
   }
 }
 
-function toTarget(account: Account, seq: number, signal: Pick<SignalInstruction, 'action'>, acceptedAtMs: number, settings: AcceptDeps['settings']): AccountTarget {
-  const maxAgeMs = isMarketEntry(signal.action) ? (account.risk.maxSignalAgeMs ?? settings.defaultMaxSignalAgeMs) : settings.defaultCommandTtlMs;
+/** Market entries go stale fast (the owner's max signal age, 30 s by default); other commands keep longer. */
+function maxAgeMs(account: Account, signal: Pick<SignalInstruction, 'action'>, settings: AcceptDeps['settings']): number {
+  return isMarketEntry(signal.action) ? (account.risk.maxSignalAgeMs ?? settings.defaultMaxSignalAgeMs) : settings.defaultCommandTtlMs;
+}
+
+function toTarget(account: Account, seq: number, expiresAtMs: number): AccountTarget {
   const snapshot: AccountSnapshot = {
     id: account.id,
     owner: account.owner,
@@ -211,5 +221,5 @@ function toTarget(account: Account, seq: number, signal: Pick<SignalInstruction,
     risk: account.risk,
     symbols: account.symbols,
   };
-  return { account: snapshot, seq, expiresAt: new Date(acceptedAtMs + maxAgeMs).toISOString() };
+  return { account: snapshot, seq, expiresAt: new Date(expiresAtMs).toISOString() };
 }

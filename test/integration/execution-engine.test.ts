@@ -1,0 +1,159 @@
+import { Redis } from 'ioredis';
+import { RedisCommandQueue } from '../../src/bridge/queue';
+import { RedisAccountSequencer } from '../../src/bridge/ordering';
+import type { BridgeCommand } from '../../src/bridge/protocol';
+import { waitFor } from '../helpers/infra';
+import { testEnv } from '../helpers/env';
+import { get, post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { ScriptedTerminal } from '../helpers/terminal';
+
+describe('the command queue holds later commands behind earlier pending ones (real Redis)', () => {
+  let redis: Redis;
+  let queue: RedisCommandQueue;
+  let sequencer: RedisAccountSequencer;
+  beforeAll(() => {
+    redis = new Redis(testEnv().redisUrl);
+    queue = new RedisCommandQueue(redis);
+    sequencer = new RedisAccountSequencer(redis);
+  });
+  afterAll(async () => {
+    await queue.close();
+    redis.disconnect();
+  });
+  const command = (accountId: string, seq: number, deadlineMs: number): BridgeCommand => ({
+    commandId: `cmd-${accountId}-${seq}`,
+    seq,
+    signalId: `sig-${seq}`,
+    accountId,
+    action: 'buy',
+    symbol: 'EURUSD',
+    volume: seq / 100,
+    acceptedAt: new Date().toISOString(),
+    expiresAt: new Date(deadlineMs).toISOString(),
+  });
+
+  test('when command 2 is queued before command 1, then nothing is handed out until 1 is queued, then both in order', async () => {
+    const acc = `order-${Date.now()}`;
+    const deadline = Date.now() + 60_000;
+    const [s1, s2] = [...(await sequencer.next([{ accountId: acc, deadlineMs: deadline }])), ...(await sequencer.next([{ accountId: acc, deadlineMs: deadline }]))];
+    expect([s1, s2]).toEqual([1, 2]);
+    await queue.enqueue(command(acc, 2, deadline));
+    expect(await queue.take(acc, 10)).toEqual([]);
+    await queue.enqueue(command(acc, 1, deadline));
+    expect((await queue.take(acc, 10)).map((c) => c.seq)).toEqual([1, 2]);
+  });
+
+  test('when an earlier number is released (risk refusal) or its deadline passes, then later commands are not held', async () => {
+    const acc = `release-${Date.now()}`;
+    const far = Date.now() + 60_000;
+    const past = Date.now() - 1;
+    const [a] = await sequencer.next([{ accountId: acc, deadlineMs: far }]);
+    const [b] = await sequencer.next([{ accountId: acc, deadlineMs: past }]);
+    const [c] = await sequencer.next([{ accountId: acc, deadlineMs: far }]);
+    await queue.enqueue(command(acc, c!, far));
+    expect(await queue.take(acc, 10)).toEqual([]);
+    await sequencer.release(acc, a!, far);
+    // b lapsed at its deadline, so only c remains.
+    expect((await queue.take(acc, 10)).map((x) => x.seq)).toEqual([c]);
+    expect(b).toBe(2);
+  });
+
+  test('when a command is queued twice (an activity retry), then it is handed out once', async () => {
+    const acc = `dup-${Date.now()}`;
+    const far = Date.now() + 60_000;
+    const [s] = await sequencer.next([{ accountId: acc, deadlineMs: far }]);
+    await queue.enqueue(command(acc, s!, far));
+    await queue.enqueue(command(acc, s!, far));
+    expect(await queue.take(acc, 10)).toHaveLength(1);
+    expect(await queue.take(acc, 10)).toHaveLength(0);
+    // A new session (the bridge reconnected) gets the unreported command again.
+    await queue.startSession(acc);
+    expect(await queue.take(acc, 10)).toHaveLength(1);
+  });
+});
+
+describe('execution engine over the bridge API', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+  const poll = (signalId: string, token: string) => get(`${stack.ingress.url}/v1/signals/${signalId}`, { authorization: `Bearer ${token}` });
+
+  test('when 50 signals for one account are fired at once, then the bridge receives them in acceptance order', async () => {
+    const f = await seedOwner(stack.registry);
+    const terminal = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
+    await terminal.hello();
+    const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => post(url, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: (i + 1) / 100 })));
+    expect(answers.every((a) => a.status === 202)).toBe(true);
+    const delivered = await terminal.nextCommands(50, 30_000);
+    expect(delivered.map((c) => c.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    // Each request's own volume arrived under its own signal.
+    const volumeBySignal = new Map(answers.map((a, i) => [a.body.signalId, (i + 1) / 100]));
+    for (const c of delivered) expect(c.volume).toBe(volumeBySignal.get(c.signalId));
+  });
+
+  test('when no bridge takes a market order before it expires, then it is withdrawn and rejected bridge_offline; a bridge that connects later never sees it', async () => {
+    const f = await seedOwner(stack.registry, [{ risk: { maxSignalAgeMs: 1500 } as never }]);
+    const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
+    expect(res.status).toBe(202);
+    const status = await waitFor('the expiry', async () => ((await poll(res.body.signalId, f.token)).body.reported === 1 ? (await poll(res.body.signalId, f.token)).body : undefined), 15_000);
+    expect(status.accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'bridge_offline', ticket: null });
+    const late = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
+    await late.hello();
+    expect(await late.commands(0)).toEqual([]);
+  });
+
+  test('when a bridge took the command but has not reported by the expiry, then the outcome stays pending until it reports', async () => {
+    const f = await seedOwner(stack.registry, [{ risk: { maxSignalAgeMs: 1000 } as never }]);
+    const terminal = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
+    await terminal.hello();
+    const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
+    const [command] = await terminal.nextCommands(1);
+    // Past the expiry the workflow has tried to withdraw it and found it delivered: it must still be pending.
+    await waitFor('the command deadline to pass', async () => Date.now() > Date.parse(command!.expiresAt) + 1500, 10_000);
+    expect((await poll(res.body.signalId, f.token)).body).toMatchObject({ status: 'pending_or_unknown', accounts: [] });
+    await terminal.report([{ commandId: command!.commandId, status: 'filled', ticket: 'LATE-1' }]);
+    const status = await waitFor('the report', async () => ((await poll(res.body.signalId, f.token)).body.reported === 1 ? (await poll(res.body.signalId, f.token)).body : undefined), 10_000);
+    expect(status.accounts[0]).toMatchObject({ outcome: 'filled', ticket: 'LATE-1' });
+  });
+
+  test('when the bridge reports a command expired, then the outcome is rejected signal_expired; a repeated report changes nothing', async () => {
+    const f = await seedOwner(stack.registry);
+    const terminal = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
+    await terminal.hello();
+    const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
+    const [command] = await terminal.nextCommands(1);
+    expect((await terminal.report([{ commandId: command!.commandId, status: 'expired' }])).results).toEqual([{ commandId: command!.commandId, result: 'recorded' }]);
+    expect((await terminal.report([{ commandId: command!.commandId, status: 'filled', ticket: 'X' }])).results).toEqual([{ commandId: command!.commandId, result: 'duplicate' }]);
+    const status = await waitFor('the outcome', async () => ((await poll(res.body.signalId, f.token)).body.reported === 1 ? (await poll(res.body.signalId, f.token)).body : undefined), 10_000);
+    expect(status.accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'signal_expired' });
+  });
+
+  test('when the owner risk rules refuse an order, then it is rejected with the reason code and never reaches the bridge', async () => {
+    const f = await seedOwner(stack.registry, [{ risk: { blockedSymbols: ['XAUUSD'] } as never }]);
+    const terminal = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
+    await terminal.hello();
+    const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
+    const refused = await post(url, { secret: f.secret, action: 'buy', symbol: 'xauusd', volume: 0.1 });
+    const allowed = await post(url, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
+    const status = await waitFor('the refusal', async () => ((await poll(refused.body.signalId, f.token)).body.reported === 1 ? (await poll(refused.body.signalId, f.token)).body : undefined), 10_000);
+    expect(status.accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'risk_symbol_blocked' });
+    // The refused signal released its place: the next one is not held behind it.
+    const [c] = await terminal.nextCommands(1);
+    expect(c!.signalId).toBe(allowed.body.signalId);
+  });
+
+  test('when a report names a command of another account, then it is unknown and changes nothing', async () => {
+    const f = await seedOwner(stack.registry, [{}, {}]);
+    const mine = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
+    const other = new ScriptedTerminal(stack.ingress.url, f.accounts[1]!.bridgeToken);
+    await Promise.all([mine.hello(), other.hello()]);
+    await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
+    const [c] = await mine.nextCommands(1);
+    expect((await other.report([{ commandId: c!.commandId, status: 'filled', ticket: 'EVIL' }])).results).toEqual([{ commandId: c!.commandId, result: 'unknown' }]);
+  });
+});
