@@ -1,0 +1,48 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { pruneStaleRunDirs, RUN_ROOT, startRedis, startTemporal, temporalBinary, type RedisServer, type TemporalServer } from './infra';
+
+/** Shared with global-teardown.ts (jest runs both in its main process). */
+export interface GlobalInfra {
+  temporal?: TemporalServer;
+  redis?: RedisServer;
+}
+export const GLOBAL_INFRA_KEY = '__externalSignalsTestInfra';
+export const NAMESPACE_B = 'region-b';
+
+/**
+ * One Temporal dev server (namespaces default and region-b) and one redis-server for the whole jest run, on free
+ * loopback ports. Their coordinates go into process.env, which jest passes on to the test workers.
+ */
+export default async function globalSetup(): Promise<void> {
+  const started = Date.now();
+  pruneStaleRunDirs();
+  const runDir = path.join(RUN_ROOT, `${process.pid}-${Date.now()}`);
+  fs.mkdirSync(runDir, { recursive: true });
+  process.env.TEST_RUN_DIR = runDir;
+  process.env.TEMPORAL_BIN = temporalBinary();
+
+  const infra: GlobalInfra = {};
+  (globalThis as Record<string, unknown>)[GLOBAL_INFRA_KEY] = infra;
+  const [temporal, redis] = await Promise.allSettled([startTemporal({ namespaces: [NAMESPACE_B] }), startRedis()]);
+  if (temporal.status === 'fulfilled') infra.temporal = temporal.value;
+  if (redis.status === 'fulfilled') infra.redis = redis.value;
+  if (temporal.status === 'rejected' || redis.status === 'rejected') {
+    await Promise.allSettled([infra.temporal?.stop(), infra.redis?.stop()]);
+    const reasons = [temporal, redis].flatMap((r) => (r.status === 'rejected' ? [String((r.reason as Error)?.stack ?? r.reason)] : []));
+    throw new Error(`test infrastructure did not start:\n${reasons.join('\n')}`);
+  }
+
+  Object.assign(process.env, {
+    TEMPORAL_ADDRESS: temporal.value.address,
+    TEMPORAL_NAMESPACE: 'default',
+    TEST_TEMPORAL_NAMESPACE_B: NAMESPACE_B,
+    TEST_TEMPORAL_DB: temporal.value.dbFile,
+    TEST_TEMPORAL_UI: temporal.value.uiUrl,
+    REDIS_URL: redis.value.url,
+  });
+  process.stderr.write(
+    `\n[test infra] Temporal ${temporal.value.address} (UI ${temporal.value.uiUrl}), Redis ${redis.value.url}, ` +
+      `ready in ${Date.now() - started} ms; logs in ${path.relative(process.cwd(), runDir)}\n`,
+  );
+}

@@ -1,0 +1,549 @@
+/**
+ * Real infrastructure for integration and e2e tests: a Temporal CLI dev server and a redis-server, each on free
+ * loopback ports, each in its own process group. Used by jest's globalSetup (one of each for the whole run) and by
+ * tests that need a private instance they can stop and start (outage and restart scenarios).
+ *
+ * Every spawned server runs under a small bash wrapper that is the leader of its own process group. The wrapper
+ * survives the group's SIGTERM long enough to reap the server, and a watchdog in the same group reads the wrapper's stdin, a pipe
+ * held by this process: when this process dies for any reason (even SIGKILL), the pipe closes and the watchdog
+ * terminates the whole group. So a crashed or killed test run leaves no servers behind.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { runInThisContext } from 'node:vm';
+import { Connection } from '@temporalio/client';
+import Redis from 'ioredis';
+import { SEARCH_ATTRIBUTE_NAMES } from '../../src/temporal/search-attributes';
+
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+/** Everything the test infrastructure writes: logs, SQLite files, the env of the current run. Gitignored. */
+export const RUN_ROOT = path.join(REPO_ROOT, '.run', 'test');
+
+/** The directory of the current jest run (set by globalSetup); a process-private one when used outside jest. */
+export function runDir(): string {
+  const dir = process.env.TEST_RUN_DIR ?? path.join(RUN_ROOT, `adhoc-${process.pid}`);
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** Unique even when jest loads this module afresh for every test file of a worker. */
+function instanceName(kind: string): string {
+  return `${kind}-${process.pid}-${randomBytes(4).toString('hex')}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Polling and ports
+
+/**
+ * Polls `probe` every `intervalMs` until it yields a value other than undefined or false, and returns that value.
+ * A probe that throws aborts the wait with its error (so a dead process fails fast); a probe that hangs is cut off
+ * at the deadline. On timeout the error names `what`.
+ */
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs: number,
+  intervalMs = 50,
+): Promise<T> {
+  const started = Date.now();
+  const deadline = started + timeoutMs;
+  const timedOut = () => new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+  for (;;) {
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) throw timedOut();
+    const ac = new AbortController();
+    const expiry = delay(remaining, 'expired' as const, { signal: ac.signal }).catch(() => 'aborted' as const);
+    const result = await Promise.race([probe(), expiry]).finally(() => ac.abort());
+    if (result === 'expired') throw timedOut();
+    if (result !== undefined && result !== false) return result as T;
+    const left = deadline - Date.now();
+    if (left <= 0) throw timedOut();
+    await delay(Math.min(intervalMs, left));
+  }
+}
+
+/** A port that was free on 127.0.0.1 a moment ago (the kernel picks it). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  server.unref();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  await new Promise<void>((resolve, reject) => server.close((err) => (err ? reject(err) : resolve())));
+  if (address === null || typeof address === 'string') throw new Error('could not read the port of a listening socket');
+  return address.port;
+}
+
+/** True when something accepts TCP connections on 127.0.0.1:port. */
+export function isPortOpen(port: number, timeoutMs = 500): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    const done = (open: boolean) => {
+      socket.destroy();
+      resolve(open);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Process groups
+
+const WRAPPER = `
+exec 3<&0
+"$@" </dev/null 3<&- &
+child=$!
+( while read -r _; do :; done <&3; trap '' TERM; kill -TERM 0; sleep 10; kill -KILL 0 ) &
+watchdog=$!
+exec 3<&-
+trap ':' TERM INT HUP
+while :; do
+  wait "$child"; status=$?
+  kill -0 "$child" 2>/dev/null || break
+done
+kill "$watchdog" 2>/dev/null; wait "$watchdog" 2>/dev/null
+exit "$status"
+`;
+
+/**
+ * This process's real `process`. Inside a jest test file, the global `process` is a per-file copy whose 'exit' event
+ * never fires; the main context still holds the real one.
+ */
+const realProcess: NodeJS.Process = runInThisContext('process');
+
+/** Process groups this process started and has not seen die; killed outright if this process exits first. */
+const liveGroups = new Set<number>();
+function killLiveGroups(): void {
+  for (const pgid of liveGroups) {
+    try {
+      process.kill(-pgid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  liveGroups.clear();
+}
+function track(pgid: number): void {
+  if (liveGroups.size === 0) realProcess.on('exit', killLiveGroups);
+  liveGroups.add(pgid);
+}
+function untrack(pgid: number): void {
+  liveGroups.delete(pgid);
+  if (liveGroups.size === 0) realProcess.removeListener('exit', killLiveGroups);
+}
+
+function groupAlive(pgid: number): boolean {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function tail(file: string, lines = 30): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+/** One server process in its own process group, its output appended to a log file. */
+class GroupProcess {
+  private child: ChildProcess | undefined;
+  private exitPromise: Promise<void> | undefined;
+  private logOffset = 0;
+  exitCode: number | null = null;
+  exitSignal: NodeJS.Signals | null = null;
+
+  constructor(
+    readonly label: string,
+    readonly logFile: string,
+  ) {}
+
+  get pid(): number {
+    return this.child?.pid ?? -1;
+  }
+
+  get running(): boolean {
+    return this.child !== undefined && this.exitPromise !== undefined && this.exitCode === null && this.exitSignal === null;
+  }
+
+  /** Why it is not running, with the end of its log. */
+  describeExit(): string {
+    return `${this.label} exited (code ${this.exitCode}, signal ${this.exitSignal}); last lines of ${this.logFile}:\n${tail(this.logFile)}`;
+  }
+
+  /** What the process logged since its last spawn. */
+  logSinceSpawn(): string {
+    try {
+      return fs.readFileSync(this.logFile).subarray(this.logOffset).toString('utf8');
+    } catch {
+      return '';
+    }
+  }
+
+  spawn(command: string, args: string[]): void {
+    if (this.running) throw new Error(`${this.label} is already running (pid ${this.pid})`);
+    fs.mkdirSync(path.dirname(this.logFile), { recursive: true });
+    const logFd = fs.openSync(this.logFile, 'a');
+    this.logOffset = fs.fstatSync(logFd).size;
+    fs.writeSync(logFd, `\n--- ${new Date().toISOString()} ${command} ${args.join(' ')}\n`);
+    let child: ChildProcess;
+    try {
+      child = spawn('bash', ['-c', WRAPPER, this.label, command, ...args], {
+        detached: true,
+        stdio: ['pipe', logFd, logFd],
+      });
+    } finally {
+      fs.closeSync(logFd);
+    }
+    if (child.pid === undefined) throw new Error(`could not spawn ${this.label}: ${command}`);
+    const pgid = child.pid;
+    track(pgid);
+    this.child = child;
+    this.exitCode = null;
+    this.exitSignal = null;
+    child.stdin?.on('error', () => undefined);
+    // Neither the pipe nor the child may keep this process alive; the pipe only has to exist while we do.
+    (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+    child.unref();
+    this.exitPromise = new Promise<void>((resolve) => {
+      child.once('exit', (code, signal) => {
+        this.exitCode = code;
+        this.exitSignal = signal;
+        resolve();
+      });
+    });
+  }
+
+  /** SIGTERM to the group; SIGKILL past the deadline. Resolves when no process of the group is left. */
+  async stop(graceMs = 10_000): Promise<void> {
+    const child = this.child;
+    const exited = this.exitPromise;
+    if (!child?.pid || !exited) return;
+    const pgid = child.pid;
+    try {
+      process.kill(-pgid, 'SIGTERM');
+    } catch {
+      // group already gone
+    }
+    const ac = new AbortController();
+    const graceful = await Promise.race([
+      exited.then(() => true),
+      delay(graceMs, false, { signal: ac.signal }).catch(() => false),
+    ]).finally(() => ac.abort());
+    if (!graceful || groupAlive(pgid)) {
+      try {
+        process.kill(-pgid, 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+      await exited;
+    }
+    await waitFor(`process group ${pgid} of ${this.label} to be gone`, async () => !groupAlive(pgid), 5_000);
+    child.stdin?.destroy();
+    untrack(pgid);
+    this.child = undefined;
+    this.exitPromise = undefined;
+  }
+}
+
+async function waitPortClosed(port: number, what: string): Promise<void> {
+  await waitFor(`port ${port} (${what}) to close`, async () => !(await isPortOpen(port)), 10_000);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Temporal
+
+export const TEMPORAL_SEARCH_ATTRIBUTES: readonly string[] = SEARCH_ATTRIBUTE_NAMES;
+
+/** The Temporal CLI binary: $TEMPORAL_BIN, else whatever scripts/ensure-temporal.sh prints (builds it once). */
+export function temporalBinary(): string {
+  const fromEnv = process.env.TEMPORAL_BIN;
+  if (fromEnv && fs.existsSync(fromEnv)) return fromEnv;
+  const out = execFileSync('bash', [path.join(REPO_ROOT, 'scripts', 'ensure-temporal.sh')], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const bin = out.trim().split('\n').pop() ?? '';
+  if (!bin || !fs.existsSync(bin)) throw new Error(`scripts/ensure-temporal.sh printed no usable binary: ${JSON.stringify(out)}`);
+  return bin;
+}
+
+export interface TemporalServer {
+  /** gRPC frontend, `127.0.0.1:PORT`. */
+  address: string;
+  port: number;
+  uiUrl: string;
+  dbFile: string;
+  /** `default` plus the extra namespaces. */
+  namespaces: string[];
+  logFile: string;
+  /** Process group id (the wrapper's pid); -1 while stopped. */
+  readonly pid: number;
+  /** Stops the server and waits until its process group is gone and its port is closed. */
+  stop(): Promise<void>;
+  /** Starts it again on the same ports with the same database (state survives). */
+  start(): Promise<void>;
+}
+
+export interface StartTemporalOptions {
+  /** SQLite file; default: a fresh file in the run dir. */
+  dbFile?: string;
+  /** Namespaces to create besides `default`. */
+  namespaces?: string[];
+  /** How long to wait for readiness (default 60 s). */
+  readyTimeoutMs?: number;
+}
+
+interface TemporalPorts {
+  grpc: number;
+  ui: number;
+  http: number;
+  metrics: number;
+}
+
+/**
+ * Starts `temporal server start-dev` on free loopback ports (gRPC, UI, HTTP API and metrics all chosen here, so
+ * parallel runs never collide), with our search attributes, and waits until every namespace answers and lists them.
+ */
+export async function startTemporal(opts: StartTemporalOptions = {}): Promise<TemporalServer> {
+  const bin = temporalBinary();
+  const name = instanceName('temporal');
+  const dir = path.join(runDir(), name);
+  fs.mkdirSync(dir, { recursive: true });
+  const dbFile = path.resolve(opts.dbFile ?? path.join(dir, 'temporal.db'));
+  const namespaces = ['default', ...(opts.namespaces ?? []).filter((n) => n !== 'default')];
+  const logFile = path.join(dir, 'temporal.log');
+  const readyTimeoutMs = opts.readyTimeoutMs ?? 60_000;
+  const proc = new GroupProcess(name, logFile);
+
+  const argsFor = (p: TemporalPorts) => [
+    'server',
+    'start-dev',
+    '--ip', '127.0.0.1',
+    '--port', String(p.grpc),
+    '--ui-port', String(p.ui),
+    '--http-port', String(p.http),
+    '--metrics-port', String(p.metrics),
+    '--db-filename', dbFile,
+    '--log-level', 'error',
+    ...namespaces.filter((n) => n !== 'default').flatMap((n) => ['--namespace', n]),
+    ...TEMPORAL_SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a}=Keyword`]),
+  ];
+
+  const launch = async (p: TemporalPorts) => {
+    proc.spawn(bin, argsFor(p));
+    await waitTemporalReady(`127.0.0.1:${p.grpc}`, namespaces, proc, readyTimeoutMs);
+  };
+
+  // First start: if another process grabbed one of our ports in the meantime, pick new ones and try again.
+  const fixed = await (async () => {
+    for (let attempt = 1; ; attempt++) {
+      const candidate = { grpc: await freePort(), ui: await freePort(), http: await freePort(), metrics: await freePort() };
+      try {
+        await launch(candidate);
+        return candidate;
+      } catch (err) {
+        await proc.stop();
+        if (attempt >= 3 || !/address already in use/i.test(proc.logSinceSpawn())) throw err;
+      }
+    }
+  })();
+  const server: TemporalServer = {
+    address: `127.0.0.1:${fixed.grpc}`,
+    port: fixed.grpc,
+    uiUrl: `http://127.0.0.1:${fixed.ui}`,
+    dbFile,
+    namespaces,
+    logFile,
+    get pid() {
+      return proc.pid;
+    },
+    async stop() {
+      await proc.stop();
+      await waitPortClosed(fixed.grpc, `${name} gRPC`);
+    },
+    async start() {
+      if (proc.running) return;
+      await launch(fixed);
+    },
+  };
+  return server;
+}
+
+async function waitTemporalReady(address: string, namespaces: string[], proc: GroupProcess, timeoutMs: number): Promise<void> {
+  let connection: Connection | undefined;
+  let last = 'no attempt yet';
+  try {
+    await waitFor(
+      `Temporal at ${address} to serve namespaces [${namespaces.join(', ')}] with search attributes [${TEMPORAL_SEARCH_ATTRIBUTES.join(', ')}]`,
+      async () => {
+        if (!proc.running) throw new Error(`Temporal did not become ready: ${proc.describeExit()}`);
+        // A refused port answers at once; a gRPC connect to it would back off for up to its timeout.
+        if (!connection && !(await isPortOpen(Number(address.split(':').pop()), 200))) return undefined;
+        try {
+          connection ??= await Connection.connect({ address, connectTimeout: 1_000 });
+          const conn = connection;
+          await conn.withDeadline(Date.now() + 2_000, async () => {
+            for (const namespace of namespaces) {
+              await conn.workflowService.describeNamespace({ namespace });
+              const { customAttributes } = await conn.operatorService.listSearchAttributes({ namespace });
+              const missing = TEMPORAL_SEARCH_ATTRIBUTES.filter((a) => !(customAttributes && a in customAttributes));
+              if (missing.length > 0) throw new Error(`namespace ${namespace} lacks search attributes ${missing.join(', ')}`);
+            }
+          });
+          return true;
+        } catch (err) {
+          last = (err as Error).message;
+          return undefined;
+        }
+      },
+      timeoutMs,
+      100,
+    );
+  } catch (err) {
+    throw new Error(`${(err as Error).message}; last probe: ${last}; last lines of ${proc.logFile}:\n${tail(proc.logFile)}`);
+  } finally {
+    await connection?.close().catch(() => undefined);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Redis
+
+export interface RedisServer {
+  url: string;
+  port: number;
+  logFile: string;
+  readonly pid: number;
+  /** Stops the server (its data is gone: no persistence) and waits until the port is closed. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port, empty. */
+  start(): Promise<void>;
+}
+
+/** Starts a throwaway redis-server (no persistence) on a free loopback port and waits until it answers PING. */
+export async function startRedis(opts: { readyTimeoutMs?: number } = {}): Promise<RedisServer> {
+  const name = instanceName('redis');
+  const dir = path.join(runDir(), name);
+  fs.mkdirSync(dir, { recursive: true });
+  const logFile = path.join(dir, 'redis.log');
+  const readyTimeoutMs = opts.readyTimeoutMs ?? 10_000;
+  const proc = new GroupProcess(name, logFile);
+  const bin = process.env.REDIS_SERVER_BIN ?? 'redis-server';
+
+  const launch = async (port: number) => {
+    proc.spawn(bin, [
+      '--port', String(port),
+      '--bind', '127.0.0.1',
+      '--save', '',
+      '--appendonly', 'no',
+      '--daemonize', 'no',
+      '--dir', dir,
+      '--logfile', '',
+    ]);
+    await waitRedisReady(port, proc, readyTimeoutMs);
+  };
+
+  const fixed = await (async () => {
+    for (let attempt = 1; ; attempt++) {
+      const port = await freePort();
+      try {
+        await launch(port);
+        return port;
+      } catch (err) {
+        await proc.stop();
+        if (attempt >= 3 || !/address already in use/i.test(proc.logSinceSpawn())) throw err;
+      }
+    }
+  })();
+  return {
+    url: `redis://127.0.0.1:${fixed}`,
+    port: fixed,
+    logFile,
+    get pid() {
+      return proc.pid;
+    },
+    async stop() {
+      await proc.stop();
+      await waitPortClosed(fixed, name);
+    },
+    async start() {
+      if (proc.running) return;
+      await launch(fixed);
+    },
+  };
+}
+
+/** True when a Redis at `url` answers PING within `timeoutMs`. Never retries on its own. */
+export async function redisPing(url: string, timeoutMs = 1_000): Promise<boolean> {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    commandTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return (await client.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+async function waitRedisReady(port: number, proc: GroupProcess, timeoutMs: number): Promise<void> {
+  try {
+    await waitFor(
+      `redis-server on 127.0.0.1:${port} to answer PING`,
+      async () => {
+        if (!proc.running) throw new Error(`redis-server did not become ready: ${proc.describeExit()}`);
+        return redisPing(`redis://127.0.0.1:${port}`, 500);
+      },
+      timeoutMs,
+    );
+  } catch (err) {
+    if (!proc.running) throw err;
+    throw new Error(`${(err as Error).message}; last lines of ${proc.logFile}:\n${tail(proc.logFile)}`);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Run directories
+
+/** Removes run dirs of earlier jest runs whose process is gone (names are `<pid>-<time>` or `adhoc-<pid>`). */
+export function pruneStaleRunDirs(): void {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync(RUN_ROOT);
+  } catch {
+    return;
+  }
+  for (const entry of entries) {
+    const m = /^(?:adhoc-)?(\d+)(?:-\d+)?$/.exec(entry);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (pid === process.pid) continue;
+    let alive = true;
+    try {
+      process.kill(pid, 0);
+    } catch (err) {
+      alive = (err as NodeJS.ErrnoException).code === 'EPERM';
+    }
+    if (!alive) fs.rmSync(path.join(RUN_ROOT, entry), { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,81 @@
+import { Connection } from '@temporalio/client';
+import Redis from 'ioredis';
+import { testEnv } from '../helpers/env';
+import { isPortOpen, redisPing, startRedis, TEMPORAL_SEARCH_ATTRIBUTES, type RedisServer } from '../helpers/infra';
+
+describe('test infrastructure', () => {
+  const env = testEnv();
+
+  describe('when globalSetup has run', () => {
+    let connection: Connection;
+    beforeAll(async () => {
+      connection = await Connection.connect({ address: env.temporalAddress, connectTimeout: 5_000 });
+    });
+    afterAll(async () => {
+      await connection?.close();
+    });
+
+    it('then the workers see the Temporal and Redis coordinates in process.env', () => {
+      expect(env.temporalAddress).toMatch(/^127\.0\.0\.1:\d+$/);
+      expect(env.temporalAddress).not.toBe('127.0.0.1:7233');
+      expect(env.temporalNamespace).toBe('default');
+      expect(env.temporalNamespaceB).toBe('region-b');
+      expect(env.redisUrl).toMatch(/^redis:\/\/127\.0\.0\.1:\d+$/);
+      expect(env.redisUrl).not.toBe('redis://127.0.0.1:6379');
+      expect(env.temporalBin).toMatch(/\/temporal$/);
+      expect(env.temporalDb).toMatch(/\.db$/);
+    });
+
+    it('then Temporal answers on that address and lists the five search attributes as Keyword', async () => {
+      const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
+      for (const name of ['SignalId', 'AccountId', 'Action', 'Symbol', 'Outcome']) {
+        // 2 = INDEXED_VALUE_TYPE_KEYWORD
+        expect({ name, type: customAttributes?.[name] }).toEqual({ name, type: 2 });
+      }
+      expect([...TEMPORAL_SEARCH_ATTRIBUTES].sort()).toEqual(['AccountId', 'Action', 'Outcome', 'SignalId', 'Symbol']);
+    });
+
+    it('then namespace region-b exists, with the same search attributes', async () => {
+      const ns = await connection.workflowService.describeNamespace({ namespace: env.temporalNamespaceB });
+      expect(ns.namespaceInfo?.name).toBe('region-b');
+      const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: 'region-b' });
+      expect(Object.keys(customAttributes ?? {})).toEqual(expect.arrayContaining([...TEMPORAL_SEARCH_ATTRIBUTES]));
+    });
+
+    it('then Redis answers PING', async () => {
+      const redis = new Redis(env.redisUrl, { lazyConnect: true, maxRetriesPerRequest: 1 });
+      try {
+        await redis.connect();
+        expect(await redis.ping()).toBe('PONG');
+      } finally {
+        redis.disconnect();
+      }
+    });
+  });
+
+  describe('when a private redis-server is stopped and started again', () => {
+    let server: RedisServer | undefined;
+    afterAll(async () => {
+      await server?.stop();
+    });
+
+    it('then it is gone in between and answers again on the same port', async () => {
+      server = await startRedis();
+      expect(server.url).not.toBe(env.redisUrl);
+      expect(await redisPing(server.url)).toBe(true);
+      const firstPid = server.pid;
+
+      await server.stop();
+      expect(await isPortOpen(server.port)).toBe(false);
+      expect(await redisPing(server.url, 300)).toBe(false);
+      expect(() => process.kill(-firstPid, 0)).toThrow();
+
+      await server.start();
+      expect(server.url).toBe(`redis://127.0.0.1:${server.port}`);
+      expect(server.pid).not.toBe(firstPid);
+      expect(await redisPing(server.url)).toBe(true);
+      // The global Redis was not touched.
+      expect(await redisPing(env.redisUrl)).toBe(true);
+    });
+  });
+});

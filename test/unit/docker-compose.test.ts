@@ -1,0 +1,61 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import path from 'node:path';
+
+const root = path.resolve(__dirname, '..', '..');
+const composeFile = path.join(root, 'docker-compose.yml');
+// scripts/test.sh installs Debian's docker-compose when it is missing, so CI always runs these.
+const hasDockerCompose = spawnSync('docker-compose', ['version'], { stdio: 'ignore' }).status === 0;
+if (!hasDockerCompose) {
+  process.stderr.write('SKIPPED docker-compose.yml checks: the docker-compose binary is not installed (scripts/test.sh installs it)\n');
+}
+const describeIfCompose = hasDockerCompose ? describe : describe.skip;
+
+function compose(...args: string[]): string {
+  return execFileSync('docker-compose', ['-f', composeFile, ...args], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** The lines of one service in the normalized `docker-compose config` output (two-space indented keys). */
+function serviceBlock(config: string, service: string): string {
+  const lines = config.split('\n');
+  const start = lines.indexOf(`  ${service}:`);
+  if (start < 0) return '';
+  const end = lines.findIndex((line, i) => i > start && /^ {0,2}\S/.test(line));
+  return lines.slice(start, end < 0 ? undefined : end).join('\n');
+}
+
+/** Whether a service block maps host port `port` to container port `port`, in either syntax compose prints. */
+function publishes(block: string, port: number): boolean {
+  const long = new RegExp(`published: "?${port}"?\\n\\s+target: ${port}\\b`);
+  const short = new RegExp(`- '?(?:[\\d.]+:)?${port}:${port}(?:/tcp)?'?$`, 'm');
+  return long.test(block) || short.test(block);
+}
+
+describeIfCompose('docker-compose.yml', () => {
+  let config = '';
+  beforeAll(() => {
+    config = compose('config');
+  });
+
+  it('when docker-compose validates it, then the file is accepted', () => {
+    expect(() => compose('config', '-q')).not.toThrow();
+  });
+
+  it('when the services are listed, then temporal, redis, worker, ingress, paper-bridge and registry-import are there', () => {
+    const services = compose('config', '--services').trim().split('\n').sort();
+    expect(services).toEqual(expect.arrayContaining(['ingress', 'paper-bridge', 'redis', 'temporal', 'worker']));
+    expect(services).toContain('registry-import');
+  });
+
+  it('when the config is resolved, then ingress publishes port 8080 and the UI of Temporal 8233', () => {
+    const ingress = serviceBlock(config, 'ingress');
+    expect(ingress).not.toBe('');
+    expect(publishes(ingress, 8080)).toBe(true);
+    expect(publishes(serviceBlock(config, 'temporal'), 8233)).toBe(true);
+    expect(publishes(ingress, 8081)).toBe(false);
+  });
+
+  it('when the Temporal service starts, then it registers the five search attributes as Keyword', () => {
+    const temporal = serviceBlock(config, 'temporal');
+    for (const name of ['SignalId', 'AccountId', 'Action', 'Symbol', 'Outcome']) expect(temporal).toContain(`${name}=Keyword`);
+  });
+});
