@@ -31,7 +31,9 @@ const envSchema = z.object({
   /** JSON array of {name, address, namespace}; when unset, one region "default" from TEMPORAL_ADDRESS/NAMESPACE. */
   TEMPORAL_REGIONS: z.string().optional(),
   /** Deadline of one Temporal call on the ingress path; past it the webhook answers 503 backpressure. */
-  TEMPORAL_START_TIMEOUT_MS: int(1000, 1),
+  TEMPORAL_START_TIMEOUT_MS: int(1500, 1),
+  /** How long to try to reach an unreachable Temporal before answering 503 backpressure. */
+  TEMPORAL_CONNECT_TIMEOUT_MS: int(1000, 1),
   WORKFLOW_BUNDLE_PATH: z.string().optional(),
 
   BODY_LIMIT_BYTES: int(64 * 1024, 1),
@@ -85,6 +87,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       regions,
       taskQueue: e.TEMPORAL_TASK_QUEUE,
       startTimeoutMs: e.TEMPORAL_START_TIMEOUT_MS,
+      connectTimeoutMs: e.TEMPORAL_CONNECT_TIMEOUT_MS,
       workflowBundlePath: e.WORKFLOW_BUNDLE_PATH,
     },
     ingress: {

@@ -22,7 +22,7 @@ export interface Ingress {
 export async function startIngress(config: Config = loadConfig()): Promise<Ingress> {
   const logger = createLogger(config.logLevel, 'ingress');
   const redis = connectRedis(config.redis.url, { commandTimeoutMs: config.redis.commandTimeoutMs, logger, name: 'ingress' });
-  const regions = new Regions(config.temporal.regions, config.temporal.startTimeoutMs);
+  const regions = new Regions(config.temporal.regions, config.temporal.startTimeoutMs, config.temporal.connectTimeoutMs);
   const registry = new RedisRegistry(redis);
   const throttle = new RedisThrottle(redis, {
     account_write: config.limits.fairnessAccount,

@@ -66,7 +66,7 @@ export function newSignalId(): string {
 export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promise<AcceptResult> {
   const now = deps.now ?? Date.now;
   const signal = checkSignal(req.body, now);
-  checkIdempotencyKey(signal, req.idempotencyKey, deps.settings.idempotencyKeyMaxLength);
+  const idempotencyKey = checkIdempotencyKey(signal, req.idempotencyKey, deps.settings.idempotencyKeyMaxLength);
 
   const { grant, accounts } = await guarded(deps.settings.failClosedRetryAfterSeconds, async () => {
     const grant = await deps.registry.authenticateSecret(signal.secret);
@@ -87,14 +87,14 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
     });
   }
 
-  const { secret: _secret, ...instruction } = signal;
+  const { secret: _secret, idempotencyKey: _key, ...instruction } = signal;
   const base: LaunchBase = {
     signalId: newSignalId(),
     correlationId: req.correlationId,
     acceptedAt: new Date(now()).toISOString(),
     signal: instruction as SignalInstruction,
   };
-  if (req.idempotencyKey === undefined) return launch(deps, base, accounts, false);
+  if (idempotencyKey === undefined) return launch(deps, base, accounts, false);
 
   const record: AcceptanceRecord = {
     ...pick(base, ['signalId', 'correlationId', 'acceptedAt']),
@@ -103,7 +103,7 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
     regions: groupBy(accounts, (a) => a.region, (a) => a.id),
   };
   const claim = await temporalStep(() =>
-    deps.windows.claim(idempotencyDigest(grant.hash, req.routeAccountId, req.idempotencyKey!), record, deps.settings.idempotencyWindowMs),
+    deps.windows.claim(idempotencyDigest(grant.hash, req.routeAccountId, idempotencyKey), record, deps.settings.idempotencyWindowMs),
   );
   if (claim.first) return launch(deps, base, accounts, false);
   return replay(deps, claim.record, record.bodyHash, base.signal);
@@ -192,7 +192,14 @@ function checkSignal(body: unknown, now: () => number): ExternalSignal {
   return result.signal;
 }
 
-function checkIdempotencyKey(signal: ExternalSignal, key: string | undefined, maxLength: number): void {
+/** The key from the header or the body field (TradingView cannot set headers); both given must agree. */
+function checkIdempotencyKey(signal: ExternalSignal, header: string | undefined, maxLength: number): string | undefined {
+  if (header !== undefined && signal.idempotencyKey !== undefined && header !== signal.idempotencyKey) {
+    throw new Refusal('invalid', 'X-Idempotency-Key and the idempotencyKey field differ; send one, or the same in both', {
+      details: [{ path: 'idempotencyKey', message: 'differs from the X-Idempotency-Key header' }],
+    });
+  }
+  const key = header ?? signal.idempotencyKey;
   if (key !== undefined && (key.length === 0 || key.length > maxLength)) {
     throw new Refusal('invalid', `X-Idempotency-Key must be 1 to ${maxLength} characters`, {
       details: [{ path: 'X-Idempotency-Key', message: `must be 1 to ${maxLength} characters` }],
@@ -200,10 +207,11 @@ function checkIdempotencyKey(signal: ExternalSignal, key: string | undefined, ma
   }
   if (key === undefined && requiresIdempotencyKey(signal)) {
     const what = signal.action === 'close' ? 'a filtered close' : signal.action;
-    throw new Refusal('invalid', `X-Idempotency-Key is required for ${what}`, {
+    throw new Refusal('invalid', `X-Idempotency-Key (or the idempotencyKey field) is required for ${what}`, {
       details: [{ path: 'X-Idempotency-Key', message: `required for ${what}` }],
     });
   }
+  return key;
 }
 
 /** Market entries go stale fast (the owner's max signal age, 30 s by default); other commands keep longer. */

@@ -35,9 +35,17 @@ export const signalFields = {
   meta: z
     .looseObject({ origin: z.string().max(256).optional() })
     .describe('Free-form tags for the caller; never changes routing or execution.'),
+  idempotencyKey: z
+    .string()
+    .min(1)
+    .max(128)
+    .describe('Same as the X-Idempotency-Key header, for callers that cannot set headers (TradingView). If both are given they must be equal.'),
 } as const;
 
-type Field = Exclude<keyof typeof signalFields, 'secret' | 'action' | 'meta'>;
+/** Fields every action may carry: they describe the request, not the order. */
+const REQUEST_FIELDS = ['secret', 'action', 'meta', 'idempotencyKey'] as const;
+
+type Field = Exclude<keyof typeof signalFields, (typeof REQUEST_FIELDS)[number]>;
 
 interface ActionRule {
   required: Field[];
@@ -78,6 +86,7 @@ export const ACTION_RULES: Record<Action, ActionRule> = {
 };
 
 const FIELD_NAMES = Object.keys(signalFields) as (keyof typeof signalFields)[];
+const ORDER_FIELDS = FIELD_NAMES.filter((f): f is Field => !(REQUEST_FIELDS as readonly string[]).includes(f));
 
 /** The object shape alone: types of every field, no unknown top-level field. */
 export const externalSignalShape = z.strictObject({
@@ -99,8 +108,7 @@ export function externalSignalSchema(now: () => number = Date.now) {
       if (!present(f)) ctx.addIssue({ code: 'custom', path: [f], message: `${f} is required for ${signal.action}` });
     }
     const allowed = new Set<Field>([...rule.required, ...rule.optional]);
-    for (const f of FIELD_NAMES) {
-      if (f === 'secret' || f === 'action' || f === 'meta') continue;
+    for (const f of ORDER_FIELDS) {
       if (present(f) && !allowed.has(f)) {
         ctx.addIssue({ code: 'custom', path: [f], message: `${f} is not used by ${signal.action}` });
       }

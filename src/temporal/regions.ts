@@ -11,12 +11,13 @@ export class Regions {
   constructor(
     configs: RegionConfig[],
     private readonly callTimeoutMs: number,
+    private readonly connectTimeoutMs = callTimeoutMs,
   ) {
     for (const config of configs) this.byName.set(config.name, this.open(config));
   }
 
   private open(config: RegionConfig) {
-    const connection = Connection.lazy({ address: config.address, connectTimeout: this.callTimeoutMs });
+    const connection = Connection.lazy({ address: config.address, connectTimeout: this.connectTimeoutMs });
     return { config, connection, client: new Client({ connection, namespace: config.namespace }) };
   }
 

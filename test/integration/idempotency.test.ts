@@ -106,7 +106,7 @@ describe('idempotency window on Temporal workflow ids (spec §5 rules 4-5)', () 
     const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
     const without = await post(url, { secret: f.secret, ...signal });
     expect(without.status).toBe(400);
-    expect(without.body.error).toMatch(/X-Idempotency-Key is required/);
+    expect(without.body.error).toMatch(/X-Idempotency-Key \(or the idempotencyKey field\) is required/);
     expect((await post(url, { secret: f.secret, ...signal }, { 'x-idempotency-key': 'k1' })).status).toBe(202);
   });
 
@@ -114,5 +114,39 @@ describe('idempotency window on Temporal workflow ids (spec §5 rules 4-5)', () 
     const f = await seedOwner(stack.registry);
     const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'close', positionId: 'P1' });
     expect(res.status).toBe(202);
+  });
+});
+
+describe('the idempotencyKey body field (for callers that cannot set headers)', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ worker: false });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  test('when the key comes in the body, then it works exactly like the header', async () => {
+    const f = await seedOwner(stack.registry);
+    const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
+    const body = { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.2, idempotencyKey: 'tv-EURUSD-1700000000' };
+    const first = await post(url, body);
+    const again = await post(url, body, { 'x-idempotency-key': 'tv-EURUSD-1700000000' });
+    expect(first.status).toBe(202);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(first.body);
+    const breakeven = await post(url, { secret: f.secret, action: 'breakeven', positionId: 'P1', idempotencyKey: 'be-1' });
+    expect(breakeven.status).toBe(202);
+  });
+
+  test('when the header and the body field differ, then 400', async () => {
+    const f = await seedOwner(stack.registry);
+    const res = await post(
+      `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`,
+      { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.2, idempotencyKey: 'a' },
+      { 'x-idempotency-key': 'b' },
+    );
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(/differ/);
   });
 });

@@ -98,7 +98,7 @@ describe('when Temporal is unreachable', () => {
   let redis: Redis;
   beforeAll(async () => {
     const dead = await freePort();
-    ingress = await startIngress(testConfig({ TEMPORAL_ADDRESS: `127.0.0.1:${dead}`, MAX_IN_FLIGHT: '1' }));
+    ingress = await startIngress(testConfig({ TEMPORAL_ADDRESS: `127.0.0.1:${dead}`, MAX_IN_FLIGHT: '1', TEMPORAL_START_TIMEOUT_MS: '1500' }));
     redis = new Redis(testEnv().redisUrl);
   });
   afterAll(async () => {
