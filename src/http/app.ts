@@ -8,6 +8,7 @@ import type { StatusDeps } from '../signals/status';
 import type { Regions } from '../temporal/regions';
 import { errorHandler, type Channel } from './errors';
 import { accessLog, requestId } from './middleware';
+import { buildOpenApiDocument } from './openapi';
 import { bridgeRoutes } from './routes/bridge';
 import { healthRoutes } from './routes/health';
 import { signalRoutes } from './routes/signals';
@@ -33,6 +34,9 @@ export function createApp(deps: AppDeps): Express {
   app.use(webhookRoutes({ accept: deps.accept, redis: deps.redis, config: deps.config }));
   app.use(signalRoutes({ status: deps.status, redis: deps.redis, config: deps.config }));
   app.use(bridgeRoutes(deps.gateway));
+  app.get('/openapi.json', (_req, res) => {
+    res.json(buildOpenApiDocument());
+  });
   app.use((_req, res) => {
     res.status(404).json({ error: 'Not found' });
   });
