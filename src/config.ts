@@ -19,6 +19,8 @@ const envSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: int(8080),
   PUBLIC_URL: z.string().optional(),
+  /** Port of the worker's /metrics (on HOST); "off" to serve none, 0 for any free port. */
+  WORKER_METRICS_PORT: z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).default(9464),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
@@ -82,6 +84,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     port: e.PORT,
     publicUrl: e.PUBLIC_URL ?? `http://${e.HOST}:${e.PORT}`,
     logLevel: e.LOG_LEVEL,
+    workerMetricsPort: e.WORKER_METRICS_PORT === 'off' ? undefined : e.WORKER_METRICS_PORT,
     redis: { url: e.REDIS_URL, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS },
     temporal: {
       regions,

@@ -11,6 +11,9 @@ import { Regions } from './temporal/regions';
 import { TemporalExecutions } from './temporal/executions';
 import { TemporalIdempotencyWindows } from './temporal/idempotency-windows';
 import { createApp } from './http/app';
+import { createIngressMetrics } from './metrics';
+import { BridgePresence } from './bridge/presence';
+import { isTemporalBackpressure } from './temporal/failures';
 
 export interface Ingress {
   url: string;
@@ -35,8 +38,12 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
   const queue = new RedisCommandQueue(queueRedis);
   // Serve as soon as Redis answers, but never wait long: with Redis down the guards fail closed until it is back.
   await Promise.all([waitUntilReady(redis, 3000), waitUntilReady(queueRedis, 3000)]);
+  const metrics = createIngressMetrics();
+  const presence = new BridgePresence();
+  metrics.bridgesOnline(() => presence.online());
   const app = createApp({
     config,
+    metrics,
     logger,
     redis,
     regions,
@@ -46,6 +53,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
       sequencer: new RedisAccountSequencer(redis),
       executions,
       logger,
+      onStartError: (region, err) => metrics.temporalStartErrors.inc({ region, kind: isTemporalBackpressure(err) ? 'backpressure' : 'other' }),
       windows: new TemporalIdempotencyWindows(regions, config.temporal.regions[0]!.name, config.temporal.taskQueue),
       settings: {
         idempotencyKeyMaxLength: config.ingress.idempotencyKeyMaxLength,
@@ -56,7 +64,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
       },
     },
     status: { registry, throttle, executions, failClosedRetryAfterSeconds: config.limits.failClosedRetryAfterSeconds },
-    gateway: { registry, queue, executions, maxWaitMs: config.bridge.maxWaitMs },
+    gateway: { registry, queue, executions, maxWaitMs: config.bridge.maxWaitMs, presence },
   });
 
   const server: Server = await new Promise((resolve, reject) => {

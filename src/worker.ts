@@ -7,10 +7,16 @@ import { RedisCommandQueue } from './bridge/queue';
 import { RedisAccountSequencer } from './bridge/ordering';
 import { loadConfig, type Config } from './config';
 import { createLogger } from './logger';
+import { createWorkerMetrics, reasonLabel } from './metrics';
+import { serveMetrics } from './metrics-server';
+import type { InjectedSinks } from '@temporalio/worker';
+import type { OutcomeSinks } from '../workflows/sinks';
 
 export interface RunningWorker {
   /** Resolves when every region's worker has stopped. */
   done: Promise<void>;
+  /** Where the worker serves /metrics, when it does. */
+  metricsUrl?: string;
   shutdown(): Promise<void>;
 }
 
@@ -36,6 +42,16 @@ export async function startWorker(config: Config = loadConfig()): Promise<Runnin
   redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis unavailable'));
   const activities = createActivities({ queue: new RedisCommandQueue(redis), sequencer: new RedisAccountSequencer(redis) });
   const source = workflowSource(config);
+  const metrics = createWorkerMetrics();
+  const sinks: InjectedSinks<OutcomeSinks> = {
+    outcomes: {
+      record: {
+        fn: (_info, outcome, reason, action, platform) => metrics.outcomes.inc({ outcome, reason: reasonLabel(reason), action, platform }),
+        callDuringReplay: false,
+      },
+    },
+  };
+  const metricsServer = config.workerMetricsPort === undefined ? undefined : await serveMetrics(metrics.registry, config.host, config.workerMetricsPort);
 
   const connections: NativeConnection[] = [];
   const workers: Worker[] = [];
@@ -48,6 +64,7 @@ export async function startWorker(config: Config = loadConfig()): Promise<Runnin
         namespace: region.namespace,
         taskQueue: config.temporal.taskQueue,
         activities,
+        sinks,
         ...source,
       }),
     );
@@ -55,10 +72,12 @@ export async function startWorker(config: Config = loadConfig()): Promise<Runnin
   logger.info({ regions: config.temporal.regions.map((r) => r.name) }, 'worker running');
   const done = Promise.all(workers.map((w) => w.run())).then(async () => {
     await Promise.allSettled(connections.map((c) => c.close()));
+    await metricsServer?.close();
     redis.disconnect();
   });
   return {
     done,
+    metricsUrl: metricsServer?.url,
     async shutdown() {
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
       await done;

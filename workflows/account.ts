@@ -1,4 +1,5 @@
-import { condition, defineSignal, proxyActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { condition, defineSignal, proxyActivities, proxySinks, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { OutcomeSinks } from './sinks';
 import type { Activities } from '../activities';
 import type { BridgeCommand, BridgeReport } from '../src/bridge/protocol';
 import { planOrder } from '../src/risk/rules';
@@ -11,6 +12,8 @@ export const bridgeReportSignal = defineSignal<[BridgeReport]>('bridgeReport');
 
 /** Redis blips and worker restarts are transient: retry quickly, then less often; the expiry bounds dispatch. */
 const QUEUE_RETRY = { initialInterval: '100ms', backoffCoefficient: 2, maximumInterval: '5s' } as const;
+
+const { outcomes } = proxySinks<OutcomeSinks>();
 
 /** Withdrawing is what keeps us from reporting `rejected` for an order that may be live, so it retries until it answers. */
 const { withdrawCommand, releaseSequence } = proxyActivities<Activities>({ startToCloseTimeout: '5s', retry: QUEUE_RETRY });
@@ -30,6 +33,7 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
 
   const finish = (outcome: Omit<AccountOutcome, 'accountId' | 'occurredAt'>, occurredAt?: string): AccountOutcome => {
     upsertSearchAttributes([{ key: OutcomeKey, value: outcome.outcome }]);
+    outcomes.record(outcome.outcome, outcome.reason, signal.action, target.account.platform);
     return { accountId, ...outcome, occurredAt: occurredAt ?? new Date(Date.now()).toISOString() };
   };
   const rejected = (reason: string) => finish({ outcome: 'rejected', ticket: null, reason });

@@ -5,6 +5,7 @@ import type { SignalExecutions } from '../signals/executions';
 import { isTemporalBackpressure } from '../temporal/failures';
 import { BRIDGE_PROTOCOL_VERSION, helloSchema, reportsBodySchema, type BridgeCommand } from './protocol';
 import type { CommandQueue } from './queue';
+import type { BridgePresence } from './presence';
 
 /** The bridge API's use cases (docs/bridge-protocol.md): what an EA or cBot can do, authenticated by its bridge token. */
 
@@ -13,6 +14,7 @@ export interface GatewayDeps {
   queue: CommandQueue;
   executions: SignalExecutions;
   maxWaitMs: number;
+  presence?: BridgePresence;
 }
 
 const MAX_COMMANDS_PER_POLL = 100;
@@ -42,6 +44,7 @@ export async function bridgeCommands(
   signal: AbortSignal,
 ): Promise<{ commands: BridgeCommand[]; serverTime: string }> {
   const account = await bridgeAccount(deps, token);
+  deps.presence?.seen(account.id);
   const wait = Math.max(0, Math.min(Number.isFinite(waitMs) ? waitMs : 0, deps.maxWaitMs));
   const commands = await deps.queue.takeOrWait(account.id, MAX_COMMANDS_PER_POLL, wait, signal);
   return { commands, serverTime: new Date().toISOString() };

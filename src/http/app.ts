@@ -8,6 +8,8 @@ import type { StatusDeps } from '../signals/status';
 import type { Regions } from '../temporal/regions';
 import { errorHandler, type Channel } from './errors';
 import { accessLog, requestId } from './middleware';
+import { observe } from './observe';
+import type { IngressMetrics } from '../metrics';
 import { buildOpenApiDocument } from './openapi';
 import { bridgeRoutes } from './routes/bridge';
 import { healthRoutes } from './routes/health';
@@ -22,6 +24,7 @@ export interface AppDeps {
   accept: AcceptDeps;
   status: StatusDeps;
   gateway: GatewayDeps;
+  metrics: IngressMetrics;
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -30,6 +33,10 @@ export function createApp(deps: AppDeps): Express {
   app.set('trust proxy', false);
   app.use(requestId());
   app.use(accessLog(deps.logger));
+  app.use(observe(deps.metrics));
+  app.get('/metrics', async (_req, res) => {
+    res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
+  });
   app.use(healthRoutes({ redis: deps.redis, regions: deps.regions, timeoutMs: deps.config.temporal.startTimeoutMs }));
   app.use(webhookRoutes({ accept: deps.accept, redis: deps.redis, config: deps.config }));
   app.use(signalRoutes({ status: deps.status, redis: deps.redis, config: deps.config }));

@@ -49,6 +49,7 @@ export interface AcceptDeps {
   executions: SignalExecutions;
   windows: IdempotencyWindows;
   logger?: Logger;
+  onStartError?: (region: string, err: unknown) => void;
   settings: {
     idempotencyKeyMaxLength: number;
     idempotencyWindowMs: number;
@@ -150,6 +151,7 @@ async function launch(deps: AcceptDeps, base: LaunchBase, accounts: Account[], r
   for (const [i, r] of results.entries()) {
     if (r.status === 'fulfilled') continue;
     deps.logger?.warn({ correlationId: base.correlationId, signalId: base.signalId, region: regions[i], err: String(r.reason) }, 'region did not start the signal');
+    deps.onStartError?.(regions[i]!, r.reason);
     // Those accounts' later signals must not wait for commands that will never come.
     for (const t of byRegion[regions[i]!]!) void deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt)).catch(() => undefined);
   }

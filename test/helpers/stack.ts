@@ -35,6 +35,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
     POLL_ACCOUNT_MAX: '100000',
     // Parallel test files share one dev server on two cores: a healthy call can take over a second here.
     TEMPORAL_START_TIMEOUT_MS: '5000',
+    WORKER_METRICS_PORT: '0',
     ...env,
   });
 }

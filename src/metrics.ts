@@ -1,0 +1,83 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * Prometheus metrics. Labels are only ever drawn from small fixed sets (route patterns, status codes, outcome,
+ * reason codes, region names from config): never a secret, a token, an id or any free-form input.
+ */
+
+const REASON_CODES = new Set([
+  'signal_expired',
+  'bridge_offline',
+  'dispatch_failed',
+  'risk_close_only',
+  'risk_symbol_not_allowed',
+  'risk_symbol_blocked',
+  'risk_outside_trading_hours',
+  'risk_stop_loss_required',
+  'risk_max_volume_exceeded',
+  'risk_volume_below_minimum',
+  'risk_max_open_positions',
+  'bridge_unsupported_action',
+  'bridge_invalid_command',
+  'bridge_wrong_account',
+  'bridge_internal_error',
+]);
+
+/** A reason as a label: our own codes as they are, every broker diagnostic as `broker`. */
+export function reasonLabel(reason: string | null): string {
+  if (reason === null) return 'none';
+  if (REASON_CODES.has(reason)) return reason;
+  return reason.startsWith('broker:') ? 'broker' : 'other';
+}
+
+export function createIngressMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'external_signals_ingress_' });
+  return {
+    registry,
+    requests: new Counter({
+      name: 'external_signals_http_requests_total',
+      help: 'HTTP requests by route pattern, method and status',
+      labelNames: ['route', 'method', 'status'] as const,
+      registers: [registry],
+    }),
+    acceptSeconds: new Histogram({
+      name: 'external_signals_accept_seconds',
+      help: 'Time to answer a webhook submission, by URL kind and status',
+      labelNames: ['url', 'status'] as const,
+      buckets: [0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5],
+      registers: [registry],
+    }),
+    temporalStartErrors: new Counter({
+      name: 'external_signals_temporal_start_errors_total',
+      help: 'Failed starts of a signal in a region, by region and kind (backpressure or other)',
+      labelNames: ['region', 'kind'] as const,
+      registers: [registry],
+    }),
+    bridgesOnline: (count: () => number) =>
+      new Gauge({
+        name: 'external_signals_bridges_online',
+        help: 'Accounts whose bridge polled this ingress within the last minute',
+        registers: [registry],
+        collect() {
+          this.set(count());
+        },
+      }),
+  };
+}
+export type IngressMetrics = ReturnType<typeof createIngressMetrics>;
+
+export function createWorkerMetrics() {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'external_signals_worker_' });
+  return {
+    registry,
+    outcomes: new Counter({
+      name: 'external_signals_outcomes_total',
+      help: 'Account outcomes by outcome, reason code, action and platform',
+      labelNames: ['outcome', 'reason', 'action', 'platform'] as const,
+      registers: [registry],
+    }),
+  };
+}
+export type WorkerMetrics = ReturnType<typeof createWorkerMetrics>;
