@@ -6,7 +6,16 @@ import { z } from 'zod';
  * There are no secrets in the environment: webhook secrets, API tokens and bridge tokens live hashed in the registry.
  */
 
-const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
+/** A whole decimal number; an empty variable counts as unset (so its default applies), never as 0. */
+const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z.preprocess(
+    (v) => (v === undefined || (typeof v === 'string' && v.trim() === '') ? String(def) : v),
+    z
+      .string()
+      .regex(/^\s*\d+\s*$/, 'must be a whole number')
+      .transform(Number)
+      .pipe(z.number().int().min(min).max(max)),
+  );
 
 const regionSchema = z.object({
   name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/),
@@ -17,10 +26,10 @@ export type RegionConfig = z.infer<typeof regionSchema>;
 
 const envSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
-  PORT: int(8080),
+  PORT: int(8080, 0, 65535),
   PUBLIC_URL: z.string().optional(),
   /** Port of the worker's /metrics (on HOST); "off" to serve none, 0 for any free port. */
-  WORKER_METRICS_PORT: z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).default(9464),
+  WORKER_METRICS_PORT: z.union([z.literal('off'), int(9464, 0, 65535)]),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
@@ -69,6 +78,23 @@ const envSchema = z.object({
 
 export type Config = ReturnType<typeof loadConfig>;
 
+function parseRegions(raw: string): RegionConfig[] {
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch {
+    throw new Error('Invalid configuration:\nTEMPORAL_REGIONS: must be JSON, e.g. [{"name":"eu","address":"host:7233","namespace":"default"}]');
+  }
+  const parsed = z.array(regionSchema).min(1).safeParse(json);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `TEMPORAL_REGIONS${i.path.length ? `[${i.path.join('].')}` : ''}: ${i.message}`);
+    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
+  }
+  const names = parsed.data.map((r) => r.name);
+  if (new Set(names).size !== names.length) throw new Error('Invalid configuration:\nTEMPORAL_REGIONS: region names must be unique');
+  return parsed.data;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
@@ -77,7 +103,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   }
   const e = parsed.data;
   const regions: RegionConfig[] = e.TEMPORAL_REGIONS
-    ? z.array(regionSchema).min(1).parse(JSON.parse(e.TEMPORAL_REGIONS))
+    ? parseRegions(e.TEMPORAL_REGIONS)
     : [{ name: 'default', address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE }];
   return {
     host: e.HOST,

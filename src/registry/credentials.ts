@@ -15,9 +15,10 @@ export function hashCredential(value: string): string {
   return createHash('sha256').update(value, 'utf8').digest('hex');
 }
 
-/** Constant-time equality of two hex digests. */
+const HEX_DIGEST = /^(?:[0-9a-f]{2})+$/;
+
+/** Constant-time equality of two hex digests; anything that is not a whole hex digest equals nothing. */
 export function sameHash(a: string, b: string): boolean {
-  const x = Buffer.from(a, 'hex');
-  const y = Buffer.from(b, 'hex');
-  return x.length === y.length && x.length > 0 && timingSafeEqual(x, y);
+  if (a.length !== b.length || !HEX_DIGEST.test(a) || !HEX_DIGEST.test(b)) return false;
+  return timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
 }

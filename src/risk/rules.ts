@@ -64,8 +64,14 @@ export function planOrder(
 export function sizeVolume(signalLots: number, sizing: RiskSettings['sizing'], rules: VolumeRules): number {
   const raw = sizing.mode === 'fixed' ? sizing.lots : sizing.mode === 'multiplier' ? signalLots * sizing.factor : signalLots;
   const steps = Math.floor(raw / rules.step + 1e-9);
-  const decimals = Math.max(0, Math.ceil(-Math.log10(rules.step) - 1e-9));
-  return Number((steps * rules.step).toFixed(decimals));
+  return Number((steps * rules.step).toFixed(decimalsOf(rules.step)));
+}
+
+/** Decimal places of a step as written (0.25 → 2, 0.01 → 2, 1 → 0), so rounding never moves off the step. */
+function decimalsOf(step: number): number {
+  const [mantissa = '', exponent] = step.toExponential().split('e');
+  const fraction = mantissa.split('.')[1]?.length ?? 0;
+  return Math.max(0, fraction - Number(exponent));
 }
 
 function includesSymbol(list: readonly string[], symbol: string): boolean {

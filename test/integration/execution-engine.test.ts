@@ -156,4 +156,35 @@ describe('execution engine over the bridge API', () => {
     const [c] = await mine.nextCommands(1);
     expect((await other.report([{ commandId: c!.commandId, status: 'filled', ticket: 'EVIL' }])).results).toEqual([{ commandId: c!.commandId, result: 'unknown' }]);
   });
+
+  test('when the account maps symbols and sizes by a multiplier, then the bridge gets the broker symbol and the sized volume rounded down', async () => {
+    const f = await seedOwner(stack.registry, [
+      { symbols: { aliases: { XAUUSD: 'GOLD' }, prefix: '', suffix: '.m' } as never, risk: { sizing: { mode: 'multiplier', factor: 1.5 } } as never },
+    ]);
+    const terminal = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
+    await terminal.hello();
+    const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
+    await post(url, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.33 });
+    await post(url, { secret: f.secret, action: 'sell', symbol: 'xauusd', volume: 1 });
+    const [eur, gold] = await terminal.nextCommands(2);
+    expect(eur).toMatchObject({ symbol: 'EURUSD.m', volume: 0.49 });
+    expect(gold).toMatchObject({ symbol: 'GOLD', volume: 1.5 });
+  });
+
+  test('when a bridge says hello with a newer version, then that version decides the 412 from then on', async () => {
+    const f = await seedOwner(stack.registry, [{ bridgeVersion: '1.9.0' }]);
+    const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
+    const stopLimit = { secret: f.secret, action: 'sell_stop_limit', symbol: 'EURUSD', volume: 0.1, price: 1.05, stopLimitPrice: 1.049 };
+    expect((await post(url, stopLimit)).status).toBe(412);
+    await new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken, 'mt5', '2.1.0').hello();
+    expect((await post(url, stopLimit)).status).toBe(202);
+    await new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken, 'mt5', '1.0.0').hello();
+    expect((await post(url, stopLimit)).status).toBe(412);
+  });
+
+  test('when a bridge says hello for the wrong platform or with a bad token, then it is refused', async () => {
+    const f = await seedOwner(stack.registry);
+    await expect(new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken, 'ctrader').hello()).rejects.toThrow(/400/);
+    await expect(new ScriptedTerminal(stack.ingress.url, 'brg_not_a_token_not_a_token_000').hello()).rejects.toThrow(/401/);
+  });
 });

@@ -1,0 +1,245 @@
+import { loadConfig } from '../../src/config';
+
+/**
+ * The environment is the only input of loadConfig; every test passes its own env object (never process.env, which the
+ * jest global setup fills with the test infrastructure's coordinates).
+ */
+
+describe('loadConfig: spec defaults', () => {
+  const config = loadConfig({});
+
+  test('when nothing is set, then the body limit is 64 KB (65536 bytes, spec §8)', () => {
+    expect(config.ingress.bodyLimitBytes).toBe(65536);
+  });
+
+  test('when nothing is set, then the idempotency replay window is 45 s (spec §5 rule 5, §8)', () => {
+    expect(config.ingress.idempotencyWindowMs).toBe(45000);
+  });
+
+  test('when nothing is set, then X-Idempotency-Key may be at most 128 characters (spec §4.1, §8)', () => {
+    expect(config.ingress.idempotencyKeyMaxLength).toBe(128);
+  });
+
+  test('when nothing is set, then the service listens on 127.0.0.1:8080 and its public URL is derived from them', () => {
+    expect(config.host).toBe('127.0.0.1');
+    expect(config.port).toBe(8080);
+    expect(config.publicUrl).toBe('http://127.0.0.1:8080');
+  });
+
+  test('when nothing is set, then Redis and Temporal are on loopback defaults with one region "default"', () => {
+    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', commandTimeoutMs: 500 });
+    expect(config.temporal.regions).toEqual([{ name: 'default', address: '127.0.0.1:7233', namespace: 'default' }]);
+    expect(config.temporal.taskQueue).toBe('external-signals');
+    expect(config.temporal.startTimeoutMs).toBe(1500);
+    expect(config.temporal.connectTimeoutMs).toBe(1000);
+    expect(config.temporal.workflowBundlePath).toBeUndefined();
+  });
+
+  test('when nothing is set, then the limiter defaults apply', () => {
+    expect(config.limits).toEqual({
+      route: { max: 120, windowMs: 60_000 },
+      fairnessAccount: { max: 60, windowMs: 10_000 },
+      fairnessBroadcast: { max: 60, windowMs: 10_000 },
+      pollIp: { max: 600, windowMs: 60_000 },
+      pollAccount: { max: 300, windowMs: 60_000 },
+      failClosedRetryAfterSeconds: 5,
+      keyPrefix: 'es:rl:',
+    });
+  });
+
+  test('when nothing is set, then the remaining defaults are the documented ones', () => {
+    expect(config.logLevel).toBe('info');
+    expect(config.ingress.maxInFlight).toBe(512);
+    expect(config.bridge).toEqual({ maxWaitMs: 25_000, defaultMaxSignalAgeMs: 30_000, defaultCommandTtlMs: 300_000 });
+  });
+
+  test('when nothing is set, then no secret, token or password has a default anywhere in the config', () => {
+    const keys: string[] = [];
+    const walk = (value: unknown, path: string) => {
+      if (value && typeof value === 'object') {
+        for (const [k, v] of Object.entries(value)) walk(v, path ? `${path}.${k}` : k);
+      } else keys.push(path);
+    };
+    walk(config, '');
+    expect(keys.filter((k) => /secret|token|password|passwd|credential|apikey|api_key/i.test(k))).toEqual([]);
+    // No credentials embedded in the default connection URL either.
+    expect(config.redis.url).not.toMatch(/@/);
+  });
+
+  test('when secret-looking variables are set, then they are ignored and never appear in the config', () => {
+    const c = loadConfig({ WEBHOOK_SECRET: 'whsec_x', API_TOKEN: 'tok_x', BRIDGE_TOKEN: 'brg_x' });
+    expect(JSON.stringify(c)).not.toMatch(/whsec_x|tok_x|brg_x/);
+  });
+});
+
+describe('loadConfig: overrides', () => {
+  test('when the spec numbers are shortened for tests, then the overrides are used', () => {
+    const c = loadConfig({ BODY_LIMIT_BYTES: '1024', IDEMPOTENCY_WINDOW_MS: '2000', IDEMPOTENCY_KEY_MAX_LENGTH: '16' });
+    expect(c.ingress).toMatchObject({ bodyLimitBytes: 1024, idempotencyWindowMs: 2000, idempotencyKeyMaxLength: 16 });
+  });
+
+  test('when host, port and public URL are set, then they are used as given', () => {
+    const c = loadConfig({ HOST: '0.0.0.0', PORT: '9090', PUBLIC_URL: 'https://signals.example.com' });
+    expect(c.host).toBe('0.0.0.0');
+    expect(c.port).toBe(9090);
+    expect(c.publicUrl).toBe('https://signals.example.com');
+  });
+
+  test('when host and port are set but no public URL, then the public URL follows them', () => {
+    expect(loadConfig({ HOST: '10.0.0.5', PORT: '3000' }).publicUrl).toBe('http://10.0.0.5:3000');
+  });
+
+  test('when limiter variables are set, then each limiter takes its own values', () => {
+    const c = loadConfig({
+      ROUTE_LIMIT_MAX: '5',
+      ROUTE_LIMIT_WINDOW_MS: '1000',
+      FAIRNESS_ACCOUNT_MAX: '6',
+      FAIRNESS_ACCOUNT_WINDOW_MS: '2000',
+      FAIRNESS_BROADCAST_MAX: '7',
+      FAIRNESS_BROADCAST_WINDOW_MS: '3000',
+      POLL_IP_MAX: '8',
+      POLL_IP_WINDOW_MS: '4000',
+      POLL_ACCOUNT_MAX: '9',
+      POLL_ACCOUNT_WINDOW_MS: '5000',
+      FAIL_CLOSED_RETRY_AFTER_SECONDS: '11',
+      RATE_LIMIT_KEY_PREFIX: 'test:run1:',
+    });
+    expect(c.limits).toEqual({
+      route: { max: 5, windowMs: 1000 },
+      fairnessAccount: { max: 6, windowMs: 2000 },
+      fairnessBroadcast: { max: 7, windowMs: 3000 },
+      pollIp: { max: 8, windowMs: 4000 },
+      pollAccount: { max: 9, windowMs: 5000 },
+      failClosedRetryAfterSeconds: 11,
+      keyPrefix: 'test:run1:',
+    });
+  });
+
+  test('when Redis, Temporal, bridge and log variables are set, then they are used', () => {
+    const c = loadConfig({
+      REDIS_URL: 'redis://cache:6380',
+      REDIS_COMMAND_TIMEOUT_MS: '250',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      TEMPORAL_NAMESPACE: 'prod',
+      TEMPORAL_TASK_QUEUE: 'q',
+      TEMPORAL_START_TIMEOUT_MS: '2500',
+      TEMPORAL_CONNECT_TIMEOUT_MS: '750',
+      WORKFLOW_BUNDLE_PATH: '/app/bundle.js',
+      MAX_IN_FLIGHT: '64',
+      BRIDGE_MAX_WAIT_MS: '0',
+      DEFAULT_MAX_SIGNAL_AGE_MS: '10000',
+      DEFAULT_COMMAND_TTL_MS: '60000',
+      LOG_LEVEL: 'debug',
+    });
+    expect(c.redis).toEqual({ url: 'redis://cache:6380', commandTimeoutMs: 250 });
+    expect(c.temporal).toEqual({
+      regions: [{ name: 'default', address: 'temporal:7233', namespace: 'prod' }],
+      taskQueue: 'q',
+      startTimeoutMs: 2500,
+      connectTimeoutMs: 750,
+      workflowBundlePath: '/app/bundle.js',
+    });
+    expect(c.ingress.maxInFlight).toBe(64);
+    expect(c.bridge).toEqual({ maxWaitMs: 0, defaultMaxSignalAgeMs: 10000, defaultCommandTtlMs: 60000 });
+    expect(c.logLevel).toBe('debug');
+  });
+});
+
+describe('loadConfig: invalid values', () => {
+  test.each([
+    ['PORT', 'eighty'],
+    ['PORT', '80.5'],
+    ['PORT', '-1'],
+    ['BODY_LIMIT_BYTES', '0'],
+    ['BODY_LIMIT_BYTES', '64KB'],
+    ['IDEMPOTENCY_WINDOW_MS', '0'],
+    ['IDEMPOTENCY_WINDOW_MS', '1.5'],
+    ['IDEMPOTENCY_KEY_MAX_LENGTH', '0'],
+    ['ROUTE_LIMIT_MAX', 'lots'],
+    ['FAIRNESS_ACCOUNT_WINDOW_MS', '0'],
+    ['MAX_IN_FLIGHT', '0'],
+    ['REDIS_COMMAND_TIMEOUT_MS', '0'],
+    ['TEMPORAL_START_TIMEOUT_MS', '0'],
+    ['TEMPORAL_CONNECT_TIMEOUT_MS', 'soon'],
+    ['BRIDGE_MAX_WAIT_MS', '-5'],
+    ['LOG_LEVEL', 'verbose'],
+    ['RATE_LIMIT_KEY_PREFIX', 'has space'],
+    ['RATE_LIMIT_KEY_PREFIX', 'x'.repeat(33)],
+  ])('when %s is %p, then loading throws an "Invalid configuration" error naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(/^Invalid configuration:/);
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`\\b${name}\\b`));
+  });
+
+  // Regression (src/config.ts int(), fixed): z.coerce.number() turns an empty or blank variable into 0, so `PORT=` silently listens on
+  // a random ephemeral port and `BRIDGE_MAX_WAIT_MS=` silently disables long-polling, instead of using the default or
+  // refusing the value.
+  test.each(['PORT', 'BRIDGE_MAX_WAIT_MS'])('when %s is set but empty, then it is refused or treated as unset, never read as 0', (name) => {
+    for (const value of ['', ' ']) {
+      let outcome: string;
+      try {
+        const c = loadConfig({ [name]: value });
+        outcome = String(name === 'PORT' ? c.port : c.bridge.maxWaitMs);
+      } catch (e) {
+        outcome = (e as Error).message.startsWith('Invalid configuration:') ? 'refused' : `threw: ${(e as Error).message}`;
+      }
+      expect(`${name}=${JSON.stringify(value)} -> ${outcome}`).toBe(
+        `${name}=${JSON.stringify(value)} -> ${outcome === 'refused' ? 'refused' : name === 'PORT' ? '8080' : '25000'}`,
+      );
+    }
+  });
+
+  // Regression (src/config.ts PORT, fixed): no upper bound, so PORT=99999 passes loadConfig and only fails later inside listen()
+  // with a Node RangeError rather than the "Invalid configuration" error.
+  test('when PORT is above 65535, then loading throws an "Invalid configuration" error naming PORT', () => {
+    expect(() => loadConfig({ PORT: '99999' })).toThrow(/^Invalid configuration:[\s\S]*PORT/);
+  });
+
+  test('when several variables are invalid, then the error lists each of them', () => {
+    let message = '';
+    try {
+      loadConfig({ PORT: 'x', LOG_LEVEL: 'loud' });
+    } catch (e) {
+      message = (e as Error).message;
+    }
+    expect(message).toMatch(/PORT/);
+    expect(message).toMatch(/LOG_LEVEL/);
+  });
+});
+
+describe('loadConfig: TEMPORAL_REGIONS', () => {
+  test('when TEMPORAL_REGIONS is a JSON array of regions, then each region is used and TEMPORAL_ADDRESS is not', () => {
+    const regions = [
+      { name: 'eu', address: 'temporal-eu:7233', namespace: 'signals-eu' },
+      { name: 'us-east_1', address: 'temporal-us:7233', namespace: 'signals-us' },
+    ];
+    const c = loadConfig({ TEMPORAL_REGIONS: JSON.stringify(regions), TEMPORAL_ADDRESS: 'ignored:7233' });
+    expect(c.temporal.regions).toEqual(regions);
+  });
+
+  test.each([
+    ['an empty array', '[]'],
+    ['an object instead of an array', '{"name":"eu","address":"a:7233","namespace":"n"}'],
+    ['a region without namespace', '[{"name":"eu","address":"a:7233"}]'],
+    ['a region with an empty address', '[{"name":"eu","address":"","namespace":"n"}]'],
+    ['a region name with upper case', '[{"name":"EU","address":"a:7233","namespace":"n"}]'],
+    ['a region name with a space', '[{"name":"eu west","address":"a:7233","namespace":"n"}]'],
+    ['a number', '42'],
+  ])('when TEMPORAL_REGIONS is %s, then loading throws', (_what, value) => {
+    expect(() => loadConfig({ TEMPORAL_REGIONS: value })).toThrow();
+  });
+
+  test('when TEMPORAL_REGIONS is not JSON, then loading throws', () => {
+    expect(() => loadConfig({ TEMPORAL_REGIONS: '[eu, us]' })).toThrow();
+  });
+
+  // Regression (src/config.ts loadConfig, fixed): TEMPORAL_REGIONS is parsed outside envSchema, so a bad value throws a bare
+  // SyntaxError ("Unexpected token ...") or a raw ZodError instead of the "Invalid configuration" error every other
+  // variable gets, and the message never says which variable is wrong.
+  test('when TEMPORAL_REGIONS is not JSON, then the error is an "Invalid configuration" error naming TEMPORAL_REGIONS', () => {
+    expect(() => loadConfig({ TEMPORAL_REGIONS: '[eu, us]' })).toThrow(/^Invalid configuration:[\s\S]*TEMPORAL_REGIONS/);
+  });
+
+  test('when TEMPORAL_REGIONS has the wrong shape, then the error is an "Invalid configuration" error naming TEMPORAL_REGIONS', () => {
+    expect(() => loadConfig({ TEMPORAL_REGIONS: '[{"name":"eu"}]' })).toThrow(/^Invalid configuration:[\s\S]*TEMPORAL_REGIONS/);
+  });
+});
