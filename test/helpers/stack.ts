@@ -9,7 +9,7 @@ import { importRegistry } from '../../src/registry/import';
 import { newCredential } from '../../src/registry/credentials';
 import type { ImportDocument } from '../../src/registry/model';
 import { testEnv } from './env';
-import { REPO_ROOT } from './infra';
+import { REPO_ROOT, waitFor } from './infra';
 
 /**
  * The real service in-process: ingress and worker against the run's real Temporal and Redis. Each test file gets its
@@ -101,12 +101,9 @@ export async function seedOwner(registry: RedisRegistry, specs: AccountSpec[] = 
   return { owner, secret, token, accounts: accounts.map((a) => ({ id: a.id, bridgeToken: a.bridgeToken })), doc: doc as unknown as ImportDocument };
 }
 
-export async function post(url: string, body: unknown, headers: Record<string, string> = {}) {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
+/** One HTTP call as a caller makes it; the body parsed as JSON when it is JSON. */
+async function call(url: string, init: RequestInit) {
+  const res = await fetch(url, init);
   const text = await res.text();
   let json: any;
   try {
@@ -117,14 +114,26 @@ export async function post(url: string, body: unknown, headers: Record<string, s
   return { status: res.status, headers: res.headers, body: json, text };
 }
 
-export async function get(url: string, headers: Record<string, string> = {}) {
-  const res = await fetch(url, { headers });
-  const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, body: json, text };
+export function post(url: string, body: unknown, headers: Record<string, string> = {}) {
+  return call(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+}
+
+export function get(url: string, headers: Record<string, string> = {}) {
+  return call(url, { headers });
+}
+
+/** Polls GET /v1/signals/:id until `count` accounts are reported (or the deadline passes) and returns that body. */
+export function pollUntilReported(ingressUrl: string, signalId: string, token: string, count = 1, timeoutMs = 15_000) {
+  return waitFor(
+    `signal ${signalId} reported for ${count} account(s)`,
+    async () => {
+      const res = await get(`${ingressUrl}/v1/signals/${signalId}`, { authorization: `Bearer ${token}` });
+      return res.status === 200 && res.body.reported >= count ? res.body : undefined;
+    },
+    timeoutMs,
+  );
 }

@@ -4,7 +4,7 @@ import { RedisAccountSequencer } from '../../src/bridge/ordering';
 import type { BridgeCommand } from '../../src/bridge/protocol';
 import { waitFor } from '../helpers/infra';
 import { testEnv } from '../helpers/env';
-import { get, post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { get, pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 
 describe('the command queue holds later commands behind earlier pending ones (real Redis)', () => {
@@ -100,7 +100,7 @@ describe('execution engine over the bridge API', () => {
     const f = await seedOwner(stack.registry, [{ risk: { maxSignalAgeMs: 1500 } as never }]);
     const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
     expect(res.status).toBe(202);
-    const status = await waitFor('the expiry', async () => ((await poll(res.body.signalId, f.token)).body.reported === 1 ? (await poll(res.body.signalId, f.token)).body : undefined), 15_000);
+    const status = await pollUntilReported(stack.ingress.url, res.body.signalId, f.token, 1, 15_000);
     expect(status.accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'bridge_offline', ticket: null });
     const late = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
     await late.hello();
@@ -117,7 +117,7 @@ describe('execution engine over the bridge API', () => {
     await waitFor('the command deadline to pass', async () => Date.now() > Date.parse(command!.expiresAt) + 1500, 10_000);
     expect((await poll(res.body.signalId, f.token)).body).toMatchObject({ status: 'pending_or_unknown', accounts: [] });
     await terminal.report([{ commandId: command!.commandId, status: 'filled', ticket: 'LATE-1' }]);
-    const status = await waitFor('the report', async () => ((await poll(res.body.signalId, f.token)).body.reported === 1 ? (await poll(res.body.signalId, f.token)).body : undefined), 10_000);
+    const status = await pollUntilReported(stack.ingress.url, res.body.signalId, f.token, 1, 10_000);
     expect(status.accounts[0]).toMatchObject({ outcome: 'filled', ticket: 'LATE-1' });
   });
 
@@ -129,7 +129,7 @@ describe('execution engine over the bridge API', () => {
     const [command] = await terminal.nextCommands(1);
     expect((await terminal.report([{ commandId: command!.commandId, status: 'expired' }])).results).toEqual([{ commandId: command!.commandId, result: 'recorded' }]);
     expect((await terminal.report([{ commandId: command!.commandId, status: 'filled', ticket: 'X' }])).results).toEqual([{ commandId: command!.commandId, result: 'duplicate' }]);
-    const status = await waitFor('the outcome', async () => ((await poll(res.body.signalId, f.token)).body.reported === 1 ? (await poll(res.body.signalId, f.token)).body : undefined), 10_000);
+    const status = await pollUntilReported(stack.ingress.url, res.body.signalId, f.token, 1, 10_000);
     expect(status.accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'signal_expired' });
   });
 
@@ -140,7 +140,7 @@ describe('execution engine over the bridge API', () => {
     const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
     const refused = await post(url, { secret: f.secret, action: 'buy', symbol: 'xauusd', volume: 0.1 });
     const allowed = await post(url, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
-    const status = await waitFor('the refusal', async () => ((await poll(refused.body.signalId, f.token)).body.reported === 1 ? (await poll(refused.body.signalId, f.token)).body : undefined), 10_000);
+    const status = await pollUntilReported(stack.ingress.url, refused.body.signalId, f.token, 1, 10_000);
     expect(status.accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'risk_symbol_blocked' });
     // The refused signal released its place: the next one is not held behind it.
     const [c] = await terminal.nextCommands(1);

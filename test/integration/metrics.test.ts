@@ -1,4 +1,4 @@
-import { get, post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { get, pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 import { waitFor } from '../helpers/infra';
 
@@ -22,9 +22,7 @@ describe('Prometheus metrics', () => {
       { commandId: commands[0]!.commandId, status: 'filled', ticket: '1' },
       { commandId: commands[1]!.commandId, status: 'rejected', retcode: 10016, message: 'Invalid stops' },
     ]);
-    for (const id of [res.body.signalId, rejected.body.signalId]) {
-      await waitFor('outcome', async () => (await get(`${stack.ingress.url}/v1/signals/${id}`, { authorization: `Bearer ${f.token}` })).body.reported === 1, 10_000);
-    }
+    for (const id of [res.body.signalId, rejected.body.signalId]) await pollUntilReported(stack.ingress.url, id, f.token);
 
     const ingress = await get(`${stack.ingress.url}/metrics`);
     expect(ingress.status).toBe(200);

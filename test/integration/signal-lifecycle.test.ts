@@ -1,6 +1,6 @@
 import { Connection, Client } from '@temporalio/client';
 import { waitFor } from '../helpers/infra';
-import { get, post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { get, pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 import { testEnv } from '../helpers/env';
 
@@ -14,15 +14,7 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
   });
 
   const poll = (signalId: string, token: string) => get(`${stack.ingress.url}/v1/signals/${signalId}`, { authorization: `Bearer ${token}` });
-  const pollUntilReported = (signalId: string, token: string, count: number) =>
-    waitFor(
-      `signal ${signalId} reported for ${count} account(s)`,
-      async () => {
-        const res = await poll(signalId, token);
-        return res.body?.reported === count ? res.body : undefined;
-      },
-      15_000,
-    );
+  const untilReported = (signalId: string, token: string, count: number) => pollUntilReported(stack.ingress.url, signalId, token, count);
 
   test('when a buy is accepted on the per-account URL and the bridge fills it, then the poll shows filled with the ticket', async () => {
     const f = await seedOwner(stack.registry);
@@ -49,7 +41,7 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
     expect(JSON.stringify(command)).not.toContain(f.secret);
     await terminal.report([{ commandId: command!.commandId, status: 'filled', ticket: '900001', price: 1.1 }]);
 
-    const status = await pollUntilReported(res.body.signalId, f.token, 1);
+    const status = await untilReported(res.body.signalId, f.token, 1);
     expect(status).toEqual({
       signalId: res.body.signalId,
       status: 'reported',
@@ -77,7 +69,7 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
     await terminals[0]!.report([{ commandId: c0!.commandId, status: 'filled', ticket: 'T-0' }]);
     await terminals[1]!.report([{ commandId: c1!.commandId, status: 'rejected', retcode: 'TRADING_BAD_VOLUME', message: 'Bad volume' }]);
 
-    const all = await pollUntilReported(res.body.signalId, f.token, 2);
+    const all = await untilReported(res.body.signalId, f.token, 2);
     expect(all.accounts.map((a: { accountId: string }) => a.accountId).sort()).toEqual([f.accounts[0]!.id, f.accounts[1]!.id].sort());
     const narrow = await poll(res.body.signalId, narrowToken);
     expect(narrow.body).toEqual({
@@ -127,7 +119,7 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
     const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'XAUUSD', volume: 0.5 });
     const [command] = await terminal.nextCommands(1);
     await terminal.report([{ commandId: command!.commandId, status: 'filled', ticket: '77' }]);
-    await pollUntilReported(res.body.signalId, f.token, 1);
+    await untilReported(res.body.signalId, f.token, 1);
 
     const connection = await Connection.connect({ address: testEnv().temporalAddress });
     try {
