@@ -10,6 +10,7 @@ import { newCredential } from '../../src/registry/credentials';
 import type { ImportDocument } from '../../src/registry/model';
 import { testEnv } from './env';
 import { REPO_ROOT, waitFor } from './infra';
+import { get } from './http';
 
 /**
  * The real service in-process: ingress and worker against the run's real Temporal and Redis. Each test file gets its
@@ -101,30 +102,7 @@ export async function seedOwner(registry: RedisRegistry, specs: AccountSpec[] = 
   return { owner, secret, token, accounts: accounts.map((a) => ({ id: a.id, bridgeToken: a.bridgeToken })), doc: doc as unknown as ImportDocument };
 }
 
-/** One HTTP call as a caller makes it; the body parsed as JSON when it is JSON. */
-async function call(url: string, init: RequestInit) {
-  const res = await fetch(url, init);
-  const text = await res.text();
-  let json: any;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, body: json, text };
-}
-
-export function post(url: string, body: unknown, headers: Record<string, string> = {}) {
-  return call(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-  });
-}
-
-export function get(url: string, headers: Record<string, string> = {}) {
-  return call(url, { headers });
-}
+export { get, post } from './http';
 
 /** Polls GET /v1/signals/:id until `count` accounts are reported (or the deadline passes) and returns that body. */
 export function pollUntilReported(ingressUrl: string, signalId: string, token: string, count = 1, timeoutMs = 15_000) {
