@@ -33,6 +33,7 @@ export function sendRefusal(res: Response, err: Refusal, channel: Channel, corre
       res.status(status).json({ error: 'token_suspended', suspendedUntil: err.extra.suspendedUntil });
       return;
     case 'throttled':
+      if (err.extra.windowMs) res.setHeader('Retry-After', String(Math.ceil(err.extra.windowMs / 1000)));
       res.status(status).json({
         error: 'rate_limit_exceeded',
         scope: err.extra.scope,
@@ -41,7 +42,6 @@ export function sendRefusal(res: Response, err: Refusal, channel: Channel, corre
         windowMs: err.extra.windowMs,
         ...withId,
       });
-      if (err.extra.windowMs) res.setHeader('Retry-After', String(Math.ceil(err.extra.windowMs / 1000)));
       return;
     case 'backpressure':
       res.status(status).json({ error: 'System under high load, retry later', backpressure: true });

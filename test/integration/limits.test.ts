@@ -41,6 +41,7 @@ describe('rate limits', () => {
       windowMs: 60000,
       correlationId: last!.headers.get('x-request-id'),
     });
+    expect(last!.headers.get('retry-after')).toBe('60');
   });
 
   test('when one owner broadcasts more than its share, then 429 broadcast', async () => {
