@@ -41,7 +41,7 @@ const envSchema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().default('external-signals'),
   /** JSON array of {name, address, namespace}; when unset, one region "default" from TEMPORAL_ADDRESS/NAMESPACE. */
   TEMPORAL_REGIONS: z.string().optional(),
-  /** Deadline of one Temporal call on the ingress path; past it the webhook answers 503 backpressure. */
+  /** How long all Temporal calls of one submission may take together; past it the webhook answers 503 backpressure. */
   TEMPORAL_START_TIMEOUT_MS: int(1500, 1),
   /** How long to try to reach an unreachable Temporal before answering 503 backpressure. */
   TEMPORAL_CONNECT_TIMEOUT_MS: int(1000, 1),

@@ -58,6 +58,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
       settings: {
         idempotencyKeyMaxLength: config.ingress.idempotencyKeyMaxLength,
         idempotencyWindowMs: config.ingress.idempotencyWindowMs,
+        temporalBudgetMs: config.temporal.startTimeoutMs,
         defaultMaxSignalAgeMs: config.bridge.defaultMaxSignalAgeMs,
         defaultCommandTtlMs: config.bridge.defaultCommandTtlMs,
         failClosedRetryAfterSeconds: config.limits.failClosedRetryAfterSeconds,

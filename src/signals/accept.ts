@@ -53,6 +53,8 @@ export interface AcceptDeps {
   settings: {
     idempotencyKeyMaxLength: number;
     idempotencyWindowMs: number;
+    /** The time all Temporal calls of one submission may take together. */
+    temporalBudgetMs: number;
     defaultMaxSignalAgeMs: number;
     defaultCommandTtlMs: number;
     failClosedRetryAfterSeconds: number;
@@ -89,13 +91,15 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
   }
 
   const { secret: _secret, idempotencyKey: _key, ...instruction } = signal;
+  // Every Temporal call of this request shares one deadline: a caller like TradingView gives up after 3 s.
+  const deadline = now() + deps.settings.temporalBudgetMs;
   const base: LaunchBase = {
     signalId: newSignalId(),
     correlationId: req.correlationId,
     acceptedAt: new Date(now()).toISOString(),
     signal: instruction as SignalInstruction,
   };
-  if (idempotencyKey === undefined) return launch(deps, base, accounts, false);
+  if (idempotencyKey === undefined) return launch(deps, base, accounts, deadline, false);
 
   const record: AcceptanceRecord = {
     ...pick(base, ['signalId', 'correlationId', 'acceptedAt']),
@@ -104,10 +108,10 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
     regions: groupBy(accounts, (a) => a.region, (a) => a.id),
   };
   const claim = await temporalStep(() =>
-    deps.windows.claim(idempotencyDigest(grant.hash, req.routeAccountId, idempotencyKey), record, deps.settings.idempotencyWindowMs),
+    deps.windows.claim(idempotencyDigest(grant.hash, req.routeAccountId, idempotencyKey), record, deps.settings.idempotencyWindowMs, deadline),
   );
-  if (claim.first) return launch(deps, base, accounts, false);
-  return replay(deps, claim.record, record.bodyHash, base.signal);
+  if (claim.first) return launch(deps, base, accounts, deadline, false);
+  return replay(deps, claim.record, record.bodyHash, base.signal, deadline);
 }
 
 type LaunchBase = Omit<SignalWorkflowInput, 'targets'>;
@@ -116,7 +120,7 @@ type LaunchBase = Omit<SignalWorkflowInput, 'targets'>;
  * The same key inside the window: the first answer again, and no new action. A region that failed the first time
  * (or was never reached) is started now, with the first request's signalId and acceptance time.
  */
-async function replay(deps: AcceptDeps, first: AcceptanceRecord, bodyHash: string, signal: SignalInstruction): Promise<AcceptResult> {
+async function replay(deps: AcceptDeps, first: AcceptanceRecord, bodyHash: string, signal: SignalInstruction, deadline: number): Promise<AcceptResult> {
   if (first.bodyHash !== bodyHash) {
     throw new Refusal('invalid', 'X-Idempotency-Key was already used with a different request within the replay window; use a new key for a new action', {
       details: [{ path: 'X-Idempotency-Key', message: 'already used with a different request' }],
@@ -124,17 +128,24 @@ async function replay(deps: AcceptDeps, first: AcceptanceRecord, bodyHash: strin
   }
   const missing = await temporalStep(async () => {
     const regions = Object.entries(first.regions);
-    const started = await Promise.all(regions.map(([region]) => deps.executions.started(region, first.signalId)));
+    const started = await Promise.all(regions.map(([region]) => deps.executions.started(region, first.signalId, deadline)));
     return regions.filter((_, i) => !started[i]).flatMap(([, ids]) => ids);
   });
   const base: LaunchBase = { signalId: first.signalId, correlationId: first.correlationId, acceptedAt: first.acceptedAt, signal };
   const accounts = missing.length === 0 ? [] : (await guarded(deps.settings.failClosedRetryAfterSeconds, () => deps.registry.getAccounts(missing))).filter((a): a is Account => a !== null);
-  const result = await launch(deps, base, accounts, true, missing.length < first.accountsResolved);
+  const result = await launch(deps, base, accounts, deadline, true, missing.length < first.accountsResolved);
   return { ...result, body: { ...result.body, accountsResolved: first.accountsResolved } } as AcceptResult;
 }
 
 /** Numbers the accounts' commands in acceptance order, then starts the signal in every region that holds targets. */
-async function launch(deps: AcceptDeps, base: LaunchBase, accounts: Account[], replayed: boolean, someAlreadyRunning = false): Promise<AcceptResult> {
+async function launch(
+  deps: AcceptDeps,
+  base: LaunchBase,
+  accounts: Account[],
+  deadline: number,
+  replayed: boolean,
+  someAlreadyRunning = false,
+): Promise<AcceptResult> {
   const acceptedAtMs = Date.parse(base.acceptedAt);
   const expiries = accounts.map((account) => acceptedAtMs + maxAgeMs(account, base.signal, deps.settings));
   const seqs = await guarded(deps.settings.failClosedRetryAfterSeconds, () =>
@@ -146,7 +157,7 @@ async function launch(deps: AcceptDeps, base: LaunchBase, accounts: Account[], r
     (t) => t,
   );
   const regions = Object.keys(byRegion);
-  const results = await Promise.allSettled(regions.map((region) => deps.executions.launch(region, { ...base, targets: byRegion[region]! })));
+  const results = await Promise.allSettled(regions.map((region) => deps.executions.launch(region, { ...base, targets: byRegion[region]! }, deadline)));
   const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   for (const [i, r] of results.entries()) {
     if (r.status === 'fulfilled') continue;

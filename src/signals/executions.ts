@@ -1,12 +1,15 @@
 import type { BridgeReport } from '../bridge/protocol';
 import type { AccountOutcome, SignalWorkflowInput } from './outcome';
 
-/** Where signals execute (Temporal, one workflow per signal per region), seen from the ingress. */
+/**
+ * Where signals execute (Temporal, one workflow per signal per region), seen from the ingress. A `deadline` (epoch ms)
+ * bounds a call; the calls of one request share it.
+ */
 export interface SignalExecutions {
   /** Starts the signal in one region; resolves once Temporal holds it durably. Starting twice is a no-op. */
-  launch(region: string, input: SignalWorkflowInput): Promise<void>;
+  launch(region: string, input: SignalWorkflowInput, deadline?: number): Promise<void>;
   /** Whether the signal was started in that region. */
-  started(region: string, signalId: string): Promise<boolean>;
+  started(region: string, signalId: string, deadline?: number): Promise<boolean>;
   /** The terminal outcomes recorded so far, from every region; [] for an unknown signal. Needs no worker. */
   outcomes(signalId: string): Promise<AccountOutcome[]>;
   /** Hands a bridge's report to the waiting account execution; false when no execution waits for it any more. */

@@ -19,7 +19,7 @@ export interface AcceptanceRecord {
 
 export interface IdempotencyWindows {
   /** Claims the key for the window: true when this request is the first, else the first request's record. */
-  claim(digest: string, record: AcceptanceRecord, windowMs: number): Promise<{ first: true } | { first: false; record: AcceptanceRecord }>;
+  claim(digest: string, record: AcceptanceRecord, windowMs: number, deadline?: number): Promise<{ first: true } | { first: false; record: AcceptanceRecord }>;
 }
 
 export function idempotencyDigest(secretHash: string, routeAccountId: string | undefined, key: string): string {

@@ -12,7 +12,7 @@ export class TemporalExecutions implements SignalExecutions {
     private readonly taskQueue: string,
   ) {}
 
-  async launch(region: string, input: SignalWorkflowInput): Promise<void> {
+  async launch(region: string, input: SignalWorkflowInput, deadline?: number): Promise<void> {
     try {
       await this.regions.call(region, (client) =>
         client.workflow.start('signalWorkflow', {
@@ -28,6 +28,7 @@ export class TemporalExecutions implements SignalExecutions {
             ...(input.signal.symbol ? [{ key: SymbolKey, value: input.signal.symbol }] : []),
           ],
         }),
+        deadline,
       );
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return;
@@ -35,9 +36,9 @@ export class TemporalExecutions implements SignalExecutions {
     }
   }
 
-  async started(region: string, signalId: string): Promise<boolean> {
+  async started(region: string, signalId: string, deadline?: number): Promise<boolean> {
     try {
-      await this.regions.call(region, (client) => client.workflow.getHandle(signalWorkflowId(signalId)).describe());
+      await this.regions.call(region, (client) => client.workflow.getHandle(signalWorkflowId(signalId)).describe(), deadline);
       return true;
     } catch (err) {
       if (err instanceof WorkflowNotFoundError) return false;

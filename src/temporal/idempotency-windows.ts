@@ -15,7 +15,7 @@ export class TemporalIdempotencyWindows implements IdempotencyWindows {
     private readonly taskQueue: string,
   ) {}
 
-  async claim(digest: string, record: AcceptanceRecord, windowMs: number): Promise<{ first: true } | { first: false; record: AcceptanceRecord }> {
+  async claim(digest: string, record: AcceptanceRecord, windowMs: number, deadline?: number): Promise<{ first: true } | { first: false; record: AcceptanceRecord }> {
     const workflowId = idempotencyWorkflowId(digest);
     try {
       await this.regions.call(this.homeRegion, (client) =>
@@ -28,12 +28,13 @@ export class TemporalIdempotencyWindows implements IdempotencyWindows {
           workflowExecutionTimeout: windowMs,
           memo: { acceptance: record },
         }),
+        deadline,
       );
       return { first: true };
     } catch (err) {
       if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
-    const description = await this.regions.call(this.homeRegion, (client) => client.workflow.getHandle(workflowId).describe());
+    const description = await this.regions.call(this.homeRegion, (client) => client.workflow.getHandle(workflowId).describe(), deadline);
     const winner = description.memo?.acceptance as AcceptanceRecord | undefined;
     if (!winner) throw new Error(`idempotency window ${workflowId} has no acceptance record`);
     return { first: false, record: winner };

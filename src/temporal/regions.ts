@@ -35,10 +35,14 @@ export class Regions {
     return region.client;
   }
 
-  /** Runs a call against a region with a hard deadline, so the ingress never hangs on a slow or dead Temporal. */
-  async call<T>(name: string, fn: (client: Client) => Promise<T>, timeoutMs = this.callTimeoutMs): Promise<T> {
+  /**
+   * Runs a call against a region with a hard deadline (epoch ms; by default the call timeout from now), so the ingress
+   * never hangs on a slow or dead Temporal. Several calls of one request share one deadline.
+   */
+  async call<T>(name: string, fn: (client: Client) => Promise<T>, deadline = Date.now() + this.callTimeoutMs): Promise<T> {
     const region = this.byName.get(name);
     if (!region) throw new Error(`unknown region ${name}`);
+    if (Date.now() >= deadline) throw new Error('deadline exceeded before calling Temporal');
     try {
       await region.connection.ensureConnected();
     } catch (err) {
@@ -49,7 +53,7 @@ export class Regions {
       }
       throw err;
     }
-    return region.connection.withDeadline(Date.now() + timeoutMs, () => fn(region.client));
+    return region.connection.withDeadline(deadline, () => fn(region.client));
   }
 
   /** Bounded: a connection still trying to reach a dead address must not hold up shutdown. */

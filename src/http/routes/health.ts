@@ -21,7 +21,7 @@ export function healthRoutes(deps: { redis: Redis; regions: Regions; timeoutMs: 
     await Promise.all([
       probe('redis', () => deps.redis.ping()),
       ...deps.regions.names().map((region) =>
-        probe(`temporal:${region}`, () => deps.regions.call(region, (client) => client.workflowService.getSystemInfo({}), deps.timeoutMs)),
+        probe(`temporal:${region}`, () => deps.regions.call(region, (client) => client.workflowService.getSystemInfo({}), Date.now() + deps.timeoutMs)),
       ),
     ]);
     const ready = Object.values(checks).every((c) => c === 'ok');
