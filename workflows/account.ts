@@ -39,7 +39,7 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
   const rejected = (reason: string) => finish({ outcome: 'rejected', ticket: null, reason });
 
   const expiresAtMs = Date.parse(target.expiresAt);
-  const plan = planOrder(signal, target.account, { acceptedAtMs: Date.parse(input.acceptedAt), nowMs: Date.now(), expiresAtMs });
+  const plan = planOrder(signal, target.account, { acceptedAtMs: Date.parse(input.acceptedAt), nowMs: Date.now(), expiresAtMs }, target.volumeRules);
   if (!plan.ok) {
     await releaseSequence(accountId, target.seq, target.expiresAt);
     return rejected(plan.reason);

@@ -33,6 +33,7 @@ export async function bridgeHello(deps: GatewayDeps, token: string | undefined, 
     throw new Refusal('invalid', `This token belongs to a ${account.platform} account, not ${parsed.data.platform}`);
   }
   await deps.registry.recordBridgeVersion(account.id, parsed.data.bridgeVersion);
+  if (parsed.data.symbols) await deps.registry.recordInstruments(account.id, parsed.data.symbols);
   await deps.queue.startSession(account.id);
   return { accountId: account.id, protocolVersion: BRIDGE_PROTOCOL_VERSION, serverTime: new Date().toISOString() };
 }

@@ -8,10 +8,23 @@ import { ACTIONS } from '../signals/actions';
 
 export const BRIDGE_PROTOCOL_VERSION = 1;
 
+/** A symbol as the broker trades it: what sizing needs to round to the broker's volume rules. */
+export const instrumentSchema = z.strictObject({
+  name: z.string().min(1).max(64),
+  digits: z.number().int().min(0).max(10),
+  pipSize: z.number().gt(0),
+  volumeStep: z.number().gt(0).lte(100),
+  volumeMin: z.number().gt(0).lte(100),
+  volumeMax: z.number().gt(0),
+});
+export type Instrument = z.infer<typeof instrumentSchema>;
+
 export const helloSchema = z.strictObject({
   platform: z.enum(['mt5', 'ctrader']),
   bridgeVersion: z.string().regex(/^\d+\.\d+\.\d+$/),
   capabilities: z.array(z.string().max(64)).max(64).default([]),
+  /** The account's tradable symbols; the service sizes volumes with their step and minimum. */
+  symbols: z.array(instrumentSchema).max(5000).optional(),
   account: z
     .looseObject({
       balance: z.number().optional(),

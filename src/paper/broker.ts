@@ -365,6 +365,11 @@ export class PaperBroker {
     return undefined;
   }
 
+  /** Every symbol this broker trades, as a bridge reports them in hello. */
+  symbolSpecs(): SymbolSpec[] {
+    return [...this.specs.values()];
+  }
+
   quote(symbol: string): Quote | undefined {
     const spec = this.resolveSymbol(symbol);
     return spec ? this.feed.quote(spec, this.clock()) : undefined;

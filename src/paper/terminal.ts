@@ -255,6 +255,14 @@ export class PaperTerminal {
       platform: this.platform,
       bridgeVersion: this.bridgeVersion,
       capabilities: ACTIONS.filter((a) => this.supports(a)),
+      symbols: this.broker.symbolSpecs().map((spec) => ({
+        name: spec.name,
+        digits: spec.digits,
+        pipSize: spec.pip,
+        volumeStep: spec.volumeStep,
+        volumeMin: spec.minVolume,
+        volumeMax: spec.maxVolume,
+      })),
       account: { balance: account.balance, equity: account.equity, currency: account.currency },
     };
     const res = await this.call('POST', '/bridge/v1/hello', body, 10_000);

@@ -1,6 +1,8 @@
 import type { Redis } from 'ioredis';
 import { accountSchema, type Account, type SecretGrant, type TokenGrant } from './model';
 import { hashCredential, sameHash } from './credentials';
+import type { Instrument } from '../bridge/protocol';
+import type { VolumeRules } from '../risk/rules';
 
 /** The registry (the dashboard's data): accounts, hashed secrets and tokens, links, risk settings. */
 export interface Registry {
@@ -17,6 +19,10 @@ export interface Registry {
   deleteToken(hash: string): Promise<void>;
   /** The version a bridge reported in hello; the capability check uses it from then on. */
   recordBridgeVersion(accountId: string, version: string): Promise<void>;
+  /** The symbols a bridge reported in hello (replacing the previous list). */
+  recordInstruments(accountId: string, instruments: Instrument[]): Promise<void>;
+  /** Volume rules of one symbol per account, trying each name in turn (the broker's, then the trader's); one round trip. */
+  volumeRules(lookups: readonly { accountId: string; symbols: string[] }[]): Promise<(VolumeRules | undefined)[]>;
 }
 
 const key = {
@@ -26,6 +32,7 @@ const key = {
   token: (hash: string) => `es:token:${hash}`,
   bridge: (hash: string) => `es:bridge:${hash}`,
   accountBridge: (id: string) => `es:account-bridge:${id}`,
+  instruments: (id: string) => `es:instruments:{${id}}`,
 };
 
 export class RedisRegistry implements Registry {
@@ -128,6 +135,27 @@ export class RedisRegistry implements Registry {
     return raws
       .flatMap((raw) => (raw ? [JSON.parse(raw) as T] : []))
       .sort((a, b) => a.hash.localeCompare(b.hash));
+  }
+
+  async recordInstruments(accountId: string, instruments: Instrument[]): Promise<void> {
+    const tx = this.redis.multi().del(key.instruments(accountId));
+    if (instruments.length > 0) {
+      const fields = instruments.flatMap((i) => [i.name.toUpperCase(), JSON.stringify({ step: i.volumeStep, min: i.volumeMin, max: i.volumeMax })]);
+      tx.hset(key.instruments(accountId), ...fields);
+    }
+    await tx.exec();
+  }
+
+  async volumeRules(lookups: readonly { accountId: string; symbols: string[] }[]): Promise<(VolumeRules | undefined)[]> {
+    if (lookups.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const l of lookups) pipeline.hmget(key.instruments(l.accountId), ...l.symbols.map((s) => s.toUpperCase()));
+    const results = (await pipeline.exec()) ?? [];
+    return results.map(([err, values]) => {
+      if (err) throw err;
+      const found = (values as (string | null)[]).find((v) => v !== null);
+      return found ? (JSON.parse(found) as VolumeRules) : undefined;
+    });
   }
 
   private async lookup<T extends { hash: string }>(keyOf: (hash: string) => string, credential: string): Promise<T | null> {

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { Registry } from '../registry/registry';
 import type { Throttle } from '../ratelimit/fairness';
-import { isMarketEntry, requiresIdempotencyKey } from './actions';
+import { isMarketEntry, isOpening, requiresIdempotencyKey } from './actions';
+import { mapSymbol } from '../risk/symbols';
+import type { VolumeRules } from '../risk/rules';
 import { Refusal } from './errors';
 import type { SignalExecutions } from './executions';
 import type { AccountSnapshot, AccountTarget, SignalInstruction, SignalWorkflowInput } from './outcome';
@@ -148,11 +150,17 @@ async function launch(
 ): Promise<AcceptResult> {
   const acceptedAtMs = Date.parse(base.acceptedAt);
   const expiries = accounts.map((account) => acceptedAtMs + maxAgeMs(account, base.signal, deps.settings));
-  const seqs = await guarded(deps.settings.failClosedRetryAfterSeconds, () =>
-    deps.sequencer.next(accounts.map((a, i) => ({ accountId: a.id, deadlineMs: expiries[i]! }))),
+  const symbol = isOpening(base.signal.action) ? base.signal.symbol : undefined;
+  const [seqs, rules] = await guarded(deps.settings.failClosedRetryAfterSeconds, () =>
+    Promise.all([
+      deps.sequencer.next(accounts.map((a, i) => ({ accountId: a.id, deadlineMs: expiries[i]! }))),
+      symbol === undefined
+        ? Promise.resolve(accounts.map(() => undefined))
+        : deps.registry.volumeRules(accounts.map((a) => ({ accountId: a.id, symbols: [mapSymbol(symbol, a.symbols), symbol] }))),
+    ]),
   );
   const byRegion = groupBy(
-    accounts.map((account, i) => toTarget(account, seqs[i]!, expiries[i]!)),
+    accounts.map((account, i) => toTarget(account, seqs[i]!, expiries[i]!, rules[i])),
     (t) => t.account.region,
     (t) => t,
   );
@@ -232,7 +240,7 @@ function maxAgeMs(account: Account, signal: Pick<SignalInstruction, 'action'>, s
   return isMarketEntry(signal.action) ? (account.risk.maxSignalAgeMs ?? settings.defaultMaxSignalAgeMs) : settings.defaultCommandTtlMs;
 }
 
-function toTarget(account: Account, seq: number, expiresAtMs: number): AccountTarget {
+function toTarget(account: Account, seq: number, expiresAtMs: number, volumeRules: VolumeRules | undefined): AccountTarget {
   const snapshot: AccountSnapshot = {
     id: account.id,
     owner: account.owner,
@@ -242,5 +250,5 @@ function toTarget(account: Account, seq: number, expiresAtMs: number): AccountTa
     risk: account.risk,
     symbols: account.symbols,
   };
-  return { account: snapshot, seq, expiresAt: new Date(expiresAtMs).toISOString() };
+  return { account: snapshot, seq, expiresAt: new Date(expiresAtMs).toISOString(), ...(volumeRules ? { volumeRules } : {}) };
 }

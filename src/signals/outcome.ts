@@ -1,6 +1,7 @@
 import type { Action } from './actions';
 import type { ExternalSignal } from './schema';
 import type { Account } from '../registry/model';
+import type { VolumeRules } from '../risk/rules';
 
 /** What the account workflow decides for one account: the poll's account outcome item (spec §2.4). */
 export interface AccountOutcome {
@@ -24,6 +25,8 @@ export interface AccountTarget {
   seq: number;
   /** No bridge may execute the command after this instant (ISO). */
   expiresAt: string;
+  /** The broker's volume rules for the signal's symbol on this account, when its bridge reported them. */
+  volumeRules?: VolumeRules;
 }
 
 export interface SignalWorkflowInput {

@@ -17,8 +17,12 @@ export class ScriptedTerminal {
     return { authorization: `Bearer ${this.bridgeToken}` };
   }
 
-  async hello() {
-    const res = await post(`${this.ingressUrl}/bridge/v1/hello`, { platform: this.platform, bridgeVersion: this.bridgeVersion, capabilities: [] }, this.auth());
+  async hello(symbols?: Record<string, unknown>[]) {
+    const res = await post(
+      `${this.ingressUrl}/bridge/v1/hello`,
+      { platform: this.platform, bridgeVersion: this.bridgeVersion, capabilities: [], ...(symbols ? { symbols } : {}) },
+      this.auth(),
+    );
     if (res.status !== 200) throw new Error(`hello answered ${res.status}: ${res.text}`);
     return res.body;
   }

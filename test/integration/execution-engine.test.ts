@@ -187,4 +187,21 @@ describe('execution engine over the bridge API', () => {
     await expect(new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken, 'ctrader').hello()).rejects.toThrow(/400/);
     await expect(new ScriptedTerminal(stack.ingress.url, 'brg_not_a_token_not_a_token_000').hello()).rejects.toThrow(/401/);
   });
+
+  test('when the bridge reported its symbols in hello, then volumes are sized to that symbol\'s step and minimum', async () => {
+    const f = await seedOwner(stack.registry, [{ symbols: { aliases: {}, prefix: '', suffix: '.m' } as never }]);
+    const terminal = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
+    await terminal.hello([
+      { name: 'US30.m', digits: 1, pipSize: 1, volumeStep: 0.1, volumeMin: 0.1, volumeMax: 50 },
+      { name: 'XAUUSD', digits: 2, pipSize: 0.1, volumeStep: 0.01, volumeMin: 0.1, volumeMax: 50 },
+    ]);
+    const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
+    const index = await post(url, { secret: f.secret, action: 'buy', symbol: 'US30', volume: 0.25 });
+    const gold = await post(url, { secret: f.secret, action: 'buy', symbol: 'XAUUSD', volume: 0.05 });
+    // The broker's own name (US30.m) is found; for gold the trader's name is (the bridge listed XAUUSD unsuffixed).
+    const [c] = await terminal.nextCommands(1);
+    expect(c).toMatchObject({ signalId: index.body.signalId, symbol: 'US30.m', volume: 0.2 });
+    const refused = await pollUntilReported(stack.ingress.url, gold.body.signalId, f.token);
+    expect(refused.accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'risk_volume_below_minimum' });
+  });
 });
