@@ -179,6 +179,7 @@ describe('paper terminal', () => {
       platform: 'mt5',
       bridgeVersion: '2.1.0',
       capabilities: expect.arrayContaining(['buy', 'buy_stop_limit', 'modify_pending_expiry']),
+      symbols: expect.arrayContaining([{ name: 'EURUSD', digits: 5, pipSize: 0.0001, volumeStep: 0.01, volumeMin: 0.01, volumeMax: 100 }]),
       account: { balance: 100_000, equity: 100_000, currency: 'USD' },
     });
     expect(ingress.reports.get(cmd.commandId)).toMatchObject({ commandId: cmd.commandId, status: 'filled', ticket: '1000001', price: 1.0851, volume: 0.1 });
