@@ -142,4 +142,28 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
       await connection.close();
     }
   });
+
+  test('when an account ran several signals, then an operator finds them all in Temporal by AccountId', async () => {
+    const f = await seedOwner(stack.registry);
+    const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
+    const ids = [];
+    for (const action of ['buy', 'sell', 'buy']) ids.push((await post(url, { secret: f.secret, action, symbol: 'EURUSD', volume: 0.1 })).body.signalId);
+    const connection = await Connection.connect({ address: testEnv().temporalAddress });
+    try {
+      const client = new Client({ connection, namespace: 'default' });
+      const found = await waitFor(
+        'visibility to list the account workflows',
+        async () => {
+          const seen: string[] = [];
+          for await (const w of client.workflow.list({ query: `AccountId = "${f.accounts[0]!.id}"` })) seen.push(w.workflowId);
+          return seen.length === 3 ? seen : undefined;
+        },
+        15_000,
+        200,
+      );
+      expect(found.sort()).toEqual(ids.map((id) => `signal/${id}/account/${f.accounts[0]!.id}`).sort());
+    } finally {
+      await connection.close();
+    }
+  });
 });
