@@ -31,6 +31,13 @@ if ! command -v docker-compose >/dev/null 2>&1; then
   { $sudo apt-get update && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y docker-compose; } >&2 \
     || fail_before_jest "installing docker-compose"
 fi
+if ! command -v chromium >/dev/null 2>&1; then
+  # test/integration/docs-page.test.ts renders GET /docs in it (headless, driven by playwright-core).
+  echo "test.sh: installing chromium with apt-get" >&2
+  sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  { $sudo apt-get update && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; } >&2 \
+    || fail_before_jest "installing chromium"
+fi
 npm run build || fail_before_jest "npm run build"
 npx tsc -p tsconfig.test.json --noEmit || fail_before_jest "type-checking the tests (tsc -p tsconfig.test.json)"
 

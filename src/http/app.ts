@@ -12,6 +12,7 @@ import { observe } from './observe';
 import type { IngressMetrics } from '../metrics';
 import { buildOpenApiDocument } from './openapi';
 import { bridgeRoutes } from './routes/bridge';
+import { docsRoutes } from './routes/docs';
 import { healthRoutes } from './routes/health';
 import { signalRoutes } from './routes/signals';
 import { webhookRoutes } from './routes/webhook';
@@ -44,6 +45,7 @@ export function createApp(deps: AppDeps): Express {
   app.get('/openapi.json', (_req, res) => {
     res.json(buildOpenApiDocument());
   });
+  app.use(docsRoutes());
   app.use((_req, res) => {
     res.status(404).json({ error: 'Not found' });
   });
