@@ -1,0 +1,81 @@
+/**
+ * Shared by the process-level e2e suites (actions, shutdown, log-redaction): a private registry document imported
+ * with the built admin CLI, a Temporal client on the run's server, and waits on workflow results. Not a test file.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { testEnv } from '../helpers/env';
+import { waitFor } from '../helpers/infra';
+import { runAdminProcess, serviceEnv } from '../helpers/processes';
+
+/** A registry document in a private temporary directory (never under the run's log directory: it holds credentials). */
+export interface RegistryFile {
+  file: string;
+  remove(): void;
+}
+
+export function writeRegistry(doc: unknown, label: string): RegistryFile {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `es-${label}-`));
+  const file = path.join(dir, 'registry.json');
+  fs.writeFileSync(file, JSON.stringify(doc, null, 2), { mode: 0o600 });
+  return { file, remove: () => fs.rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** `admin import FILE --json` with the built CLI against the run's Redis; throws with its stderr unless it exits 0. */
+export async function importRegistry(file: string): Promise<{ accounts: number; secrets: number; tokens: number }> {
+  const run = await runAdminProcess(['import', file, '--json'], serviceEnv());
+  if (run.code !== 0) throw new Error(`admin import exited ${run.code}: ${run.stderr}`);
+  return JSON.parse(run.stdout) as { accounts: number; secrets: number; tokens: number };
+}
+
+/** `admin ARGS` with the built CLI; throws with its stderr unless it exits 0. */
+export async function admin(args: string[]): Promise<string> {
+  const run = await runAdminProcess(args, serviceEnv());
+  if (run.code !== 0) throw new Error(`admin ${args.join(' ')} exited ${run.code}: ${run.stderr}`);
+  return run.stdout;
+}
+
+export interface TemporalAccess {
+  client: Client;
+  close(): Promise<void>;
+}
+
+/** A client of the run's Temporal server, namespace `default` (where the processes run their workflows). */
+export async function temporalAccess(): Promise<TemporalAccess> {
+  const env = testEnv();
+  const connection = await Connection.connect({ address: env.temporalAddress });
+  return { client: new Client({ connection, namespace: env.temporalNamespace }), close: () => connection.close() };
+}
+
+/** describe() of a workflow, or undefined while it does not exist. */
+export async function describeOrUndefined(client: Client, workflowId: string) {
+  try {
+    return await client.workflow.getHandle(workflowId).describe();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Waits until the workflow exists and has closed, then returns its result. Throws when it closed other than
+ * COMPLETED or did not close within the deadline.
+ */
+export async function workflowResult<T>(client: Client, workflowId: string, timeoutMs = 20_000): Promise<T> {
+  const status = await waitFor(
+    `workflow ${workflowId} to complete`,
+    async () => {
+      const d = await describeOrUndefined(client, workflowId);
+      return d && d.status.name !== 'RUNNING' ? d.status.name : undefined;
+    },
+    timeoutMs,
+    50,
+  );
+  if (status !== 'COMPLETED') throw new Error(`workflow ${workflowId} ended ${status}`);
+  return (await client.workflow.getHandle(workflowId).result()) as T;
+}
+
+/** The account workflow's id, which is also the bridge command's id. */
+export const commandIdOf = (signalId: string, accountId: string): string => `signal/${signalId}/account/${accountId}`;
