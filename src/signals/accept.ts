@@ -13,7 +13,7 @@ import type { AccountSequencer } from '../bridge/ordering';
 import { idempotencyDigest, requestHash, type AcceptanceRecord, type IdempotencyWindows } from './idempotency';
 import { resolveTargets } from './targets';
 import type { Account } from '../registry/model';
-import { isTemporalBackpressure } from '../temporal/failures';
+import { certainlyNotStarted, isTemporalBackpressure } from '../temporal/failures';
 import { guarded } from './guarded';
 
 /** The submit use case (both webhook URLs), from the parsed body to the answer; the HTTP layer only translates. */
@@ -171,12 +171,15 @@ async function launch(
     if (r.status === 'fulfilled') continue;
     deps.logger?.warn({ correlationId: base.correlationId, signalId: base.signalId, region: regions[i], err: String(r.reason) }, 'region did not start the signal');
     deps.onStartError?.(regions[i]!, r.reason);
-    // Those accounts' later signals must not wait for commands that will never come.
+    // Those accounts' later signals must not wait for commands that will never come (but one that may come, they must).
+    if (!certainlyNotStarted(r.reason)) continue;
     for (const t of byRegion[regions[i]!]!) void deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt)).catch(() => undefined);
   }
   const body = { success: failed.length === 0, signalId: base.signalId, correlationId: base.correlationId, accountsResolved: accounts.length };
   if (failed.length === 0) return { kind: 'accepted', body, replayed };
-  if (failed.length < results.length || someAlreadyRunning) return { kind: 'partially_accepted', body, replayed };
+  // A start that may have happened is never answered "not accepted": the caller gets the signalId and polls.
+  const mayRun = failed.some((f) => !certainlyNotStarted(f.reason));
+  if (failed.length < results.length || someAlreadyRunning || mayRun) return { kind: 'partially_accepted', body, replayed };
   if (failed.every((f) => isTemporalBackpressure(f.reason))) throw new Refusal('backpressure', 'System under high load, retry later');
   throw failed[0]!.reason;
 }

@@ -4,17 +4,42 @@ import type { SignalExecutions } from '../signals/executions';
 import type { AccountOutcome, SignalWorkflowInput } from '../signals/outcome';
 import { OUTCOME_MEMO_PREFIX, signalWorkflowId } from './ids';
 import type { Regions } from './regions';
+import { AmbiguousStartError, certainlyNotStarted } from './failures';
 import { ActionKey, SignalIdKey, SymbolKey } from './search-attributes';
 
 export class TemporalExecutions implements SignalExecutions {
   constructor(
     private readonly regions: Regions,
     private readonly taskQueue: string,
+    /** How long to keep confirming a start whose answer was lost. */
+    private readonly confirmMs = 1500,
   ) {}
 
+  /**
+   * Starts once. When the answer is lost, the same start (same workflow id) is sent again until Temporal says it
+   * started or that it already exists; only then, or on a certain refusal, does this return or throw plainly.
+   */
   async launch(region: string, input: SignalWorkflowInput, deadline?: number): Promise<void> {
-    try {
-      await this.regions.call(region, (client) =>
+    const confirmUntil = Math.max(deadline ?? 0, Date.now()) + this.confirmMs;
+    let attemptDeadline = deadline;
+    for (;;) {
+      try {
+        await this.start(region, input, attemptDeadline);
+        return;
+      } catch (err) {
+        if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+        if (certainlyNotStarted(err) && attemptDeadline === deadline) throw err;
+        if (Date.now() >= confirmUntil) throw new AmbiguousStartError(`the start of ${input.signalId} in ${region} may have happened`, { cause: err });
+        attemptDeadline = confirmUntil;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(100, confirmUntil - Date.now())));
+      }
+    }
+  }
+
+  private async start(region: string, input: SignalWorkflowInput, deadline?: number): Promise<void> {
+    await this.regions.call(
+      region,
+      (client) =>
         client.workflow.start('signalWorkflow', {
           taskQueue: this.taskQueue,
           workflowId: signalWorkflowId(input.signalId),
@@ -28,12 +53,8 @@ export class TemporalExecutions implements SignalExecutions {
             ...(input.signal.symbol ? [{ key: SymbolKey, value: input.signal.symbol }] : []),
           ],
         }),
-        deadline,
-      );
-    } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return;
-      throw err;
-    }
+      deadline,
+    );
   }
 
   async started(region: string, signalId: string, deadline?: number): Promise<boolean> {

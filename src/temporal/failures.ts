@@ -19,3 +19,41 @@ export function isTemporalBackpressure(err: unknown): boolean {
   }
   return false;
 }
+
+/** The call never left this process (no connection, or no time left): Temporal cannot have acted on it. */
+export class NotSentError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(`UNAVAILABLE: ${message}`, options);
+    this.name = 'NotSentError';
+  }
+}
+
+/**
+ * A start whose answer was lost (deadline, cancel, dropped connection after sending): the workflow may exist.
+ * Answering "not accepted" then would invite a retry that places a second order, so the caller must be told to poll.
+ */
+export class AmbiguousStartError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'AmbiguousStartError';
+  }
+}
+
+/** Whether a failed start certainly did not start anything (so "not accepted, retry" is the truth). */
+export function certainlyNotStarted(err: unknown): boolean {
+  if (err instanceof NotSentError) return true;
+  if (err instanceof AmbiguousStartError) return false;
+  // RESOURCE_EXHAUSTED is Temporal refusing the work; other definite answers (bad namespace, bad argument) are refusals too.
+  const code = grpcCode(err);
+  if (code === 8) return true;
+  return !isTemporalBackpressure(err);
+}
+
+function grpcCode(err: unknown): number | undefined {
+  let e: unknown = err;
+  for (let depth = 0; e && depth < 5; depth++) {
+    if (isGrpcServiceError(e)) return e.code;
+    e = (e as Error).cause;
+  }
+  return undefined;
+}

@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import type { RegionConfig } from '../config';
+import { NotSentError } from './failures';
 
 /**
  * Execution regions: each is a Temporal connection (address and namespace). Connections are lazy, so an ingress
@@ -42,7 +43,7 @@ export class Regions {
   async call<T>(name: string, fn: (client: Client) => Promise<T>, deadline = Date.now() + this.callTimeoutMs): Promise<T> {
     const region = this.byName.get(name);
     if (!region) throw new Error(`unknown region ${name}`);
-    if (Date.now() >= deadline) throw new Error('deadline exceeded before calling Temporal');
+    if (Date.now() >= deadline) throw new NotSentError('deadline exceeded before calling Temporal');
     try {
       await region.connection.ensureConnected();
     } catch (err) {
@@ -51,7 +52,7 @@ export class Regions {
         this.byName.set(name, this.open(region.config));
         void region.connection.close().catch(() => undefined);
       }
-      throw err;
+      throw new NotSentError(`cannot reach Temporal region ${name}`, { cause: err });
     }
     return region.connection.withDeadline(deadline, () => fn(region.client));
   }

@@ -5,7 +5,7 @@ import { startIngress, type Ingress } from '../../src/server';
 import { startWorker, type RunningWorker } from '../../src/worker';
 import { RedisRegistry } from '../../src/registry/registry';
 import { freePort, startRedis, waitFor, type RedisServer } from '../helpers/infra';
-import { get, post, seedOwner, testConfig } from '../helpers/stack';
+import { get, post, seedOwner, startStack, testConfig, type Stack } from '../helpers/stack';
 import { testEnv } from '../helpers/env';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../src/temporal/search-attributes';
 import { ScriptedTerminal } from '../helpers/terminal';
@@ -233,5 +233,46 @@ describe('execution regions', () => {
       },
       15_000,
     );
+  });
+});
+
+describe('when Temporal answers slower than the ingress deadline', () => {
+  let stack: Stack;
+  beforeAll(async () => {
+    stack = await startStack({ env: { TEMPORAL_START_TIMEOUT_MS: '15' } });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+  });
+
+  test('then no signal runs whose answer said it was not accepted: every started signal was answered with its signalId', async () => {
+    const f = await seedOwner(stack.registry);
+    const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
+    const answers = await Promise.all(Array.from({ length: 30 }, () => post(url, buy(f.secret))));
+    const answeredIds = new Set(answers.filter((a) => a.body?.signalId).map((a) => a.body.signalId as string));
+    for (const a of answers) {
+      // 202, or a pollable 503 (it may have started), or a plain 503 backpressure (it did not).
+      expect([202, 503]).toContain(a.status);
+      if (a.status === 503 && !a.body.signalId) expect(a.body).toEqual({ error: 'System under high load, retry later', backpressure: true });
+    }
+    const connection = await Connection.connect({ address: testEnv().temporalAddress });
+    try {
+      const client = new (await import('@temporalio/client')).Client({ connection, namespace: 'default' });
+      const started = await waitFor(
+        'visibility to settle',
+        async () => {
+          const ids: string[] = [];
+          for await (const w of client.workflow.list({ query: `TaskQueue = "${stack.config.temporal.taskQueue}" AND WorkflowType = "signalWorkflow"` })) {
+            ids.push(w.workflowId.replace(/^signal\//, ''));
+          }
+          return ids.length >= answers.filter((a) => a.status === 202).length ? ids : undefined;
+        },
+        15_000,
+        250,
+      );
+      for (const id of started) expect(answeredIds.has(id)).toBe(true);
+    } finally {
+      await connection.close();
+    }
   });
 });
