@@ -1,5 +1,5 @@
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import { loadConfig, type Config } from './config';
 import { createLogger } from './logger';
 import { connectRedis, waitUntilReady } from './redis';
@@ -41,6 +41,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
   const metrics = createIngressMetrics();
   const presence = new BridgePresence();
   metrics.bridgesOnline(() => presence.online());
+  let stopping = false;
   const app = createApp({
     config,
     metrics,
@@ -72,6 +73,14 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
     const s = app.listen(config.port, config.host, () => resolve(s));
     s.once('error', reject);
   });
+  // While stopping, every answer closes its connection (also those of requests already in flight, like long-polls),
+  // so kept-alive clients such as bridges let the server finish.
+  const inFlight = new Set<ServerResponse>();
+  server.prependListener('request', (_req, res: ServerResponse) => {
+    if (stopping) res.setHeader('Connection', 'close');
+    inFlight.add(res);
+    res.once('close', () => inFlight.delete(res));
+  });
   // Long-polls outlive the default keep-alive; give them room.
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = config.bridge.maxWaitMs + 30_000;
@@ -82,6 +91,8 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
     url: `http://${config.host}:${port}`,
     port,
     async close() {
+      stopping = true;
+      for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
       await queue.close();
       // In-flight requests finish; idle keep-alive connections close now; anything still open after 5 s is cut.
       const cut = setTimeout(() => server.closeAllConnections(), 5000);

@@ -98,6 +98,7 @@ return {'first', ARGV[2], h[1]}`;
 export class RedisCommandQueue implements CommandQueue {
   private readonly waiters = new Map<string, Set<() => void>>();
   private readonly subscribed = new Set<string>();
+  private closed = false;
   private subscriber: Redis | undefined;
 
   constructor(
@@ -162,7 +163,7 @@ export class RedisCommandQueue implements CommandQueue {
   }
 
   async takeOrWait(accountId: string, limit: number, waitMs: number, signal: AbortSignal): Promise<BridgeCommand[]> {
-    if (waitMs <= 0) return this.take(accountId, limit);
+    if (waitMs <= 0 || this.closed) return this.take(accountId, limit);
     await this.subscribe(accountId);
     // The waiter exists before the first take, so a command queued between the take and the wait still wakes it.
     let wake!: () => void;
@@ -184,7 +185,9 @@ export class RedisCommandQueue implements CommandQueue {
     }
   }
 
+  /** Wakes every waiting long-poll, and from now on long-polls answer at once (the process is stopping). */
   async close(): Promise<void> {
+    this.closed = true;
     for (const set of this.waiters.values()) for (const wake of [...set]) wake();
     this.subscriber?.disconnect();
   }
@@ -194,7 +197,8 @@ export class RedisCommandQueue implements CommandQueue {
     if (this.subscribed.has(accountId)) return;
     if (!this.subscriber) {
       // Subscribing waits for the connection (offline queue on), unlike the fail-fast guards.
-      this.subscriber = this.redis.duplicate({ enableOfflineQueue: true, commandTimeout: 5000 });
+      // No ready check: it sends INFO, which a connection that SUBSCRIBEd during its handshake may no longer send.
+      this.subscriber = this.redis.duplicate({ enableOfflineQueue: true, enableReadyCheck: false, commandTimeout: 5000 });
       this.subscriber.on('error', () => undefined);
       this.subscriber.on('message', (channel: string) => {
         const acc = /^es:bn:\{(.*)\}$/.exec(channel)?.[1];

@@ -1,0 +1,33 @@
+import { startIngress } from '../../src/server';
+import { RedisRegistry } from '../../src/registry/registry';
+import { Redis } from 'ioredis';
+import { seedOwner, testConfig } from '../helpers/stack';
+import { ScriptedTerminal } from '../helpers/terminal';
+import { testEnv } from '../helpers/env';
+import { waitFor } from '../helpers/infra';
+
+describe('ingress shutdown with bridges connected', () => {
+  test('when the ingress stops while a bridge long-polls on a kept-alive connection, then the poll is answered and the ingress is down within 2 s', async () => {
+    const redis = new Redis(testEnv().redisUrl);
+    const f = await seedOwner(new RedisRegistry(redis));
+    const ingress = await startIngress(testConfig());
+    try {
+      const terminal = new ScriptedTerminal(ingress.url, f.accounts[0]!.bridgeToken);
+      await terminal.hello();
+      const polling = terminal.commands(20_000);
+      // The long-poll is waiting when the stop begins: the ingress subscribed to the account's channel to wait.
+      await waitFor(
+        'the long-poll to wait',
+        async () => Number(((await redis.pubsub('NUMSUB', `es:bn:{${f.accounts[0]!.id}}`)) as [string, number])[1]) === 1,
+        5_000,
+      );
+      const started = Date.now();
+      await ingress.close();
+      const stoppedIn = Date.now() - started;
+      await expect(polling).resolves.toEqual([]);
+      expect(stoppedIn).toBeLessThan(2000);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
