@@ -77,9 +77,9 @@ describe('graceful shutdown of the built processes under load', () => {
     ledgerFile = path.join(dir, 'ledger.jsonl');
     expect(await importRegistry(registry.file)).toEqual({ accounts: 2, secrets: 1, tokens: 1 });
     temporal = await temporalAccess();
-    // A generous Temporal start deadline: under a burst on a loaded machine a start can take over the default 1.5 s,
-    // and the 503 backpressure answered then may stand for a signal that did start and then fills (a separate bug,
-    // reported with its own reproduction). This suite is about shutdown: a 503 here must come from shutting down.
+    // A generous Temporal deadline: under a burst on a loaded machine a start can take over the default 1.5 s and get a
+    // pollable 503 (test/integration/resilience.test.ts covers that). This suite is about shutdown: a 503 here must come
+    // from shutting down.
     stack = await startProcessStack({ registryFile: registry.file, ledgerFile, env: { TEMPORAL_START_TIMEOUT_MS: '15000' } });
   }, 120_000);
 
