@@ -166,4 +166,18 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
       await connection.close();
     }
   });
+
+  test('when no worker runs, then the poll still answers from Temporal with the recorded outcomes', async () => {
+    const f = await seedOwner(stack.registry);
+    const terminal = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
+    await terminal.hello();
+    const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
+    const [c] = await terminal.nextCommands(1);
+    await terminal.report([{ commandId: c!.commandId, status: 'filled', ticket: 'NW-1' }]);
+    await untilReported(res.body.signalId, f.token, 1);
+    // The last test of the file: stop this stack's only worker, then poll.
+    await stack.worker!.shutdown();
+    const status = await get(`${stack.ingress.url}/v1/signals/${res.body.signalId}`, { authorization: `Bearer ${f.token}` });
+    expect(status.body).toMatchObject({ status: 'reported', reported: 1, accounts: [{ outcome: 'filled', ticket: 'NW-1' }] });
+  });
 });
