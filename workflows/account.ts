@@ -1,4 +1,4 @@
-import { condition, defineSignal, proxyActivities, proxySinks, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { condition, defineSignal, proxyLocalActivities, proxySinks, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { OutcomeSinks } from './sinks';
 import type { Activities } from '../activities';
 import type { BridgeCommand, BridgeReport } from '../src/bridge/protocol';
@@ -10,13 +10,16 @@ import { OutcomeKey } from '../src/temporal/search-attributes';
 /** The ingress signals the bridge's report into the account workflow whose id is the commandId. */
 export const bridgeReportSignal = defineSignal<[BridgeReport]>('bridgeReport');
 
-/** Redis blips and worker restarts are transient: retry quickly, then less often; the expiry bounds dispatch. */
+/**
+ * The activities are single Redis calls, so they run as local activities: in the worker that runs the workflow task,
+ * with no extra round trip through Temporal's task queues. Redis blips are transient: retry quickly, then less often.
+ */
 const QUEUE_RETRY = { initialInterval: '100ms', backoffCoefficient: 2, maximumInterval: '5s' } as const;
 
 const { outcomes } = proxySinks<OutcomeSinks>();
 
 /** Withdrawing is what keeps us from reporting `rejected` for an order that may be live, so it retries until it answers. */
-const { withdrawCommand, releaseSequence } = proxyActivities<Activities>({ startToCloseTimeout: '5s', retry: QUEUE_RETRY });
+const { withdrawCommand, releaseSequence } = proxyLocalActivities<Activities>({ startToCloseTimeout: '5s', retry: QUEUE_RETRY });
 
 /**
  * One signal on one account: the owner's risk rules on the snapshot taken at acceptance, one bridge command,
@@ -58,7 +61,7 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
     expiresAt: target.expiresAt,
   };
   try {
-    const { dispatchCommand } = proxyActivities<Activities>({
+    const { dispatchCommand } = proxyLocalActivities<Activities>({
       startToCloseTimeout: '5s',
       scheduleToCloseTimeout: Math.max(expiresAtMs - Date.now(), 1000),
       retry: QUEUE_RETRY,
