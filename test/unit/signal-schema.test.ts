@@ -1,6 +1,17 @@
 import fc from 'fast-check';
 import { ACTIONS, type Action } from '../../src/signals/actions';
 import { validateSignal, type SignalValidation, type ValidationDetail } from '../../src/signals/schema';
+import {
+  ALLOWED,
+  FIELDS,
+  NUMERIC_FIELDS,
+  REQUIRED,
+  sampleValues,
+  signalArbitraries,
+  without,
+  type Body,
+  type InvalidCase,
+} from '../helpers/signal-arbitraries';
 
 /**
  * The ExternalSignal of spec §2.1 and its action table, checked against validateSignal.
@@ -11,8 +22,6 @@ const NOW_MS = Date.parse('2024-06-12T12:00:00Z');
 const now = () => NOW_MS;
 const FUTURE = '2024-06-12T13:00:00Z';
 const SECRET = 'whsec_test';
-
-type Body = Record<string, unknown>;
 
 const validate = (body: unknown): SignalValidation => validateSignal(body, now);
 
@@ -71,75 +80,11 @@ const MINIMAL: Record<Action, Body> = {
   breakeven: { positionId: '1001' },
 };
 
-/** Fields each action must carry (besides secret and action). close and modify_pending have "one of" rules instead. */
-const REQUIRED: Record<Action, string[]> = {
-  buy: ['symbol', 'volume'],
-  sell: ['symbol', 'volume'],
-  buy_limit: ['symbol', 'volume', 'price'],
-  sell_limit: ['symbol', 'volume', 'price'],
-  buy_stop: ['symbol', 'volume', 'price'],
-  sell_stop: ['symbol', 'volume', 'price'],
-  buy_stop_limit: ['symbol', 'volume', 'price', 'stopLimitPrice'],
-  sell_stop_limit: ['symbol', 'volume', 'price', 'stopLimitPrice'],
-  close: [],
-  close_all: [],
-  partial_close: ['positionId', 'partialVolume'],
-  cancel_pending: ['orderId'],
-  modify_sl: ['positionId', 'sl'],
-  modify_tp: ['positionId', 'tp'],
-  modify_pending: ['orderId'],
-  modify_pending_expiry: ['orderId', 'expiry'],
-  breakeven: ['positionId'],
-};
-
-const STOPS = ['sl', 'tp', 'slPips', 'tpPips'];
-/** Every field each action may carry (besides secret, action and meta). */
-const ALLOWED: Record<Action, string[]> = {
-  buy: ['symbol', 'volume', ...STOPS],
-  sell: ['symbol', 'volume', ...STOPS],
-  buy_limit: ['symbol', 'volume', 'price', ...STOPS],
-  sell_limit: ['symbol', 'volume', 'price', ...STOPS],
-  buy_stop: ['symbol', 'volume', 'price', ...STOPS],
-  sell_stop: ['symbol', 'volume', 'price', ...STOPS],
-  buy_stop_limit: ['symbol', 'volume', 'price', 'stopLimitPrice', ...STOPS],
-  sell_stop_limit: ['symbol', 'volume', 'price', 'stopLimitPrice', ...STOPS],
-  close: ['positionId', 'symbol', 'side', 'pnl'],
-  close_all: [],
-  partial_close: ['positionId', 'partialVolume'],
-  cancel_pending: ['orderId'],
-  modify_sl: ['positionId', 'sl'],
-  modify_tp: ['positionId', 'tp'],
-  modify_pending: ['orderId', 'price', 'stopLimitPrice', 'sl', 'tp', 'expiry'],
-  modify_pending_expiry: ['orderId', 'expiry'],
-  breakeven: ['positionId'],
-};
 
 /** A valid value for every optional field of the schema. */
-const SAMPLE: Record<string, unknown> = {
-  symbol: 'EURUSD',
-  volume: 1,
-  price: 1.1,
-  stopLimitPrice: 1.2,
-  sl: 1.05,
-  tp: 1.15,
-  slPips: 10,
-  tpPips: 20,
-  positionId: 'p-1',
-  orderId: 'o-1',
-  partialVolume: 0.5,
-  expiry: FUTURE,
-  side: 'buy',
-  pnl: 'profit',
-};
-const FIELDS = Object.keys(SAMPLE);
-const NUMERIC_FIELDS = ['volume', 'price', 'stopLimitPrice', 'sl', 'tp', 'slPips', 'tpPips', 'partialVolume'];
+const SAMPLE = sampleValues(FUTURE);
 
 const body = (action: Action, fields: Body = MINIMAL[action]): Body => ({ secret: SECRET, action, ...fields });
-const without = (b: Body, field: string): Body => {
-  const copy = { ...b };
-  delete copy[field];
-  return copy;
-};
 
 describe('ExternalSignal schema: minimal bodies', () => {
   test('when the suite lists its actions, then they are exactly the 17 actions of spec §2.1', () => {
@@ -478,122 +423,16 @@ describe('ExternalSignal schema: error shape', () => {
 
 const FC = { numRuns: 1000, seed: 20240612 } as const;
 
-const symbolArb = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._#\-/]{0,31}$/);
-const idArb = fc.stringMatching(/^[A-Za-z0-9._:-]{1,64}$/);
-const secretArb = fc.string({ minLength: 1, maxLength: 256 });
-const positive = (max: number) => fc.double({ min: Number.MIN_VALUE, max, noNaN: true });
-const lotsArb = positive(100);
-const priceArb = positive(1e9);
-const pipsArb = positive(1e6);
-
-const pad = (n: number, width = 2) => String(n).padStart(width, '0');
-/** A future instant (1 s to ~5 years ahead), written with Z or a numeric offset, with or without milliseconds. */
-const expiryArb = fc
-  .record({
-    aheadMs: fc.integer({ min: 1000, max: 5 * 365 * 86_400_000 }),
-    offsetMin: fc.integer({ min: -12 * 4, max: 14 * 4 }).map((q) => q * 15),
-    zulu: fc.boolean(),
-    millis: fc.boolean(),
-  })
-  .map(({ aheadMs, offsetMin, zulu, millis }) => {
-    const at = NOW_MS + aheadMs;
-    if (zulu) {
-      const iso = new Date(at).toISOString();
-      return millis ? iso : iso.replace(/\.\d{3}Z$/, 'Z');
-    }
-    const local = new Date(at + offsetMin * 60_000).toISOString().slice(0, millis ? 23 : 19);
-    const sign = offsetMin < 0 ? '-' : '+';
-    const abs = Math.abs(offsetMin);
-    return `${local}${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
-  });
-
-const KNOWN_KEYS = new Set(['secret', 'action', 'meta', 'idempotencyKey', ...FIELDS]);
-const metaArb = fc
-  .record(
-    {
-      origin: fc.string({ maxLength: 256 }),
-      extra: fc.dictionary(
-        fc.stringMatching(/^[a-z][a-zA-Z0-9_]{0,11}$/).filter((k) => k !== 'origin'),
-        fc.jsonValue({ maxDepth: 2 }),
-        { maxKeys: 4 },
-      ),
-    },
-    { requiredKeys: [] },
-  )
-  .map(({ origin, extra }) => ({ ...(extra ?? {}), ...(origin === undefined ? {} : { origin }) }));
-
-/** Optional stop fields of an entry: sl xor slPips (or neither), tp xor tpPips (or neither). */
-const entryStopsArb = fc
-  .record({
-    sl: fc.oneof(fc.constant({}), priceArb.map((sl) => ({ sl })), pipsArb.map((slPips) => ({ slPips }))),
-    tp: fc.oneof(fc.constant({}), priceArb.map((tp) => ({ tp })), pipsArb.map((tpPips) => ({ tpPips }))),
-  })
-  .map(({ sl, tp }) => ({ ...sl, ...tp }));
-
-/** A non-empty subset of the given field generators, as an object. */
-function someOf(arbs: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<Body> {
-  return fc.record(arbs, { requiredKeys: [] }).filter((o) => Object.keys(o).length > 0);
-}
-
-const fieldsArb: Record<Action, fc.Arbitrary<Body>> = (() => {
-  const market = fc.record({ symbol: symbolArb, volume: lotsArb, stops: entryStopsArb }).map(({ stops, ...f }) => ({ ...f, ...stops }));
-  const pending = fc
-    .record({ symbol: symbolArb, volume: lotsArb, price: priceArb, stops: entryStopsArb })
-    .map(({ stops, ...f }) => ({ ...f, ...stops }));
-  const stopLimit = fc
-    .record({ symbol: symbolArb, volume: lotsArb, price: priceArb, stopLimitPrice: priceArb, stops: entryStopsArb })
-    .map(({ stops, ...f }) => ({ ...f, ...stops }));
-  return {
-    buy: market,
-    sell: market,
-    buy_limit: pending,
-    sell_limit: pending,
-    buy_stop: pending,
-    sell_stop: pending,
-    buy_stop_limit: stopLimit,
-    sell_stop_limit: stopLimit,
-    close: fc.oneof(
-      fc.record({ positionId: idArb }),
-      someOf({ symbol: symbolArb, side: fc.constantFrom('buy', 'sell'), pnl: fc.constantFrom('profit', 'loss') }),
-    ),
-    close_all: fc.constant({}),
-    partial_close: fc.record({ positionId: idArb, partialVolume: lotsArb }),
-    cancel_pending: fc.record({ orderId: idArb }),
-    modify_sl: fc.record({ positionId: idArb, sl: priceArb }),
-    modify_tp: fc.record({ positionId: idArb, tp: priceArb }),
-    modify_pending: fc
-      .record({
-        orderId: idArb,
-        changes: someOf({ price: priceArb, stopLimitPrice: priceArb, sl: priceArb, tp: priceArb, expiry: expiryArb }),
-      })
-      .map(({ orderId, changes }) => ({ orderId, ...changes })),
-    modify_pending_expiry: fc.record({ orderId: idArb, expiry: expiryArb }),
-    breakeven: fc.record({ positionId: idArb }),
-  };
-})();
-
-const validBodyOf = (action: Action): fc.Arbitrary<Body> =>
-  fc
-    .record({
-      secret: secretArb,
-      fields: fieldsArb[action],
-      meta: fc.option(metaArb, { nil: undefined }),
-      idempotencyKey: fc.option(fc.string({ minLength: 1, maxLength: 128 }), { nil: undefined }),
-    })
-    .map(({ secret, fields, meta, idempotencyKey }) => ({
-      secret,
-      action,
-      ...fields,
-      ...(meta === undefined ? {} : { meta }),
-      ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-    }));
-
-const validBodyArb: fc.Arbitrary<Body> = fc.constantFrom(...ACTIONS).chain(validBodyOf);
+const { validBodyOf, validBodyArb, invalid } = signalArbitraries({ nowMs: NOW_MS });
 
 function assertRefusedNaming(b: Body, field: string): void {
   const result = validate(b);
   if (result.ok) throw new Error(`accepted although ${field} is wrong: ${JSON.stringify(b)}`);
   if (!namesField(result.details, field)) throw new Error(`no detail names ${field}: ${JSON.stringify(result.details)}`);
+}
+
+function assertCaseRefused(c: InvalidCase): void {
+  for (const field of c.names) assertRefusedNaming(c.body, field);
 }
 
 describe('ExternalSignal schema: properties (fast-check)', () => {
@@ -618,102 +457,37 @@ describe('ExternalSignal schema: properties (fast-check)', () => {
   });
 
   test('when a required field is dropped from any valid body, then it is refused naming that field', () => {
-    const arb = validBodyArb
-      .filter((b) => ['secret', 'action', ...REQUIRED[b.action as Action]].length > 0)
-      .chain((b) => fc.record({ b: fc.constant(b), field: fc.constantFrom('secret', 'action', ...REQUIRED[b.action as Action]) }));
-    fc.assert(
-      fc.property(arb, ({ b, field }) => {
-        assertRefusedNaming(without(b, field), field);
-      }),
-      FC,
-    );
+    fc.assert(fc.property(invalid.droppedRequired(), assertCaseRefused), FC);
   });
 
   test('when every "one of" field is dropped from a valid close or modify_pending, then it is refused naming the choices', () => {
-    const arb = fc.constantFrom<Action>('close', 'modify_pending').chain(validBodyOf);
     fc.assert(
-      fc.property(arb, (b) => {
-        const choices = b.action === 'close' ? ['positionId', 'symbol', 'side', 'pnl'] : ['price', 'stopLimitPrice', 'sl', 'tp', 'expiry'];
-        let mutated = b;
-        for (const f of choices) mutated = without(mutated, f);
-        const result = validate(mutated);
-        if (result.ok) throw new Error(`accepted: ${JSON.stringify(mutated)}`);
-        for (const f of choices) expect(result.error).toContain(f);
+      fc.property(invalid.droppedOneOf, (c) => {
+        const result = validate(c.body);
+        if (result.ok) throw new Error(`accepted: ${JSON.stringify(c.body)}`);
+        for (const f of c.names) expect(result.error).toContain(f);
       }),
       FC,
     );
   });
 
   test('when an unknown top-level key is added to any valid body, then it is refused naming that key', () => {
-    const keyArb = fc.oneof(
-      fc.stringMatching(/^[A-Za-z_$][A-Za-z0-9_$-]{0,20}$/),
-      fc.constantFrom('__proto__', 'constructor', 'toString', 'valueOf', 'hasOwnProperty', 'Secret', 'ACTION', 'Volume', 'stop_loss'),
-    );
-    const arb = fc.record({ b: validBodyArb, key: keyArb.filter((k) => !KNOWN_KEYS.has(k)), value: fc.jsonValue({ maxDepth: 1 }) });
-    fc.assert(
-      fc.property(arb, ({ b, key, value }) => {
-        const mutated = { ...b };
-        Object.defineProperty(mutated, key, { value, enumerable: true, configurable: true, writable: true });
-        assertRefusedNaming(mutated, key);
-      }),
-      FC,
-    );
+    fc.assert(fc.property(invalid.unknownKey, assertCaseRefused), FC);
   });
 
   test('when a numeric field of any valid body is sent as its string form, then it is refused naming that field', () => {
-    const arb = validBodyArb
-      .filter((b) => NUMERIC_FIELDS.some((f) => f in b))
-      .chain((b) => fc.record({ b: fc.constant(b), field: fc.constantFrom(...NUMERIC_FIELDS.filter((f) => f in b)) }));
-    fc.assert(
-      fc.property(arb, ({ b, field }) => {
-        assertRefusedNaming({ ...b, [field]: String(b[field]) }, field);
-      }),
-      FC,
-    );
+    fc.assert(fc.property(invalid.numericAsString, assertCaseRefused), FC);
   });
 
   test('when a numeric field of any valid body is replaced by a non-number JSON value, then it is refused naming that field', () => {
-    const notNumber = fc.oneof(fc.boolean(), fc.constant(null), fc.string(), fc.array(fc.double(), { maxLength: 2 }), fc.object({ maxDepth: 1 }));
-    const arb = validBodyArb
-      .filter((b) => NUMERIC_FIELDS.some((f) => f in b))
-      .chain((b) => fc.record({ b: fc.constant(b), field: fc.constantFrom(...NUMERIC_FIELDS.filter((f) => f in b)), value: notNumber }));
-    fc.assert(
-      fc.property(arb, ({ b, field, value }) => {
-        assertRefusedNaming({ ...b, [field]: value }, field);
-      }),
-      FC,
-    );
+    fc.assert(fc.property(invalid.notANumber, assertCaseRefused), FC);
   });
 
   test('when volume or partialVolume of any valid body is out of range (<= 0, > 100, NaN, infinite), then it is refused naming it', () => {
-    const outOfRange = fc.oneof(
-      fc.double({ max: 0, noNaN: true }),
-      fc.double({ min: 100, minExcluded: true, noNaN: true }),
-      fc.constantFrom(0, -0, Number.NaN, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, 100.0001, 100 + Number.EPSILON * 100),
-    );
-    const arb = validBodyArb
-      .filter((b) => 'volume' in b || 'partialVolume' in b)
-      .chain((b) => fc.record({ b: fc.constant(b), value: outOfRange }));
-    fc.assert(
-      fc.property(arb, ({ b, value }) => {
-        const field = 'volume' in b ? 'volume' : 'partialVolume';
-        assertRefusedNaming({ ...b, [field]: value }, field);
-      }),
-      FC,
-    );
+    fc.assert(fc.property(invalid.volumeOutOfRange, assertCaseRefused), FC);
   });
 
   test('when a field the action does not use is added to any valid body, then it is refused naming that field', () => {
-    const arb = validBodyArb
-      .filter((b) => FIELDS.some((f) => !ALLOWED[b.action as Action].includes(f)))
-      .chain((b) =>
-        fc.record({ b: fc.constant(b), field: fc.constantFrom(...FIELDS.filter((f) => !ALLOWED[b.action as Action].includes(f))) }),
-      );
-    fc.assert(
-      fc.property(arb, ({ b, field }) => {
-        assertRefusedNaming({ ...b, [field]: SAMPLE[field] }, field);
-      }),
-      FC,
-    );
+    fc.assert(fc.property(invalid.unusedField, assertCaseRefused), FC);
   });
 });
