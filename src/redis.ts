@@ -15,15 +15,19 @@ export function connectRedis(url: string, options: { commandTimeoutMs: number; l
     connectTimeout: Math.max(options.commandTimeoutMs, 1000),
     retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 1000),
   });
+  logRedisErrors(redis, options.name, options.logger);
+  return redis;
+}
+
+/** Logs a connection's errors, at most one line per 5 s: an outage must not flood the log (nor crash the process). */
+export function logRedisErrors(redis: Redis, name: string, logger?: Logger): void {
   let lastLogged = 0;
   redis.on('error', (err: Error) => {
-    // Throttled: a Redis outage must not flood the log.
     if (Date.now() - lastLogged > 5000) {
       lastLogged = Date.now();
-      options.logger?.warn({ err: err.message, redis: options.name }, 'redis unavailable');
+      logger?.warn({ err: err.message, redis: name }, 'redis unavailable');
     }
   });
-  return redis;
 }
 
 /** Errors that mean the store did not answer (down, unreachable, too slow, failing over), not a bug of ours. */

@@ -6,6 +6,7 @@ import { createActivities } from '../activities';
 import { RedisCommandQueue } from './bridge/queue';
 import { RedisAccountSequencer } from './bridge/ordering';
 import { loadConfig, type Config } from './config';
+import { logRedisErrors } from './redis';
 import { createLogger } from './logger';
 import { createWorkerMetrics, reasonLabel } from './metrics';
 import { serveMetrics } from './metrics-server';
@@ -39,7 +40,7 @@ export async function startWorker(config: Config = loadConfig()): Promise<Runnin
   }
   // Activities may wait for Redis to come back (Temporal retries them), so this connection queues while offline.
   const redis = new Redis(config.redis.url, { connectionName: 'worker', commandTimeout: 5000, maxRetriesPerRequest: 2 });
-  redis.on('error', (err: Error) => logger.warn({ err: err.message }, 'redis unavailable'));
+  logRedisErrors(redis, 'worker', logger);
   const activities = createActivities({ queue: new RedisCommandQueue(redis), sequencer: new RedisAccountSequencer(redis) });
   const source = workflowSource(config);
   const metrics = createWorkerMetrics();

@@ -21,6 +21,8 @@ export interface AccountSequencer {
   next(targets: readonly { accountId: string; deadlineMs: number }[]): Promise<number[]>;
   /** No command will be queued for this number: stop holding later ones back. */
   release(accountId: string, seq: number, deadlineMs: number): Promise<void>;
+  /** Hold later commands behind this number only until `untilMs` (a start that may or may not have happened). */
+  holdUntil(accountId: string, seq: number, deadlineMs: number, untilMs: number): Promise<void>;
 }
 
 const NEXT = `
@@ -42,7 +44,21 @@ export class RedisAccountSequencer implements AccountSequencer {
     });
   }
 
-  async release(accountId: string, seq: number, deadlineMs: number): Promise<void> {
-    await this.redis.zrem(orderingKeys.pending(accountId), pendingMember(seq, deadlineMs));
+  async release(accountId: string, seq: number, _deadlineMs: number): Promise<void> {
+    await this.redis.zremrangebyscore(orderingKeys.pending(accountId), seq, seq);
+  }
+
+  async holdUntil(accountId: string, seq: number, deadlineMs: number, untilMs: number): Promise<void> {
+    if (untilMs >= deadlineMs) return;
+    const key = orderingKeys.pending(accountId);
+    // Only if the mark is still there: an enqueue that already removed it must not be undone.
+    await this.redis.eval(
+      `if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2]) end return 1`,
+      1,
+      key,
+      pendingMember(seq, deadlineMs),
+      pendingMember(seq, untilMs),
+      seq,
+    );
   }
 }

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { BridgeCommand, BridgeReport } from './protocol';
-import { orderingKeys, pendingMember } from './ordering';
+import { orderingKeys } from './ordering';
 
 /**
  * The per-account command queue in Redis. A command stays queued until the bridge reports it, so delivery is
@@ -35,10 +35,12 @@ const k = {
 };
 
 const REPORT_RETENTION_SECONDS = 7 * 24 * 3600;
+const HELD_RECHECK_MS = 1000;
 
-// KEYS: queue, command, pending marks; ARGV: command, seq, commandId, channel, pending member
+// KEYS: queue, command, pending marks; ARGV: command, seq, commandId, channel
+// The pending mark is removed by its number (its score), whatever deadline it carries by now.
 const ENQUEUE = `
-redis.call('ZREM', KEYS[3], ARGV[5])
+redis.call('ZREMRANGEBYSCORE', KEYS[3], ARGV[2], ARGV[2])
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 redis.call('HSET', KEYS[2], 'command', ARGV[1], 'seq', ARGV[2])
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
@@ -118,7 +120,6 @@ export class RedisCommandQueue implements CommandQueue {
       command.seq,
       command.commandId,
       k.channel(acc),
-      pendingMember(command.seq, Date.parse(command.expiresAt)),
     );
   }
 
@@ -165,23 +166,28 @@ export class RedisCommandQueue implements CommandQueue {
   async takeOrWait(accountId: string, limit: number, waitMs: number, signal: AbortSignal): Promise<BridgeCommand[]> {
     if (waitMs <= 0 || this.closed) return this.take(accountId, limit);
     await this.subscribe(accountId);
-    // The waiter exists before the first take, so a command queued between the take and the wait still wakes it.
-    let wake!: () => void;
-    const woken = new Promise<void>((resolve) => (wake = resolve));
-    const set = this.waiters.get(accountId) ?? new Set();
-    this.waiters.set(accountId, set);
-    set.add(wake);
-    const timer = setTimeout(wake, waitMs);
-    signal.addEventListener('abort', wake);
-    try {
-      const now = await this.take(accountId, limit);
-      if (now.length > 0 || signal.aborted) return now;
-      await woken;
-      return signal.aborted ? [] : await this.take(accountId, limit);
-    } finally {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', wake);
-      set.delete(wake);
+    const until = Date.now() + waitMs;
+    for (;;) {
+      // The waiter exists before the take, so a command queued between the take and the wait still wakes it.
+      let wake!: () => void;
+      const woken = new Promise<void>((resolve) => (wake = resolve));
+      const set = this.waiters.get(accountId) ?? new Set();
+      this.waiters.set(accountId, set);
+      set.add(wake);
+      // Re-check at least every second: a command held behind a pending mark is released when the mark lapses,
+      // and no enqueue announces that.
+      const timer = setTimeout(wake, Math.min(until - Date.now(), HELD_RECHECK_MS));
+      signal.addEventListener('abort', wake);
+      try {
+        const now = await this.take(accountId, limit);
+        if (now.length > 0 || signal.aborted || this.closed || Date.now() >= until) return now;
+        await woken;
+        if (signal.aborted || this.closed) return [];
+      } finally {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', wake);
+        set.delete(wake);
+      }
     }
   }
 

@@ -118,6 +118,9 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
 
 type LaunchBase = Omit<SignalWorkflowInput, 'targets'>;
 
+/** How long an account's later commands wait behind a start that may or may not have happened. */
+const AMBIGUOUS_HOLD_MS = 10_000;
+
 /**
  * The same key inside the window: the first answer again, and no new action. A region that failed the first time
  * (or was never reached) is started now, with the first request's signalId and acceptance time.
@@ -171,9 +174,14 @@ async function launch(
     if (r.status === 'fulfilled') continue;
     deps.logger?.warn({ correlationId: base.correlationId, signalId: base.signalId, region: regions[i], err: String(r.reason) }, 'region did not start the signal');
     deps.onStartError?.(regions[i]!, r.reason);
-    // Those accounts' later signals must not wait for commands that will never come (but one that may come, they must).
-    if (!certainlyNotStarted(r.reason)) continue;
-    for (const t of byRegion[regions[i]!]!) void deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt)).catch(() => undefined);
+    // Those accounts' later signals must not wait for commands that will never come. One that may come (a start whose
+    // answer was lost) they wait for, but only briefly: if it did start, its command is queued within seconds.
+    for (const t of byRegion[regions[i]!]!) {
+      const done = certainlyNotStarted(r.reason)
+        ? deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt))
+        : deps.sequencer.holdUntil(t.account.id, t.seq, Date.parse(t.expiresAt), Date.now() + AMBIGUOUS_HOLD_MS);
+      void done.catch(() => undefined);
+    }
   }
   const body = { success: failed.length === 0, signalId: base.signalId, correlationId: base.correlationId, accountsResolved: accounts.length };
   if (failed.length === 0) return { kind: 'accepted', body, replayed };

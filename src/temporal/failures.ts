@@ -46,7 +46,19 @@ export function certainlyNotStarted(err: unknown): boolean {
   // RESOURCE_EXHAUSTED is Temporal refusing the work; other definite answers (bad namespace, bad argument) are refusals too.
   const code = grpcCode(err);
   if (code === 8) return true;
+  // UNAVAILABLE because no connection could be made: the request never reached a server.
+  if (code === 14 && /ECONNREFUSED|No connection established|failed to connect|connection refused/i.test(messages(err))) return true;
   return !isTemporalBackpressure(err);
+}
+
+function messages(err: unknown): string {
+  const out: string[] = [];
+  let e: unknown = err;
+  for (let depth = 0; e && depth < 5; depth++) {
+    out.push(String((e as Error).message ?? ''), String((e as { details?: unknown }).details ?? ''));
+    e = (e as Error).cause;
+  }
+  return out.join(' ');
 }
 
 function grpcCode(err: unknown): number | undefined {

@@ -54,7 +54,17 @@ export class Regions {
       }
       throw new NotSentError(`cannot reach Temporal region ${name}`, { cause: err });
     }
-    return region.connection.withDeadline(deadline, () => fn(region.client));
+    // withDeadline alone is not a hard bound: the client's own retry may sleep past it. Stop waiting at the deadline;
+    // a start abandoned here is ambiguous, and the caller confirms it (TemporalExecutions.launch).
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('deadline exceeded waiting for Temporal')), Math.max(deadline - Date.now(), 0));
+    });
+    try {
+      return await Promise.race([region.connection.withDeadline(deadline, () => fn(region.client)), expired]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** Bounded: a connection still trying to reach a dead address must not hold up shutdown. */

@@ -221,12 +221,10 @@ describe('the Temporal server stops mid-burst and starts again on the same datab
     270_000,
   );
 
-  // Known defect, pinned down deterministically: a start whose answer is lost keeps its acceptance-order mark until the
-  // mark's deadline (the lost signal's staleness window, 30 s here), so a later signal of the same account, accepted
-  // once Temporal is back and with its bridge online, is held back; measured: it ends `rejected` bridge_offline 30 s
-  // after its 202, no order placed. (The same mark also holds the account when a retry with the same key re-runs the
-  // lost signal under a new number.) test.failing: this goes red, and should become a plain test, once it is fixed.
-  test.failing(
+  // Regression: a start whose answer is lost used to keep its acceptance-order mark until the lost signal's staleness
+  // deadline (30 s here), so a later signal of the same account ended `rejected` bridge_offline with its bridge online.
+  // Now such a mark holds later commands only briefly (10 s), and a waiting long-poll re-checks held commands.
+  test(
     'when Temporal freezes while a signal is being started (a pollable 503) and then crashes before acting on it, ' +
       'then a signal accepted for the same account once Temporal is back is filled promptly',
     async () => {
