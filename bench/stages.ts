@@ -1,0 +1,300 @@
+/**
+ * Where the time of one request goes: `node dist/bench/stages.js [--n 200] [--temporal-db-dir DIR]` (after
+ * `npm run build`). Starts the same stack as `npm run bench`, warms it up, then times each stage of the hot paths on
+ * their own, one at a time (no queueing), with the service's own classes on connections of their own:
+ *
+ * - accept: route limiter (rate-limit-redis), secret lookup, account read (MGET + zod), fairness throttle,
+ *   sequence number, zod validation of the body, one pino access-log line, Temporal start of signalWorkflow;
+ * - poll: token lookup, the per-account read cap over the token's 200 accounts (as shipped: one round trip each; and
+ *   pipelined, for comparison), Temporal describe();
+ * - and whole requests through the ingress, one at a time: accept, poll, and 202 → filled at the paper bridge.
+ *
+ * Prints one table and writes bench/results/stages-<timestamp>.json and stages-latest.json.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import pino from 'pino';
+import { RedisStore } from 'rate-limit-redis';
+import { connectRedis } from '../src/redis';
+import { RedisRegistry } from '../src/registry/registry';
+import { RedisThrottle } from '../src/ratelimit/fairness';
+import { RedisAccountSequencer } from '../src/bridge/ordering';
+import { validateSignal } from '../src/signals/schema';
+import { signalWorkflowId } from '../src/temporal/ids';
+import { ActionKey, SignalIdKey, SymbolKey } from '../src/temporal/search-attributes';
+import type { AccountSnapshot, SignalWorkflowInput } from '../src/signals/outcome';
+import { loadHelpers, REPO_ROOT } from './helpers';
+import { cleanup, drain, fileStamp, httpJson, log, startStack, warmUp, writeResults, type Options, type Stack } from './run';
+import { summarize, type Summary } from './stats';
+
+async function time(n: number, fn: (i: number) => Promise<unknown> | unknown): Promise<Summary> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await fn(i);
+    out.push(performance.now() - t0);
+  }
+  return summarize(out.map((v) => Math.round(v * 1000) / 1000));
+}
+
+async function measureStages(stack: Stack, n: number): Promise<Record<string, Summary>> {
+  const res: Record<string, Summary> = {};
+  const redis = connectRedis(stack.redis.url, { commandTimeoutMs: 500, name: 'bench-stages' });
+  await new Promise<void>((resolve) => (redis.status === 'ready' ? resolve() : redis.once('ready', () => resolve())));
+  const registry = new RedisRegistry(redis);
+  const limits = { max: 1e9, windowMs: 60_000 };
+  const throttle = new RedisThrottle(redis, { account_write: limits, broadcast: limits, account_read: limits }, 'stages:');
+  const sequencer = new RedisAccountSequencer(redis);
+  // The route limiter's store exactly as the ingress builds it (rate-limit-redis, EVALSHA sent as EVAL).
+  const scripts = new Map<string, string>();
+  const { createHash } = await import('node:crypto');
+  const store = new RedisStore({
+    prefix: 'stages:route:',
+    sendCommand: (async (command: string, ...args: string[]) => {
+      if (command.toUpperCase() === 'SCRIPT' && args[0]?.toUpperCase() === 'LOAD' && args[1] !== undefined) {
+        const sha = createHash('sha1').update(args[1]).digest('hex');
+        scripts.set(sha, args[1]);
+        return sha;
+      }
+      if (command.toUpperCase() === 'EVALSHA' && scripts.has(args[0]!)) return redis.call('EVAL', scripts.get(args[0]!)!, ...args.slice(1));
+      return redis.call(command, ...args);
+    }) as never,
+  });
+  await store.init({ windowMs: 60_000 } as never);
+  const account = stack.accounts[0]!;
+  const body = { secret: stack.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 };
+  const bodyText = JSON.stringify(body);
+  const tokenAccounts = stack.accounts;
+
+  log(`timing Redis stages (${n} each)`);
+  res['redis: PING'] = await time(n, () => redis.ping());
+  res['accept: route limiter (rate-limit-redis EVAL)'] = await time(n, () => store.increment(`account:${account}`));
+  res['accept: secret lookup (GET + sha256)'] = await time(n, () => registry.authenticateSecret(stack.secret));
+  res['accept: account read (MGET + zod parse)'] = await time(n, () => registry.getAccount(account));
+  res['accept: fairness throttle (EVAL)'] = await time(n, () => throttle.hit('account_write', account));
+  // On an account nobody serves, so no pending mark holds a real account back.
+  res['accept: sequence number (EVAL)'] = await time(n, () => sequencer.next([{ accountId: 'stages-nobody', deadlineMs: Date.now() + 1000 }]));
+  res['accept: all five Redis steps in series'] = await time(n, async () => {
+    await store.increment(`account:${account}`);
+    await registry.authenticateSecret(stack.secret);
+    await registry.getAccount(account);
+    await throttle.hit('account_write', account);
+    await sequencer.next([{ accountId: 'stages-nobody', deadlineMs: Date.now() + 1000 }]);
+  });
+
+  log('timing CPU stages');
+  res['accept: JSON.parse of the body'] = await time(n * 10, () => JSON.parse(bodyText));
+  res['accept: validateSignal (zod, schema built per call)'] = await time(n * 5, () => validateSignal(JSON.parse(bodyText)));
+  const logFile = path.join(stack.runDir, 'stages-pino.log');
+  const logger = pino({ name: 'ingress', level: 'info', redact: { paths: ['secret', '*.secret'], censor: '[redacted]' } }, pino.destination({ dest: logFile, sync: true }));
+  res['accept: one access-log line (pino, sync to a file)'] = await time(n * 10, () =>
+    logger.info({ correlationId: 'req_0123456789abcdef0123456789abcdef', method: 'POST', route: '/webhook/custom/:accountId', status: 202, ms: 3.21 }, 'request'),
+  );
+
+  log('timing poll guard stages');
+  res['poll: token lookup (GET + sha256)'] = await time(n, () => registry.authenticateToken(stack.token));
+  res[`poll: read cap, ${tokenAccounts.length} accounts one by one (as shipped)`] = await time(Math.min(n, 100), async () => {
+    for (const acc of tokenAccounts) await throttle.hit('account_read', acc);
+  });
+  res[`poll: read cap, ${tokenAccounts.length} accounts in one pipeline (a possible fix)`] = await time(Math.min(n, 100), () =>
+    Promise.all(tokenAccounts.map((acc) => throttle.hit('account_read', acc))),
+  );
+
+  log('timing Temporal stages');
+  const snapshot = (await registry.getAccounts([account]))[0]!;
+  const target: AccountSnapshot = { id: snapshot.id, owner: snapshot.owner, platform: snapshot.platform, region: snapshot.region, bridgeVersion: snapshot.bridgeVersion, risk: snapshot.risk, symbols: snapshot.symbols };
+  const started: string[] = [];
+  // Real signals on real accounts (filled by the paper bridge), one at a time, spread over the accounts.
+  res['accept: Temporal start of signalWorkflow (gRPC)'] = await time(Math.min(n, 100), async (i) => {
+    const acc = stack.accounts[i % stack.accounts.length]!;
+    const acceptedAtMs = Date.now();
+    const [seq] = await sequencer.next([{ accountId: acc, deadlineMs: acceptedAtMs + 30_000 }]);
+    const signalId = `sig_${randomBytes(16).toString('hex')}`;
+    const input: SignalWorkflowInput = {
+      signalId,
+      correlationId: `stages-${i}`,
+      acceptedAt: new Date(acceptedAtMs).toISOString(),
+      signal: { action: 'buy', symbol: 'EURUSD', volume: 0.01 },
+      targets: [{ account: { ...target, id: acc }, seq: seq!, expiresAt: new Date(acceptedAtMs + 30_000).toISOString() }],
+    };
+    await stack.client.workflow.start('signalWorkflow', {
+      taskQueue: stack.taskQueue,
+      workflowId: signalWorkflowId(signalId),
+      args: [input],
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+      memo: { correlationId: input.correlationId, origin: null },
+      typedSearchAttributes: [
+        { key: SignalIdKey, value: signalId },
+        { key: ActionKey, value: 'buy' },
+        { key: SymbolKey, value: 'EURUSD' },
+      ],
+    });
+    started.push(signalId);
+  });
+  await drain(stack, 'the Temporal start stage', started.length, { infra: loadHelpers().infra });
+  res['poll: Temporal describe() of a finished signal'] = await time(n, (i) => stack.client.workflow.getHandle(signalWorkflowId(started[i % started.length]!)).describe());
+
+  log('timing whole requests through the ingress, one at a time');
+  const accepted: { signalId: string; t202: number }[] = [];
+  res['HTTP: POST /webhook/custom/<account> → 202'] = await time(Math.min(n, 100), async (i) => {
+    const r = await httpJson(`${stack.ingress.url}/webhook/custom/${stack.accounts[i % stack.accounts.length]}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: bodyText,
+    });
+    if (r.status !== 202) throw new Error(`accept answered ${r.status}: ${JSON.stringify(r.body)}`);
+    accepted.push({ signalId: r.body.signalId as string, t202: Date.now() });
+  });
+  res['HTTP: GET /v1/signals/<id> (token with 200 accounts)'] = await time(n, (i) =>
+    httpJson(`${stack.ingress.url}/v1/signals/${started[i % started.length]}`, { headers: { authorization: `Bearer ${stack.token}` } }),
+  );
+  // 202 → filled with nothing else going on: one signal at a time, waiting for its fill.
+  const e2e: number[] = [];
+  const e2eSignals: { signalId: string; accountId: string; t202: number; fill: number }[] = [];
+  for (let i = 0; i < Math.min(n, 50); i++) {
+    const r = await httpJson(`${stack.ingress.url}/webhook/custom/${stack.accounts[i % 10]}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodyText });
+    const t202 = Date.now();
+    if (r.status !== 202) throw new Error(`accept answered ${r.status}`);
+    const id = r.body.signalId as string;
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      stack.ledger.update();
+      const fill = stack.ledger.bySignal.get(id)?.[0];
+      if (fill) {
+        e2e.push(fill.t - t202);
+        e2eSignals.push({ signalId: id, accountId: stack.accounts[i % 10]!, t202, fill: fill.t });
+        break;
+      }
+      if (Date.now() > deadline) throw new Error(`signal ${id} not filled within 30 s`);
+      await sleep(5);
+    }
+  }
+  res['E2E: 202 → filled at the paper bridge, one signal at a time'] = summarize(e2e);
+  await drain(stack, 'the end-to-end stage', e2eSignals.length, { infra: loadHelpers().infra });
+  log('reading the Temporal histories of those signals');
+  Object.assign(res, await timeline(stack, e2eSignals));
+  redis.disconnect();
+  return res;
+}
+
+type Ev = { eventType?: number | null; eventTime?: { seconds?: unknown; nanos?: number | null } | null };
+const T = { STARTED: 1, COMPLETED: 2, WFT_SCHEDULED: 5, WFT_STARTED: 6, WFT_COMPLETED: 7, ACT_SCHEDULED: 10, ACT_STARTED: 11, ACT_COMPLETED: 12, SIGNALED: 26, CHILD_INITIATED: 29, CHILD_STARTED: 31, CHILD_COMPLETED: 32, PROPERTIES_MODIFIED: 46 };
+
+function ms(e: Ev | undefined): number | undefined {
+  if (!e?.eventTime) return undefined;
+  return Number(e.eventTime.seconds) * 1000 + (e.eventTime.nanos ?? 0) / 1e6;
+}
+
+/**
+ * Where the time of 202 → filled → recorded goes, from the event times of each signal's two workflow histories
+ * (server clock, same machine) plus the client's 202 and the paper bridge's ledger time.
+ */
+async function timeline(stack: Stack, signals: { signalId: string; accountId: string; t202: number; fill: number }[]): Promise<Record<string, Summary>> {
+  const seg: Record<string, number[]> = {};
+  const add = (k: string, a: number | undefined, b: number | undefined) => {
+    if (a === undefined || b === undefined) return;
+    (seg[k] ??= []).push(Math.round((b - a) * 10) / 10);
+  };
+  for (const s of signals) {
+    const parent = ((await stack.client.workflow.getHandle(signalWorkflowId(s.signalId)).fetchHistory()).events ?? []) as Ev[];
+    const child = ((await stack.client.workflow.getHandle(`signal/${s.signalId}/account/${s.accountId}`).fetchHistory()).events ?? []) as Ev[];
+    const first = (evs: Ev[], type: number, after = 0) => evs.slice(after).find((e) => e.eventType === type);
+    const idx = (evs: Ev[], type: number, after = 0) => evs.findIndex((e, i) => i >= after && e.eventType === type);
+    const pStart = ms(first(parent, T.STARTED));
+    const pWftSched = ms(first(parent, T.WFT_SCHEDULED));
+    const pWftStart = ms(first(parent, T.WFT_STARTED));
+    const pWftDone = ms(first(parent, T.WFT_COMPLETED));
+    const pChildStarted = ms(first(parent, T.CHILD_STARTED));
+    const pChildDone = idx(parent, T.CHILD_COMPLETED);
+    const pRecorded = ms(first(parent, T.PROPERTIES_MODIFIED, Math.max(0, pChildDone)));
+    const cStart = ms(first(child, T.STARTED));
+    const cWftStart = ms(first(child, T.WFT_STARTED));
+    const cWftDone = ms(first(child, T.WFT_COMPLETED));
+    const cActSched = ms(first(child, T.ACT_SCHEDULED));
+    const cActStart = ms(first(child, T.ACT_STARTED));
+    const cActDone = ms(first(child, T.ACT_COMPLETED));
+    const sigIdx = idx(child, T.SIGNALED);
+    const cSignaled = ms(child[sigIdx]);
+    const cDone = ms(first(child, T.COMPLETED));
+    add('T1  start RPC returned → 202 at the client (response path)', pStart, s.t202);
+    add('T2  parent started → its first workflow task picked up (dispatch)', pStart, pWftStart);
+    add('T3  parent first workflow task on the worker', pWftStart, pWftDone);
+    add('T4  parent task done → child started (server)', pWftDone, pChildStarted ?? cStart);
+    add('T5  child started → its first workflow task picked up', cStart, cWftStart);
+    add('T6  child first workflow task on the worker', cWftStart, cWftDone);
+    add('T7  activity scheduled → picked up', cActSched, cActStart);
+    add('T8  activity (dispatchCommand: Redis enqueue) → completed', cActStart, cActDone);
+    add('T9  activity picked up → filled at the bridge (wake, take, HTTP, execute)', cActStart, s.fill);
+    add('T10 filled → report signalled into the child (report POST, signal)', s.fill, cSignaled);
+    add('T11 signalled → child completed', cSignaled, cDone);
+    add('T12 child completed → outcome in the parent memo (poll sees it)', cDone, pRecorded);
+    add('T13 202 → outcome in the parent memo (recorded end to end)', s.t202, pRecorded);
+    add('T0  parent started → first workflow task scheduled', pStart, pWftSched);
+  }
+  return Object.fromEntries(Object.entries(seg).sort(([a], [b]) => Number(a.slice(1, 3)) - Number(b.slice(1, 3))).map(([k, v]) => [`E2E ${k}`, summarize(v)]));
+}
+
+async function main(argv: string[]): Promise<number> {
+  let n = 200;
+  const opts: Options = { quick: true, scenarios: new Set(), cpuProf: false, steadyRate: 50 };
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--n') n = Math.max(10, Math.min(2000, Number(argv[++i])));
+    else if (argv[i] === '--temporal-db-dir') opts.temporalDbDir = path.resolve(argv[++i] ?? '');
+    else {
+      process.stderr.write('usage: node dist/bench/stages.js [--n 200] [--temporal-db-dir DIR]\n');
+      return 2;
+    }
+  }
+  const stamp = fileStamp(new Date());
+  const runDir = path.join(REPO_ROOT, '.run', 'bench', `stages-${stamp}`);
+  fs.mkdirSync(runDir, { recursive: true });
+  process.env.TEST_RUN_DIR = runDir;
+  let interrupted = false;
+  const onSignal = () => {
+    if (interrupted) process.exit(130);
+    interrupted = true;
+    void cleanup().finally(() => process.exit(130));
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  const loadBefore = os.loadavg();
+  let stages: Record<string, Summary> = {};
+  let failure: Error | undefined;
+  try {
+    const helpers = loadHelpers();
+    const stack = await startStack(helpers, opts, runDir);
+    await warmUp(stack, helpers);
+    await drain(stack, 'the warm-up', 40, helpers);
+    stages = await measureStages(stack, n);
+  } catch (err) {
+    failure = err as Error;
+  } finally {
+    await cleanup();
+  }
+  const width = Math.max(...Object.keys(stages).map((k) => k.length), 10);
+  const fmt = (v: number | null) => (v === null ? '—' : v < 1 ? v.toFixed(3) : v < 10 ? v.toFixed(2) : v.toFixed(1)).padStart(9);
+  process.stdout.write(`\nstage timings, one at a time (ms); ${os.cpus().length} CPUs, load average before ${loadBefore.map((v) => v.toFixed(2)).join(' ')}; Temporal db in ${opts.temporalDbDir ?? 'the run directory'}\n\n`);
+  process.stdout.write(`${'stage'.padEnd(width)}  ${'count'.padStart(6)} ${'p50'.padStart(9)} ${'p99'.padStart(9)} ${'mean'.padStart(9)}\n`);
+  for (const [k, v] of Object.entries(stages)) process.stdout.write(`${k.padEnd(width)}  ${String(v.count).padStart(6)} ${fmt(v.p50)} ${fmt(v.p99)} ${fmt(v.mean)}\n`);
+  const file = writeResults({ at: new Date().toISOString(), n, temporalDb: opts.temporalDbDir ?? 'run directory', loadavgBefore: loadBefore, stages, error: failure?.message ?? null }, stamp, 'stages-');
+  process.stdout.write(`\n${path.relative(REPO_ROOT, file)}\n`);
+  if (failure) {
+    process.stderr.write(`stages FAILED: ${failure.message}\n`);
+    return 1;
+  }
+  return 0;
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).then(
+    (code) => process.exit(code),
+    (err: unknown) => {
+      process.stderr.write(`stages: ${(err as Error)?.stack ?? String(err)}\n`);
+      void cleanup().finally(() => process.exit(1));
+    },
+  );
+}
