@@ -171,7 +171,13 @@ async function launch(
   const results = await Promise.allSettled(regions.map((region) => deps.executions.launch(region, { ...base, targets: byRegion[region]! }, deadline)));
   const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   for (const [i, r] of results.entries()) {
-    if (r.status === 'fulfilled') continue;
+    if (r.status === 'fulfilled') {
+      // A concurrent replay started this region first: the numbers given here will never be queued.
+      if (r.value === 'existed') {
+        for (const t of byRegion[regions[i]!]!) void deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt)).catch(() => undefined);
+      }
+      continue;
+    }
     deps.logger?.warn({ correlationId: base.correlationId, signalId: base.signalId, region: regions[i], err: String(r.reason) }, 'region did not start the signal');
     deps.onStartError?.(regions[i]!, r.reason);
     // Those accounts' later signals must not wait for commands that will never come. One that may come (a start whose

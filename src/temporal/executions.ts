@@ -19,15 +19,16 @@ export class TemporalExecutions implements SignalExecutions {
    * Starts once. When the answer is lost, the same start (same workflow id) is sent again until Temporal says it
    * started or that it already exists; only then, or on a certain refusal, does this return or throw plainly.
    */
-  async launch(region: string, input: SignalWorkflowInput, deadline?: number): Promise<void> {
+  async launch(region: string, input: SignalWorkflowInput, deadline?: number): Promise<'created' | 'existed'> {
     const confirmUntil = Math.max(deadline ?? 0, Date.now()) + this.confirmMs;
     let attemptDeadline = deadline;
     for (;;) {
       try {
         await this.start(region, input, attemptDeadline);
-        return;
+        return 'created';
       } catch (err) {
-        if (err instanceof WorkflowExecutionAlreadyStartedError) return;
+        // On a confirming attempt, the workflow that exists is the one our lost first attempt started.
+        if (err instanceof WorkflowExecutionAlreadyStartedError) return attemptDeadline === deadline ? 'existed' : 'created';
         if (certainlyNotStarted(err) && attemptDeadline === deadline) throw err;
         if (Date.now() >= confirmUntil) throw new AmbiguousStartError(`the start of ${input.signalId} in ${region} may have happened`, { cause: err });
         attemptDeadline = confirmUntil;

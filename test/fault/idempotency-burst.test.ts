@@ -99,12 +99,13 @@ describe('the same idempotency key, 20 times at once and once after the window',
         250,
       );
       expect(signals.map((s) => s.workflowId).sort()).toEqual([`signal/${first.signalId}`, `signal/${again.body.signalId}`].sort());
-      // Two acceptance numbers were handed out for the account, and none is left pending (a replay that numbered the
-      // account again without starting anything would hold the account's later commands back until its deadline).
+      // No acceptance number is left pending. Concurrent replays may both number the account and race to start the same
+      // workflow id (only one runs); the loser's number is released at once, so numbers may have gaps, but nothing may
+      // hold the account's later commands back until a deadline.
       const redis = redisClient(testEnv().redisUrl);
       try {
-        expect(await redis.get(`es:seq:{${account.id}}`)).toBe('2');
-        expect(await redis.zrange(`es:bp:{${account.id}}`, 0, -1)).toEqual([]);
+        expect(Number(await redis.get(`es:seq:{${account.id}}`))).toBeGreaterThanOrEqual(2);
+        await waitFor('released numbers to clear', async () => (await redis.zcard(`es:bp:{${account.id}}`)) === 0, 5_000);
       } finally {
         redis.disconnect();
       }
