@@ -13,8 +13,8 @@ import { Client, Connection } from '@temporalio/client';
 import { Redis } from 'ioredis';
 import { RedisAccountSequencer } from '../src/bridge/ordering';
 import { RedisRegistry } from '../src/registry/registry';
-import type { Account } from '../src/registry/model';
-import type { AccountSnapshot, SignalWorkflowInput } from '../src/signals/outcome';
+import type { SignalWorkflowInput } from '../src/signals/outcome';
+import { accountSnapshot } from '../src/signals/accept';
 import { signalWorkflowId } from '../src/temporal/ids';
 import { ActionKey, SignalIdKey, SymbolKey } from '../src/temporal/search-attributes';
 import { summarize, type Summary } from './stats';
@@ -50,17 +50,6 @@ export interface FloorResult {
   signalIds: string[];
 }
 
-function snapshotOf(account: Account): AccountSnapshot {
-  return {
-    id: account.id,
-    owner: account.owner,
-    platform: account.platform,
-    region: account.region,
-    bridgeVersion: account.bridgeVersion,
-    risk: account.risk,
-    symbols: account.symbols,
-  };
-}
 
 async function main(): Promise<void> {
   const [specFile, outFile] = process.argv.slice(2);
@@ -78,7 +67,7 @@ async function main(): Promise<void> {
   const registry = new RedisRegistry(redis);
   const accounts = (await registry.getAccounts(spec.accounts)).map((a, i) => {
     if (!a) throw new Error(`account ${spec.accounts[i]} is not in the registry`);
-    return snapshotOf(a);
+    return accountSnapshot(a);
   });
 
   let n = 0;

@@ -257,8 +257,9 @@ function maxAgeMs(account: Account, signal: Pick<SignalInstruction, 'action'>, s
   return isMarketEntry(signal.action) ? (account.risk.maxSignalAgeMs ?? settings.defaultMaxSignalAgeMs) : settings.defaultCommandTtlMs;
 }
 
-function toTarget(account: Account, seq: number, expiresAtMs: number, volumeRules: VolumeRules | undefined): AccountTarget {
-  const snapshot: AccountSnapshot = {
+/** The account's settings as the signal carries them: the rules run on this snapshot, not on later edits. */
+export function accountSnapshot(account: Account): AccountSnapshot {
+  return {
     id: account.id,
     owner: account.owner,
     platform: account.platform,
@@ -267,5 +268,8 @@ function toTarget(account: Account, seq: number, expiresAtMs: number, volumeRule
     risk: account.risk,
     symbols: account.symbols,
   };
-  return { account: snapshot, seq, expiresAt: new Date(expiresAtMs).toISOString(), ...(volumeRules ? { volumeRules } : {}) };
+}
+
+function toTarget(account: Account, seq: number, expiresAtMs: number, volumeRules: VolumeRules | undefined): AccountTarget {
+  return { account: accountSnapshot(account), seq, expiresAt: new Date(expiresAtMs).toISOString(), ...(volumeRules ? { volumeRules } : {}) };
 }
