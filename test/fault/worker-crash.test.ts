@@ -219,6 +219,13 @@ describe('the worker is killed with SIGKILL and restarted', () => {
       expect(stack!.worker.running).toBe(true);
 
       // Freeze the terminal while its long-poll is open: the ingress hands it the command, it cannot act on it yet.
+      // The poll is open once the ingress has subscribed to the account's channel (it does so to wait); a hello alone
+      // does not mean the terminal has sent its first poll yet.
+      await waitFor(
+        'the terminal\'s long-poll to be open',
+        async () => Number(((await redis!.pubsub('NUMSUB', `es:bn:{${frozenAccount.id}}`)) as [string, number])[1]) >= 1,
+        30_000,
+      );
       signalGroup(bridgeB.pid, 'SIGSTOP');
       const res = await httpPost(`${url()}/webhook/custom/${frozenAccount.id}`, { secret: reg.secret, action: 'buy', symbol: 'EURUSD', volume: 0.02 }, {
         'x-idempotency-key': `${reg.tag}-issue4`,
