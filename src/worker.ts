@@ -66,6 +66,8 @@ export async function startWorker(config: Config = loadConfig()): Promise<Runnin
         taskQueue: config.temporal.taskQueue,
         activities,
         sinks,
+        // The SDK's default cache (thousands of executions) lets a backlog grow the worker past its memory goal.
+        maxCachedWorkflows: 500,
         ...source,
       }),
     );
