@@ -70,6 +70,8 @@ export interface LoadResult {
   allLatencyMs: Summary;
   /** Success responses per second of elapsed time. */
   okPerSec: number;
+  /** webhook: 503 answers that carried a signalId (the signal may run; the caller is to poll, not resend). */
+  pollable503?: number;
   /** poll: how many 200 answers said status "reported". */
   pollReported?: number;
   accepted?: AcceptedRecord[];
@@ -99,6 +101,7 @@ async function main(): Promise<void> {
   let pollReported = 0;
   let next = 0;
   let sent = 0;
+  let pollable503 = 0;
 
   const request = buildRequest(spec, () => next++, {
     onAccepted: (rec) => {
@@ -106,6 +109,9 @@ async function main(): Promise<void> {
     },
     onPoll: (reported) => {
       if (reported) pollReported++;
+    },
+    onPollable503: () => {
+      pollable503++;
     },
   });
 
@@ -184,7 +190,7 @@ async function main(): Promise<void> {
     allLatencyMs: summarize(allLatencies),
     // Closed loop: the run's own span. Paced: the configured duration (the staggered starts add up to a second).
     okPerSec: okLatencies.length / (spec.rate !== undefined ? spec.durationSec : elapsedMs / 1000),
-    ...(spec.kind === 'poll' ? { pollReported } : {}),
+    ...(spec.kind === 'poll' ? { pollReported } : { pollable503 }),
     ...(spec.recordAccepted ? { accepted } : {}),
   };
   fs.writeFileSync(`${outFile}.tmp`, JSON.stringify(result));
@@ -194,7 +200,7 @@ async function main(): Promise<void> {
 function buildRequest(
   spec: LoadSpec,
   counter: () => number,
-  hooks: { onAccepted: (r: AcceptedRecord) => void; onPoll: (reported: boolean) => void },
+  hooks: { onAccepted: (r: AcceptedRecord) => void; onPoll: (reported: boolean) => void; onPollable503: () => void },
 ): autocannon.Request {
   if (spec.kind === 'webhook') {
     const accounts = spec.accounts ?? [];
@@ -213,6 +219,11 @@ function buildRequest(
         return { ...req, path: `/webhook/custom/${accountId}`, body };
       },
       onResponse: (status, resBody, context) => {
+        if (status === 503) {
+          // A 503 with a signalId (SignalAccepted shape, success false) says the signal may run: poll it.
+          if (/"signalId"/.test(resBody)) hooks.onPollable503();
+          return;
+        }
         if (status !== 202) return;
         const t202 = Date.now();
         try {

@@ -24,7 +24,7 @@ import { goalRow, infoRow, renderTable, round, summarize, type Row, type Summary
 // ---------------------------------------------------------------------------------------------------------------
 // Options
 
-const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [--cpu-prof] [--temporal-db-dir DIR] [--steady-rate N]
+const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [--cpu-prof] [--temporal-db-dir DIR] [--steady-rate N] [--poll-rate N]
 
   --quick          shorter durations, one fan-out run (a smoke run; the figures are noisier)
   --scenario LIST  run only these scenarios (1 floor, 2 ingress, 3 end to end, 4 fan-out, 5 poll, 6 memory);
@@ -36,6 +36,8 @@ const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [--cpu-pr
                    out of the figures) instead of the run directory; it is deleted at the end
   --steady-rate N  signals/s of the steady phase (scenarios 3, 5, 6); default 50, the scenario's rate. For diagnosis
                    (e.g. the end-to-end latency below the stack's capacity); the goals stay those of the 50/s run
+  --poll-rate N    polls/s beside the steady phase and without the worker; default 100; 0 = no poll beside the
+                   steady phase (diagnosis: the end-to-end latency without the poll's load)
   --help`;
 
 export interface Options {
@@ -44,10 +46,11 @@ export interface Options {
   cpuProf: boolean;
   temporalDbDir?: string;
   steadyRate: number;
+  pollRate: number;
 }
 
 function parseOptions(argv: string[]): Options | 'help' {
-  const opts: Options = { quick: false, scenarios: new Set(), cpuProf: false, steadyRate: STEADY_RATE };
+  const opts: Options = { quick: false, scenarios: new Set(), cpuProf: false, steadyRate: STEADY_RATE, pollRate: POLL_RATE };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--help' || arg === '-h') return 'help';
@@ -62,6 +65,10 @@ function parseOptions(argv: string[]): Options | 'help' {
       const value = Number(arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i]);
       if (!Number.isInteger(value) || value < 1 || value > 1000) throw new UsageError('--steady-rate must be a whole number of signals/s, 1 to 1000');
       opts.steadyRate = value;
+    } else if (arg === '--poll-rate' || arg.startsWith('--poll-rate=')) {
+      const value = Number(arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i]);
+      if (!Number.isInteger(value) || value < 0 || value > 1000) throw new UsageError('--poll-rate must be a whole number of polls/s, 0 to 1000');
+      opts.pollRate = value;
     } else if (arg === '--scenario' || arg.startsWith('--scenario=')) {
       const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
       if (!value) throw new UsageError('--scenario needs a value, e.g. --scenario 2 or --scenario 3,5');
@@ -882,7 +889,10 @@ interface Results {
   /** Stages that did not complete. */
   errors: string[];
   /** Signal workflows started per phase against the 202s given. */
-  startedVs202: Record<string, { started: number; answered202: number; answered503: number; inFlightAtStop: number; startedDespite503AtLeast: number }>;
+  startedVs202: Record<
+    string,
+    { started: number; answered202: number; answered503: number; pollable503: number; inFlightAtStop: number; startedDespite503AtLeast: number; startedDespiteRetryAtLeast: number }
+  >;
   /** Temporal dev server persistence calls per stage (from its metrics). */
   temporalPersistence: Record<string, PersistenceUsage>;
   /** Peak RSS (MB) of each program in each phase of the run (drains included). */
@@ -932,11 +942,17 @@ async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts:
     const started = after - before;
     const answered202 = load.statusCounts['202'] ?? 0;
     const answered503 = load.statusCounts['503'] ?? 0;
+    const pollable503 = load.pollable503 ?? 0;
     const inFlightAtStop = Math.max(0, load.sent - load.requests - load.errors - load.timeouts);
-    // Those still in flight when the load stopped may have been started too; the rest got a 503 and ran anyway.
+    // Those still in flight when the load stopped may have been started too, and a 503 with a signalId says "may run,
+    // poll it"; beyond those, a signal ran although its caller was told to retry (a retry would run it twice).
     const startedDespite503 = Math.max(0, started - answered202 - inFlightAtStop);
-    results.startedVs202[stage] = { started, answered202, answered503, inFlightAtStop, startedDespite503AtLeast: startedDespite503 };
-    log(`${stage}: ${started} signal workflows started; ${answered202} answered 202, ${answered503} answered 503, ${inFlightAtStop} unanswered when the load stopped: at least ${startedDespite503} ran although the caller was told 503`);
+    const startedDespiteRetry = Math.max(0, started - answered202 - pollable503 - inFlightAtStop);
+    results.startedVs202[stage] = { started, answered202, answered503, pollable503, inFlightAtStop, startedDespite503AtLeast: startedDespite503, startedDespiteRetryAtLeast: startedDespiteRetry };
+    log(
+      `${stage}: ${started} signal workflows started; ${answered202} answered 202, ${answered503} answered 503 (${pollable503} of them with a signalId: "may run, poll it"), ` +
+        `${inFlightAtStop} unanswered when the load stopped: at least ${startedDespite503} ran after a 503, at least ${startedDespiteRetry} after a 503 that said "retry"`,
+    );
   };
   /**
    * One scenario. A stage of it that does not complete (StageError) is recorded and the bench goes on with the next
@@ -1044,7 +1060,7 @@ async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts:
     mark('steady');
     const workflowsBeforeSteady = await signalWorkflows();
     const steadyAccounts = stack.accounts.slice(0, STEADY_ACCOUNTS);
-    log(`scenarios 3, 5, 6: ${opts.steadyRate} signals/s on ${STEADY_ACCOUNTS} accounts for ${plan.steadySec} s, the poll at ${POLL_RATE}/s beside it, RSS every 250 ms`);
+    log(`scenarios 3, 5, 6: ${opts.steadyRate} signals/s on ${STEADY_ACCOUNTS} accounts for ${plan.steadySec} s, ${opts.pollRate > 0 ? `the poll at ${opts.pollRate}/s beside it` : 'no poll beside it'}, RSS every 250 ms`);
     const sampler = new RssSampler(
       (['ingress', 'worker', 'bridge'] as const).flatMap((name) => (stack.pids[name] ? [{ name, pid: stack.pids[name]! }] : [])),
     );
@@ -1053,22 +1069,33 @@ async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts:
     let load: LoadResult;
     let poll: LoadResult;
     try {
-      [load, poll] = await measure('steady', () => Promise.all([
-        runChild<LoadResult>(
-          stack.runDir,
-          'scenario3-steady',
-          'load',
-          loadSpec(stack, { label: 'steady', kind: 'webhook', durationSec: plan.steadySec, rate: opts.steadyRate, secret: stack.secret, accounts: steadyAccounts, recordAccepted: true }),
-          loadDeadline(plan.steadySec),
-        ),
-        runChild<LoadResult>(
-          stack.runDir,
-          'scenario5-poll',
-          'load',
-          loadSpec(stack, { label: 'poll', kind: 'poll', durationSec: plan.steadySec, rate: POLL_RATE, token: stack.token, signalIds: pollIds }),
-          loadDeadline(plan.steadySec),
-        ),
-      ]), ([l]) => l.statusCounts['202'] ?? 0);
+      const idle: LoadResult = {
+        label: 'poll (off)', kind: 'poll', mode: 'paced', connections: 0, instances: 0, targetRate: 0, durationSec: 0, startedAt: 0, endedAt: 0, elapsedMs: 0,
+        requests: 0, sent: 0, statusCounts: {}, errors: 0, timeouts: 0, okLatencyMs: summarize([]), allLatencyMs: summarize([]), okPerSec: 0,
+      };
+      [load, poll] = await measure(
+        'steady',
+        () =>
+          Promise.all([
+            runChild<LoadResult>(
+              stack.runDir,
+              'scenario3-steady',
+              'load',
+              loadSpec(stack, { label: 'steady', kind: 'webhook', durationSec: plan.steadySec, rate: opts.steadyRate, secret: stack.secret, accounts: steadyAccounts, recordAccepted: true }),
+              loadDeadline(plan.steadySec),
+            ),
+            opts.pollRate > 0
+              ? runChild<LoadResult>(
+                  stack.runDir,
+                  'scenario5-poll',
+                  'load',
+                  loadSpec(stack, { label: 'poll', kind: 'poll', durationSec: plan.steadySec, rate: opts.pollRate, token: stack.token, signalIds: pollIds }),
+                  loadDeadline(plan.steadySec),
+                )
+              : Promise.resolve(idle),
+          ]),
+        ([l]) => l.statusCounts['202'] ?? 0,
+      );
     } finally {
       memory = sampler.stop();
     }
@@ -1153,13 +1180,13 @@ async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts:
     mark('pollNoWorker');
     log('scenario 5: stopping the worker (SIGTERM), then the poll alone');
     await withDeadline('stopping the worker', 30_000, () => stack.worker.stop(15_000));
-    log(`scenario 5: GET /v1/signals/<id> at ${POLL_RATE}/s for ${plan.pollNoWorkerSec} s, no worker running`);
+    log(`scenario 5: GET /v1/signals/<id> at ${opts.pollRate || POLL_RATE}/s for ${plan.pollNoWorkerSec} s, no worker running`);
     results.pollNoWorker = await measure('pollNoWorker', () =>
       runChild<LoadResult>(
         stack.runDir,
         'scenario5-poll-no-worker',
         'load',
-        loadSpec(stack, { label: 'poll-no-worker', kind: 'poll', durationSec: plan.pollNoWorkerSec, rate: POLL_RATE, token: stack.token, signalIds: pollIds }),
+        loadSpec(stack, { label: 'poll-no-worker', kind: 'poll', durationSec: plan.pollNoWorkerSec, rate: opts.pollRate || POLL_RATE, token: stack.token, signalIds: pollIds }),
         loadDeadline(plan.pollNoWorkerSec),
       ),
     );
@@ -1208,7 +1235,7 @@ function rowsOf(r: Results, opts: Options): Row[] {
   if (want(5)) {
     const p = r.steady?.poll;
     const q = r.pollNoWorker;
-    rows.push(infoRow('5 poll', `p50 under scenario 3 (${POLL_RATE}/s)`, p?.okLatencyMs.p50 ?? null, 'ms'));
+    rows.push(infoRow('5 poll', `p50 under scenario 3 (${opts.pollRate}/s)`, p?.okLatencyMs.p50 ?? null, 'ms'));
     rows.push(goalRow('5 poll', 'p99 under scenario 3', p?.okLatencyMs.p99 ?? null, 'ms', '<=', GOALS.pollP99Ms));
     rows.push(infoRow('5 poll', 'p50, worker stopped', q?.okLatencyMs.p50 ?? null, 'ms'));
     rows.push(goalRow('5 poll', 'p99, worker stopped', q?.okLatencyMs.p99 ?? null, 'ms', '<=', GOALS.pollP99Ms));
@@ -1233,13 +1260,20 @@ function rowsOf(r: Results, opts: Options): Row[] {
   return rows;
 }
 
-function gitState(): { commit: string | null; dirty: boolean | null } {
+/** The code measured: the commit and whether src/workflows/activities differ from it (at the start), and when dist/ was built. */
+function gitState(): { commit: string | null; dirty: boolean | null; distBuiltAt: string | null } {
+  let distBuiltAt: string | null = null;
+  try {
+    distBuiltAt = fs.statSync(path.join(REPO_ROOT, 'dist', 'src', 'server.js')).mtime.toISOString();
+  } catch {
+    // not built
+  }
   try {
     const commit = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim();
     const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'workflows', 'activities'], { cwd: REPO_ROOT, encoding: 'utf8' }).trim() !== '';
-    return { commit, dirty };
+    return { commit, dirty, distBuiltAt };
   } catch {
-    return { commit: null, dirty: null };
+    return { commit: null, dirty: null, distBuiltAt };
   }
 }
 
@@ -1289,6 +1323,7 @@ async function main(argv: string[]): Promise<number> {
   process.on('SIGTERM', onSignal);
 
   const loadBefore = os.loadavg().map((v) => round(v));
+  const git = gitState();
   log(`${opts.quick ? 'quick' : 'full'} run of scenarios ${[...opts.scenarios].sort().join(', ')} on ${os.cpus().length} CPUs; load average before: ${loadBefore.join(' ')}`);
   if (loadBefore[0]! > 0.5) log(`warning: the machine is already busy (load average ${loadBefore[0]}); the figures will show it`);
 
@@ -1316,9 +1351,9 @@ async function main(argv: string[]): Promise<number> {
     error: failure ? failure.message : null,
     stageErrors: results.errors,
     machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, memMb: Math.round(os.totalmem() / 2 ** 20), node: process.version, platform: `${os.type()} ${os.release()}` },
-    git: gitState(),
+    git,
     plan,
-    parameters: { accounts: ACCOUNTS, concurrency: CONCURRENCY, steadyRate: opts.steadyRate, steadyAccounts: STEADY_ACCOUNTS, pollRate: POLL_RATE, logLevel: 'info', limitsRaisedTo: Number(LIMIT_RAISED), cpuProf: opts.cpuProf, temporalDb: opts.temporalDbDir ? `${opts.temporalDbDir} (fresh file)` : 'run directory (fresh file)' },
+    parameters: { accounts: ACCOUNTS, concurrency: CONCURRENCY, steadyRate: opts.steadyRate, steadyAccounts: STEADY_ACCOUNTS, pollRate: opts.pollRate, logLevel: 'info', limitsRaisedTo: Number(LIMIT_RAISED), cpuProf: opts.cpuProf, temporalDb: opts.temporalDbDir ? `${opts.temporalDbDir} (fresh file)` : 'run directory (fresh file)' },
     goals: GOALS,
     rows,
     scenarioData: {

@@ -225,9 +225,10 @@ async function timeline(stack: Stack, signals: { signalId: string; accountId: st
     add('T4  parent task done → child started (server)', pWftDone, pChildStarted ?? cStart);
     add('T5  child started → its first workflow task picked up', cStart, cWftStart);
     add('T6  child first workflow task on the worker', cWftStart, cWftDone);
+    // dispatchCommand as a (remote) activity has its own events; as a local activity it runs inside the task (T6).
     add('T7  activity scheduled → picked up', cActSched, cActStart);
     add('T8  activity (dispatchCommand: Redis enqueue) → completed', cActStart, cActDone);
-    add('T9  activity picked up → filled at the bridge (wake, take, HTTP, execute)', cActStart, s.fill);
+    add('T9  child task picked up → filled at the bridge (dispatch, wake, take, HTTP, execute)', cWftStart, s.fill);
     add('T10 filled → report signalled into the child (report POST, signal)', s.fill, cSignaled);
     add('T11 signalled → child completed', cSignaled, cDone);
     add('T12 child completed → outcome in the parent memo (poll sees it)', cDone, pRecorded);
@@ -239,7 +240,7 @@ async function timeline(stack: Stack, signals: { signalId: string; accountId: st
 
 async function main(argv: string[]): Promise<number> {
   let n = 200;
-  const opts: Options = { quick: true, scenarios: new Set(), cpuProf: false, steadyRate: 50 };
+  const opts: Options = { quick: true, scenarios: new Set(), cpuProf: false, steadyRate: 50, pollRate: 100 };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--n') n = Math.max(10, Math.min(2000, Number(argv[++i])));
     else if (argv[i] === '--temporal-db-dir') opts.temporalDbDir = path.resolve(argv[++i] ?? '');
