@@ -143,8 +143,16 @@ export interface ValidationDetail {
 
 export type SignalValidation = { ok: true; signal: ExternalSignal } | { ok: false; error: string; details: ValidationDetail[] };
 
+/** Built once per clock, not per request: zod compiles a schema on first use, and the ingress validates every signal. */
+const schemaByClock = new WeakMap<() => number, ReturnType<typeof externalSignalSchema>>();
+
 export function validateSignal(body: unknown, now: () => number = Date.now): SignalValidation {
-  const result = externalSignalSchema(now).safeParse(body);
+  let schema = schemaByClock.get(now);
+  if (!schema) {
+    schema = externalSignalSchema(now);
+    schemaByClock.set(now, schema);
+  }
+  const result = schema.safeParse(body);
   if (result.success) return { ok: true, signal: result.data };
   const details = result.error.issues.map((issue) => ({
     path: issue.path.map(String).join('.'),

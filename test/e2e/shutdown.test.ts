@@ -175,8 +175,17 @@ describe('graceful shutdown of the built processes under load', () => {
     // The ingress comes back on the same port; the bridge reconnects by itself and every accepted signal fills.
     await stack!.ingress.start();
     for (const a of accepted) await untilFilled(a.body!.signalId!, a.accountId, 30_000);
-    // Give a hypothetical accepted-but-unanswered signal the time to reach the bridge too.
-    await delay(1_000);
+    // A request that was accepted but never answered would still be running: wait until no workflow of this stack runs,
+    // so the ledger below is final.
+    await waitFor(
+      'every workflow of this stack to close',
+      async () => {
+        for await (const _ of temporal.client.workflow.list({ query: `TaskQueue = "${stack!.env.TEMPORAL_TASK_QUEUE}" AND ExecutionStatus = "Running"` })) return false;
+        return true;
+      },
+      30_000,
+      250,
+    );
     for (const accountId of accounts) {
       const opens = opensByCommand(accountId);
       const mine = accepted.filter((a) => a.accountId === accountId).map((a) => commandIdOf(a.body!.signalId!, accountId));

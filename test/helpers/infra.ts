@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { groupAlive, track, untrack, WRAPPER } from './process-group';
+import { groupAlive, terminateGroup, track, untrack, WRAPPER } from './process-group';
 import { Connection } from '@temporalio/client';
 import Redis from 'ioredis';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../src/temporal/search-attributes';
@@ -179,24 +179,7 @@ class GroupProcess {
     const exited = this.exitPromise;
     if (!child?.pid || !exited) return;
     const pgid = child.pid;
-    try {
-      process.kill(-pgid, 'SIGTERM');
-    } catch {
-      // group already gone
-    }
-    const ac = new AbortController();
-    const graceful = await Promise.race([
-      exited.then(() => true),
-      delay(graceMs, false, { signal: ac.signal }).catch(() => false),
-    ]).finally(() => ac.abort());
-    if (!graceful || groupAlive(pgid)) {
-      try {
-        process.kill(-pgid, 'SIGKILL');
-      } catch {
-        // gone meanwhile
-      }
-      await exited;
-    }
+    await terminateGroup(pgid, exited, 'SIGTERM', graceMs);
     await waitFor(`process group ${pgid} of ${this.label} to be gone`, async () => !groupAlive(pgid), 5_000);
     child.stdin?.destroy();
     untrack(pgid);

@@ -19,10 +19,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { testEnv } from './env';
 import { freePort, REPO_ROOT, waitFor } from './infra';
-import { groupAlive, track, untrack, WRAPPER } from './process-group';
+import { groupAlive, terminateGroup, track, untrack, WRAPPER } from './process-group';
 
 export const DIST = path.join(REPO_ROOT, 'dist');
 export const ENTRIES = {
@@ -306,26 +305,7 @@ export class ServiceProcess {
     const exited = this.exitPromise;
     if (!child?.pid || !exited) return this.lastExit;
     const pgid = child.pid;
-    try {
-      process.kill(-pgid, first);
-    } catch {
-      // group already gone
-    }
-    if (first === 'SIGTERM') {
-      const ac = new AbortController();
-      const graceful = await Promise.race([
-        exited.then(() => true),
-        delay(graceMs, false, { signal: ac.signal }).catch(() => false),
-      ]).finally(() => ac.abort());
-      if (!graceful || groupAlive(pgid)) {
-        try {
-          process.kill(-pgid, 'SIGKILL');
-        } catch {
-          // gone meanwhile
-        }
-      }
-    }
-    const info = await exited;
+    const info = await terminateGroup(pgid, exited, first, graceMs);
     await waitFor(`process group ${pgid} of ${this.name} to be gone`, async () => !groupAlive(pgid), 5_000);
     child.stdin?.destroy();
     untrack(pgid);

@@ -17,6 +17,8 @@ import { PaperTerminal, parseFaults, type TerminalOptions } from '../../src/pape
  */
 class FakeIngress {
   readonly hellos: unknown[] = [];
+  /** Requests refused for their token. */
+  refused = 0;
   readonly reportBodies: BridgeReport[][] = [];
   readonly reports = new Map<string, BridgeReport>();
   readonly invalid: string[] = [];
@@ -58,7 +60,10 @@ class FakeIngress {
     };
     const token = /^Bearer (\S+)$/.exec(req.headers.authorization ?? '')?.[1];
     const accountId = token ? this.tokens[token] : undefined;
-    if (!accountId) return send(401, { error: 'Missing or invalid bridge token' });
+    if (!accountId) {
+      this.refused++;
+      return send(401, { error: 'Missing or invalid bridge token' });
+    }
     let raw = '';
     for await (const chunk of req) raw += chunk;
     const url = new URL(req.url ?? '/', 'http://x');
@@ -312,7 +317,8 @@ describe('paper terminal', () => {
   test('when the token is refused, then the terminal keeps retrying hello and never polls', async () => {
     const t = terminal({ bridgeToken: 'brg_wrong_token_0000000' });
     t.start();
-    await new Promise((r) => setTimeout(r, 100));
+    // It has tried, been refused and tried again: only then does "no hello, no poll" say anything.
+    await until(() => ingress.refused >= 3);
     expect(t.stats).toMatchObject({ hellos: 0, polls: 0 });
   });
 });
