@@ -497,9 +497,9 @@ function temporalMetricsPort(pgid: number): number | undefined {
   return undefined;
 }
 
-type PersistenceTotals = Record<string, { count: number; sumS: number }>;
+export type PersistenceTotals = Record<string, { count: number; sumS: number }>;
 
-async function scrapePersistence(port: number | undefined): Promise<PersistenceTotals | undefined> {
+export async function scrapePersistence(port: number | undefined): Promise<PersistenceTotals | undefined> {
   if (!port) return undefined;
   try {
     const res = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5_000) });
@@ -528,7 +528,7 @@ export interface PersistenceUsage {
   top: { op: string; calls: number; meanMs: number; totalMs: number }[];
 }
 
-function persistenceUsage(a: PersistenceTotals | undefined, b: PersistenceTotals | undefined, signals: number): PersistenceUsage | undefined {
+export function persistenceUsage(a: PersistenceTotals | undefined, b: PersistenceTotals | undefined, signals: number): PersistenceUsage | undefined {
   if (!a || !b) return undefined;
   const ops = Object.keys(b).map((op) => {
     const calls = (b[op]?.count ?? 0) - (a[op]?.count ?? 0);

@@ -52,6 +52,12 @@ const envSchema = z.object({
   IDEMPOTENCY_WINDOW_MS: int(45_000, 1),
   /** Requests being accepted at once by one ingress process; past it, 503 backpressure. */
   MAX_IN_FLIGHT: int(512, 1),
+  /** Admission control (docs/admission-control.md): an accepted target still waiting for its command after this is late. */
+  ADMISSION_LATE_AFTER_MS: int(1500, 1),
+  /** More late targets than this, and new signals get 503 backpressure until the backlog drains. */
+  ADMISSION_MAX_LATE: int(40, 0),
+  /** How often each ingress reads the admission backlog. */
+  ADMISSION_REFRESH_MS: int(100, 10, 5000),
 
   ROUTE_LIMIT_MAX: int(120, 1),
   ROUTE_LIMIT_WINDOW_MS: int(60_000, 1),
@@ -125,6 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       idempotencyWindowMs: e.IDEMPOTENCY_WINDOW_MS,
       maxInFlight: e.MAX_IN_FLIGHT,
     },
+    admission: { lateAfterMs: e.ADMISSION_LATE_AFTER_MS, maxLate: e.ADMISSION_MAX_LATE, refreshMs: e.ADMISSION_REFRESH_MS },
     limits: {
       route: { max: e.ROUTE_LIMIT_MAX, windowMs: e.ROUTE_LIMIT_WINDOW_MS },
       fairnessAccount: { max: e.FAIRNESS_ACCOUNT_MAX, windowMs: e.FAIRNESS_ACCOUNT_WINDOW_MS },

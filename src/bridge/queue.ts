@@ -13,8 +13,12 @@ export interface CommandQueue {
   enqueue(command: BridgeCommand): Promise<void>;
   /** Commands the bridge should (re)execute now, in acceptance order; marks them delivered. */
   take(accountId: string, limit: number): Promise<BridgeCommand[]>;
-  /** Pulls a command back if no bridge has taken it yet. */
-  withdraw(accountId: string, commandId: string): Promise<'withdrawn' | 'delivered' | 'reported'>;
+  /**
+   * Pulls a command back if no bridge has taken it yet. `queued` says whether this command was queued: then a missing
+   * record means Redis lost it (a bridge may have taken it: `forgotten`, never `withdrawn`); otherwise a missing record
+   * means it never got in, and a tombstone keeps a late retry of the enqueue out.
+   */
+  withdraw(accountId: string, commandId: string, queued: boolean): Promise<WithdrawResult>;
   /** The first report of a command wins; repeats get the recorded one back. */
   recordReport(accountId: string, report: BridgeReport): Promise<RecordedReport>;
   /** A bridge said hello: everything it was handed before and has not reported is handed out again. */
@@ -23,9 +27,10 @@ export interface CommandQueue {
   takeOrWait(accountId: string, limit: number, waitMs: number, signal: AbortSignal): Promise<BridgeCommand[]>;
 }
 
-export type RecordedReport =
-  | { kind: 'unknown' }
-  | { kind: 'first' | 'repeat'; report: BridgeReport; command: BridgeCommand };
+export type WithdrawResult = 'withdrawn' | 'delivered' | 'reported' | 'forgotten';
+
+/** The first report of a command wins; `command` is absent when Redis no longer held the command itself. */
+export type RecordedReport = { kind: 'first' | 'repeat'; report: BridgeReport; command?: BridgeCommand };
 
 const k = {
   queue: (acc: string) => `es:bq:{${acc}}`,
@@ -78,23 +83,25 @@ for i = 1, #ids, 2 do
 end
 return out`;
 
-// KEYS: queue, command; ARGV: commandId
+// KEYS: queue, command; ARGV: commandId, queued (1 or 0)
 const WITHDRAW = `
-local h = redis.call('HMGET', KEYS[2], 'report', 'deliveredAt')
+local h = redis.call('HMGET', KEYS[2], 'report', 'deliveredAt', 'command')
 if h[1] then return 'reported' end
 if h[2] then return 'delivered' end
+if (not h[3]) and ARGV[2] == '1' then return 'forgotten' end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HSET', KEYS[2], 'withdrawn', '1')
 return 'withdrawn'`;
 
 // KEYS: queue, command; ARGV: commandId, report, retentionSeconds
+// A report for a command Redis does not hold (it lost its data) is kept too: the workflow, not Redis, decides.
 const REPORT = `
 local h = redis.call('HMGET', KEYS[2], 'command', 'report')
-if not h[1] then return {'unknown'} end
-if h[2] then return {'repeat', h[2], h[1]} end
+if h[2] then return {'repeat', h[2], h[1] or ''} end
 redis.call('HSET', KEYS[2], 'report', ARGV[2])
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
+if not h[1] then return {'first', ARGV[2], ''} end
 return {'first', ARGV[2], h[1]}`;
 
 export class RedisCommandQueue implements CommandQueue {
@@ -138,11 +145,8 @@ export class RedisCommandQueue implements CommandQueue {
     return raw.map((r) => JSON.parse(r) as BridgeCommand);
   }
 
-  async withdraw(accountId: string, commandId: string): Promise<'withdrawn' | 'delivered' | 'reported'> {
-    return (await this.redis.eval(WITHDRAW, 2, k.queue(accountId), k.command(accountId, commandId), commandId)) as
-      | 'withdrawn'
-      | 'delivered'
-      | 'reported';
+  async withdraw(accountId: string, commandId: string, queued: boolean): Promise<WithdrawResult> {
+    return (await this.redis.eval(WITHDRAW, 2, k.queue(accountId), k.command(accountId, commandId), commandId, queued ? '1' : '0')) as WithdrawResult;
   }
 
   async recordReport(accountId: string, report: BridgeReport): Promise<RecordedReport> {
@@ -155,8 +159,11 @@ export class RedisCommandQueue implements CommandQueue {
       JSON.stringify(report),
       REPORT_RETENTION_SECONDS,
     )) as string[];
-    if (res[0] === 'unknown') return { kind: 'unknown' };
-    return { kind: res[0] as 'first' | 'repeat', report: JSON.parse(res[1]!) as BridgeReport, command: JSON.parse(res[2]!) as BridgeCommand };
+    return {
+      kind: res[0] as 'first' | 'repeat',
+      report: JSON.parse(res[1]!) as BridgeReport,
+      ...(res[2] ? { command: JSON.parse(res[2]) as BridgeCommand } : {}),
+    };
   }
 
   async startSession(accountId: string): Promise<void> {

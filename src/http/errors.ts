@@ -44,6 +44,7 @@ export function sendRefusal(res: Response, err: Refusal, channel: Channel, corre
       });
       return;
     case 'backpressure':
+      if (err.extra.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(err.extra.retryAfterSeconds));
       res.status(status).json({ error: 'System under high load, retry later', backpressure: true });
       return;
     case 'store_unavailable': {

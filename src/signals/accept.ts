@@ -15,6 +15,7 @@ import { resolveTargets } from './targets';
 import type { Account } from '../registry/model';
 import { certainlyNotStarted, isTemporalBackpressure } from '../temporal/failures';
 import { guarded } from './guarded';
+import type { AdmissionDecision, AdmissionLedger } from './admission';
 
 /** The submit use case (both webhook URLs), from the parsed body to the answer; the HTTP layer only translates. */
 
@@ -50,6 +51,8 @@ export interface AcceptDeps {
   sequencer: AccountSequencer;
   executions: SignalExecutions;
   windows: IdempotencyWindows;
+  /** Admission control: whether the execution path can take one more signal in time, and its ledger. */
+  admission: { decide(): Promise<AdmissionDecision>; ledger: AdmissionLedger };
   logger?: Logger;
   onStartError?: (region: string, err: unknown) => void;
   settings: {
@@ -95,6 +98,12 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
   const { secret: _secret, idempotencyKey: _key, ...instruction } = signal;
   // Every Temporal call of this request shares one deadline: a caller like TradingView gives up after 3 s.
   const deadline = now() + deps.settings.temporalBudgetMs;
+  const digest = idempotencyKey === undefined ? undefined : idempotencyDigest(grant.hash, req.routeAccountId, idempotencyKey);
+  const admission = await deps.admission.decide();
+  // A replay is no new work and was promised already: only a new signal is refused at the door.
+  if (!admission.admitted && (digest === undefined || !(await temporalStep(() => deps.windows.held(digest, deadline))))) {
+    throw new Refusal('backpressure', 'System under high load, retry later', { retryAfterSeconds: admission.retryAfterSeconds });
+  }
   const base: LaunchBase = {
     signalId: newSignalId(),
     correlationId: req.correlationId,
@@ -109,9 +118,7 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
     bodyHash: requestHash(instruction, req.routeAccountId),
     regions: groupBy(accounts, (a) => a.region, (a) => a.id),
   };
-  const claim = await temporalStep(() =>
-    deps.windows.claim(idempotencyDigest(grant.hash, req.routeAccountId, idempotencyKey), record, deps.settings.idempotencyWindowMs, deadline),
-  );
+  const claim = await temporalStep(() => deps.windows.claim(digest!, record, deps.settings.idempotencyWindowMs, deadline));
   if (claim.first) return launch(deps, base, accounts, deadline, false);
   return replay(deps, claim.record, record.bodyHash, base.signal, deadline);
 }
@@ -157,10 +164,11 @@ async function launch(
   const [seqs, rules] = await guarded(deps.settings.failClosedRetryAfterSeconds, () =>
     Promise.all([
       deps.sequencer.next(accounts.map((a, i) => ({ accountId: a.id, deadlineMs: expiries[i]! }))),
+      deps.admission.ledger.accepted(base.signalId, accounts.map((a) => a.id), acceptedAtMs),
       symbol === undefined
         ? Promise.resolve(accounts.map(() => undefined))
         : deps.registry.volumeRules(accounts.map((a) => ({ accountId: a.id, symbols: [mapSymbol(symbol, a.symbols), symbol] }))),
-    ]),
+    ]).then(([seqs, , rules]) => [seqs, rules] as const),
   );
   const byRegion = groupBy(
     accounts.map((account, i) => toTarget(account, seqs[i]!, expiries[i]!, rules[i])),
@@ -184,7 +192,7 @@ async function launch(
     // answer was lost) they wait for, but only briefly: if it did start, its command is queued within seconds.
     for (const t of byRegion[regions[i]!]!) {
       const done = certainlyNotStarted(r.reason)
-        ? deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt))
+        ? Promise.all([deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt)), deps.admission.ledger.settled(base.signalId, t.account.id)])
         : deps.sequencer.holdUntil(t.account.id, t.seq, Date.parse(t.expiresAt), Date.now() + AMBIGUOUS_HOLD_MS);
       void done.catch(() => undefined);
     }
@@ -194,7 +202,7 @@ async function launch(
   // A start that may have happened is never answered "not accepted": the caller gets the signalId and polls.
   const mayRun = failed.some((f) => !certainlyNotStarted(f.reason));
   if (failed.length < results.length || someAlreadyRunning || mayRun) return { kind: 'partially_accepted', body, replayed };
-  if (failed.every((f) => isTemporalBackpressure(f.reason))) throw new Refusal('backpressure', 'System under high load, retry later');
+  if (failed.every((f) => isTemporalBackpressure(f.reason))) throw new Refusal('backpressure', 'System under high load, retry later', { retryAfterSeconds: 1 });
   throw failed[0]!.reason;
 }
 

@@ -1,6 +1,6 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { BridgeReport } from '../bridge/protocol';
-import type { SignalExecutions } from '../signals/executions';
+import type { ReportDelivery, SignalExecutions } from '../signals/executions';
 import type { AccountOutcome, SignalWorkflowInput } from '../signals/outcome';
 import { OUTCOME_MEMO_PREFIX, signalWorkflowId } from './ids';
 import type { Regions } from './regions';
@@ -13,6 +13,8 @@ export class TemporalExecutions implements SignalExecutions {
     private readonly taskQueue: string,
     /** How long to keep confirming a start whose answer was lost. */
     private readonly confirmMs = 1500,
+    /** How long a report waits for the worker to take its Update before it goes in as a Signal. */
+    private readonly reportUpdateWaitMs = 2000,
   ) {}
 
   /**
@@ -88,13 +90,38 @@ export class TemporalExecutions implements SignalExecutions {
     return answered.flatMap((r) => r.value);
   }
 
-  async deliverReport(region: string, report: BridgeReport): Promise<boolean> {
+  /**
+   * The report as a workflow Update (update id = commandId: Temporal drops a resent one), answered by the worker in
+   * one speculative task. An Update needs a running worker, so when none answers in time the same report goes in as a
+   * Signal, which Temporal keeps durably until the worker comes back.
+   */
+  async deliverReport(region: string, report: BridgeReport): Promise<ReportDelivery> {
+    try {
+      await this.regions.call(
+        region,
+        (client) => client.workflow.getHandle(report.commandId).executeUpdate('bridgeReportUpdate', { args: [report], updateId: report.commandId }),
+        Date.now() + this.reportUpdateWaitMs,
+      );
+      return 'delivered';
+    } catch (err) {
+      const settled = settledDelivery(err);
+      if (settled) return settled;
+    }
     try {
       await this.regions.call(region, (client) => client.workflow.getHandle(report.commandId).signal('bridgeReport', report));
-      return true;
+      return 'delivered';
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return false;
+      const settled = settledDelivery(err);
+      if (settled) return settled;
       throw err;
     }
   }
+}
+
+/** A final answer hidden in an Update or Signal failure; undefined when the call should be tried another way. */
+function settledDelivery(err: unknown): ReportDelivery | undefined {
+  if (err instanceof WorkflowNotFoundError) return /already completed/i.test(err.message) ? 'closed' : 'unknown';
+  // The validator refused it: a commandId that is not this workflow's (cannot happen for ids we issue).
+  if (err instanceof WorkflowUpdateFailedError) return 'unknown';
+  return undefined;
 }

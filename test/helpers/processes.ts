@@ -106,6 +106,8 @@ export function serviceEnv(overrides: Record<string, string> = {}): Record<strin
     FAIRNESS_BROADCAST_MAX: '100000',
     POLL_IP_MAX: '100000',
     POLL_ACCOUNT_MAX: '100000',
+    // As in test/helpers/stack.ts: admission control has tests of its own.
+    ADMISSION_MAX_LATE: '100000',
     ...overrides,
   };
 }
