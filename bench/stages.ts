@@ -201,7 +201,7 @@ async function measureStages(stack: Stack, n: number): Promise<Record<string, Su
 }
 
 type Ev = { eventType?: number | null; eventTime?: { seconds?: unknown; nanos?: number | null } | null };
-const T = { STARTED: 1, COMPLETED: 2, WFT_SCHEDULED: 5, WFT_STARTED: 6, WFT_COMPLETED: 7, ACT_SCHEDULED: 10, ACT_STARTED: 11, ACT_COMPLETED: 12, SIGNALED: 26, CHILD_INITIATED: 29, CHILD_STARTED: 31, CHILD_COMPLETED: 32, PROPERTIES_MODIFIED: 46 };
+const T = { STARTED: 1, COMPLETED: 2, WFT_SCHEDULED: 5, WFT_STARTED: 6, WFT_COMPLETED: 7, ACT_SCHEDULED: 10, ACT_STARTED: 11, ACT_COMPLETED: 12, SIGNALED: 26, UPDATE_ACCEPTED: 41, CHILD_INITIATED: 29, CHILD_STARTED: 31, CHILD_COMPLETED: 32, PROPERTIES_MODIFIED: 46 };
 
 function ms(e: Ev | undefined): number | undefined {
   if (!e?.eventTime) return undefined;
@@ -241,7 +241,8 @@ async function timeline(stack: Stack, signals: { signalId: string; accountId: st
     const cActSched = ms(first(child, T.ACT_SCHEDULED));
     const cActStart = ms(first(child, T.ACT_STARTED));
     const cActDone = ms(first(child, T.ACT_COMPLETED));
-    const sigIdx = idx(child, T.SIGNALED);
+    // The report arrives as an Update (a Signal only when no worker answered in time).
+    const sigIdx = child.findIndex((e) => e.eventType === T.SIGNALED || e.eventType === T.UPDATE_ACCEPTED);
     const cSignaled = ms(child[sigIdx]);
     const cDone = ms(first(child, T.COMPLETED));
     add('T1  start RPC returned → 202 at the client (response path)', pStart, s.t202);
@@ -254,8 +255,8 @@ async function timeline(stack: Stack, signals: { signalId: string; accountId: st
     add('T7  activity scheduled → picked up', cActSched, cActStart);
     add('T8  activity (dispatchCommand: Redis enqueue) → completed', cActStart, cActDone);
     add('T9  child task picked up → filled at the bridge (dispatch, wake, take, HTTP, execute)', cWftStart, s.fill);
-    add('T10 filled → report signalled into the child (report POST, signal)', s.fill, cSignaled);
-    add('T11 signalled → child completed', cSignaled, cDone);
+    add('T10 filled → report taken by the child (report POST, update)', s.fill, cSignaled);
+    add('T11 report taken → child completed', cSignaled, cDone);
     add('T12 child completed → outcome in the parent memo (poll sees it)', cDone, pRecorded);
     add('T13 202 → outcome in the parent memo (recorded end to end)', s.t202, pRecorded);
     add('T0  parent started → first workflow task scheduled', pStart, pWftSched);
