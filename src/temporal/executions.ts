@@ -6,8 +6,15 @@ import { OUTCOME_MEMO_PREFIX, signalWorkflowId } from './ids';
 import type { Regions } from './regions';
 import { AmbiguousStartError, certainlyNotStarted } from './failures';
 import { ActionKey, SignalIdKey, SymbolKey } from './search-attributes';
+import { ExpiringCache } from './expiring-cache';
 
 export class TemporalExecutions implements SignalExecutions {
+  /**
+   * Outcomes of signals whose workflow has closed: they no longer change, so a poll of one needs no Temporal call.
+   * Kept for a minute (an operator who resets a closed signal sees the new run after that), and bounded.
+   */
+  private readonly closed = new ExpiringCache<string, AccountOutcome[]>(60_000, 20_000);
+
   constructor(
     private readonly regions: Regions,
     private readonly taskQueue: string,
@@ -73,11 +80,16 @@ export class TemporalExecutions implements SignalExecutions {
   async outcomes(signalId: string): Promise<AccountOutcome[]> {
     const perRegion = await Promise.allSettled(
       this.regions.names().map(async (region) => {
+        const key = `${region}/${signalId}`;
+        const known = this.closed.get(key);
+        if (known) return known;
         try {
           const description = await this.regions.call(region, (client) => client.workflow.getHandle(signalWorkflowId(signalId)).describe());
-          return Object.entries(description.memo ?? {})
+          const outcomes = Object.entries(description.memo ?? {})
             .filter(([key]) => key.startsWith(OUTCOME_MEMO_PREFIX))
             .map(([, value]) => value as AccountOutcome);
+          if (description.status.name !== 'RUNNING') this.closed.set(key, outcomes);
+          return outcomes;
         } catch (err) {
           if (err instanceof WorkflowNotFoundError) return [];
           throw err;
