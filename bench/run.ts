@@ -16,6 +16,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { loadHelpers, REPO_ROOT, type IngressProcess, type InfraModule, type PaperBridgeProcess, type ProcessesModule, type RedisServer, type ServiceProcess, type TemporalServer } from './helpers';
 import type { AcceptedRecord, LoadResult, LoadSpec } from './load';
 import type { FloorResult, FloorSpec } from './floor';
@@ -829,6 +830,8 @@ interface FanoutRun {
   filled: number;
   rejected: number;
   polls: number;
+  /** The signal workflow's history once closed (Temporal's limits: 51,200 events and 50 MB; 2 MB per payload). */
+  parentHistory?: { events: number; bytes: number; startedEventBytes: number };
 }
 
 async function fanoutOnce(stack: Stack, deadlineMs: number): Promise<FanoutRun> {
@@ -857,6 +860,7 @@ async function fanoutOnce(stack: Stack, deadlineMs: number): Promise<FanoutRun> 
   }
   const observed = Date.now();
   const times = last.accounts.map((a) => Date.parse(a.occurredAt));
+  const parentHistory = await historySize(stack, signalId).catch(() => undefined);
   return {
     signalId,
     accountsResolved: res.body.accountsResolved as number,
@@ -867,6 +871,21 @@ async function fanoutOnce(stack: Stack, deadlineMs: number): Promise<FanoutRun> 
     filled: last.accounts.filter((a) => a.outcome === 'filled').length,
     rejected: last.accounts.filter((a) => a.outcome === 'rejected').length,
     polls,
+    ...(parentHistory ? { parentHistory } : {}),
+  };
+}
+
+/** Events and encoded bytes of a signal workflow's history, once it has closed. */
+async function historySize(stack: Stack, signalId: string): Promise<{ events: number; bytes: number; startedEventBytes: number }> {
+  const handle = stack.client.workflow.getHandle(`signal/${signalId}`);
+  await handle.result();
+  const history = await handle.fetchHistory();
+  const { History, HistoryEvent } = temporal.api.history.v1;
+  const first = history.events?.[0];
+  return {
+    events: history.events?.length ?? 0,
+    bytes: History.encode(history).finish().byteLength,
+    startedEventBytes: first ? HistoryEvent.encode(first).finish().byteLength : 0,
   };
 }
 
@@ -1207,7 +1226,7 @@ async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts:
       log(`scenario 4 (fan-out): one broadcast buy to ${ACCOUNTS} accounts (run ${i + 1} of ${plan.fanoutRuns})`);
       const run = await measure(`fanout${i + 1}`, () => fanoutOnce(stack, 120_000));
       results.fanout.runs.push(run);
-      log(`fan-out: 202 in ${run.acceptMs} ms; all ${ACCOUNTS} reported ${run.allReportedMs} ms after it (first ${run.firstReportedMs} ms; poll saw it at ${run.observedMs} ms); ${run.filled} filled, ${run.rejected} rejected`);
+      log(`fan-out: 202 in ${run.acceptMs} ms; all ${ACCOUNTS} reported ${run.allReportedMs} ms after it (first ${run.firstReportedMs} ms; poll saw it at ${run.observedMs} ms); ${run.filled} filled, ${run.rejected} rejected; parent history ${JSON.stringify(run.parentHistory ?? null)}`);
       results.drains[`fanout${i + 1}`] = await drainMeasured(`fanout${i + 1}`, `fan-out run ${i + 1}`, ACCOUNTS);
     }
   });
