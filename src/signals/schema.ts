@@ -14,9 +14,10 @@ const price = z.number().gt(0).max(1e9);
 const pips = z.number().gt(0).max(1e6);
 const lots = z.number().gt(0).lte(100);
 const id = z.string().regex(ID_PATTERN, 'must be 1 to 64 letters, digits or ._:-');
+export const SECRET_MAX_LENGTH = 256;
 
 export const signalFields = {
-  secret: z.string().min(1).max(256).describe('Webhook secret; authenticates the signal and selects the linked accounts.'),
+  secret: z.string().min(1).max(SECRET_MAX_LENGTH).describe('Webhook secret; authenticates the signal and selects the linked accounts.'),
   action: z.enum(ACTIONS).describe('What to do.'),
   symbol: z.string().regex(SYMBOL_PATTERN, 'must be 1 to 32 letters, digits or ._#-/').describe('Instrument symbol.'),
   volume: lots.describe('Lots, greater than 0 and at most 100.'),
