@@ -95,7 +95,11 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
     });
   }
 
-  const { secret: _secret, idempotencyKey: _key, ...instruction } = signal;
+  const { secret: _secret, idempotencyKey: _key, ...request } = signal;
+  // Temporal history keeps only what the workflows need: meta's origin (the memo shows it), never the rest of meta,
+  // which is the caller's and may hold anything (an API key, 4 KB of notes).
+  const { meta, ...order } = request;
+  const instruction = meta?.origin !== undefined ? { ...order, meta: { origin: meta.origin } } : order;
   // Every Temporal call of this request shares one deadline: a caller like TradingView gives up after 3 s.
   const deadline = now() + deps.settings.temporalBudgetMs;
   const base: LaunchBase = {
@@ -109,7 +113,8 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
   const record: AcceptanceRecord = {
     ...pick(base, ['signalId', 'correlationId', 'acceptedAt']),
     accountsResolved: accounts.length,
-    bodyHash: requestHash(instruction, req.routeAccountId),
+    // The whole request, meta included: the same key with a different meta is a different request.
+    bodyHash: requestHash(request, req.routeAccountId),
     regions: groupBy(accounts, (a) => a.region, (a) => a.id),
   };
   const claim = await temporalStep(() =>
