@@ -14,6 +14,7 @@ import { createApp } from './http/app';
 import { createIngressMetrics } from './metrics';
 import { BridgePresence } from './bridge/presence';
 import { isTemporalBackpressure } from './temporal/failures';
+import { capConnectionsPerIp } from './http/connections';
 
 export interface Ingress {
   url: string;
@@ -81,6 +82,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
     inFlight.add(res);
     res.once('close', () => inFlight.delete(res));
   });
+  capConnectionsPerIp(server, config.ingress.maxConnectionsPerIp);
   // Long-polls outlive the default keep-alive; give them room.
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = config.bridge.maxWaitMs + 30_000;

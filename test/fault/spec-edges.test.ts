@@ -1,6 +1,7 @@
 import { startTemporal, waitFor, type TemporalServer } from '../helpers/infra';
 import { post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { BACKPRESSURE_BODY } from './kit';
+import { timed } from '../helpers/http';
 
 /**
  * Spec edges (issue 12 item 10): the order of the 401 against the 400, and the answer when a single region's Temporal
@@ -8,12 +9,6 @@ import { BACKPRESSURE_BODY } from './kit';
  */
 
 const buy = (secret: string) => ({ secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 });
-
-async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
-  const started = performance.now();
-  const value = await fn();
-  return { value, ms: performance.now() - started };
-}
 
 describe('spec §5 rule 1: the secret is checked before the rest of the body', () => {
   let stack: Stack;

@@ -106,6 +106,7 @@ export function serviceEnv(overrides: Record<string, string> = {}): Record<strin
     FAIRNESS_BROADCAST_MAX: '100000',
     POLL_IP_MAX: '100000',
     POLL_ACCOUNT_MAX: '100000',
+    BRIDGE_LIMIT_MAX: '100000',
     ...overrides,
   };
 }

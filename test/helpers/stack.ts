@@ -34,6 +34,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
     FAIRNESS_BROADCAST_MAX: '100000',
     POLL_IP_MAX: '100000',
     POLL_ACCOUNT_MAX: '100000',
+    BRIDGE_LIMIT_MAX: '100000',
     // Parallel test files share one dev server on two cores: a healthy call can take over a second here.
     TEMPORAL_START_TIMEOUT_MS: '5000',
     WORKER_METRICS_PORT: '0',
