@@ -5,11 +5,11 @@ import type { AccountOutcome, SignalWorkflowInput } from '../signals/outcome';
 import { OUTCOME_MEMO_PREFIX, signalWorkflowId } from './ids';
 import type { Regions } from './regions';
 import { AmbiguousStartError, certainlyNotStarted, isTemporalBackpressure } from './failures';
+import { ActionKey, SignalIdKey, SymbolKey } from './search-attributes';
 
 /** How long a start that certainly was not sent (no connection) is tried again, and the pause between tries. */
 const NOT_SENT_RETRY_MS = 500;
 const NOT_SENT_RETRY_PAUSE_MS = 100;
-import { ActionKey, SignalIdKey, SymbolKey } from './search-attributes';
 
 export class TemporalExecutions implements SignalExecutions {
   constructor(
