@@ -50,7 +50,7 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: int(64 * 1024, 1),
   IDEMPOTENCY_KEY_MAX_LENGTH: int(128, 1),
   IDEMPOTENCY_WINDOW_MS: int(45_000, 1),
-  /** Requests being accepted at once by one ingress process; past it, 503 backpressure. */
+  /** Requests being accepted at once by one ingress process (counted once their body is in); past it, 503 backpressure. */
   MAX_IN_FLIGHT: int(512, 1),
   /** Admission control (docs/admission-control.md): an accepted target still waiting for its command after this is late. */
   ADMISSION_LATE_AFTER_MS: int(1500, 1),
@@ -58,6 +58,10 @@ const envSchema = z.object({
   ADMISSION_MAX_LATE: int(40, 0),
   /** How often each ingress reads the admission backlog. */
   ADMISSION_REFRESH_MS: int(100, 10, 5000),
+  /** How long a client may take to send a request body; past it, 408 and the connection is closed. */
+  BODY_READ_TIMEOUT_MS: int(5000, 1),
+  /** Open connections one client IP may hold on one ingress process; more are closed at once. 0: no cap. */
+  MAX_CONNECTIONS_PER_IP: int(256, 0),
 
   ROUTE_LIMIT_MAX: int(120, 1),
   ROUTE_LIMIT_WINDOW_MS: int(60_000, 1),
@@ -76,6 +80,9 @@ const envSchema = z.object({
 
   /** Longest a bridge long-poll may hang. */
   BRIDGE_MAX_WAIT_MS: int(25_000, 0),
+  /** Bridge API requests (hello, commands, reports) per bridge token per window; past it, 429. */
+  BRIDGE_LIMIT_MAX: int(600, 1),
+  BRIDGE_LIMIT_WINDOW_MS: int(60_000, 1),
   /** Default max signal age for market entries when an account sets none. */
   DEFAULT_MAX_SIGNAL_AGE_MS: int(30_000, 1),
   /** Max age of the other commands (pending entries, closes, modifies) when an account sets none. */
@@ -130,6 +137,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       idempotencyKeyMaxLength: e.IDEMPOTENCY_KEY_MAX_LENGTH,
       idempotencyWindowMs: e.IDEMPOTENCY_WINDOW_MS,
       maxInFlight: e.MAX_IN_FLIGHT,
+      bodyReadTimeoutMs: e.BODY_READ_TIMEOUT_MS,
+      maxConnectionsPerIp: e.MAX_CONNECTIONS_PER_IP,
     },
     admission: { lateAfterMs: e.ADMISSION_LATE_AFTER_MS, maxLate: e.ADMISSION_MAX_LATE, refreshMs: e.ADMISSION_REFRESH_MS },
     limits: {
@@ -143,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     bridge: {
       maxWaitMs: e.BRIDGE_MAX_WAIT_MS,
+      limit: { max: e.BRIDGE_LIMIT_MAX, windowMs: e.BRIDGE_LIMIT_WINDOW_MS },
       defaultMaxSignalAgeMs: e.DEFAULT_MAX_SIGNAL_AGE_MS,
       defaultCommandTtlMs: e.DEFAULT_COMMAND_TTL_MS,
     },

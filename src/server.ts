@@ -15,6 +15,7 @@ import { createIngressMetrics } from './metrics';
 import { BridgePresence } from './bridge/presence';
 import { isTemporalBackpressure } from './temporal/failures';
 import { AdmissionGate, RedisAdmissionLedger } from './signals/admission';
+import { capConnectionsPerIp } from './http/connections';
 
 export interface Ingress {
   url: string;
@@ -86,6 +87,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
     inFlight.add(res);
     res.once('close', () => inFlight.delete(res));
   });
+  capConnectionsPerIp(server, config.ingress.maxConnectionsPerIp);
   // Long-polls outlive the default keep-alive; give them room.
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = config.bridge.maxWaitMs + 30_000;

@@ -39,17 +39,20 @@ export async function bridgeHello(deps: GatewayDeps, token: string | undefined, 
   return { accountId: account.id, protocolVersion: BRIDGE_PROTOCOL_VERSION, serverTime: new Date().toISOString() };
 }
 
+/**
+ * The long-poll of an authenticated bridge (the route authenticates it first, to rate-limit by token). One waiting
+ * poll per account: a newer one ends this one at once with no commands and `superseded: true`.
+ */
 export async function bridgeCommands(
   deps: GatewayDeps,
-  token: string | undefined,
+  account: Account,
   waitMs: number,
   signal: AbortSignal,
-): Promise<{ commands: BridgeCommand[]; serverTime: string }> {
-  const account = await bridgeAccount(deps, token);
+): Promise<{ commands: BridgeCommand[]; serverTime: string; superseded?: true }> {
   deps.presence?.seen(account.id);
   const wait = Math.max(0, Math.min(Number.isFinite(waitMs) ? waitMs : 0, deps.maxWaitMs));
-  const commands = await deps.queue.takeOrWait(account.id, MAX_COMMANDS_PER_POLL, wait, signal);
-  return { commands, serverTime: new Date().toISOString() };
+  const { commands, superseded } = await deps.queue.takeOrWait(account.id, MAX_COMMANDS_PER_POLL, wait, signal);
+  return { commands, serverTime: new Date().toISOString(), ...(superseded ? { superseded: true as const } : {}) };
 }
 
 export async function bridgeReports(deps: GatewayDeps, token: string | undefined, body: unknown) {

@@ -17,6 +17,7 @@ const STATUS: Record<Refusal['kind'], number> = {
   token_suspended: 403,
   not_accepted_by_account: 409,
   bridge_too_old: 412,
+  too_slow: 408,
   throttled: 429,
   backpressure: 503,
   store_unavailable: 503,

@@ -8,7 +8,7 @@ import type { VolumeRules } from '../risk/rules';
 import { Refusal } from './errors';
 import type { SignalExecutions } from './executions';
 import type { AccountSnapshot, AccountTarget, SignalInstruction, SignalWorkflowInput } from './outcome';
-import { validateSignal, type ExternalSignal } from './schema';
+import { SECRET_MAX_LENGTH, validateSignal, type ExternalSignal } from './schema';
 import type { AccountSequencer } from '../bridge/ordering';
 import { idempotencyDigest, requestHash, type AcceptanceRecord, type IdempotencyWindows } from './idempotency';
 import { resolveTargets } from './targets';
@@ -73,14 +73,17 @@ export function newSignalId(): string {
 
 export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promise<AcceptResult> {
   const now = deps.now ?? Date.now;
+  // Spec §5 rule 1: a missing or invalid secret is a 401 whatever else is wrong, so the secret is authenticated
+  // before the rest of the body is validated. A valid secret with a bad body is a 400.
+  const grant = await guarded(deps.settings.failClosedRetryAfterSeconds, async () => {
+    const grant = await deps.registry.authenticateSecret(secretOf(req.body));
+    if (!grant) throw new Refusal('unauthorized', 'Invalid webhook secret or account');
+    return grant;
+  });
   const signal = checkSignal(req.body, now);
   const idempotencyKey = checkIdempotencyKey(signal, req.idempotencyKey, deps.settings.idempotencyKeyMaxLength);
 
-  const { grant, accounts } = await guarded(deps.settings.failClosedRetryAfterSeconds, async () => {
-    const grant = await deps.registry.authenticateSecret(signal.secret);
-    if (!grant) throw new Refusal('unauthorized', 'Invalid webhook secret or account');
-    return { grant, accounts: await resolveTargets(deps.registry, grant, signal.action, req.routeAccountId) };
-  });
+  const accounts = await guarded(deps.settings.failClosedRetryAfterSeconds, () => resolveTargets(deps.registry, grant, signal.action, req.routeAccountId));
   if (accounts.length === 0) {
     return { kind: 'no_targets', body: { success: false, accountsResolved: 0, correlationId: req.correlationId } };
   }
@@ -95,7 +98,11 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
     });
   }
 
-  const { secret: _secret, idempotencyKey: _key, ...instruction } = signal;
+  const { secret: _secret, idempotencyKey: _key, ...request } = signal;
+  // Temporal history keeps only what the workflows need: meta's origin (the memo shows it), never the rest of meta,
+  // which is the caller's and may hold anything (an API key, 4 KB of notes).
+  const { meta, ...order } = request;
+  const instruction = meta?.origin !== undefined ? { ...order, meta: { origin: meta.origin } } : order;
   // Every Temporal call of this request shares one deadline: a caller like TradingView gives up after 3 s.
   const deadline = now() + deps.settings.temporalBudgetMs;
   const digest = idempotencyKey === undefined ? undefined : idempotencyDigest(grant.hash, req.routeAccountId, idempotencyKey);
@@ -115,7 +122,8 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
   const record: AcceptanceRecord = {
     ...pick(base, ['signalId', 'correlationId', 'acceptedAt']),
     accountsResolved: accounts.length,
-    bodyHash: requestHash(instruction, req.routeAccountId),
+    // The whole request, meta included: the same key with a different meta is a different request.
+    bodyHash: requestHash(request, req.routeAccountId),
     regions: groupBy(accounts, (a) => a.region, (a) => a.id),
   };
   const claim = await temporalStep(() => deps.windows.claim(digest!, record, deps.settings.idempotencyWindowMs, deadline));
@@ -226,13 +234,17 @@ function pick<T, K extends keyof T>(obj: T, keys: K[]): Pick<T, K> {
   return Object.fromEntries(keys.map((k) => [k, obj[k]])) as Pick<T, K>;
 }
 
-function checkSignal(body: unknown, now: () => number): ExternalSignal {
+/** The body's secret; a body that is not an object is a 400, a secret missing, empty or too long a 401. */
+function secretOf(body: unknown): string {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new Refusal('invalid', 'Invalid signal: the body must be a JSON object', { details: [{ path: '', message: 'expected a JSON object' }] });
   }
   const secret = (body as { secret?: unknown }).secret;
-  // Spec §5 rule 1: a missing or invalid secret is a 401, whatever else is wrong with the body.
-  if (typeof secret !== 'string' || secret.length === 0) throw new Refusal('unauthorized', 'Missing or invalid webhook secret');
+  if (typeof secret !== 'string' || secret.length === 0 || secret.length > SECRET_MAX_LENGTH) throw new Refusal('unauthorized', 'Missing or invalid webhook secret');
+  return secret;
+}
+
+function checkSignal(body: unknown, now: () => number): ExternalSignal {
   const result = validateSignal(body, now);
   if (!result.ok) throw new Refusal('invalid', result.error, { details: result.details });
   return result.signal;

@@ -4,9 +4,13 @@ import type { ReportDelivery, SignalExecutions } from '../signals/executions';
 import type { AccountOutcome, SignalWorkflowInput } from '../signals/outcome';
 import { OUTCOME_MEMO_PREFIX, signalWorkflowId } from './ids';
 import type { Regions } from './regions';
-import { AmbiguousStartError, certainlyNotStarted } from './failures';
+import { AmbiguousStartError, certainlyNotStarted, isTemporalBackpressure } from './failures';
 import { ActionKey, SignalIdKey, SymbolKey } from './search-attributes';
 import { ExpiringCache } from './expiring-cache';
+
+/** How long a start that certainly was not sent (no connection) is tried again, and the pause between tries. */
+const NOT_SENT_RETRY_MS = 500;
+const NOT_SENT_RETRY_PAUSE_MS = 100;
 
 export class TemporalExecutions implements SignalExecutions {
   /**
@@ -31,6 +35,7 @@ export class TemporalExecutions implements SignalExecutions {
   async launch(region: string, input: SignalWorkflowInput, deadline?: number): Promise<'created' | 'existed'> {
     const confirmUntil = Math.max(deadline ?? 0, Date.now()) + this.confirmMs;
     let attemptDeadline = deadline;
+    const firstTry = Date.now();
     for (;;) {
       try {
         await this.start(region, input, attemptDeadline);
@@ -38,7 +43,13 @@ export class TemporalExecutions implements SignalExecutions {
       } catch (err) {
         // On a confirming attempt, the workflow that exists is the one our lost first attempt started.
         if (err instanceof WorkflowExecutionAlreadyStartedError) return attemptDeadline === deadline ? 'existed' : 'created';
-        if (certainlyNotStarted(err) && attemptDeadline === deadline) throw err;
+        if (certainlyNotStarted(err) && attemptDeadline === deadline) {
+          // Nothing started. Temporal may be restarting: try again briefly, then say "not accepted" (well before a
+          // caller such as TradingView gives up at 3 s), never the ambiguous answer.
+          if (!isTemporalBackpressure(err) || Date.now() + NOT_SENT_RETRY_PAUSE_MS >= Math.min(firstTry + NOT_SENT_RETRY_MS, deadline ?? 0)) throw err;
+          await new Promise((resolve) => setTimeout(resolve, NOT_SENT_RETRY_PAUSE_MS));
+          continue;
+        }
         if (Date.now() >= confirmUntil) throw new AmbiguousStartError(`the start of ${input.signalId} in ${region} may have happened`, { cause: err });
         attemptDeadline = confirmUntil;
         await new Promise((resolve) => setTimeout(resolve, Math.min(100, confirmUntil - Date.now())));

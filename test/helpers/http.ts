@@ -32,3 +32,10 @@ export function post(url: string, body: unknown, headers: Record<string, string>
 export function get(url: string, headers: Record<string, string> = {}): Promise<HttpResult> {
   return call(url, { headers });
 }
+
+/** Runs `fn` and says how long it took (ms). */
+export async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now();
+  const value = await fn();
+  return { value, ms: performance.now() - started };
+}

@@ -108,6 +108,7 @@ export function serviceEnv(overrides: Record<string, string> = {}): Record<strin
     POLL_ACCOUNT_MAX: '100000',
     // As in test/helpers/stack.ts: admission control has tests of its own.
     ADMISSION_MAX_LATE: '100000',
+    BRIDGE_LIMIT_MAX: '100000',
     ...overrides,
   };
 }

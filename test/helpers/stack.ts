@@ -37,6 +37,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
     // Admission control is tested on its own (test/integration/admission.test.ts); elsewhere a loaded test machine
     // must not turn a test's burst into 503s.
     ADMISSION_MAX_LATE: '100000',
+    BRIDGE_LIMIT_MAX: '100000',
     // Parallel test files share one dev server on two cores: a healthy call can take over a second here.
     TEMPORAL_START_TIMEOUT_MS: '5000',
     WORKER_METRICS_PORT: '0',

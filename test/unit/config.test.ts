@@ -50,7 +50,9 @@ describe('loadConfig: spec defaults', () => {
   test('when nothing is set, then the remaining defaults are the documented ones', () => {
     expect(config.logLevel).toBe('info');
     expect(config.ingress.maxInFlight).toBe(512);
-    expect(config.bridge).toEqual({ maxWaitMs: 25_000, defaultMaxSignalAgeMs: 30_000, defaultCommandTtlMs: 300_000 });
+    expect(config.ingress.bodyReadTimeoutMs).toBe(5_000);
+    expect(config.ingress.maxConnectionsPerIp).toBe(256);
+    expect(config.bridge).toEqual({ maxWaitMs: 25_000, limit: { max: 600, windowMs: 60_000 }, defaultMaxSignalAgeMs: 30_000, defaultCommandTtlMs: 300_000 });
   });
 
   test('when nothing is set, then no secret, token or password has a default anywhere in the config', () => {
@@ -126,7 +128,11 @@ describe('loadConfig: overrides', () => {
       TEMPORAL_CONNECT_TIMEOUT_MS: '750',
       WORKFLOW_BUNDLE_PATH: '/app/bundle.js',
       MAX_IN_FLIGHT: '64',
+      BODY_READ_TIMEOUT_MS: '2000',
+      MAX_CONNECTIONS_PER_IP: '0',
       BRIDGE_MAX_WAIT_MS: '0',
+      BRIDGE_LIMIT_MAX: '60',
+      BRIDGE_LIMIT_WINDOW_MS: '10000',
       DEFAULT_MAX_SIGNAL_AGE_MS: '10000',
       DEFAULT_COMMAND_TTL_MS: '60000',
       LOG_LEVEL: 'debug',
@@ -140,7 +146,9 @@ describe('loadConfig: overrides', () => {
       workflowBundlePath: '/app/bundle.js',
     });
     expect(c.ingress.maxInFlight).toBe(64);
-    expect(c.bridge).toEqual({ maxWaitMs: 0, defaultMaxSignalAgeMs: 10000, defaultCommandTtlMs: 60000 });
+    expect(c.ingress.bodyReadTimeoutMs).toBe(2000);
+    expect(c.ingress.maxConnectionsPerIp).toBe(0);
+    expect(c.bridge).toEqual({ maxWaitMs: 0, limit: { max: 60, windowMs: 10000 }, defaultMaxSignalAgeMs: 10000, defaultCommandTtlMs: 60000 });
     expect(c.logLevel).toBe('debug');
   });
 });
@@ -158,6 +166,10 @@ describe('loadConfig: invalid values', () => {
     ['ROUTE_LIMIT_MAX', 'lots'],
     ['FAIRNESS_ACCOUNT_WINDOW_MS', '0'],
     ['MAX_IN_FLIGHT', '0'],
+    ['BODY_READ_TIMEOUT_MS', '0'],
+    ['MAX_CONNECTIONS_PER_IP', '-1'],
+    ['BRIDGE_LIMIT_MAX', '0'],
+    ['BRIDGE_LIMIT_WINDOW_MS', 'soon'],
     ['REDIS_COMMAND_TIMEOUT_MS', '0'],
     ['TEMPORAL_START_TIMEOUT_MS', '0'],
     ['TEMPORAL_CONNECT_TIMEOUT_MS', 'soon'],

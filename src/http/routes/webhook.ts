@@ -31,7 +31,8 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
     res.status(status).json(result.body);
   };
 
-  const pipeline = [inFlightCap(config.ingress.maxInFlight), ...jsonBody(config.ingress.bodyLimitBytes), routeLimiter];
+  // The in-flight slot is taken only once the body is in: a slow sender must not hold one.
+  const pipeline = [...jsonBody(config.ingress.bodyLimitBytes, config.ingress.bodyReadTimeoutMs, 'ingestion'), inFlightCap(config.ingress.maxInFlight), routeLimiter];
   router.post('/webhook/custom', ...pipeline, submit);
   router.post('/webhook/custom/:accountId', ...pipeline, submit);
   return router;
