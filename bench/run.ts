@@ -1345,6 +1345,9 @@ function rowsOf(r: Results, opts: Options): Row[] {
   if (want(6)) {
     const m = r.steady?.memory;
     rows.push(goalRow('6 memory', 'ingress peak RSS (scenario 3)', m?.ingress?.peakRssMb ?? null, 'MB', '<=', GOALS.ingressRssMb, undefined, m?.ingress ? `VmHWM ${m.ingress.hwmMb} MB` : undefined));
+    const u = r.cpu['steady'];
+    const cpuMsPer202 = u && r.steady && r.steady.accepted > 0 ? round(((u.byProgram['ingress'] ?? 0) * u.seconds * 1000) / (r.steady.load.requests || 1), 2) : null;
+    rows.push(infoRow('6 memory', 'ingress CPU per request (scenario 3)', cpuMsPer202, 'ms', u ? `ingress ${u.byProgram['ingress'] ?? 0} cores over ${u.seconds} s, ${r.steady?.load.requests ?? 0} webhook requests and the polls beside them` : undefined));
     rows.push(goalRow('6 memory', 'worker peak RSS (scenario 3)', m?.worker?.peakRssMb ?? null, 'MB', '<=', GOALS.workerRssMb, undefined, m?.worker ? `VmHWM ${m.worker.hwmMb} MB` : undefined));
   }
   // The machine is shared: what other processes used while each stage ran.

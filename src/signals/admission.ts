@@ -109,7 +109,7 @@ export class AdmissionGate {
   }
 
   async decide(): Promise<AdmissionDecision> {
-    // A reading older than a few refreshes is no reading: wait for one fresh read before deciding.
+    // A reading older than that is no reading: wait for one fresh read before deciding.
     if (!this.fresh()) await this.refresh();
     const last = this.last;
     if (!last || !this.fresh()) return { admitted: false, retryAfterSeconds: 1, reason: 'unknown' };
@@ -119,15 +119,16 @@ export class AdmissionGate {
     return { admitted: false, retryAfterSeconds: Math.min(30, Math.max(1, Math.ceil(oldestMs / 1000))), reason: 'behind' };
   }
 
+  /** A reading stays usable for a few seconds: a busy event loop must not shut the door, only Redis being gone. */
   private fresh(): boolean {
-    return this.last !== undefined && this.now() - this.last.at <= Math.max(1000, this.settings.refreshMs * 5);
+    return this.last !== undefined && this.now() - this.last.at <= Math.max(5000, this.settings.refreshMs * 20);
   }
 
   private refresh(): Promise<void> {
     this.refreshing ??= (async () => {
       try {
-        const at = this.now();
-        this.last = { at, backlog: await this.ledger.backlog(at, this.settings.lateAfterMs) };
+        const backlog = await this.ledger.backlog(this.now(), this.settings.lateAfterMs);
+        this.last = { at: this.now(), backlog };
       } catch {
         // Kept stale: decide() fails closed once the reading is too old.
       } finally {

@@ -52,7 +52,14 @@ describe('loadConfig: spec defaults', () => {
     expect(config.ingress.maxInFlight).toBe(512);
     expect(config.ingress.bodyReadTimeoutMs).toBe(5_000);
     expect(config.ingress.maxConnectionsPerIp).toBe(256);
+    expect(config.admission).toEqual({ lateAfterMs: 1500, maxLate: 40, refreshMs: 100 });
     expect(config.bridge).toEqual({ maxWaitMs: 25_000, limit: { max: 600, windowMs: 60_000 }, defaultMaxSignalAgeMs: 30_000, defaultCommandTtlMs: 300_000 });
+  });
+
+  test('when the admission refresh is set outside 10 ms to 5 s, then the config is refused', () => {
+    expect(() => loadConfig({ ADMISSION_REFRESH_MS: '5' })).toThrow(/ADMISSION_REFRESH_MS/);
+    expect(() => loadConfig({ ADMISSION_REFRESH_MS: '60000' })).toThrow(/ADMISSION_REFRESH_MS/);
+    expect(loadConfig({ ADMISSION_LATE_AFTER_MS: '300', ADMISSION_MAX_LATE: '0' }).admission).toMatchObject({ lateAfterMs: 300, maxLate: 0 });
   });
 
   test('when nothing is set, then no secret, token or password has a default anywhere in the config', () => {
