@@ -310,7 +310,7 @@ async function main(argv: string[]): Promise<number> {
   process.stdout.write(`\nstage timings, one at a time (ms); ${os.cpus().length} CPUs, load average before ${loadBefore.map((v) => v.toFixed(2)).join(' ')}; Temporal db in ${opts.temporalDbDir ?? 'the run directory'}\n\n`);
   process.stdout.write(`${'stage'.padEnd(width)}  ${'count'.padStart(6)} ${'p50'.padStart(9)} ${'p99'.padStart(9)} ${'mean'.padStart(9)}\n`);
   for (const [k, v] of Object.entries(stages)) process.stdout.write(`${k.padEnd(width)}  ${String(v.count).padStart(6)} ${fmt(v.p50)} ${fmt(v.p99)} ${fmt(v.mean)}\n`);
-  const profile = process.env.TEMPORAL_DEV_PROFILE === 'stock' ? 'stock' : 'project';
+  const profile = process.env.TEMPORAL_DEV_PROFILE === 'stock' ? 'stock' : process.env.TEMPORAL_DEV_PROFILE_WITHOUT ? `project without ${process.env.TEMPORAL_DEV_PROFILE_WITHOUT}` : 'project';
   process.stdout.write(
     `\nwork per signal (Temporal dev-server profile: ${profile}), over ${work.signals} signals one at a time: ` +
       `persistence calls ${work.persistence?.callsPerSignal ?? '?'} (mean ${work.persistence?.meanMs ?? '?'} ms), ` +

@@ -277,7 +277,7 @@ export async function startTemporal(opts: StartTemporalOptions = {}): Promise<Te
     '--log-level', 'error',
     ...namespaces.filter((n) => n !== 'default').flatMap((n) => ['--namespace', n]),
     ...TEMPORAL_SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a}=Keyword`]),
-    ...(profile === 'project' ? temporalDevProfileArgs() : []),
+    ...(profile === 'project' ? temporalDevProfileArgs(process.env.TEMPORAL_DEV_PROFILE_WITHOUT || undefined) : []),
   ];
 
   const launch = async (p: TemporalPorts) => {
