@@ -1,4 +1,4 @@
-import { runAdmin } from '../../src/cli/admin';
+import { adminCli } from '../helpers/admin';
 import { waitFor } from '../helpers/infra';
 import { post, seedOwner, startStack, type Stack } from '../helpers/stack';
 
@@ -11,17 +11,6 @@ import { post, seedOwner, startStack, type Stack } from '../helpers/stack';
 
 const TRIALS = 12;
 const HELLO_STREAMS = 4;
-
-async function admin(args: string[], redisUrl: string): Promise<{ code: number; stderr: string }> {
-  let stderr = '';
-  const code = await runAdmin(args, {
-    stdout: () => undefined,
-    stderr: (t) => (stderr += t),
-    stdin: async () => '',
-    env: { REDIS_URL: redisUrl },
-  });
-  return { code, stderr };
-}
 
 describe('a bridge hello racing an operator edit', () => {
   let stack: Stack;
@@ -60,7 +49,7 @@ describe('a bridge hello racing an operator edit', () => {
       10_000,
       1,
     );
-    const locked = await admin(lock, stack.config.redis.url);
+    const locked = await adminCli(lock, stack.config.redis.url);
     stop = true;
     await Promise.all(streams);
     if (locked.code !== 0) throw new Error(`admin ${lock.join(' ')} exited ${locked.code}: ${locked.stderr}`);
@@ -73,7 +62,7 @@ describe('a bridge hello racing an operator edit', () => {
     const account = f.accounts[0]!;
     const outcomes: string[] = [];
     for (let trial = 0; trial < TRIALS; trial++) {
-      expect((await admin(['account', 'unlock', account.id], stack.config.redis.url)).code).toBe(0);
+      expect((await adminCli(['account', 'unlock', account.id], stack.config.redis.url)).code).toBe(0);
       const verb = trial % 2 === 0 ? ['account', 'set', account.id, '--status', 'locked'] : ['account', 'lock', account.id];
       const { status, hellos } = await raceOnce(account, verb);
       expect(hellos).toBeGreaterThanOrEqual(HELLO_STREAMS * 2);
