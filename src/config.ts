@@ -53,6 +53,9 @@ const envSchema = z.object({
   /** Requests being accepted at once by one ingress process; past it, 503 backpressure. */
   MAX_IN_FLIGHT: int(512, 1),
 
+  /** Webhook requests per client address per window that fail to authenticate; past it, 429 before any lookup. */
+  WEBHOOK_PREAUTH_IP_MAX: int(300, 1),
+  WEBHOOK_PREAUTH_IP_WINDOW_MS: int(60_000, 1),
   ROUTE_LIMIT_MAX: int(120, 1),
   ROUTE_LIMIT_WINDOW_MS: int(60_000, 1),
   FAIRNESS_ACCOUNT_MAX: int(60, 1),
@@ -126,6 +129,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       maxInFlight: e.MAX_IN_FLIGHT,
     },
     limits: {
+      webhookPreAuthIp: { max: e.WEBHOOK_PREAUTH_IP_MAX, windowMs: e.WEBHOOK_PREAUTH_IP_WINDOW_MS },
       route: { max: e.ROUTE_LIMIT_MAX, windowMs: e.ROUTE_LIMIT_WINDOW_MS },
       fairnessAccount: { max: e.FAIRNESS_ACCOUNT_MAX, windowMs: e.FAIRNESS_ACCOUNT_WINDOW_MS },
       fairnessBroadcast: { max: e.FAIRNESS_BROADCAST_MAX, windowMs: e.FAIRNESS_BROADCAST_WINDOW_MS },

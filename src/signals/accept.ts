@@ -12,7 +12,8 @@ import { validateSignal, type ExternalSignal } from './schema';
 import type { AccountSequencer } from '../bridge/ordering';
 import { idempotencyDigest, requestHash, type AcceptanceRecord, type IdempotencyWindows } from './idempotency';
 import { resolveTargets } from './targets';
-import type { Account } from '../registry/model';
+import type { Account, SecretGrant } from '../registry/model';
+import { requireJsonObject } from './authenticate';
 import { certainlyNotStarted, isTemporalBackpressure } from '../temporal/failures';
 import { guarded } from './guarded';
 
@@ -21,6 +22,8 @@ import { guarded } from './guarded';
 export interface AcceptRequest {
   /** The per-account URL's account; undefined on the broadcast URL. */
   routeAccountId?: string;
+  /** The sender, already authenticated for this route (authenticateSender, before the route limiter). */
+  grant: SecretGrant;
   body: unknown;
   idempotencyKey?: string;
   correlationId: string;
@@ -73,11 +76,8 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
   const signal = checkSignal(req.body, now);
   const idempotencyKey = checkIdempotencyKey(signal, req.idempotencyKey, deps.settings.idempotencyKeyMaxLength);
 
-  const { grant, accounts } = await guarded(deps.settings.failClosedRetryAfterSeconds, async () => {
-    const grant = await deps.registry.authenticateSecret(signal.secret);
-    if (!grant) throw new Refusal('unauthorized', 'Invalid webhook secret or account');
-    return { grant, accounts: await resolveTargets(deps.registry, grant, signal.action, req.routeAccountId) };
-  });
+  const { grant } = req;
+  const accounts = await guarded(deps.settings.failClosedRetryAfterSeconds, () => resolveTargets(deps.registry, grant, signal.action, req.routeAccountId));
   if (accounts.length === 0) {
     return { kind: 'no_targets', body: { success: false, accountsResolved: 0, correlationId: req.correlationId } };
   }
@@ -219,9 +219,7 @@ function pick<T, K extends keyof T>(obj: T, keys: K[]): Pick<T, K> {
 }
 
 function checkSignal(body: unknown, now: () => number): ExternalSignal {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new Refusal('invalid', 'Invalid signal: the body must be a JSON object', { details: [{ path: '', message: 'expected a JSON object' }] });
-  }
+  requireJsonObject(body);
   const secret = (body as { secret?: unknown }).secret;
   // Spec §5 rule 1: a missing or invalid secret is a 401, whatever else is wrong with the body.
   if (typeof secret !== 'string' || secret.length === 0) throw new Refusal('unauthorized', 'Missing or invalid webhook secret');
