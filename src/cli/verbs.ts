@@ -384,7 +384,7 @@ interface OwnerChange {
  * An account went to another owner: the old owner's secrets and tokens stop linking it (the registry already
  * revoked its bridge token, unless a new one was set in the same step).
  */
-export async function afterOwnerChange(registry: RedisRegistry, id: string, from: string, to: string, newBridgeToken: boolean): Promise<OwnerChange> {
+async function afterOwnerChange(registry: RedisRegistry, id: string, from: string, to: string, newBridgeToken: boolean): Promise<OwnerChange> {
   const unlinked = await registry.unlinkFromOtherOwners(id, to);
   const json = {
     from,

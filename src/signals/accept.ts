@@ -219,10 +219,8 @@ function pick<T, K extends keyof T>(obj: T, keys: K[]): Pick<T, K> {
 }
 
 function checkSignal(body: unknown, now: () => number): ExternalSignal {
+  // The secret was checked before this (authenticateSender): spec §5 rule 1, a 401 whatever else is wrong.
   requireJsonObject(body);
-  const secret = (body as { secret?: unknown }).secret;
-  // Spec §5 rule 1: a missing or invalid secret is a 401, whatever else is wrong with the body.
-  if (typeof secret !== 'string' || secret.length === 0) throw new Refusal('unauthorized', 'Missing or invalid webhook secret');
   const result = validateSignal(body, now);
   if (!result.ok) throw new Refusal('invalid', result.error, { details: result.details });
   return result.signal;
