@@ -680,6 +680,7 @@ export async function startStack(helpers: { infra: InfraModule; processes: Proce
     WORKER_METRICS_PORT: '0',
     // Limits raised for the run; every limiter still runs on every request.
     ROUTE_LIMIT_MAX: LIMIT_RAISED,
+    WEBHOOK_PREAUTH_IP_MAX: LIMIT_RAISED,
     FAIRNESS_ACCOUNT_MAX: LIMIT_RAISED,
     FAIRNESS_BROADCAST_MAX: LIMIT_RAISED,
     POLL_IP_MAX: LIMIT_RAISED,

@@ -63,6 +63,9 @@ const envSchema = z.object({
   /** Open connections one client IP may hold on one ingress process; more are closed at once. 0: no cap. */
   MAX_CONNECTIONS_PER_IP: int(256, 0),
 
+  /** Webhook requests per client address per window that fail to authenticate; past it, 429 before any lookup. */
+  WEBHOOK_PREAUTH_IP_MAX: int(300, 1),
+  WEBHOOK_PREAUTH_IP_WINDOW_MS: int(60_000, 1),
   ROUTE_LIMIT_MAX: int(120, 1),
   ROUTE_LIMIT_WINDOW_MS: int(60_000, 1),
   FAIRNESS_ACCOUNT_MAX: int(60, 1),
@@ -142,6 +145,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     admission: { lateAfterMs: e.ADMISSION_LATE_AFTER_MS, maxLate: e.ADMISSION_MAX_LATE, refreshMs: e.ADMISSION_REFRESH_MS },
     limits: {
+      webhookPreAuthIp: { max: e.WEBHOOK_PREAUTH_IP_MAX, windowMs: e.WEBHOOK_PREAUTH_IP_WINDOW_MS },
       route: { max: e.ROUTE_LIMIT_MAX, windowMs: e.ROUTE_LIMIT_WINDOW_MS },
       fairnessAccount: { max: e.FAIRNESS_ACCOUNT_MAX, windowMs: e.FAIRNESS_ACCOUNT_WINDOW_MS },
       fairnessBroadcast: { max: e.FAIRNESS_BROADCAST_MAX, windowMs: e.FAIRNESS_BROADCAST_WINDOW_MS },

@@ -8,11 +8,12 @@ import type { VolumeRules } from '../risk/rules';
 import { Refusal } from './errors';
 import type { SignalExecutions } from './executions';
 import type { AccountSnapshot, AccountTarget, SignalInstruction, SignalWorkflowInput } from './outcome';
-import { SECRET_MAX_LENGTH, validateSignal, type ExternalSignal } from './schema';
+import { validateSignal, type ExternalSignal } from './schema';
 import type { AccountSequencer } from '../bridge/ordering';
 import { idempotencyDigest, requestHash, type AcceptanceRecord, type IdempotencyWindows } from './idempotency';
 import { resolveTargets } from './targets';
-import type { Account } from '../registry/model';
+import type { Account, SecretGrant } from '../registry/model';
+import { requireJsonObject } from './authenticate';
 import { certainlyNotStarted, isTemporalBackpressure } from '../temporal/failures';
 import { guarded } from './guarded';
 import type { AdmissionDecision, AdmissionLedger } from './admission';
@@ -22,6 +23,8 @@ import type { AdmissionDecision, AdmissionLedger } from './admission';
 export interface AcceptRequest {
   /** The per-account URL's account; undefined on the broadcast URL. */
   routeAccountId?: string;
+  /** The sender, already authenticated for this route (authenticateSender, before the route limiter). */
+  grant: SecretGrant;
   body: unknown;
   idempotencyKey?: string;
   correlationId: string;
@@ -73,16 +76,11 @@ export function newSignalId(): string {
 
 export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promise<AcceptResult> {
   const now = deps.now ?? Date.now;
-  // Spec §5 rule 1: a missing or invalid secret is a 401 whatever else is wrong, so the secret is authenticated
-  // before the rest of the body is validated. A valid secret with a bad body is a 400.
-  const grant = await guarded(deps.settings.failClosedRetryAfterSeconds, async () => {
-    const grant = await deps.registry.authenticateSecret(secretOf(req.body));
-    if (!grant) throw new Refusal('unauthorized', 'Invalid webhook secret or account');
-    return grant;
-  });
+  // The sender was authenticated before this (authenticateSender, ahead of the route limiter): spec §5 rule 1.
   const signal = checkSignal(req.body, now);
   const idempotencyKey = checkIdempotencyKey(signal, req.idempotencyKey, deps.settings.idempotencyKeyMaxLength);
 
+  const { grant } = req;
   const accounts = await guarded(deps.settings.failClosedRetryAfterSeconds, () => resolveTargets(deps.registry, grant, signal.action, req.routeAccountId));
   if (accounts.length === 0) {
     return { kind: 'no_targets', body: { success: false, accountsResolved: 0, correlationId: req.correlationId } };
@@ -234,17 +232,9 @@ function pick<T, K extends keyof T>(obj: T, keys: K[]): Pick<T, K> {
   return Object.fromEntries(keys.map((k) => [k, obj[k]])) as Pick<T, K>;
 }
 
-/** The body's secret; a body that is not an object is a 400, a secret missing, empty or too long a 401. */
-function secretOf(body: unknown): string {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new Refusal('invalid', 'Invalid signal: the body must be a JSON object', { details: [{ path: '', message: 'expected a JSON object' }] });
-  }
-  const secret = (body as { secret?: unknown }).secret;
-  if (typeof secret !== 'string' || secret.length === 0 || secret.length > SECRET_MAX_LENGTH) throw new Refusal('unauthorized', 'Missing or invalid webhook secret');
-  return secret;
-}
-
 function checkSignal(body: unknown, now: () => number): ExternalSignal {
+  // The secret was checked before this (authenticateSender): spec §5 rule 1, a 401 whatever else is wrong.
+  requireJsonObject(body);
   const result = validateSignal(body, now);
   if (!result.ok) throw new Refusal('invalid', result.error, { details: result.details });
   return result.signal;

@@ -102,6 +102,7 @@ export function serviceEnv(overrides: Record<string, string> = {}): Record<strin
     WORKER_METRICS_PORT: '0',
     RATE_LIMIT_KEY_PREFIX: `e${tag}:`,
     ROUTE_LIMIT_MAX: '100000',
+    WEBHOOK_PREAUTH_IP_MAX: '100000',
     FAIRNESS_ACCOUNT_MAX: '100000',
     FAIRNESS_BROADCAST_MAX: '100000',
     POLL_IP_MAX: '100000',

@@ -30,6 +30,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
     // Tests share one Redis and poll in loops: each stack counts on its own, with room to spare, unless a test sets limits.
     RATE_LIMIT_KEY_PREFIX: `t${randomBytes(4).toString('hex')}:`,
     ROUTE_LIMIT_MAX: '100000',
+    WEBHOOK_PREAUTH_IP_MAX: '100000',
     FAIRNESS_ACCOUNT_MAX: '100000',
     FAIRNESS_BROADCAST_MAX: '100000',
     POLL_IP_MAX: '100000',

@@ -100,7 +100,7 @@ describe('rate limits', () => {
     const f = await seedOwner(stack.registry, [{}, {}]);
     const [a, b] = [f.accounts[0]!.id, f.accounts[1]!.id];
     const onlyB = 'tok_' + 'b'.repeat(40);
-    await stack.registry.putToken({ hash: hashCredential(onlyB), accounts: [b], suspendedUntil: null });
+    await stack.registry.putToken({ hash: hashCredential(onlyB), owner: f.owner, accounts: [b], suspendedUntil: null });
     const poll = (token: string) => get(`${stack.ingress.url}/v1/signals/sig_0123456789abcdef0123456789abcdef`, { authorization: `Bearer ${token}` });
     expect((await poll(onlyB)).status).toBe(200);
     expect((await poll(onlyB)).status).toBe(200);
@@ -115,11 +115,11 @@ describe('rate limits', () => {
   test('when a token is suspended, then 403 token_suspended with suspendedUntil; after it, the token works again', async () => {
     const f = await seedOwner(stack.registry);
     const until = new Date(Date.now() + 3600_000).toISOString();
-    await stack.registry.putToken({ hash: hashCredential(f.token), accounts: [f.accounts[0]!.id], suspendedUntil: until });
+    await stack.registry.putToken({ hash: hashCredential(f.token), owner: f.owner, accounts: [f.accounts[0]!.id], suspendedUntil: until });
     const res = await get(`${stack.ingress.url}/v1/signals/sig_0123456789abcdef0123456789abcdef`, { authorization: `Bearer ${f.token}` });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: 'token_suspended', suspendedUntil: until });
-    await stack.registry.putToken({ hash: hashCredential(f.token), accounts: [f.accounts[0]!.id], suspendedUntil: new Date(Date.now() - 1000).toISOString() });
+    await stack.registry.putToken({ hash: hashCredential(f.token), owner: f.owner, accounts: [f.accounts[0]!.id], suspendedUntil: new Date(Date.now() - 1000).toISOString() });
     expect((await get(`${stack.ingress.url}/v1/signals/sig_0123456789abcdef0123456789abcdef`, { authorization: `Bearer ${f.token}` })).status).toBe(200);
   });
 });

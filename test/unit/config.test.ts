@@ -37,6 +37,7 @@ describe('loadConfig: spec defaults', () => {
 
   test('when nothing is set, then the limiter defaults apply', () => {
     expect(config.limits).toEqual({
+      webhookPreAuthIp: { max: 300, windowMs: 60_000 },
       route: { max: 120, windowMs: 60_000 },
       fairnessAccount: { max: 60, windowMs: 10_000 },
       fairnessBroadcast: { max: 60, windowMs: 10_000 },
@@ -100,6 +101,8 @@ describe('loadConfig: overrides', () => {
 
   test('when limiter variables are set, then each limiter takes its own values', () => {
     const c = loadConfig({
+      WEBHOOK_PREAUTH_IP_MAX: '4',
+      WEBHOOK_PREAUTH_IP_WINDOW_MS: '500',
       ROUTE_LIMIT_MAX: '5',
       ROUTE_LIMIT_WINDOW_MS: '1000',
       FAIRNESS_ACCOUNT_MAX: '6',
@@ -114,6 +117,7 @@ describe('loadConfig: overrides', () => {
       RATE_LIMIT_KEY_PREFIX: 'test:run1:',
     });
     expect(c.limits).toEqual({
+      webhookPreAuthIp: { max: 4, windowMs: 500 },
       route: { max: 5, windowMs: 1000 },
       fairnessAccount: { max: 6, windowMs: 2000 },
       fairnessBroadcast: { max: 7, windowMs: 3000 },
@@ -171,6 +175,8 @@ describe('loadConfig: invalid values', () => {
     ['IDEMPOTENCY_WINDOW_MS', '1.5'],
     ['IDEMPOTENCY_KEY_MAX_LENGTH', '0'],
     ['ROUTE_LIMIT_MAX', 'lots'],
+    ['WEBHOOK_PREAUTH_IP_MAX', '0'],
+    ['WEBHOOK_PREAUTH_IP_WINDOW_MS', 'a minute'],
     ['FAIRNESS_ACCOUNT_WINDOW_MS', '0'],
     ['MAX_IN_FLIGHT', '0'],
     ['BODY_READ_TIMEOUT_MS', '0'],
