@@ -54,6 +54,11 @@ export function createIngressMetrics() {
       labelNames: ['region', 'kind'] as const,
       registers: [registry],
     }),
+    connectionsRefused: new Counter({
+      name: 'external_signals_connections_refused_total',
+      help: 'Connections closed at once because their client IP already held MAX_CONNECTIONS_PER_IP',
+      registers: [registry],
+    }),
     bridgesOnline: (count: () => number) =>
       new Gauge({
         name: 'external_signals_bridges_online',

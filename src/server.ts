@@ -87,7 +87,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
     inFlight.add(res);
     res.once('close', () => inFlight.delete(res));
   });
-  capConnectionsPerIp(server, config.ingress.maxConnectionsPerIp);
+  capConnectionsPerIp(server, config.ingress.maxConnectionsPerIp, () => metrics.connectionsRefused.inc());
   // Long-polls outlive the default keep-alive; give them room.
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = config.bridge.maxWaitMs + 30_000;

@@ -330,7 +330,7 @@ function submitOperation(perAccount: boolean) {
           'or a key reused with a different request inside the replay window. No correlationId in the body.',
         ref('Error'),
       ),
-      '401': response('Missing or invalid webhook secret (a body without a non-empty string `secret` is a 401 whatever else is wrong with it).', ref('Error')),
+      '401': response('Missing or invalid webhook secret: the secret is checked before the rest of the body, so a missing or unknown secret is a 401 whatever else is wrong with the body.', ref('Error')),
       '403': response('Target account is locked or not entitled to execute the signal.', ref('Error')),
       '409': response('Account type does not accept the signal (e.g. a copy-only master account).', ref('Error')),
       '412': response('The connected EA/cBot version does not support the action; update the bridge and retry.', ref('Error')),

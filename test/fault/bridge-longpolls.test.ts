@@ -200,6 +200,23 @@ describe('one live long-poll per account, woken on announcements', () => {
     }
   });
 
+  test('when a handed-out command goes unreported, then a waiting poll gets it again at its redelivery time, not at the poll\'s end', async () => {
+    const accountId = f.accounts[0]!.id;
+    const quick = new RedisCommandQueue(stack.redis, { redeliverAfterMs: 1_000 });
+    try {
+      const [seq] = await sequencer.next([{ accountId, deadlineMs: Date.now() + 60_000 }]);
+      await quick.enqueue(command(accountId, seq!, Date.now() + 60_000));
+      const handedOut = Date.now();
+      expect((await quick.take(accountId, 10)).map((c) => c.seq)).toContain(seq);
+      const again = await quick.takeOrWait(accountId, 10, 8_000, new AbortController().signal);
+      expect(again.commands.map((c) => c.seq)).toContain(seq);
+      expect(Date.now() - handedOut).toBeGreaterThanOrEqual(1_000);
+      expect(Date.now() - handedOut).toBeLessThan(3_000);
+    } finally {
+      await quick.close();
+    }
+  });
+
   test('when a token is unknown, then 401 and no limiter counter is created for it', async () => {
     const before = await stack.redis.keys(`${stack.config.limits.keyPrefix}bridge:*`);
     const a = await longPoll(stack.ingress.url, 'brg_unknown-token-000000000000000000000000', 0);

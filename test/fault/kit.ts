@@ -122,6 +122,8 @@ export async function runBounded<T>(opts: {
   onDone?: (sent: Sent<T>, all: Sent<T>[]) => void;
   /** Checked before each new request: true ends the run early. */
   stop?: () => boolean;
+  /** How long the lane waits after this answer before its next request (a client told "retry later" waits). */
+  pauseAfter?: (sent: Sent<T>) => number;
 }): Promise<Sent<T>[]> {
   const until = Date.now() + opts.deadlineMs;
   const results: Sent<T>[] = [];
@@ -142,6 +144,8 @@ export async function runBounded<T>(opts: {
       }
       results.push(sent);
       opts.onDone?.(sent, results);
+      const pause = opts.pauseAfter?.(sent) ?? 0;
+      if (pause > 0) await delay(pause);
     }
   };
   await Promise.all(Array.from({ length: opts.concurrency }, lane));

@@ -98,6 +98,7 @@ describe('with 50 connections per IP and a 1 s body deadline', () => {
     expect(refused.every((r) => r!.status === undefined)).toBe(true);
 
     expect((await post(`${stack.ingress.url}${path}`, buy(f.secret))).status).toBe(202);
+    expect((await get(`${stack.ingress.url}/metrics`)).text).toMatch(/^external_signals_connections_refused_total 30$/m);
 
     const ends = await Promise.all(slow.map((s) => s.ended));
     expect(ends.filter((e) => e.status === 408)).toHaveLength(50);

@@ -107,6 +107,9 @@ describe('the Temporal server stops mid-burst and starts again on the same datab
         deadlineMs: 150_000,
         stop: () => done,
         send: (i) => ({ meta: null, request: () => request(i) }),
+        // A client told "System under high load, retry later" waits before its next request. Without it, a closed
+        // loop sends a request every few ms while 503s come back at once, and the retry phase below has hundreds to redo.
+        pauseAfter: (s) => (s.status === 503 ? 100 : 0),
         onDone: (s) => live.push(s),
       });
       const count = (pred: (s: Sent<null>) => boolean) => live.filter(pred).length;
