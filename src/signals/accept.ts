@@ -131,6 +131,10 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
 
 type LaunchBase = Omit<SignalWorkflowInput, 'targets'>;
 
+/** How long the first request of a key may spend confirming a start whose answer was lost (TemporalExecutions). */
+const FIRST_START_CONFIRM_MS = 1500;
+const REPLAY_RECHECK_MS = 50;
+
 /** How long an account's later commands wait behind a start that may or may not have happened. */
 const AMBIGUOUS_HOLD_MS = 10_000;
 
@@ -144,10 +148,18 @@ async function replay(deps: AcceptDeps, first: AcceptanceRecord, bodyHash: strin
       details: [{ path: 'X-Idempotency-Key', message: 'already used with a different request' }],
     });
   }
+  // The first request may still be starting its regions: until its own Temporal budget is spent, a region not
+  // started yet is its to start, so wait for it (within this request's deadline) rather than start it a second time.
+  const firstSettledAt = Date.parse(first.acceptedAt) + deps.settings.temporalBudgetMs + FIRST_START_CONFIRM_MS;
   const missing = await temporalStep(async () => {
     const regions = Object.entries(first.regions);
-    const started = await Promise.all(regions.map(([region]) => deps.executions.started(region, first.signalId, deadline)));
-    return regions.filter((_, i) => !started[i]).flatMap(([, ids]) => ids);
+    for (;;) {
+      const started = await Promise.all(regions.map(([region]) => deps.executions.started(region, first.signalId, deadline)));
+      const notYet = regions.filter((_, i) => !started[i]).flatMap(([, ids]) => ids);
+      const now = Date.now();
+      if (notYet.length === 0 || now >= firstSettledAt || now + REPLAY_RECHECK_MS >= deadline) return notYet;
+      await new Promise((resolve) => setTimeout(resolve, REPLAY_RECHECK_MS));
+    }
   });
   const base: LaunchBase = { signalId: first.signalId, correlationId: first.correlationId, acceptedAt: first.acceptedAt, signal };
   const accounts = missing.length === 0 ? [] : (await guarded(deps.settings.failClosedRetryAfterSeconds, () => deps.registry.getAccounts(missing))).filter((a): a is Account => a !== null);

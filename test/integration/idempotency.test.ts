@@ -47,7 +47,7 @@ describe('idempotency window on Temporal workflow ids (spec §5 rules 4-5)', () 
     const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
     const answers = await Promise.all(Array.from({ length: 20 }, () => post(url, buy(f.secret), { 'x-idempotency-key': 'burst' })));
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(202));
-    expect(new Set(answers.map((a) => JSON.stringify(a.body))).size).toBe(1);
+    expect([...new Set(answers.map((a) => JSON.stringify(a.body)))]).toHaveLength(1);
     expect(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true')).toHaveLength(19);
     expect(await actionsLaunched(f.accounts[0]!.id)).toBe(1);
     const commands = await terminal.nextCommands(1);
