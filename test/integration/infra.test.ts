@@ -78,4 +78,44 @@ describe('test infrastructure', () => {
       expect(await redisPing(env.redisUrl)).toBe(true);
     });
   });
+
+  describe('when a redis-server is killed with SIGKILL right after acknowledging writes, and started again', () => {
+    const servers: RedisServer[] = [];
+    afterAll(async () => {
+      await Promise.all(servers.map((s) => s.stop()));
+    });
+
+    /** 1000 acknowledged writes, SIGKILL at once, start again: how many of them are still there. */
+    async function writesAfterCrash(durable: boolean): Promise<{ keys: number; counter: string | null }> {
+      const server = await startRedis({ durable });
+      servers.push(server);
+      const client = new Redis(server.url, { maxRetriesPerRequest: 1 });
+      try {
+        const tx = client.pipeline();
+        for (let i = 0; i < 999; i++) tx.set(`k:${i}`, String(i));
+        tx.incrby('counter', 999);
+        await tx.exec();
+      } finally {
+        client.disconnect();
+      }
+      await server.kill9();
+      expect(await isPortOpen(server.port)).toBe(false);
+      await server.start();
+      const after = new Redis(server.url, { maxRetriesPerRequest: 1 });
+      try {
+        return { keys: await after.dbsize(), counter: await after.get('counter') };
+      } finally {
+        after.disconnect();
+      }
+    }
+
+    it('then a durable one (AOF, appendfsync everysec) has every acknowledged write', async () => {
+      expect(await writesAfterCrash(true)).toEqual({ keys: 1000, counter: '999' });
+      expect(servers[0]!.durable).toBe(true);
+    });
+
+    it('then a throwaway one (the default) starts empty', async () => {
+      expect(await writesAfterCrash(false)).toEqual({ keys: 0, counter: null });
+    });
+  });
 });
