@@ -2,13 +2,15 @@
 # What `make start` runs: the whole service on this machine, in the foreground. Ctrl-C stops what it started.
 #   Temporal dev server  127.0.0.1:7233 (UI http://127.0.0.1:8233), state in $cache/state/temporal.db
 #   Redis                $REDIS_URL (default redis://127.0.0.1:6379): used if it answers PING, else started here
-#   worker, ingress (http://127.0.0.1:$PORT, default 8080), paper bridge for the demo accounts
+#   worker, ingress (http://127.0.0.1:$PORT, default 8080; admin listener 127.0.0.1:$ADMIN_PORT, default 9465),
+#   paper bridge for the demo accounts
 # Installs what is missing first (npm packages, redis-server, the Temporal CLI), then builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 
 export PORT="${PORT:-8080}"
+export ADMIN_PORT="${ADMIN_PORT:-9465}" # /metrics and /readyz of the ingress, on loopback
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 export TEMPORAL_ADDRESS="${TEMPORAL_ADDRESS:-127.0.0.1:7233}"
 export TEMPORAL_NAMESPACE="${TEMPORAL_NAMESPACE:-default}"
@@ -163,8 +165,9 @@ fi
 run worker "$run_dir/worker.log" npm run --silent worker
 run ingress "$run_dir/ingress.log" npm run --silent ingress
 ingress_url="http://127.0.0.1:$PORT"
-readyz() { node -e 'fetch(process.argv[1]).then((r) => process.exit(r.status === 200 ? 0 : 1), () => process.exit(1))' "$ingress_url/readyz"; }
-wait_until "ingress at $ingress_url/readyz" 60 "${pids[-1]}" "$run_dir/ingress.log" readyz
+admin_url="http://127.0.0.1:$ADMIN_PORT"
+readyz() { node -e 'fetch(process.argv[1]).then((r) => process.exit(r.status === 200 ? 0 : 1), () => process.exit(1))' "$admin_url/readyz"; }
+wait_until "ingress at $admin_url/readyz" 60 "${pids[-1]}" "$run_dir/ingress.log" readyz
 run paper-bridge "$run_dir/paper-bridge.log" npm run --silent paper-bridge -- --registry "$REGISTRY" \
   --ledger "$run_dir/ledger.jsonl" --ingress "$ingress_url"
 
@@ -179,7 +182,7 @@ temporal_ui="http://127.0.0.1:$TEMPORAL_UI_PORT"
 cat <<TXT
 
 External Signals Service is up (demo credentials from $REGISTRY, for local use only).
-  ingress      $ingress_url
+  ingress      $ingress_url   (metrics and readiness: $admin_url/metrics, $admin_url/readyz)
   Temporal UI  $temporal_ui
   logs         .run/{temporal,redis,worker,ingress,paper-bridge}.log, ledger .run/ledger.jsonl
 
