@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { hashCredential } from '../../src/registry/credentials';
@@ -16,10 +15,9 @@ import {
   redisClient,
   retryUntilAccepted,
   runBounded,
-  scenarioDir,
+  scenarioFiles,
   tally,
   waitForOrders,
-  writeRegistryFile,
   type Sent,
 } from './kit';
 
@@ -70,9 +68,9 @@ describe('Redis is killed with SIGKILL mid-load and starts again on its append-o
 
   beforeAll(async () => {
     ensureBuilt();
-    const dir = scenarioDir(reg.tag);
-    ledgerFile = path.join(dir, 'ledger.jsonl');
-    const registryFile = writeRegistryFile(dir, 'registry.json', reg);
+    const files = scenarioFiles(reg);
+    const registryFile = files.registryFile;
+    ledgerFile = files.ledgerFile;
     redis = await startRedis({ durable: true });
     env = serviceEnv({ REDIS_URL: redis.url });
     await importRegistry(registryFile, env);
