@@ -471,6 +471,24 @@ export async function redisPing(url: string, timeoutMs = 1_000): Promise<boolean
   }
 }
 
+/**
+ * Where a durable server's append-only file stands: `pendingBytes` acknowledged but not yet handed to the kernel, and
+ * how many times it postponed that write. With `appendfsync everysec`, Redis answers a write before writing it to
+ * the file whenever a background fsync is still running (a busy disk), for up to 2 s: a SIGKILL then loses those
+ * acknowledged writes (docs/deployment.md). `pendingBytes` 0 means every write acknowledged so far survives a SIGKILL.
+ */
+export async function aofState(url: string): Promise<{ pendingBytes: number; postponedWrites: number }> {
+  const client = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 2_000, commandTimeout: 2_000 });
+  client.on('error', () => undefined);
+  try {
+    const info = await client.info('persistence');
+    const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1] ?? NaN);
+    return { pendingBytes: field('aof_buffer_length'), postponedWrites: field('aof_delayed_fsync') };
+  } finally {
+    client.disconnect();
+  }
+}
+
 async function waitRedisReady(port: number, proc: GroupProcess, timeoutMs: number): Promise<void> {
   try {
     await waitFor(
