@@ -2,13 +2,15 @@
 # What `make start` runs: the whole service on this machine, in the foreground. Ctrl-C stops what it started.
 #   Temporal dev server  127.0.0.1:7233 (UI http://127.0.0.1:8233), state in $cache/state/temporal.db
 #   Redis                $REDIS_URL (default redis://127.0.0.1:6379): used if it answers PING, else started here
-#   worker, ingress (http://127.0.0.1:$PORT, default 8080), paper bridge for the demo accounts
+#   worker, ingress (http://127.0.0.1:$PORT, default 8080; admin listener 127.0.0.1:$ADMIN_PORT, default 9465),
+#   paper bridge for the demo accounts
 # Installs what is missing first (npm packages, redis-server, the Temporal CLI), then builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root="$(pwd)"
 
 export PORT="${PORT:-8080}"
+export ADMIN_PORT="${ADMIN_PORT:-9465}" # /metrics and /readyz of the ingress, on loopback
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 export TEMPORAL_ADDRESS="${TEMPORAL_ADDRESS:-127.0.0.1:7233}"
 export TEMPORAL_NAMESPACE="${TEMPORAL_NAMESPACE:-default}"
@@ -116,9 +118,12 @@ for a in "${SEARCH_ATTRIBUTES[@]}"; do
 done
 
 # ------------------------------------------------------------------------------------------------ Redis
+# Redis we start keeps an append-only file (appendfsync everysec; docs/deployment.md says what a crash or a power loss
+# can lose): a restart keeps the registry, the queued commands and the sequence numbers.
 redis_ping() { redis-cli -u "$REDIS_URL" ping 2>/dev/null | grep -q PONG; }
+own_redis=0
 if redis_ping; then
-  log "Redis already answers at $REDIS_URL; using it (it will not be stopped)"
+  log "Redis already answers at $REDIS_URL; using it (it will not be stopped, and no demo credentials go into it)"
 else
   hostport="${REDIS_URL#redis://}"
   hostport="${hostport#*@}"
@@ -127,31 +132,59 @@ else
   redis_port="${hostport##*:}"
   [ "$redis_port" != "$hostport" ] || redis_port=6379
   case "$redis_host" in 127.0.0.1 | localhost) ;; *) die "nothing answers at REDIS_URL=$REDIS_URL and it is not local" ;; esac
-  run redis "$run_dir/redis.log" redis-server --port "$redis_port" --bind 127.0.0.1 --daemonize no \
-    --appendonly no --save 60 1 --dir "$state_dir" --dbfilename "redis-$redis_port.rdb"
+  redis_args=(--port "$redis_port" --bind 127.0.0.1 --daemonize no --dir "$state_dir" --save ""
+    --appendfsync everysec --appenddirname "redis-$redis_port-aof" --dbfilename "redis-$redis_port.rdb")
+  # Redis turned to AOF ignores an older snapshot: load a snapshot of an earlier version of this script once, then
+  # switch AOF on while running (Redis writes the AOF from the data it holds).
+  from_snapshot=0
+  [ -d "$state_dir/redis-$redis_port-aof" ] || [ ! -s "$state_dir/redis-$redis_port.rdb" ] || from_snapshot=1
+  run redis "$run_dir/redis.log" redis-server "${redis_args[@]}" --appendonly "$([ "$from_snapshot" -eq 1 ] && echo no || echo yes)"
   wait_until "Redis at $REDIS_URL" 20 "${pids[-1]}" "$run_dir/redis.log" redis_ping
+  if [ "$from_snapshot" -eq 1 ]; then
+    log "moving Redis from its snapshot to an append-only file"
+    redis-cli -u "$REDIS_URL" config set appendonly yes >/dev/null
+    aof_written() { redis-cli -u "$REDIS_URL" info persistence | tr -d '\r' | grep -qx 'aof_rewrite_in_progress:0' &&
+      redis-cli -u "$REDIS_URL" info persistence | tr -d '\r' | grep -qx 'aof_rewrite_scheduled:0'; }
+    wait_until "Redis to write its append-only file" 60 "${pids[-1]}" "$run_dir/redis.log" aof_written
+  fi
+  own_redis=1
 fi
 
 # ------------------------------------------------------------------------------------------------ the service
-log "importing $REGISTRY"
-npm run --silent admin -- import "$REGISTRY" >&2
+# Demo credentials only go into a Redis started here, and only while it holds no account (its first start): a Redis
+# found running may be somebody's real registry, and edits made with the admin CLI survive a restart.
+demo_imported=0
+if [ "$own_redis" -eq 1 ]; then
+  if [ "$(npm run --silent admin -- account list --json | tr -d '[:space:]')" = "[]" ]; then
+    log "importing $REGISTRY"
+    npm run --silent admin -- import "$REGISTRY" >&2
+  else
+    log "Redis at $REDIS_URL already holds a registry; not importing $REGISTRY again"
+  fi
+  demo_imported=1
+fi
 
 run worker "$run_dir/worker.log" npm run --silent worker
 run ingress "$run_dir/ingress.log" npm run --silent ingress
 ingress_url="http://127.0.0.1:$PORT"
-readyz() { node -e 'fetch(process.argv[1]).then((r) => process.exit(r.status === 200 ? 0 : 1), () => process.exit(1))' "$ingress_url/readyz"; }
-wait_until "ingress at $ingress_url/readyz" 60 "${pids[-1]}" "$run_dir/ingress.log" readyz
+admin_url="http://127.0.0.1:$ADMIN_PORT"
+readyz() { node -e 'fetch(process.argv[1]).then((r) => process.exit(r.status === 200 ? 0 : 1), () => process.exit(1))' "$admin_url/readyz"; }
+wait_until "ingress at $admin_url/readyz" 60 "${pids[-1]}" "$run_dir/ingress.log" readyz
 run paper-bridge "$run_dir/paper-bridge.log" npm run --silent paper-bridge -- --registry "$REGISTRY" \
   --ledger "$run_dir/ledger.jsonl" --ingress "$ingress_url"
 
 # ------------------------------------------------------------------------------------------------ ready
+if [ "$demo_imported" -eq 0 ]; then
+  log "demo credentials NOT imported: the Redis at $REDIS_URL was not started here and may hold a real registry."
+  log "  If it is yours: npm run admin -- import $REGISTRY; or give the demo its own: REDIS_URL=redis://127.0.0.1:6390 make start"
+fi
 demo_secret="$(node -e 'console.log(require(process.argv[1]).secrets[0].secret)' "$root/$REGISTRY")"
 demo_token="$(node -e 'console.log(require(process.argv[1]).tokens[0].token)' "$root/$REGISTRY")"
 temporal_ui="http://127.0.0.1:$TEMPORAL_UI_PORT"
 cat <<TXT
 
 External Signals Service is up (demo credentials from $REGISTRY, for local use only).
-  ingress      $ingress_url
+  ingress      $ingress_url   (metrics and readiness: $admin_url/metrics, $admin_url/readyz)
   Temporal UI  $temporal_ui
   logs         .run/{temporal,redis,worker,ingress,paper-bridge}.log, ledger .run/ledger.jsonl
 

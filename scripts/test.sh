@@ -24,6 +24,9 @@ bash scripts/ensure-node-modules.sh || fail_before_jest "npm ci"
 bash scripts/ensure-redis.sh >/dev/null || fail_before_jest "scripts/ensure-redis.sh"
 TEMPORAL_BIN="$(bash scripts/ensure-temporal.sh)" || fail_before_jest "scripts/ensure-temporal.sh"
 export TEMPORAL_BIN
+# test/fuzz/schemathesis.test.ts fuzzes the webhook and the poll with it (a venv from PyPI, outside the checkout).
+SCHEMATHESIS_BIN="$(bash scripts/ensure-schemathesis.sh)" || fail_before_jest "scripts/ensure-schemathesis.sh"
+export SCHEMATHESIS_BIN
 if ! command -v docker-compose >/dev/null 2>&1; then
   # test/unit/docker-compose.test.ts validates docker-compose.yml with it.
   echo "test.sh: installing docker-compose with apt-get" >&2

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 /**
@@ -24,12 +25,49 @@ const regionSchema = z.object({
 });
 export type RegionConfig = z.infer<typeof regionSchema>;
 
+/** A whole number of proxies, or addresses / CIDR ranges / Express's names for them, of the proxies in front. */
+const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+const trustProxy = z
+  .string()
+  .optional()
+  .transform((raw, ctx): false | number | string[] => {
+    const v = (raw ?? '').trim();
+    if (v === '' || /^(false|off|0)$/i.test(v)) return false;
+    if (/^\d+$/.test(v)) {
+      const hops = Number(v);
+      if (hops > 10) ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'at most 10 proxy hops' });
+      return hops;
+    }
+    if (/^(true|on|yes)$/i.test(v)) {
+      // Express would then believe any X-Forwarded-For a caller sends, and every per-IP limit could be dodged.
+      ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'trusting every proxy is refused: give the number of proxies in front, or their addresses' });
+      return false;
+    }
+    const entries = v.split(',').map((e) => e.trim());
+    const bad = entries.filter((e) => !PROXY_NAMES.includes(e) && !isAddressOrRange(e));
+    if (bad.length > 0) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `not an address, a CIDR range or one of ${PROXY_NAMES.join(', ')}: ${bad.join(', ')}` });
+    return entries;
+  });
+
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
 const envSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: int(8080, 0, 65535),
   PUBLIC_URL: z.string().optional(),
   /** Port of the worker's /metrics (on HOST); "off" to serve none, 0 for any free port. */
   WORKER_METRICS_PORT: z.union([z.literal('off'), int(9464, 0, 65535)]),
+  /** The admin listener: /metrics and /readyz (and /healthz), never on the public port. "off" serves none. */
+  ADMIN_HOST: z.string().default('127.0.0.1'),
+  ADMIN_PORT: z.union([z.literal('off'), int(9465, 0, 65535)]),
+  /** Express `trust proxy`: unset (off), a hop count, or the proxies' addresses; decides which client IP the per-IP limits see. */
+  TRUST_PROXY: trustProxy,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
@@ -118,6 +156,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
   }
   const e = parsed.data;
+  if (e.ADMIN_PORT !== 'off' && e.ADMIN_PORT !== 0 && e.ADMIN_PORT === e.PORT) {
+    throw new Error('Invalid configuration:\nADMIN_PORT: must differ from PORT (the admin listener is never the public one)');
+  }
   const regions: RegionConfig[] = e.TEMPORAL_REGIONS
     ? parseRegions(e.TEMPORAL_REGIONS)
     : [{ name: 'default', address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE }];
@@ -126,6 +167,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     port: e.PORT,
     publicUrl: e.PUBLIC_URL ?? `http://${e.HOST}:${e.PORT}`,
     logLevel: e.LOG_LEVEL,
+    admin: e.ADMIN_PORT === 'off' ? undefined : { host: e.ADMIN_HOST, port: e.ADMIN_PORT },
+    trustProxy: e.TRUST_PROXY,
     workerMetricsPort: e.WORKER_METRICS_PORT === 'off' ? undefined : e.WORKER_METRICS_PORT,
     redis: { url: e.REDIS_URL, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS },
     temporal: {

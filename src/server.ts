@@ -10,7 +10,9 @@ import { RedisCommandQueue } from './bridge/queue';
 import { Regions } from './temporal/regions';
 import { TemporalExecutions } from './temporal/executions';
 import { TemporalIdempotencyWindows } from './temporal/idempotency-windows';
+import type { Express } from 'express';
 import { createApp } from './http/app';
+import { createAdminApp } from './http/admin';
 import { createIngressMetrics } from './metrics';
 import { BridgePresence } from './bridge/presence';
 import { isTemporalBackpressure } from './temporal/failures';
@@ -20,6 +22,8 @@ import { capConnectionsPerIp } from './http/connections';
 export interface Ingress {
   url: string;
   port: number;
+  /** The admin listener (/metrics, /readyz, /healthz); undefined when ADMIN_PORT=off. */
+  adminUrl?: string;
   close(): Promise<void>;
 }
 
@@ -52,7 +56,6 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
     metrics,
     logger,
     redis,
-    regions,
     accept: {
       registry,
       throttle,
@@ -75,10 +78,15 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
     gateway: { registry, queue, executions, maxWaitMs: config.bridge.maxWaitMs, presence },
   });
 
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(config.port, config.host, () => resolve(s));
-    s.once('error', reject);
-  });
+  const server = await listen(app, config.port, config.host);
+  const admin = config.admin
+    ? await listen(createAdminApp({ metrics, redis, regions, readyTimeoutMs: config.temporal.startTimeoutMs }), config.admin.port, config.admin.host).catch(
+        async (err: unknown) => {
+          await new Promise<void>((resolve) => server.close(() => resolve()));
+          throw err;
+        },
+      )
+    : undefined;
   // While stopping, every answer closes its connection (also those of requests already in flight, like long-polls),
   // so kept-alive clients such as bridges let the server finish.
   const inFlight = new Set<ServerResponse>();
@@ -92,11 +100,13 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = config.bridge.maxWaitMs + 30_000;
   const port = (server.address() as AddressInfo).port;
-  logger.info({ port }, 'ingress listening');
+  const adminPort = admin ? (admin.address() as AddressInfo).port : undefined;
+  logger.info({ port, adminPort }, 'ingress listening');
 
   return {
     url: `http://${config.host}:${port}`,
     port,
+    adminUrl: admin ? `http://${config.admin!.host}:${adminPort}` : undefined,
     async close() {
       stopping = true;
       admission.stop();
@@ -109,11 +119,24 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
         server.closeIdleConnections();
       });
       clearTimeout(cut);
+      if (admin) {
+        await new Promise<void>((resolve) => {
+          admin.close(() => resolve());
+          admin.closeAllConnections();
+        });
+      }
       await regions.close();
       redis.disconnect();
       queueRedis.disconnect();
     },
   };
+}
+
+function listen(app: Express, port: number, host: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const s = app.listen(port, host, () => resolve(s));
+    s.once('error', reject);
+  });
 }
 
 if (require.main === module) {

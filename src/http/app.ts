@@ -5,7 +5,6 @@ import type { Config } from '../config';
 import type { GatewayDeps } from '../bridge/gateway';
 import type { AcceptDeps } from '../signals/accept';
 import type { StatusDeps } from '../signals/status';
-import type { Regions } from '../temporal/regions';
 import { errorHandler, type Channel } from './errors';
 import { accessLog, requestId } from './middleware';
 import { observe } from './observe';
@@ -13,7 +12,7 @@ import type { IngressMetrics } from '../metrics';
 import { buildOpenApiDocument } from './openapi';
 import { bridgeRoutes } from './routes/bridge';
 import { docsRoutes } from './routes/docs';
-import { healthRoutes } from './routes/health';
+import { livenessRoutes } from './routes/health';
 import { signalRoutes } from './routes/signals';
 import { webhookRoutes } from './routes/webhook';
 
@@ -21,7 +20,6 @@ export interface AppDeps {
   config: Config;
   logger: Logger;
   redis: Redis;
-  regions: Regions;
   accept: AcceptDeps;
   status: StatusDeps;
   gateway: GatewayDeps;
@@ -31,14 +29,13 @@ export interface AppDeps {
 export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', false);
+  // Which peer address is the client's: the socket's, unless TRUST_PROXY names the proxies in front (docs/deployment.md).
+  app.set('trust proxy', deps.config.trustProxy);
   app.use(requestId());
   app.use(accessLog(deps.logger));
   app.use(observe(deps.metrics));
-  app.get('/metrics', async (_req, res) => {
-    res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
-  });
-  app.use(healthRoutes({ redis: deps.redis, regions: deps.regions, timeoutMs: deps.config.temporal.startTimeoutMs }));
+  // /metrics and /readyz are on the admin listener (src/http/admin.ts); liveness says nothing, so it stays here too.
+  app.use(livenessRoutes());
   app.use(webhookRoutes({ accept: deps.accept, redis: deps.redis, config: deps.config }));
   app.use(signalRoutes({ status: deps.status, redis: deps.redis, config: deps.config }));
   app.use(

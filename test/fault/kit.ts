@@ -85,6 +85,12 @@ export function writeRegistryFile(dir: string, name: string, reg: FaultRegistry,
   return file;
 }
 
+/** A scenario's files: its directory, the paper bridge's ledger there, and its registry document written there. */
+export function scenarioFiles(reg: FaultRegistry): { dir: string; ledgerFile: string; registryFile: string } {
+  const dir = scenarioDir(reg.tag);
+  return { dir, ledgerFile: path.join(dir, 'ledger.jsonl'), registryFile: writeRegistryFile(dir, 'registry.json', reg) };
+}
+
 /** `admin import FILE --json` into the Redis of `env`; throws unless it imported every record. */
 export async function importRegistry(file: string, env: Record<string, string>): Promise<void> {
   const doc = JSON.parse(fs.readFileSync(file, 'utf8')) as { accounts?: unknown[]; secrets?: unknown[]; tokens?: unknown[] };

@@ -28,7 +28,7 @@ describe('when Redis forgets a command a bridge already took', () => {
     await waitFor('the stack to reach the restarted Redis', async () => (await stack.redis.ping().catch(() => '')) === 'PONG', 10_000);
     await importRegistry(stack.registry, f.doc as never);
     // The ingress's own connections reconnect with a backoff of their own.
-    await waitFor('the ingress to be ready again', async () => (await get(`${stack.ingress.url}/readyz`)).status === 200, 15_000, 100);
+    await waitFor('the ingress to be ready again', async () => (await get(`${stack.ingress.adminUrl}/readyz`)).status === 200, 15_000, 100);
   }
 
   test('when the expiry passes after the restart, then the command is handed out again and the late fill is reported filled with its ticket', async () => {

@@ -90,7 +90,7 @@ describe('Redis stops while the service runs, and comes back empty', () => {
       const poll = await httpGet(`${stack!.ingress.url}/v1/signals/${before}`, { authorization: `Bearer ${reg.token}` });
       const pollMs = Date.now() - pollStarted;
       const health = await httpGet(`${stack!.ingress.url}/healthz`);
-      const ready = await httpGet(`${stack!.ingress.url}/readyz`);
+      const ready = await httpGet(`${stack!.ingress.adminUrl}/readyz`);
 
       // Every process noticed the outage and is still running: the bridge cannot say hello or poll, the worker's
       // Redis connection logs it, and nothing exited.

@@ -175,12 +175,21 @@ class GroupProcess {
   }
 
   /** SIGTERM to the group; SIGKILL past the deadline. Resolves when no process of the group is left. */
-  async stop(graceMs = 10_000): Promise<void> {
+  stop(graceMs = 10_000): Promise<void> {
+    return this.terminate('SIGTERM', graceMs);
+  }
+
+  /** SIGKILL to the whole group at once (a crash: no shutdown, no final write). Resolves when it is gone. */
+  kill9(): Promise<void> {
+    return this.terminate('SIGKILL', 0);
+  }
+
+  private async terminate(first: 'SIGTERM' | 'SIGKILL', graceMs: number): Promise<void> {
     const child = this.child;
     const exited = this.exitPromise;
     if (!child?.pid || !exited) return;
     const pgid = child.pid;
-    await terminateGroup(pgid, exited, 'SIGTERM', graceMs);
+    await terminateGroup(pgid, exited, first, graceMs);
     await waitFor(`process group ${pgid} of ${this.label} to be gone`, async () => !groupAlive(pgid), 5_000);
     child.stdin?.destroy();
     untrack(pgid);
@@ -364,20 +373,40 @@ export interface RedisServer {
   url: string;
   port: number;
   logFile: string;
+  /** Where it keeps its append-only file (durable servers only). */
+  dir: string;
+  durable: boolean;
   readonly pid: number;
-  /** Stops the server (its data is gone: no persistence) and waits until the port is closed. */
+  /** Stops the server (SIGTERM) and waits until the port is closed. A throwaway server's data is gone. */
   stop(): Promise<void>;
-  /** Starts it again on the same port, empty. */
+  /** SIGKILL, as a crash or the OOM killer would: no shutdown, no final write. Waits until the port is closed. */
+  kill9(): Promise<void>;
+  /** Starts it again on the same port: empty, or for a durable server with every write it acknowledged. */
   start(): Promise<void>;
 }
 
-/** Starts a throwaway redis-server (no persistence) on a free loopback port and waits until it answers PING. */
-export async function startRedis(opts: { readyTimeoutMs?: number } = {}): Promise<RedisServer> {
+export interface StartRedisOptions {
+  readyTimeoutMs?: number;
+  /**
+   * An append-only file (`appendonly yes`, `appendfsync everysec`, the settings of `make start` and docker-compose):
+   * the data survives stop/start and kill9/start. Default false: a throwaway server with no persistence.
+   */
+  durable?: boolean;
+}
+
+/** The persistence flags of a redis-server: none, or the AOF of `make start` and docker-compose.yml. */
+function persistenceArgs(durable: boolean): string[] {
+  return durable ? ['--save', '', '--appendonly', 'yes', '--appendfsync', 'everysec'] : ['--save', '', '--appendonly', 'no'];
+}
+
+/** Starts a redis-server on a free loopback port (throwaway unless `durable`) and waits until it answers PING. */
+export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisServer> {
   const name = instanceName('redis');
   const dir = path.join(runDir(), name);
   fs.mkdirSync(dir, { recursive: true });
   const logFile = path.join(dir, 'redis.log');
   const readyTimeoutMs = opts.readyTimeoutMs ?? 10_000;
+  const durable = opts.durable ?? false;
   const proc = new GroupProcess(name, logFile);
   const bin = process.env.REDIS_SERVER_BIN ?? 'redis-server';
 
@@ -385,8 +414,7 @@ export async function startRedis(opts: { readyTimeoutMs?: number } = {}): Promis
     proc.spawn(bin, [
       '--port', String(port),
       '--bind', '127.0.0.1',
-      '--save', '',
-      '--appendonly', 'no',
+      ...persistenceArgs(durable),
       '--daemonize', 'no',
       '--dir', dir,
       '--logfile', '',
@@ -410,11 +438,17 @@ export async function startRedis(opts: { readyTimeoutMs?: number } = {}): Promis
     url: `redis://127.0.0.1:${fixed}`,
     port: fixed,
     logFile,
+    dir,
+    durable,
     get pid() {
       return proc.pid;
     },
     async stop() {
       await proc.stop();
+      await waitPortClosed(fixed, name);
+    },
+    async kill9() {
+      await proc.kill9();
       await waitPortClosed(fixed, name);
     },
     async start() {
@@ -440,6 +474,24 @@ export async function redisPing(url: string, timeoutMs = 1_000): Promise<boolean
     return (await client.ping()) === 'PONG';
   } catch {
     return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+/**
+ * Where a durable server's append-only file stands: `pendingBytes` acknowledged but not yet handed to the kernel, and
+ * how many times it postponed that write. With `appendfsync everysec`, Redis answers a write before writing it to
+ * the file whenever a background fsync is still running (a busy disk), for up to 2 s: a SIGKILL then loses those
+ * acknowledged writes (docs/deployment.md). `pendingBytes` 0 means every write acknowledged so far survives a SIGKILL.
+ */
+export async function aofState(url: string): Promise<{ pendingBytes: number; postponedWrites: number }> {
+  const client = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 2_000, commandTimeout: 2_000 });
+  client.on('error', () => undefined);
+  try {
+    const info = await client.info('persistence');
+    const field = (name: string) => Number(new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1] ?? NaN);
+    return { pendingBytes: field('aof_buffer_length'), postponedWrites: field('aof_delayed_fsync') };
   } finally {
     client.disconnect();
   }

@@ -8,7 +8,7 @@
  *   terminated. A process 'exit' hook also SIGKILLs every group still alive. No orphans either way.
  * - stdout and stderr go to separate files under `testEnv().runDir/processes/`, appended across restarts; each spawn
  *   writes a `--- <time> <command>` header line to both.
- * - Readiness is a condition, never a sleep: ingress answers GET /readyz with 200; the worker logged `worker running`;
+ * - Readiness is a condition, never a sleep: ingress answers GET /readyz (admin listener) with 200; the worker logged `worker running`;
  *   the paper bridge logged a `hello` for every account it runs. A process that exits while being waited for fails
  *   the wait at once with the end of its logs.
  * - stop(): SIGTERM to the group, SIGKILL past the grace deadline; resolves when no process of the group is left.
@@ -342,6 +342,8 @@ function uniqueName(kind: string, label?: string): string {
 export interface IngressProcess extends ServiceProcess {
   readonly url: string;
   readonly port: number;
+  /** The admin listener: /metrics, /readyz, /healthz. */
+  readonly adminUrl: string;
 }
 
 /** GET url → status, or undefined when nothing answers within the deadline. */
@@ -356,25 +358,28 @@ async function httpStatus(url: string, timeoutMs = 1_000): Promise<number | unde
 }
 
 /**
- * `node dist/src/server.js` on a free port; ready when GET /readyz answers 200 (Redis and Temporal reachable). If
- * another process took the port meanwhile (EADDRINUSE), it tries again on a new one. Restarts keep the port.
+ * `node dist/src/server.js` on a free port, its admin listener on another; ready when the admin GET /readyz answers 200
+ * (Redis and Temporal reachable). If another process took a port meanwhile (EADDRINUSE), it tries again on new ones.
+ * Restarts keep the ports.
  */
 export async function startIngressProcess(env: Record<string, string>, opts: { label?: string; readyTimeoutMs?: number } = {}): Promise<IngressProcess> {
   const name = uniqueName('ingress', opts.label);
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
+    const adminPort = await freePort();
     const url = `http://127.0.0.1:${port}`;
+    const adminUrl = `http://127.0.0.1:${adminPort}`;
     const proc = new ServiceProcess({
       kind: 'ingress',
       name,
       args: [],
-      env: { ...env, HOST: '127.0.0.1', PORT: String(port) },
-      ready: async () => (await httpStatus(`${url}/readyz`)) === 200,
+      env: { ...env, HOST: '127.0.0.1', PORT: String(port), ADMIN_HOST: '127.0.0.1', ADMIN_PORT: String(adminPort) },
+      ready: async () => (await httpStatus(`${adminUrl}/readyz`)) === 200,
       readyTimeoutMs: opts.readyTimeoutMs ?? 30_000,
     });
     try {
       await proc.start();
-      return Object.assign(proc, { url, port });
+      return Object.assign(proc, { url, port, adminUrl });
     } catch (err) {
       if (attempt >= 3 || !/EADDRINUSE/.test(proc.stderr())) throw err;
     }

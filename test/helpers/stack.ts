@@ -45,6 +45,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
     // Parallel test files share one dev server on two cores: a healthy call can take over a second here.
     TEMPORAL_START_TIMEOUT_MS: '5000',
     WORKER_METRICS_PORT: '0',
+    ADMIN_PORT: '0',
     ...env,
   });
 }

@@ -24,7 +24,7 @@ describe('Prometheus metrics', () => {
     ]);
     for (const id of [res.body.signalId, rejected.body.signalId]) await pollUntilReported(stack.ingress.url, id, f.token);
 
-    const ingress = await get(`${stack.ingress.url}/metrics`);
+    const ingress = await get(`${stack.ingress.adminUrl}/metrics`);
     expect(ingress.status).toBe(200);
     expect(ingress.text).toMatch(/external_signals_http_requests_total\{route="\/webhook\/custom\/:accountId",method="POST",status="202"\} [1-9]/);
     expect(ingress.text).toMatch(/external_signals_accept_seconds_count\{url="account",status="202"\} [1-9]/);

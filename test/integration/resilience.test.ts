@@ -52,7 +52,7 @@ describe('when Redis fails, the guards fail closed and the service recovers by i
     expect(poll.value.status).toBe(503);
     expect(poll.ms).toBeLessThan(1000);
     expect((await get(`${ingress.url}/healthz`)).status).toBe(200);
-    expect((await get(`${ingress.url}/readyz`)).status).toBe(503);
+    expect((await get(`${ingress.adminUrl}/readyz`)).status).toBe(503);
 
     await redisServer.start();
     const g = await waitFor('the registry to be writable again', async () => seedOwner(registry).catch(() => undefined), 10_000);

@@ -268,3 +268,45 @@ describe('loadConfig: TEMPORAL_REGIONS', () => {
     expect(() => loadConfig({ TEMPORAL_REGIONS: '[{"name":"eu"}]' })).toThrow(/^Invalid configuration:[\s\S]*TEMPORAL_REGIONS/);
   });
 });
+
+describe('loadConfig: deployment settings (admin listener, TRUST_PROXY)', () => {
+  test('when nothing is set, then the admin listener is on loopback port 9465 and no proxy is trusted', () => {
+    const c = loadConfig({});
+    expect(c.admin).toEqual({ host: '127.0.0.1', port: 9465 });
+    expect(c.trustProxy).toBe(false);
+  });
+
+  test('when ADMIN_HOST and ADMIN_PORT are set, then they are used; when ADMIN_PORT is off, then there is no admin listener', () => {
+    expect(loadConfig({ ADMIN_HOST: '10.0.0.5', ADMIN_PORT: '9100' }).admin).toEqual({ host: '10.0.0.5', port: 9100 });
+    expect(loadConfig({ ADMIN_PORT: 'off' }).admin).toBeUndefined();
+  });
+
+  test('when ADMIN_PORT equals PORT, then loading throws naming ADMIN_PORT', () => {
+    expect(() => loadConfig({ PORT: '8080', ADMIN_PORT: '8080' })).toThrow(/^Invalid configuration:[\s\S]*ADMIN_PORT/);
+  });
+
+  test.each([
+    ['', false],
+    ['false', false],
+    ['off', false],
+    ['0', false],
+    ['1', 1],
+    ['2', 2],
+    ['loopback', ['loopback']],
+    ['10.0.0.1', ['10.0.0.1']],
+    ['10.0.0.0/8, 192.168.1.10 ,::1,fd00::/8,uniquelocal', ['10.0.0.0/8', '192.168.1.10', '::1', 'fd00::/8', 'uniquelocal']],
+  ])('when TRUST_PROXY is %p, then Express is given %p', (value, expected) => {
+    expect(loadConfig({ TRUST_PROXY: value }).trustProxy).toEqual(expected);
+  });
+
+  test.each(['true', 'yes', '11', 'proxy.example.com', '10.0.0.0/33', '10.0.0.1/8/2', '300.1.1.1', '10.0.0.1,,10.0.0.2'])(
+    'when TRUST_PROXY is %p, then loading throws an "Invalid configuration" error naming TRUST_PROXY',
+    (value) => {
+      expect(() => loadConfig({ TRUST_PROXY: value })).toThrow(/^Invalid configuration:[\s\S]*TRUST_PROXY/);
+    },
+  );
+
+  test.each([['ADMIN_PORT', '70000'], ['ADMIN_PORT', 'admin']])('when %s is %p, then loading throws naming it', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid configuration:[\\s\\S]*${name}`));
+  });
+});

@@ -54,6 +54,28 @@ describeIfCompose('docker-compose.yml', () => {
     expect(publishes(ingress, 8081)).toBe(false);
   });
 
+  it('when Redis starts, then it keeps an append-only file (fsync every second) on a named volume and restarts by itself', () => {
+    const redis = serviceBlock(config, 'redis');
+    expect(redis).toMatch(/- --appendonly\n\s+- "?yes"?\n\s+- --appendfsync\n\s+- everysec\n/);
+    expect(redis).toMatch(/- redis-data:\/data(:rw)?$/m);
+    expect(redis).toMatch(/restart: unless-stopped/);
+    expect(config).toMatch(/^volumes:\n {2}redis-data:/m);
+  });
+
+  it('when the stack comes up again, then the demo registry is imported only into a Redis that holds no account', () => {
+    const importer = serviceBlock(config, 'registry-import');
+    expect(importer).toContain('account list --json)" = "[]" ]; then node');
+    expect(importer).toContain('dist/src/cli/admin.js import demo/registry.json');
+  });
+
+  it('when the ingress runs, then its admin listener (/metrics, /readyz) is published on the host\'s loopback only', () => {
+    const ingress = serviceBlock(config, 'ingress');
+    expect(ingress).toMatch(/ADMIN_PORT: '?"?9465/);
+    expect(ingress).toMatch(/- '?127\.0\.0\.1:9465:9465(\/tcp)?'?$/m);
+    expect(publishes(ingress, 9465)).toBe(true);
+    expect(ingress).not.toMatch(/- '?(0\.0\.0\.0:)?9465:9465/m);
+  });
+
   it('when the Temporal service starts, then it registers the five search attributes as Keyword', () => {
     const temporal = serviceBlock(config, 'temporal');
     for (const name of ['SignalId', 'AccountId', 'Action', 'Symbol', 'Outcome']) expect(temporal).toContain(`${name}=Keyword`);

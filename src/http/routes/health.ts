@@ -2,12 +2,21 @@ import { Router } from 'express';
 import type { Redis } from 'ioredis';
 import type { Regions } from '../../temporal/regions';
 
-/** /healthz: the process answers. /readyz: Redis and every region's Temporal answer within a short deadline. */
-export function healthRoutes(deps: { redis: Redis; regions: Regions; timeoutMs: number }): Router {
+/** /healthz: the process answers. It says nothing else, so it may be served on the public listener too. */
+export function livenessRoutes(): Router {
   const router = Router();
   router.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });
+  return router;
+}
+
+/**
+ * /readyz: Redis and every region's Temporal answer within a short deadline. It names which dependency is down, so it
+ * is served on the admin listener only.
+ */
+export function readinessRoutes(deps: { redis: Redis; regions: Regions; timeoutMs: number }): Router {
+  const router = Router();
   router.get('/readyz', async (_req, res) => {
     const checks: Record<string, 'ok' | 'down'> = {};
     const probe = async (name: string, fn: () => Promise<unknown>) => {
