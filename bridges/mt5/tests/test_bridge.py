@@ -153,3 +153,41 @@ def test_when_the_bridge_calls_the_ingress_then_it_sends_its_token_and_4xx_is_no
     with pytest.raises(IngressError) as down:
         Ingress(f"http://127.0.0.1:{server.server_port}", "t").commands(100)
     assert (down.value.status, down.value.retryable) == (None, True)
+
+
+class FlakyTerminalIngress(Recorder):
+    """Hands out one buy; the first time, the terminal goes away while the bridge is about to trade it."""
+
+    def __init__(self, double: Double, stop: Any) -> None:
+        super().__init__()
+        self.double = double
+        self.stop = stop
+        self.hellos = 0
+        self.polls = 0
+        self.raw = command("buy", symbol="EURUSD", volume=0.1)
+
+    def hello(self, body: Dict[str, Any]) -> Dict[str, Any]:
+        self.hellos += 1
+        return {"accountId": "acc-1", "protocolVersion": 1, "serverTime": None}
+
+    def commands(self, wait_ms: int) -> Any:
+        self.polls += 1
+        if self.polls == 1:
+            self.double.mt5.shutdown()  # the terminal closes
+        if self.sent:
+            self.stop()
+            return [], None
+        return [self.raw], None
+
+
+def test_when_the_terminal_goes_away_mid_command_then_the_bridge_reconnects_says_hello_again_and_trades_once(double: Double, tmp_path) -> None:
+    holder: Dict[str, Bridge] = {}
+    ingress = FlakyTerminalIngress(double, lambda: setattr(holder["b"], "running", False))
+    b = Bridge(double.mt5, ingress, lambda login: Journal(str(tmp_path / f"journal-{login}.jsonl"), lambda: "t"),
+               server_utc_offset=7200, out=io.StringIO(), diag=io.StringIO(), backoff_max_s=0.01)
+    holder["b"] = b
+    b.run()
+    assert ingress.hellos == 2
+    assert [(r["commandId"], r["status"]) for r in ingress.sent] == [(ingress.raw["commandId"], "filled")]
+    assert len(double.mt5.positions_get()) == 1
+    assert "terminal_unavailable" in b._diag.getvalue()  # type: ignore[attr-defined]
