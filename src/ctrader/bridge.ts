@@ -1,0 +1,266 @@
+import { BridgeClient, commandIdOf } from '../bridge/client';
+import { commandSchema, instrumentSchema, type BridgeCommand, type BridgeReport } from '../bridge/protocol';
+import { ACTIONS, isOpening } from '../signals/actions';
+import type { CtraderAccount } from './account';
+import { OutcomeUnknown } from './connection';
+import type { CommandStore, Intent } from './store';
+import { executeCommand, labelOf, type Outcome } from './trading';
+import { toInstrument, volumeToLots } from './units';
+
+/**
+ * The bridge loop of one cTrader account (docs/bridge-protocol.md): hello with the account's symbols, long-poll,
+ * execute each command in seq order through Open API, report. Exactly once: a command's intent is synced to disk
+ * before its first Open API request and its report before the report is sent; a redelivered command is answered from
+ * the store, and one whose answer was lost is resolved from the broker's state instead of being sent again.
+ */
+
+/** The version this connector reports in hello: it runs all 17 actions (docs/capabilities.md). */
+export const CTRADER_CONNECTOR_VERSION = '1.2.0';
+
+/** Bridge-side code when a command may have reached the broker and its outcome cannot be established. */
+export const OUTCOME_UNKNOWN = 'bridge_outcome_unknown';
+
+export interface CtraderBridgeOptions {
+  account: CtraderAccount;
+  store: CommandStore;
+  ingressUrl: string;
+  bridgeToken: string;
+  waitMs?: number;
+  fetch?: typeof fetch;
+  backoff?: { initialMs?: number; maxMs?: number };
+  log?: (line: Record<string, unknown>) => void;
+  diag?: (line: Record<string, unknown>) => void;
+  /** Fault hooks (the conformance suite's crashes): before a command is started, after the broker executed it. */
+  faults?: { beforeExecute?: () => void; afterExecute?: () => void };
+}
+
+export class CtraderBridge {
+  readonly stats = { hellos: 0, polls: 0, executed: 0, replayed: 0, resolved: 0 };
+  private running = false;
+  private abort = new AbortController();
+  private loopDone: Promise<void> = Promise.resolve();
+  private client!: BridgeClient;
+  private readonly log: (line: Record<string, unknown>) => void;
+  private readonly diag: (line: Record<string, unknown>) => void;
+  private lastError: string | undefined;
+
+  constructor(private readonly opts: CtraderBridgeOptions) {
+    this.log = opts.log ?? ((line) => process.stdout.write(`${JSON.stringify(line)}\n`));
+    this.diag = opts.diag ?? ((line) => process.stderr.write(`${JSON.stringify(line)}\n`));
+  }
+
+  get accountId(): string {
+    return this.opts.account.accountId;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.abort = new AbortController();
+    this.client = new BridgeClient({
+      ingressUrl: this.opts.ingressUrl,
+      bridgeToken: this.opts.bridgeToken,
+      fetch: this.opts.fetch,
+      signal: this.abort.signal,
+      backoff: this.opts.backoff,
+      onReportRetry: (error, retryInMs) => this.diag({ time: now(), event: 'report_retry', accountId: this.accountId, error, retryInMs }),
+      onUnknownCommand: (commandId) => this.diag({ time: now(), event: 'report_unknown_command', accountId: this.accountId, commandId }),
+    });
+    this.loopDone = this.loop();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.running) return this.loopDone;
+    this.running = false;
+    this.abort.abort();
+    await this.loopDone;
+  }
+
+  private async loop(): Promise<void> {
+    let delay = this.client.initialBackoff;
+    let connected = false;
+    while (this.running) {
+      try {
+        if (!connected) {
+          await this.hello();
+          connected = true;
+        }
+        const commands = await this.client.poll(this.opts.waitMs ?? 20_000);
+        this.stats.polls++;
+        delay = this.client.initialBackoff;
+        this.lastError = undefined;
+        const reports: BridgeReport[] = [];
+        let lost: unknown;
+        for (const raw of commands) {
+          if (!this.running) break;
+          try {
+            const report = await this.handle(raw);
+            if (report) reports.push(report);
+          } catch (err) {
+            // The answer to an Open API request was lost: stop here (later commands must wait for this one) and
+            // start a new session, which hands this command out again to be resolved from the broker's state.
+            lost = err;
+            break;
+          }
+        }
+        if (reports.length > 0) await this.client.sendReports(reports);
+        if (lost !== undefined) throw lost;
+      } catch (err) {
+        if (!this.running) break;
+        connected = false;
+        const message = (err as Error)?.message ?? String(err);
+        if (message !== this.lastError) this.diag({ time: now(), event: 'connection_error', accountId: this.accountId, error: message, retryInMs: delay });
+        this.lastError = message;
+        await this.client.sleep(delay);
+        delay = Math.min(delay * 2, this.client.maxBackoff);
+      }
+    }
+  }
+
+  private async hello(): Promise<void> {
+    const acct = this.opts.account;
+    const specs = await acct.loadSymbols();
+    const symbols = specs.map(toInstrument).filter((s) => instrumentSchema.safeParse(s).success).slice(0, 5000);
+    const trader = await acct.trader().catch(() => undefined);
+    const answer = await this.client.hello({
+      platform: 'ctrader',
+      bridgeVersion: CTRADER_CONNECTOR_VERSION,
+      capabilities: [...ACTIONS],
+      symbols,
+      ...(trader ? { account: { balance: trader.balance } } : {}),
+    });
+    this.stats.hellos++;
+    this.diag({ time: now(), event: 'hello', accountId: this.accountId, serverAccountId: answer.accountId, symbols: symbols.length, bridgeVersion: CTRADER_CONNECTOR_VERSION });
+  }
+
+  /**
+   * One delivered command → its report: from the store; resolved, when its answer was lost before; else checked,
+   * journaled as an intent, executed and journaled with its outcome. Throws OutcomeUnknown when this attempt's
+   * answer was lost too.
+   */
+  async handle(raw: unknown): Promise<BridgeReport | undefined> {
+    const commandId = commandIdOf(raw);
+    if (commandId === undefined) {
+      this.diag({ time: now(), event: 'command_without_id', accountId: this.accountId });
+      return undefined;
+    }
+    const store = this.opts.store;
+    const recorded = store.report(commandId);
+    if (recorded) {
+      this.stats.replayed++;
+      this.logCommand(raw, recorded, true);
+      return recorded;
+    }
+    const parsed = commandSchema.safeParse(raw);
+    let outcome: Outcome;
+    if (!parsed.success) {
+      const detail = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+      outcome = { status: 'rejected', retcode: 'bridge_invalid_command', message: `invalid command: ${detail}` };
+    } else if (parsed.data.accountId !== this.accountId) {
+      outcome = { status: 'rejected', retcode: 'bridge_wrong_account', message: `command for ${parsed.data.accountId} delivered to ${this.accountId}` };
+    } else {
+      const unresolved = store.unresolved(commandId);
+      outcome = unresolved ? await this.resolve(unresolved, parsed.data) : await this.execute(parsed.data);
+    }
+    const report = store.record(toReport(commandId, outcome));
+    this.logCommand(raw, report, false);
+    return report;
+  }
+
+  private async execute(cmd: BridgeCommand): Promise<Outcome> {
+    const expiresAt = Date.parse(cmd.expiresAt);
+    if (!(Date.now() <= expiresAt)) return { status: 'expired', message: `not executed: expired at ${cmd.expiresAt}` };
+    this.opts.faults?.beforeExecute?.();
+    const label = labelOf(cmd.commandId);
+    this.opts.store.begin({ commandId: cmd.commandId, action: cmd.action, label });
+    this.stats.executed++;
+    const outcome = await this.attempt(cmd, label, expiresAt);
+    if (outcome.status === 'filled' || outcome.status === 'done') this.opts.faults?.afterExecute?.();
+    return outcome;
+  }
+
+  private async attempt(cmd: BridgeCommand, label: string, notAfter: number): Promise<Outcome> {
+    try {
+      return await executeCommand(this.opts.account, cmd, label, notAfter);
+    } catch (err) {
+      if (err instanceof OutcomeUnknown) {
+        this.diag({ time: now(), event: 'outcome_unknown', accountId: this.accountId, commandId: cmd.commandId, error: err.message });
+        throw err;
+      }
+      this.diag({ time: now(), event: 'internal_error', accountId: this.accountId, commandId: cmd.commandId, error: (err as Error)?.stack ?? String(err) });
+      return { status: 'rejected', retcode: 'bridge_internal_error', message: `connector failed: ${(err as Error)?.message ?? String(err)}` };
+    }
+  }
+
+  /**
+   * A command whose earlier attempt may have reached the broker. Entries are looked up by their label among the open
+   * positions and orders; a close or cancel whose target is gone is done; modifies and close-alls are safe to run again
+   * (same target state) while the command is fresh; anything else is reported as unknown rather than risked twice.
+   */
+  private async resolve(intent: Intent, cmd: BridgeCommand): Promise<Outcome> {
+    this.stats.resolved++;
+    const acct = this.opts.account;
+    const { positions, orders } = await acct.reconcile();
+    const unknown = (why: string): Outcome => ({ status: 'rejected', retcode: OUTCOME_UNKNOWN, message: `the answer to this command was lost (connection or restart) and ${why}; it was not sent again: check the account` });
+    if (isOpening(cmd.action)) {
+      const position = positions.find((p) => p.tradeData.label === intent.label);
+      if (position) {
+        const spec = acct.symbolById(position.tradeData.symbolId);
+        return { status: 'filled', ticket: String(position.positionId), price: position.price ?? null, volume: spec ? volumeToLots(position.tradeData.volume, spec) : null, message: 'resolved from the broker after a lost answer' };
+      }
+      const order = orders.find((o) => o.tradeData.label === intent.label || o.clientOrderId === intent.label);
+      if (order) {
+        const spec = acct.symbolById(order.tradeData.symbolId);
+        return { status: 'filled', ticket: String(order.orderId), price: order.limitPrice ?? order.stopPrice ?? null, volume: spec ? volumeToLots(order.tradeData.volume, spec) : null, message: 'resolved from the broker after a lost answer' };
+      }
+      return unknown(`the broker shows no open position or order labelled ${intent.label}`);
+    }
+    if (cmd.action === 'close' && cmd.positionId !== undefined && !positions.some((p) => String(p.positionId) === cmd.positionId)) {
+      return { status: 'done', ticket: cmd.positionId, message: 'position no longer open (resolved after a lost answer)' };
+    }
+    if (cmd.action === 'cancel_pending' && cmd.orderId !== undefined && !orders.some((o) => String(o.orderId) === cmd.orderId)) {
+      return { status: 'done', ticket: cmd.orderId, message: 'order no longer pending (resolved after a lost answer)' };
+    }
+    if (cmd.action === 'partial_close') return unknown('a partial close cannot be told apart from one that did not run');
+    const expiresAt = Date.parse(cmd.expiresAt);
+    if (!(Date.now() <= expiresAt)) return unknown('it expired before it could be checked');
+    return this.attempt(cmd, intent.label, expiresAt);
+  }
+
+  private logCommand(raw: unknown, report: BridgeReport, replayed: boolean): void {
+    const cmd = raw as Partial<BridgeCommand>;
+    this.log({
+      time: now(),
+      event: 'command',
+      accountId: this.accountId,
+      commandId: report.commandId,
+      seq: cmd.seq,
+      action: cmd.action,
+      symbol: cmd.symbol,
+      status: report.status,
+      ticket: report.ticket ?? null,
+      price: report.price ?? null,
+      volume: report.volume ?? null,
+      retcode: report.retcode ?? null,
+      message: report.message ?? null,
+      replayed,
+    });
+  }
+}
+
+function toReport(commandId: string, o: Outcome): BridgeReport {
+  return {
+    commandId,
+    status: o.status,
+    ticket: o.ticket ?? null,
+    price: o.price ?? null,
+    volume: o.volume ?? null,
+    retcode: o.retcode ?? null,
+    message: o.message == null ? null : o.message.slice(0, 512),
+    executedAt: now(),
+  };
+}
+
+function now(): string {
+  return new Date().toISOString();
+}
