@@ -60,7 +60,7 @@ export class CtraderAccount {
     opts.connection.onReady(async () => {
       this.authorized = false;
       this.endSession();
-      await this.authorize(true).catch((err: Error) => this.diag({ event: 'account_auth_error', accountId: this.accountId, error: err.message }));
+      await this.authorizeDuringSetup().catch((err: Error) => this.diag({ event: 'account_auth_error', accountId: this.accountId, error: err.message }));
     });
     opts.connection.onEvent((env) => this.onEvent(env));
   }
@@ -73,10 +73,24 @@ export class CtraderAccount {
     if (this.refreshTimer) clearTimeout(this.refreshTimer);
   }
 
-  /** ProtoOAAccountAuthReq with the current access token, refreshing it first when it is (about to be) expired. */
-  authorize(duringSetup = false): Promise<void> {
-    this.authorizing ??= this.doAuthorize(duringSetup).finally(() => (this.authorizing = undefined));
-    return this.authorizing;
+  /**
+   * ProtoOAAccountAuthReq with the current access token, refreshing it first when it is (about to be) expired.
+   * Outside a connection's setup it waits for the connection first (whose setup authorizes the account itself).
+   */
+  async authorize(): Promise<void> {
+    await this.opts.connection.whenReady();
+    if (this.authorized) return;
+    this.authorizing ??= this.doAuthorize(false).finally(() => (this.authorizing = undefined));
+    await this.authorizing;
+  }
+
+  /** The connection's setup (after a (re)connect): its own attempt, never one waiting for that setup to end. */
+  private authorizeDuringSetup(): Promise<void> {
+    const attempt = this.doAuthorize(true).finally(() => {
+      if (this.authorizing === attempt) this.authorizing = undefined;
+    });
+    this.authorizing = attempt;
+    return attempt;
   }
 
   private async doAuthorize(duringSetup: boolean): Promise<void> {
@@ -182,7 +196,9 @@ export class CtraderAccount {
   /** ProtoOASymbolsListReq, then ProtoOASymbolByIdReq in batches for digits, pip position, lot size and volumes. */
   async loadSymbols(): Promise<SymbolSpec[]> {
     const list = await this.call(PayloadType.PROTO_OA_SYMBOLS_LIST_REQ, { includeArchivedSymbols: false });
-    const light = ((list.payload as { symbol?: LightSymbol[] }).symbol ?? []).filter((s) => s.enabled !== false && s.symbolName);
+    const light = ((list.payload as { symbol?: LightSymbol[] }).symbol ?? [])
+      .filter((s) => s.enabled !== false && s.symbolName)
+      .sort((a, b) => (a.sortingNumber ?? Number.MAX_VALUE) - (b.sortingNumber ?? Number.MAX_VALUE));
     const names = new Map(light.map((s) => [s.symbolId, s.symbolName!]));
     const specs: SymbolSpec[] = [];
     for (let i = 0; i < light.length; i += 200) {

@@ -1,5 +1,5 @@
 import { BridgeClient, commandIdOf } from '../bridge/client';
-import { commandSchema, instrumentSchema, type BridgeCommand, type BridgeReport } from '../bridge/protocol';
+import { commandSchema, instrumentSchema, type BridgeCommand, type BridgeReport, type Instrument } from '../bridge/protocol';
 import { ACTIONS, isOpening } from '../signals/actions';
 import type { CtraderAccount } from './account';
 import { OutcomeUnknown } from './connection';
@@ -120,7 +120,11 @@ export class CtraderBridge {
   private async hello(): Promise<void> {
     const acct = this.opts.account;
     const specs = await acct.loadSymbols();
-    const symbols = specs.map(toInstrument).filter((s) => instrumentSchema.safeParse(s).success).slice(0, 5000);
+    const all = specs.map(toInstrument).filter((s) => instrumentSchema.safeParse(s).success);
+    const symbols = fitHello(all);
+    if (symbols.length < all.length) {
+      this.diag({ time: now(), event: 'symbols_truncated', accountId: this.accountId, sent: symbols.length, listed: all.length, lastSent: symbols[symbols.length - 1]?.name });
+    }
     const trader = await acct.trader().catch(() => undefined);
     const answer = await this.client.hello({
       platform: 'ctrader',
@@ -246,6 +250,22 @@ export class CtraderBridge {
       replayed,
     });
   }
+}
+
+/**
+ * The ingress takes at most 5 000 symbols and 256 KB per hello; a broker listing more sends its first ones in its own
+ * display order (sortingNumber), the rest are sized with the service's default step (and checked by the broker).
+ */
+const HELLO_SYMBOL_BYTES = 240 * 1024;
+function fitHello(all: Instrument[]): Instrument[] {
+  let bytes = 0;
+  const out: Instrument[] = [];
+  for (const s of all) {
+    bytes += JSON.stringify(s).length + 1;
+    if (out.length >= 5000 || bytes > HELLO_SYMBOL_BYTES) break;
+    out.push(s);
+  }
+  return out;
 }
 
 function toReport(commandId: string, o: Outcome): BridgeReport {

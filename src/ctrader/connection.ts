@@ -85,7 +85,8 @@ export class OpenApiConnection {
   readonly stats = { connects: 0, sent: 0, received: 0 };
 
   constructor(private readonly opts: ConnectionOptions) {
-    this.limiter = new SlidingWindowLimiter(opts.requestsPerSecond ?? 50);
+    // A window of 1.1 s, not 1 s: what the proxy counts is when requests arrive, and arrival times jitter.
+    this.limiter = new SlidingWindowLimiter(opts.requestsPerSecond ?? 50, 1_100);
     this.diag = opts.diag ?? (() => undefined);
     this.delay = opts.backoff?.initialMs ?? 100;
   }

@@ -112,6 +112,8 @@ export interface LightSymbol {
   symbolId: number;
   symbolName?: string;
   enabled?: boolean;
+  /** UI order, lowest first */
+  sortingNumber?: number;
 }
 
 export interface FullSymbol {

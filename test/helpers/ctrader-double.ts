@@ -25,6 +25,7 @@ export interface DoubleOptions {
   clientSecret: string;
   accounts: DoubleAccountSpec[];
   symbols?: DoubleSymbol[];
+  heartbeatMs?: number;
 }
 
 interface Grant {
@@ -86,14 +87,22 @@ export class CtraderDouble {
   static async start(opts: DoubleOptions): Promise<CtraderDouble> {
     const d = CtraderDouble.create(opts);
     d.server = await startWsServer((peer) => d.accept(peer));
+    // Like the proxy, a ProtoHeartbeatEvent now and then, so a quiet connection is known to be alive.
+    d.heartbeat = setInterval(() => {
+      for (const c of d.conns) d.send(c, PayloadType.HEARTBEAT_EVENT, {});
+    }, opts.heartbeatMs ?? 5_000);
+    d.heartbeat.unref();
     return d;
   }
+
+  private heartbeat: NodeJS.Timeout | undefined;
 
   get url(): string {
     return this.server.url;
   }
 
   async close(): Promise<void> {
+    if (this.heartbeat) clearInterval(this.heartbeat);
     for (const c of this.conns) c.peer.destroy();
     await this.server.close();
   }

@@ -1,0 +1,148 @@
+import fs from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { PayloadType } from '../../src/ctrader/messages';
+import { connectorSetup, startConnectorProcess, type ConnectorProcess, type ConnectorSetup } from '../helpers/ctrader-connector';
+import { CtraderDouble } from '../helpers/ctrader-double';
+import { DEFAULT_SYMBOLS, type DoubleSymbol } from '../helpers/ctrader-market';
+import { ensureBuilt } from '../helpers/processes';
+import { post, pollUntilReported, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+
+/**
+ * The cTrader connector as its own process between the real service (ingress and worker in-process against the run's
+ * Temporal and Redis) and the Open API double: signals go through the ingress to the double and back to the poll with
+ * the broker's ticket (the positionId). One connector process serves two accounts over one Open API connection.
+ */
+
+const application = { clientId: `app_${randomBytes(4).toString('hex')}`, clientSecret: `secret_${randomBytes(16).toString('hex')}` };
+const CTIDS = [7_000_001, 7_000_002];
+
+describe('the cTrader connector between the service and Open API', () => {
+  let stack: Stack;
+  let fixture: Fixture;
+  let double: CtraderDouble;
+  let setup: ConnectorSetup;
+  let connector: ConnectorProcess | undefined;
+  const tokens = CTIDS.map(() => ({ accessToken: `at_${randomBytes(16).toString('hex')}`, refreshToken: `rt_${randomBytes(16).toString('hex')}` }));
+
+  beforeAll(async () => {
+    ensureBuilt();
+    stack = await startStack();
+    fixture = await seedOwner(stack.registry, [
+      { platform: 'ctrader', bridgeVersion: '1.0.0' },
+      { platform: 'ctrader', bridgeVersion: '1.0.0' },
+    ]);
+    double = await CtraderDouble.start({ ...application, accounts: CTIDS.map((ctid, i) => ({ ctid, ...tokens[i]! })) });
+    setup = connectorSetup(
+      'integration',
+      application,
+      fixture.accounts.map((a, i) => ({ accountId: a.id, ctidTraderAccountId: CTIDS[i]!, environment: 'demo' as const, bridgeToken: a.bridgeToken, ...tokens[i]! })),
+    );
+    connector = await startConnectorProcess({ setup, accountIds: fixture.accounts.map((a) => a.id), demoUrl: double.url, ingressUrl: stack.ingress.url, label: 'integration' });
+  }, 120_000);
+
+  afterAll(async () => {
+    await connector?.stop();
+    await double?.close();
+    await stack?.stop();
+  });
+
+  const submit = async (accountIndex: number, body: Record<string, unknown>) => {
+    const res = await post(`${stack.ingress.url}/webhook/custom/${fixture.accounts[accountIndex]!.id}`, { secret: fixture.secret, ...body });
+    expect(res.status).toBe(202);
+    return res.body.signalId as string;
+  };
+  const outcomeOf = async (signalId: string) => (await pollUntilReported(stack.ingress.url, signalId, fixture.token, 1, 20_000)).accounts[0];
+
+  test('when the connector says hello, then the accounts take its version and the broker\'s symbols with the volume step in lots', async () => {
+    const account = await stack.registry.getAccount(fixture.accounts[0]!.id);
+    expect(account?.bridgeVersion).toBe('1.2.0');
+    const rules = await stack.registry.volumeRules([{ accountId: fixture.accounts[0]!.id, symbols: ['XAUUSD'] }]);
+    expect(rules).toEqual([{ step: 0.01, min: 0.01, max: 50 }]);
+    expect(double.connections).toBe(1);
+  });
+
+  test('when a buy is posted to a cTrader account, then the double gets one MARKET order in cents of units and the poll shows filled with the positionId as the ticket', async () => {
+    const signalId = await submit(0, { action: 'buy', symbol: 'EURUSD', volume: 0.1, slPips: 20 });
+    const outcome = await outcomeOf(signalId);
+    const positions = [...double.account(CTIDS[0]!).positions.values()];
+    expect(positions).toHaveLength(1);
+    expect(outcome).toMatchObject({ accountId: fixture.accounts[0]!.id, outcome: 'filled', ticket: String(positions[0]!.positionId) });
+    const orders = double.requests(PayloadType.PROTO_OA_NEW_ORDER_REQ).filter((p) => p.ctidTraderAccountId === CTIDS[0]);
+    expect(orders).toEqual([expect.objectContaining({ symbolId: 1, orderType: 1, tradeSide: 1, volume: 1_000_000, relativeStopLoss: 200 })]);
+    expect(positions[0]).toMatchObject({ stopLoss: 1.0831 });
+  });
+
+  test('when the broker refuses, then the poll shows broker:<ErrorCode> <description>', async () => {
+    const signalId = await submit(1, { action: 'buy_limit', symbol: 'EURUSD', volume: 0.1, price: 1.09 });
+    expect(await outcomeOf(signalId)).toMatchObject({ outcome: 'rejected', reason: expect.stringMatching(/^broker:TRADING_BAD_PRICES Invalid limit price 1\.09 /) });
+  });
+
+  test('when the Open API connection drops after the broker filled an order and before its answer, then after the reconnect the command is resolved from the broker by its label: one position, reported filled with its positionId', async () => {
+    double.loseAnswerTo(PayloadType.PROTO_OA_NEW_ORDER_REQ);
+    const before = double.connections;
+    const signalId = await submit(1, { action: 'sell', symbol: 'USDJPY', volume: 0.2 });
+    const outcome = await outcomeOf(signalId);
+    const positions = [...double.account(CTIDS[1]!).positions.values()];
+    expect(positions).toHaveLength(1);
+    expect(outcome).toMatchObject({ outcome: 'filled', ticket: String(positions[0]!.positionId) });
+    expect(double.connections).toBeGreaterThan(before);
+    expect(double.requests(PayloadType.PROTO_OA_NEW_ORDER_REQ).filter((p) => p.ctidTraderAccountId === CTIDS[1] && p.tradeSide === 2)).toHaveLength(1);
+  });
+
+  test('when an access token expires, then the connector refreshes it with ProtoOARefreshTokenReq, stores the new tokens encrypted, and the next signal fills', async () => {
+    double.expireAccessToken(CTIDS[0]!);
+    const signalId = await submit(0, { action: 'sell', symbol: 'EURUSD', volume: 0.05 });
+    expect(await outcomeOf(signalId)).toMatchObject({ outcome: 'filled' });
+    expect(double.requests(PayloadType.PROTO_OA_REFRESH_TOKEN_REQ)).toEqual([{ refreshToken: tokens[0]!.refreshToken }]);
+    const fresh = double.currentTokens(CTIDS[0]!);
+    const stored = setup.store.read().accounts.find((a) => a.ctidTraderAccountId === CTIDS[0])!;
+    expect({ accessToken: stored.accessToken, refreshToken: stored.refreshToken }).toEqual(fresh);
+    const onDisk = fs.readFileSync(setup.credentialsFile, 'utf8');
+    for (const secret of [fresh.accessToken, fresh.refreshToken, application.clientSecret]) expect(onDisk).not.toContain(secret);
+  });
+
+  test('when the connector has run, then none of its output holds a token or the client secret, and the double saw no request outside the published definitions', async () => {
+    const output = connector!.stdout() + connector!.stderr();
+    const secrets = [application.clientSecret, ...tokens.flatMap((t) => [t.accessToken, t.refreshToken]), ...CTIDS.map((c) => double.currentTokens(c).accessToken), ...fixture.accounts.map((a) => a.bridgeToken)];
+    for (const s of secrets) expect(output).not.toContain(s);
+    expect(double.violations).toEqual([]);
+    expect(double.selfViolations).toEqual([]);
+  });
+});
+
+describe('the cTrader connector and the Open API request limit', () => {
+  let stack: Stack;
+  let double: CtraderDouble;
+  let connector: ConnectorProcess | undefined;
+
+  afterAll(async () => {
+    await connector?.stop();
+    await double?.close();
+    await stack?.stop();
+  });
+
+  test('when an account lists 12 000 symbols (60 ProtoOASymbolByIdReq at hello), then at most 50 requests go out in any second, and hello carries as many as fit the ingress\'s 256 KB', async () => {
+    ensureBuilt();
+    stack = await startStack();
+    const fixture = await seedOwner(stack.registry, [{ platform: 'ctrader', bridgeVersion: '1.0.0' }]);
+    const tokens = { accessToken: `at_${randomBytes(16).toString('hex')}`, refreshToken: `rt_${randomBytes(16).toString('hex')}` };
+    const base = DEFAULT_SYMBOLS[0]!;
+    const symbols: DoubleSymbol[] = Array.from({ length: 12_000 }, (_, i) => ({ ...base, symbolId: 100 + i, symbolName: `SYM${i}` }));
+    double = await CtraderDouble.start({ ...application, accounts: [{ ctid: 99, ...tokens }], symbols });
+    const setup = connectorSetup('rate', application, [{ accountId: fixture.accounts[0]!.id, ctidTraderAccountId: 99, environment: 'demo', bridgeToken: fixture.accounts[0]!.bridgeToken, ...tokens }]);
+    const started = Date.now();
+    connector = await startConnectorProcess({ setup, accountIds: [fixture.accounts[0]!.id], demoUrl: double.url, ingressUrl: stack.ingress.url, label: 'rate', readyTimeoutMs: 60_000 });
+    expect(double.requests(PayloadType.PROTO_OA_SYMBOL_BY_ID_REQ)).toHaveLength(60);
+    expect(double.maxPerSecond).toBeLessThanOrEqual(50);
+    expect(double.maxPerSecond).toBeGreaterThanOrEqual(45);
+    expect(Date.now() - started).toBeGreaterThan(1_000);
+    const truncated = connector.jsonLines('stderr').find((l) => l.event === 'symbols_truncated')!;
+    expect(truncated).toMatchObject({ listed: 12_000, sent: expect.any(Number) });
+    expect(truncated.sent as number).toBeGreaterThan(2_000);
+    const last = truncated.lastSent as string;
+    const rules = await stack.registry.volumeRules([{ accountId: fixture.accounts[0]!.id, symbols: [last] }]);
+    expect(rules).toEqual([{ step: 0.01, min: 0.01, max: 100 }]);
+    const firstLeftOut = `SYM${truncated.sent as number}`;
+    expect(await stack.registry.volumeRules([{ accountId: fixture.accounts[0]!.id, symbols: [firstLeftOut] }])).toEqual([undefined]);
+  }, 90_000);
+});
