@@ -107,6 +107,8 @@ export interface Quote {
 
 export interface PriceFeed {
   quote(spec: SymbolSpec, nowMs: number): Quote;
+  /** A feed that also says when a market is open or closed (undefined: the symbol's session decides). */
+  marketOpen?(spec: SymbolSpec, nowMs: number): boolean | undefined;
 }
 
 /** The quote at a symbol's base price: bid = base − half the spread, ask = bid + spread. */
@@ -832,7 +834,7 @@ export class PaperBroker {
   // ---- money ----------------------------------------------------------------------------------------------------
 
   private marketOpen(spec: SymbolSpec): boolean {
-    const forced = this.marketOverride.get(spec.name);
+    const forced = this.marketOverride.get(spec.name) ?? this.feed.marketOpen?.(spec, this.clock());
     if (forced !== undefined) return forced;
     if (spec.session === 'always') return true;
     const day = new Date(this.clock()).getUTCDay();

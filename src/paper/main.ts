@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { Platform } from './broker';
 import { FileJournal, MemoryJournal } from './journal';
 import { FileLedger, journalFileFor, MemoryLedger, stateFileFor } from './ledger';
-import { DEFAULT_BRIDGE_VERSIONS, parseFaults, PaperTerminal, type Fault } from './terminal';
+import { FileMarket } from './market-file';
+import { DEFAULT_BRIDGE_VERSIONS, parseFaults, PaperTerminal, type CrashPoint, type Fault } from './terminal';
 
 /**
  * The paper bridge (docs/paper-bridge.md): one simulated terminal per account of a registry document that has a
@@ -24,7 +25,10 @@ const USAGE = `usage: paper-bridge --registry FILE [options]
   --balance N                starting balance of each paper account in USD (default 100000)
   --leverage N               account leverage (default 100)
   --closed SYMBOLS           force these markets closed, e.g. US30,XAUUSD
-  --fault SPEC               fault injection, as env PAPER_FAULT: drop-before-report:<n>[@accountId][,…]
+  --market FILE              steer prices and closed markets from this JSON file instead of the synthetic feed:
+                             {"quotes": {"EURUSD": {"bid": 1.085, "ask": 1.0851}}, "closed": ["US30"]}
+  --fault SPEC               fault injection, as env PAPER_FAULT: drop-before-report:<n>[@accountId],
+                             crash-before-fill[@accountId], crash-after-fill[@accountId][,…]
   --wait-ms N                long-poll wait asked of the ingress (default 20000)
   --tick-ms N                market tick interval (default 250)
   --help`;
@@ -37,6 +41,7 @@ export interface CliOptions {
   balance?: number;
   leverage?: number;
   closed: string[];
+  market?: string;
   faults: Fault[];
   waitMs?: number;
   tickMs?: number;
@@ -52,7 +57,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
     if (!m) throw new UsageError(`unexpected argument ${arg}`);
     const name = m[1]!;
-    const known = ['registry', 'ledger', 'ingress', 'platform-version', 'balance', 'leverage', 'closed', 'fault', 'wait-ms', 'tick-ms'];
+    const known = ['registry', 'ledger', 'ingress', 'platform-version', 'balance', 'leverage', 'closed', 'market', 'fault', 'wait-ms', 'tick-ms'];
     if (!known.includes(name)) throw new UsageError(`unknown option --${name}`);
     const value = m[2] ?? argv[++i];
     if (value === undefined) throw new UsageError(`--${name} needs a value`);
@@ -87,6 +92,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     balance: number('balance', 0),
     leverage: number('leverage', 1),
     closed: (values.get('closed') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    market: values.get('market'),
     faults,
     waitMs: number('wait-ms', 0),
     tickMs: number('tick-ms', 0),
@@ -103,16 +109,23 @@ const registrySchema = z.looseObject({
 export function terminalsFor(options: CliOptions): PaperTerminal[] {
   const doc = registrySchema.parse(JSON.parse(fs.readFileSync(options.registry, 'utf8')));
   const ledger = options.ledger ? new FileLedger(options.ledger) : new MemoryLedger();
+  const feed = options.market ? new FileMarket(options.market) : undefined;
+  const die = (): never => {
+    process.kill(process.pid, 'SIGKILL');
+    throw new Error('unreachable: SIGKILL sent to self');
+  };
   return doc.accounts
     .filter((a) => a.bridgeToken !== undefined)
     .map((a) => {
+      const crash = options.faults.find((f) => f.kind !== 'drop-before-report' && (f.accountId === undefined || f.accountId === a.id));
       const terminal = new PaperTerminal({
         accountId: a.id,
         platform: a.platform,
         bridgeToken: a.bridgeToken!,
         ingressUrl: options.ingress,
         bridgeVersion: options.versions[a.platform],
-        brokerOptions: { balance: options.balance, leverage: options.leverage },
+        brokerOptions: { balance: options.balance, leverage: options.leverage, ...(feed ? { feed } : {}) },
+        ...(crash ? { crash: { at: (crash.kind === 'crash-before-fill' ? 'before_fill' : 'after_fill') as CrashPoint, die } } : {}),
         ledger,
         journal: options.ledger ? new FileJournal(journalFileFor(options.ledger), a.id) : new MemoryJournal(),
         stateFile: options.ledger ? stateFileFor(options.ledger, a.id) : undefined,
@@ -121,7 +134,7 @@ export function terminalsFor(options: CliOptions): PaperTerminal[] {
       });
       for (const symbol of options.closed) terminal.broker.setMarketOpen(symbol, false);
       for (const fault of options.faults) {
-        if (fault.accountId === undefined || fault.accountId === a.id) terminal.dropAfterPlacing(fault.times);
+        if (fault.kind === 'drop-before-report' && (fault.accountId === undefined || fault.accountId === a.id)) terminal.dropAfterPlacing(fault.times);
       }
       return terminal;
     });

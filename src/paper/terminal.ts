@@ -51,7 +51,15 @@ export interface TerminalOptions {
   backoff?: { initialMs?: number; maxMs?: number };
   /** Fault injection: drop the connection after executing, before reporting, this many times. */
   dropBeforeReport?: number;
+  /**
+   * Fault injection: die at this point of the first command that reaches the broker (`before_fill`: it never reaches
+   * it; `after_fill`: the broker executed it and the journal has it, the report was not sent). `die` must not return
+   * (the CLI kills its own process with SIGKILL).
+   */
+  crash?: { at: CrashPoint; die: () => never };
 }
+
+export type CrashPoint = 'before_fill' | 'after_fill';
 
 export interface Handled {
   report: BridgeReport;
@@ -168,6 +176,7 @@ export class PaperTerminal {
     const now = this.clock();
     let result: Outcome;
     let command: PaperCommand | undefined;
+    let executed = false;
     if (!parsed.success) {
       const detail = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
       result = { status: 'rejected', retcode: 'bridge_invalid_command', message: `invalid command: ${detail}` };
@@ -184,10 +193,11 @@ export class PaperTerminal {
           message: `${command.action} is not supported by ${this.platform === 'mt5' ? 'EA' : 'cBot'} version ${this.bridgeVersion}`,
         };
       } else {
+        if (this.opts.crash?.at === 'before_fill') this.opts.crash.die();
         try {
-          const executed = this.broker.execute(command);
-          result = executed.result;
-          this.ledger.append(this.accountId, executed.ops);
+          const run = this.broker.execute(command);
+          result = run.result;
+          this.ledger.append(this.accountId, run.ops);
         } catch (err) {
           // A defect in the simulator, not a broker answer: journal a refusal rather than fail on every redelivery.
           result = { status: 'rejected', retcode: 'bridge_internal_error', message: `paper broker failed: ${(err as Error)?.message ?? String(err)}` };
@@ -195,10 +205,12 @@ export class PaperTerminal {
         }
         this.saveState();
         this.stats.executed++;
+        executed = true;
       }
     }
     const report = toReport(commandId, result, now);
     this.journal.record(report);
+    if (this.opts.crash?.at === 'after_fill' && executed) this.opts.crash.die();
     return { report, replayed: false, command };
   }
 
@@ -406,18 +418,22 @@ function seqOf(raw: unknown): number {
   return typeof seq === 'number' ? seq : Number.MAX_SAFE_INTEGER;
 }
 
-/** A fault from `PAPER_FAULT` / `--fault`: `drop-before-report:<n>` or `drop-before-report:<n>@<accountId>`, comma-separated. */
-export interface Fault {
-  kind: 'drop-before-report';
-  times: number;
-  accountId?: string;
-}
+/**
+ * A fault from `PAPER_FAULT` / `--fault`, comma-separated: `drop-before-report:<n>[@accountId]`, or
+ * `crash-before-fill[@accountId]` / `crash-after-fill[@accountId]` (the process dies with SIGKILL at that point of the
+ * first command that reaches the broker: what the bridge conformance suite uses for its crash tests).
+ */
+export type Fault =
+  | { kind: 'drop-before-report'; times: number; accountId?: string }
+  | { kind: 'crash-before-fill' | 'crash-after-fill'; accountId?: string };
 
 export function parseFaults(spec: string | undefined): Fault[] {
   if (!spec || spec.trim() === '') return [];
-  return spec.split(',').map((part) => {
-    const m = /^drop-before-report:(\d+)(?:@([A-Za-z0-9._-]+))?$/.exec(part.trim());
-    if (!m) throw new Error(`unknown fault "${part}"; expected drop-before-report:<n>[@accountId]`);
-    return { kind: 'drop-before-report', times: Number(m[1]), ...(m[2] ? { accountId: m[2] } : {}) };
+  return spec.split(',').map((part): Fault => {
+    const drop = /^drop-before-report:(\d+)(?:@([A-Za-z0-9._-]+))?$/.exec(part.trim());
+    if (drop) return { kind: 'drop-before-report', times: Number(drop[1]), ...(drop[2] ? { accountId: drop[2] } : {}) };
+    const crash = /^(crash-before-fill|crash-after-fill)(?:@([A-Za-z0-9._-]+))?$/.exec(part.trim());
+    if (crash) return { kind: crash[1] as 'crash-before-fill' | 'crash-after-fill', ...(crash[2] ? { accountId: crash[2] } : {}) };
+    throw new Error(`unknown fault "${part}"; expected drop-before-report:<n>[@accountId] or crash-before-fill|crash-after-fill[@accountId]`);
   });
 }

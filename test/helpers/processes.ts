@@ -140,7 +140,10 @@ export interface ExitInfo {
 }
 
 export interface ServiceSpec {
-  kind: ProgramKind;
+  /** One of our programs (run with this node), or `external` with `program` (another language's bridge, say). */
+  kind: ProgramKind | 'external';
+  /** For `external`: the executable and its leading arguments (spec.args follow them). */
+  program?: string[];
   /** Unique within the run: names the log files. */
   name: string;
   args: string[];
@@ -225,7 +228,8 @@ export class ServiceProcess {
   /** Spawns the program without waiting for readiness. */
   spawnOnce(): void {
     if (this.running) throw new Error(`${this.name} is already running (pgid ${this.pid})`);
-    const header = `--- ${new Date().toISOString()} ${ENTRIES[this.spec.kind]} ${this.spec.args.join(' ')}\n`;
+    const command = this.commandLine();
+    const header = `--- ${new Date().toISOString()} ${(this.spec.kind === 'external' ? command : command.slice(1)).join(' ')}\n`;
     const outFd = fs.openSync(this.stdoutFile, 'a');
     const errFd = fs.openSync(this.stderrFile, 'a');
     let child: ChildProcess;
@@ -233,7 +237,7 @@ export class ServiceProcess {
       this.offsets = { stdout: fs.fstatSync(outFd).size, stderr: fs.fstatSync(errFd).size };
       fs.writeSync(outFd, header);
       fs.writeSync(errFd, header);
-      child = spawn('bash', ['-c', WRAPPER, this.name, process.execPath, ENTRIES[this.spec.kind], ...this.spec.args], {
+      child = spawn('bash', ['-c', WRAPPER, this.name, ...command], {
         cwd: REPO_ROOT,
         env: this.spec.env,
         detached: true,
@@ -258,6 +262,13 @@ export class ServiceProcess {
         resolve(this.lastExit);
       });
     });
+  }
+
+  private commandLine(): string[] {
+    const { kind, program, args } = this.spec;
+    if (kind !== 'external') return [process.execPath, ENTRIES[kind], ...args];
+    if (!program || program.length === 0) throw new Error(`${this.name}: an external program needs spec.program`);
+    return [...program, ...args];
   }
 
   /** Waits for the spec's readiness condition; fails at once, with the logs, if the process exits meanwhile. */
