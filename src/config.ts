@@ -168,8 +168,6 @@ const connectorSchema = z.object({
   CTRADER_REFRESH_AHEAD_MS: int(3_600_000, 0),
   /** Long-poll wait asked of the ingress. */
   CTRADER_WAIT_MS: int(20_000, 0, 60_000),
-  /** Fault injection for the conformance suite only: the process kills itself before / after the broker's fill. */
-  CTRADER_FAULT: z.enum(['crash-before-fill', 'crash-after-fill']).optional(),
 });
 
 export function loadConnectorConfig(env: NodeJS.ProcessEnv = process.env) {
@@ -185,7 +183,6 @@ export function loadConnectorConfig(env: NodeJS.ProcessEnv = process.env) {
     requestTimeoutMs: e.CTRADER_REQUEST_TIMEOUT_MS,
     refreshAheadMs: e.CTRADER_REFRESH_AHEAD_MS,
     waitMs: e.CTRADER_WAIT_MS,
-    fault: e.CTRADER_FAULT,
   };
 }
 export type ConnectorConfig = ReturnType<typeof loadConnectorConfig>;

@@ -259,6 +259,12 @@ export class CtraderAccount {
     return { positions: p.position ?? [], orders: p.order ?? [] };
   }
 
+  /** Orders of any status (filled, cancelled, rejected too) in a time window (ProtoOAOrderListReq). */
+  async orderHistory(fromTimestamp: number, toTimestamp: number): Promise<Order[]> {
+    const res = await this.call(PayloadType.PROTO_OA_ORDER_LIST_REQ, { fromTimestamp, toTimestamp });
+    return (res.payload as { order?: Order[] }).order ?? [];
+  }
+
   async trader(): Promise<{ balance: number } | undefined> {
     const res = await this.call(PayloadType.PROTO_OA_TRADER_REQ, {});
     const t = (res.payload as { trader?: Trader }).trader;

@@ -3,6 +3,7 @@ import { commandSchema, instrumentSchema, type BridgeCommand, type BridgeReport,
 import { ACTIONS, isOpening } from '../signals/actions';
 import type { CtraderAccount } from './account';
 import { OutcomeUnknown } from './connection';
+import { OrderStatus, OrderType, type Order } from './messages';
 import type { CommandStore, Intent } from './store';
 import { executeCommand, labelOf, type Outcome } from './trading';
 import { toInstrument, volumeToLots } from './units';
@@ -30,8 +31,6 @@ export interface CtraderBridgeOptions {
   backoff?: { initialMs?: number; maxMs?: number };
   log?: (line: Record<string, unknown>) => void;
   diag?: (line: Record<string, unknown>) => void;
-  /** Fault hooks (the conformance suite's crashes): before a command is started, after the broker executed it. */
-  faults?: { beforeExecute?: () => void; afterExecute?: () => void };
 }
 
 export class CtraderBridge {
@@ -174,13 +173,10 @@ export class CtraderBridge {
   private async execute(cmd: BridgeCommand): Promise<Outcome> {
     const expiresAt = Date.parse(cmd.expiresAt);
     if (!(Date.now() <= expiresAt)) return { status: 'expired', message: `not executed: expired at ${cmd.expiresAt}` };
-    this.opts.faults?.beforeExecute?.();
     const label = labelOf(cmd.commandId);
     this.opts.store.begin({ commandId: cmd.commandId, action: cmd.action, label });
     this.stats.executed++;
-    const outcome = await this.attempt(cmd, label, expiresAt);
-    if (outcome.status === 'filled' || outcome.status === 'done') this.opts.faults?.afterExecute?.();
-    return outcome;
+    return this.attempt(cmd, label, expiresAt);
   }
 
   private async attempt(cmd: BridgeCommand, label: string, notAfter: number): Promise<Outcome> {
@@ -197,37 +193,48 @@ export class CtraderBridge {
   }
 
   /**
-   * A command whose earlier attempt may have reached the broker. Entries are looked up by their label among the open
-   * positions and orders; a close or cancel whose target is gone is done; modifies and close-alls are safe to run again
-   * (same target state) while the command is fresh; anything else is reported as unknown rather than risked twice.
+   * A command whose earlier attempt may have reached the broker. An entry is looked up by its label among the open
+   * positions and orders, then in the order history since the attempt (ProtoOAOrderListReq): found, it is reported
+   * as the broker has it; not found, the broker never took it, so it runs now if it is still fresh, else it expired.
+   * A close or cancel whose target is gone is done; modifies and close-alls run again (same target state) while
+   * fresh; a partial close cannot be told apart from one that did not run and is reported unknown, never risked twice.
    */
   private async resolve(intent: Intent, cmd: BridgeCommand): Promise<Outcome> {
     this.stats.resolved++;
     const acct = this.opts.account;
-    const { positions, orders } = await acct.reconcile();
+    const expiresAt = Date.parse(cmd.expiresAt);
+    const fresh = Date.now() <= expiresAt;
+    const expired: Outcome = { status: 'expired', message: `not executed: expired at ${cmd.expiresAt}` };
     const unknown = (why: string): Outcome => ({ status: 'rejected', retcode: OUTCOME_UNKNOWN, message: `the answer to this command was lost (connection or restart) and ${why}; it was not sent again: check the account` });
+    const { positions, orders } = await acct.reconcile();
+    const lots = (symbolId: number, volume: number) => {
+      const spec = acct.symbolById(symbolId);
+      return spec ? volumeToLots(volume, spec) : null;
+    };
+    const resolved = 'resolved from the broker after a lost answer';
     if (isOpening(cmd.action)) {
+      const mine = (o: Order) => o.tradeData.label === intent.label || o.clientOrderId === intent.label;
       const position = positions.find((p) => p.tradeData.label === intent.label);
-      if (position) {
-        const spec = acct.symbolById(position.tradeData.symbolId);
-        return { status: 'filled', ticket: String(position.positionId), price: position.price ?? null, volume: spec ? volumeToLots(position.tradeData.volume, spec) : null, message: 'resolved from the broker after a lost answer' };
-      }
-      const order = orders.find((o) => o.tradeData.label === intent.label || o.clientOrderId === intent.label);
-      if (order) {
-        const spec = acct.symbolById(order.tradeData.symbolId);
-        return { status: 'filled', ticket: String(order.orderId), price: order.limitPrice ?? order.stopPrice ?? null, volume: spec ? volumeToLots(order.tradeData.volume, spec) : null, message: 'resolved from the broker after a lost answer' };
-      }
-      return unknown(`the broker shows no open position or order labelled ${intent.label}`);
+      if (position) return { status: 'filled', ticket: String(position.positionId), price: position.price ?? null, volume: lots(position.tradeData.symbolId, position.tradeData.volume), message: resolved };
+      const order = orders.find(mine);
+      if (order) return { status: 'filled', ticket: String(order.orderId), price: order.limitPrice ?? order.stopPrice ?? null, volume: lots(order.tradeData.symbolId, order.tradeData.volume), message: resolved };
+      const since = Date.parse(intent.at) - 60_000;
+      const past = (await acct.orderHistory(since, Date.now() + 60_000)).find(mine);
+      if (!past) return fresh ? this.attempt(cmd, intent.label, expiresAt) : expired;
+      if (past.orderStatus === OrderStatus.ORDER_STATUS_REJECTED) return { status: 'rejected', retcode: 'ORDER_REJECTED', message: `the broker rejected order ${past.orderId} (${resolved})` };
+      const market = past.orderType === OrderType.MARKET;
+      if (market && past.orderStatus !== OrderStatus.ORDER_STATUS_FILLED) return { status: 'rejected', retcode: 'ORDER_CANCELLED', message: `market order ${past.orderId} ended without a fill (${resolved})` };
+      const ticket = market ? past.positionId : past.orderId;
+      return { status: 'filled', ticket: ticket === undefined ? null : String(ticket), price: past.executionPrice ?? past.limitPrice ?? past.stopPrice ?? null, volume: lots(past.tradeData.symbolId, past.tradeData.volume), message: `${resolved}; no longer open` };
     }
     if (cmd.action === 'close' && cmd.positionId !== undefined && !positions.some((p) => String(p.positionId) === cmd.positionId)) {
-      return { status: 'done', ticket: cmd.positionId, message: 'position no longer open (resolved after a lost answer)' };
+      return { status: 'done', ticket: cmd.positionId, message: `position no longer open (${resolved})` };
     }
     if (cmd.action === 'cancel_pending' && cmd.orderId !== undefined && !orders.some((o) => String(o.orderId) === cmd.orderId)) {
-      return { status: 'done', ticket: cmd.orderId, message: 'order no longer pending (resolved after a lost answer)' };
+      return { status: 'done', ticket: cmd.orderId, message: `order no longer pending (${resolved})` };
     }
     if (cmd.action === 'partial_close') return unknown('a partial close cannot be told apart from one that did not run');
-    const expiresAt = Date.parse(cmd.expiresAt);
-    if (!(Date.now() <= expiresAt)) return unknown('it expired before it could be checked');
+    if (!fresh) return unknown('it expired before it could be checked');
     return this.attempt(cmd, intent.label, expiresAt);
   }
 

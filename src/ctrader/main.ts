@@ -63,7 +63,6 @@ export function startConnector(config: ConnectorConfig, store: CredentialStore):
       bridgeToken: credential.bridgeToken,
       waitMs: config.waitMs,
       diag,
-      faults: faultHooks(config.fault),
     });
   });
   for (const c of connections.values()) c.start();
@@ -78,17 +77,6 @@ export function startConnector(config: ConnectorConfig, store: CredentialStore):
       await Promise.all([...connections.values()].map((c) => c.stop()));
     },
   };
-}
-
-/** CTRADER_FAULT: die at once, no cleanup and no report, as a crash would (the conformance suite's crash points). */
-function faultHooks(fault: ConnectorConfig['fault']) {
-  const crash = () => {
-    diag({ event: 'fault_crash', fault });
-    process.kill(process.pid, 'SIGKILL');
-  };
-  if (fault === 'crash-before-fill') return { beforeExecute: crash };
-  if (fault === 'crash-after-fill') return { afterExecute: crash };
-  return undefined;
 }
 
 async function readStdin(): Promise<string> {

@@ -40,6 +40,8 @@ export const PayloadType = {
   PROTO_OA_ACCOUNT_DISCONNECT_EVENT: 2164,
   PROTO_OA_REFRESH_TOKEN_REQ: 2173,
   PROTO_OA_REFRESH_TOKEN_RES: 2174,
+  PROTO_OA_ORDER_LIST_REQ: 2175,
+  PROTO_OA_ORDER_LIST_RES: 2176,
   PROTO_OA_GET_POSITION_UNREALIZED_PNL_REQ: 2187,
   PROTO_OA_GET_POSITION_UNREALIZED_PNL_RES: 2188,
 } as const;
@@ -53,7 +55,7 @@ export const TimeInForce = { GOOD_TILL_DATE: 1, GOOD_TILL_CANCEL: 2 } as const;
 /** ProtoOAPositionStatus */
 export const PositionStatus = { POSITION_STATUS_OPEN: 1, POSITION_STATUS_CLOSED: 2 } as const;
 /** ProtoOAOrderStatus */
-export const OrderStatus = { ORDER_STATUS_ACCEPTED: 1, ORDER_STATUS_FILLED: 2, ORDER_STATUS_CANCELLED: 5 } as const;
+export const OrderStatus = { ORDER_STATUS_ACCEPTED: 1, ORDER_STATUS_FILLED: 2, ORDER_STATUS_REJECTED: 3, ORDER_STATUS_EXPIRED: 4, ORDER_STATUS_CANCELLED: 5 } as const;
 /** ProtoOAExecutionType */
 export const ExecutionType = {
   ORDER_ACCEPTED: 2,
@@ -155,6 +157,7 @@ export interface Order {
   orderStatus: number;
   expirationTimestamp?: number;
   executionPrice?: number;
+  executedVolume?: number;
   limitPrice?: number;
   stopPrice?: number;
   stopLoss?: number;
@@ -166,6 +169,7 @@ export interface Order {
   relativeStopLoss?: number;
   relativeTakeProfit?: number;
   closingOrder?: boolean;
+  utcLastUpdateTimestamp?: number;
 }
 
 export interface Deal {

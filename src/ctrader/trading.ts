@@ -3,7 +3,7 @@ import type { BridgeCommand } from '../bridge/protocol';
 import { ACCEPTED, CANCELLED, FILLED, MARKET_DONE, REPLACED, type CtraderAccount } from './account';
 import { NotSentInTime, OpenApiError } from './connection';
 import { ErrorCode, ExecutionType, OrderType, PayloadType, TimeInForce, TradeSide, type ExecutionEvent, type Order, type Position } from './messages';
-import { lotsToVolume, pipsToRelative, pointsBetween, roundPrice, volumeToLots, type SymbolSpec } from './units';
+import { lotsToVolume, pipSize, pipsToRelative, pointsBetween, roundPrice, volumeToLots, type SymbolSpec } from './units';
 
 /**
  * The 17 actions of the spec, each built from Open API requests (the table is in docs/ctrader-connector.md).
@@ -108,8 +108,6 @@ async function entryBasics(acct: TradingAccount, cmd: BridgeCommand, label: stri
     clientOrderId: label,
     comment: `signal ${cmd.signalId}`.slice(0, 512),
   };
-  if (cmd.slPips !== undefined) base.relativeStopLoss = pipsToRelative(cmd.slPips, spec);
-  if (cmd.tpPips !== undefined) base.relativeTakeProfit = pipsToRelative(cmd.tpPips, spec);
   return { spec, base };
 }
 
@@ -121,6 +119,8 @@ async function entryBasics(acct: TradingAccount, cmd: BridgeCommand, label: stri
  */
 async function marketEntry(acct: TradingAccount, cmd: BridgeCommand, label: string, notAfter: number): Promise<Outcome> {
   const { spec, base } = await entryBasics(acct, cmd, label);
+  if (cmd.slPips !== undefined) base.relativeStopLoss = pipsToRelative(cmd.slPips, spec);
+  if (cmd.tpPips !== undefined) base.relativeTakeProfit = pipsToRelative(cmd.tpPips, spec);
   if (cmd.sl !== undefined || cmd.tp !== undefined) {
     const q = await acct.quote(spec.symbolId);
     const buy = sideOf(cmd) === TradeSide.BUY;
@@ -146,8 +146,13 @@ async function marketEntry(acct: TradingAccount, cmd: BridgeCommand, label: stri
 async function pendingEntry(acct: TradingAccount, cmd: BridgeCommand, label: string, notAfter: number, orderType: number): Promise<Outcome> {
   const { spec, base } = await entryBasics(acct, cmd, label);
   if (cmd.price === undefined) refuse(ErrorCode.INVALID_REQUEST, 'price is required');
-  const req: Record<string, unknown> = { ...base, orderType, ...stops(spec, cmd.sl, cmd.tp), ...expiryOf(cmd.expiry) };
   const price = roundPrice(cmd.price!, spec.digits);
+  // Pip stops of a pending entry count from its price (the limit price of a stop-limit): sent as absolute levels.
+  const pip = pipSize(spec);
+  const dir = sideOf(cmd) === TradeSide.BUY ? 1 : -1;
+  const sl = cmd.sl ?? (cmd.slPips !== undefined ? price - dir * cmd.slPips * pip : undefined);
+  const tp = cmd.tp ?? (cmd.tpPips !== undefined ? price + dir * cmd.tpPips * pip : undefined);
+  const req: Record<string, unknown> = { ...base, orderType, ...stops(spec, sl, tp), ...expiryOf(cmd.expiry) };
   if (orderType === OrderType.LIMIT) req.limitPrice = price;
   if (orderType === OrderType.STOP) req.stopPrice = price;
   if (orderType === OrderType.STOP_LIMIT) {

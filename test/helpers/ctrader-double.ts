@@ -114,6 +114,9 @@ export class CtraderDouble {
     this.loseAnswer.set(payloadType, (this.loseAnswer.get(payloadType) ?? 0) + times);
   }
 
+  /** On the next trading request: `crash` runs (it kills the client) before, or after, the broker carries it out. */
+  crashOnTrade: { phase: 'before' | 'after'; crash: () => void } | undefined;
+
   /** Drops every client connection without a close frame. */
   dropConnections(): void {
     for (const c of this.conns) c.peer.destroy();
@@ -227,6 +230,15 @@ export class CtraderDouble {
     if (!grant || !conn.accounts.has(ctid)) return this.error(conn, id, ErrorCode.ACCOUNT_NOT_AUTHORIZED, 'Account is not authorized', ctid);
     const account = this.accounts.get(ctid)!;
     if (env.payloadType === PayloadType.PROTO_OA_SUBSCRIBE_SPOTS_REQ) return this.subscribe(conn, env, account);
+    const crash = TRADING.has(env.payloadType) ? this.crashOnTrade : undefined;
+    if (crash) {
+      // The conformance suite's crash points: the client dies before the broker acts, or after, before any answer.
+      this.crashOnTrade = undefined;
+      if (crash.phase === 'after') this.answer(account, env);
+      crash.crash();
+      conn.peer.destroy();
+      return;
+    }
     const answers = this.answer(account, env);
     if (this.takeLoss(env.payloadType)) {
       conn.peer.destroy();
@@ -280,7 +292,7 @@ export class CtraderDouble {
             executions = account.amendOrder(p, now);
             break;
           case PayloadType.PROTO_OA_CANCEL_ORDER_REQ:
-            executions = account.cancelOrder(p);
+            executions = account.cancelOrder(p, now);
             break;
           default:
             executions = account.closePosition(p, now);
@@ -308,6 +320,8 @@ export class CtraderDouble {
         return [{ payloadType: PayloadType.PROTO_OA_TRADER_RES, payload: { ctidTraderAccountId: ctid, trader: { ctidTraderAccountId: ctid, balance: account.balance, depositAssetId: 2, moneyDigits: 2 } } }];
       case PayloadType.PROTO_OA_RECONCILE_REQ:
         return [{ payloadType: PayloadType.PROTO_OA_RECONCILE_RES, payload: { ctidTraderAccountId: ctid, position: [...account.positions.values()], order: [...account.orders.values()] } }];
+      case PayloadType.PROTO_OA_ORDER_LIST_REQ:
+        return [{ payloadType: PayloadType.PROTO_OA_ORDER_LIST_RES, payload: { ctidTraderAccountId: ctid, order: account.orderList((p.fromTimestamp as number | undefined) ?? 0, (p.toTimestamp as number | undefined) ?? 2_147_483_646_000), hasMore: false } }];
       case PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_REQ:
         return [{ payloadType: PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_RES, payload: { ctidTraderAccountId: ctid, positionUnrealizedPnL: account.unrealized(), moneyDigits: 2 } }];
       default:

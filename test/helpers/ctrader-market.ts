@@ -46,6 +46,8 @@ const r = (v: number, d: number) => Number(v.toFixed(d));
 
 export class DoubleAccount {
   positions = new Map<number, Position>();
+  /** Every order of any status, by orderId (what ProtoOAOrderListReq answers from). */
+  history = new Map<number, Order>();
   /** Every entry ever accepted, oldest first: a market order's position or a pending order. */
   entries: { kind: 'position' | 'order'; id: number; symbolId: number; tradeSide: number; volume: number }[] = [];
   orders = new Map<number, Order>();
@@ -133,9 +135,11 @@ export class DoubleAccount {
       this.positions.set(position.positionId, position);
       this.entries.push({ kind: 'position', id: position.positionId, symbolId: s.symbolId, tradeSide: side, volume });
       const deal = { dealId: this.nextId++, orderId, positionId: position.positionId, volume, filledVolume: volume, symbolId: s.symbolId, createTimestamp: now, executionTimestamp: now, executionPrice: fill, tradeSide: side, dealStatus: 2 };
+      const filled: Order = { ...order, orderStatus: OrderStatus.ORDER_STATUS_FILLED, executionPrice: fill, executedVolume: volume, utcLastUpdateTimestamp: now };
+      this.history.set(orderId, filled);
       return [
         { executionType: ExecutionType.ORDER_ACCEPTED, order, position: { ...position, positionStatus: 3 } },
-        { executionType: ExecutionType.ORDER_FILLED, order: { ...order, orderStatus: OrderStatus.ORDER_STATUS_FILLED, executionPrice: fill, executedVolume: volume } as Order, position, deal },
+        { executionType: ExecutionType.ORDER_FILLED, order: filled, position, deal },
       ];
     }
     const entry = orderType === OrderType.LIMIT ? p.limitPrice : p.stopPrice;
@@ -165,6 +169,7 @@ export class DoubleAccount {
       positionId: this.nextId++,
     };
     this.orders.set(order.orderId, order);
+    this.history.set(order.orderId, { ...order, utcLastUpdateTimestamp: now });
     this.entries.push({ kind: 'order', id: order.orderId, symbolId: s.symbolId, tradeSide: side, volume });
     return [{ executionType: ExecutionType.ORDER_ACCEPTED, order, position: { positionId: order.positionId!, tradeData, positionStatus: 3, swap: 0 } }];
   }
@@ -215,14 +220,17 @@ export class DoubleAccount {
     if (entry !== (o.orderType === OrderType.LIMIT ? o.limitPrice : o.stopPrice)) this.checkEntry(s, o.tradeData.tradeSide, o.orderType === OrderType.LIMIT ? OrderType.LIMIT : OrderType.STOP, entry);
     this.checkStops(o.tradeData.tradeSide, entry, next.stopLoss, next.takeProfit, 'entry price');
     this.orders.set(o.orderId, next);
+    this.history.set(o.orderId, { ...next, utcLastUpdateTimestamp: now });
     return [{ executionType: ExecutionType.ORDER_REPLACED, order: next }];
   }
 
-  cancelOrder(p: Record<string, unknown>): Executions {
+  cancelOrder(p: Record<string, unknown>, now: number): Executions {
     const o = this.order(p.orderId);
     this.requireOpen(this.symbol(o.tradeData.symbolId));
     this.orders.delete(o.orderId);
-    return [{ executionType: ExecutionType.ORDER_CANCELLED, order: { ...o, orderStatus: OrderStatus.ORDER_STATUS_CANCELLED } }];
+    const cancelled: Order = { ...o, orderStatus: OrderStatus.ORDER_STATUS_CANCELLED, utcLastUpdateTimestamp: now };
+    this.history.set(o.orderId, cancelled);
+    return [{ executionType: ExecutionType.ORDER_CANCELLED, order: cancelled }];
   }
 
   closePosition(p: Record<string, unknown>, now: number): Executions {
@@ -241,6 +249,7 @@ export class DoubleAccount {
     this.balance += gross;
     const side = buy ? TradeSide.SELL : TradeSide.BUY;
     const order: Order = { orderId: this.nextId++, tradeData: { ...pos.tradeData, volume, tradeSide: side }, orderType: OrderType.MARKET, orderStatus: OrderStatus.ORDER_STATUS_FILLED, closingOrder: true, positionId: pos.positionId, executionPrice: price };
+    this.history.set(order.orderId, { ...order, utcLastUpdateTimestamp: now });
     if (rest === 0) this.positions.delete(pos.positionId);
     else pos.tradeData = { ...pos.tradeData, volume: rest };
     const after: Position = rest === 0 ? { ...pos, positionStatus: PositionStatus.POSITION_STATUS_CLOSED } : pos;
@@ -253,6 +262,14 @@ export class DoubleAccount {
       { executionType: ExecutionType.ORDER_ACCEPTED, order: { ...order, orderStatus: OrderStatus.ORDER_STATUS_ACCEPTED }, position: pos },
       { executionType: ExecutionType.ORDER_FILLED, order, position: after, deal },
     ];
+  }
+
+  /** ProtoOAOrderListReq: orders last updated within [from, to]. */
+  orderList(from: number, to: number): Order[] {
+    return [...this.history.values()].filter((o) => {
+      const t = o.utcLastUpdateTimestamp ?? o.tradeData.openTimestamp ?? 0;
+      return t >= from && t <= to;
+    });
   }
 
   /** Net unrealized P&L in cents of the deposit currency (moneyDigits 2). */

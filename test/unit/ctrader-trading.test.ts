@@ -85,11 +85,13 @@ describe('the 17 actions as Open API requests', () => {
     const h = harness();
     const expiry = new Date(Date.now() + 3_600_000).toISOString();
     const limit = await h.exec('buy_limit', { symbol: 'EURUSD', volume: 0.1, price: 1.08, slPips: 30, expiry });
-    expect(h.last().payload).toMatchObject({ orderType: 2, limitPrice: 1.08, relativeStopLoss: 300, timeInForce: 1, expirationTimestamp: Date.parse(expiry) });
+    // Pip stops of a pending entry count from its price: sent as the absolute level.
+    expect(h.last().payload).toMatchObject({ orderType: 2, limitPrice: 1.08, stopLoss: 1.077, timeInForce: 1, expirationTimestamp: Date.parse(expiry) });
+    expect(h.last().payload).not.toHaveProperty('relativeStopLoss');
     const stop = await h.exec('sell_stop', { symbol: 'USDJPY', volume: 0.3, price: 149.5, tp: 149.0 });
     expect(h.last().payload).toMatchObject({ orderType: 3, stopPrice: 149.5, takeProfit: 149, timeInForce: 2, volume: 3_000_000 });
-    const sl = await h.exec('buy_stop_limit', { symbol: 'EURUSD', volume: 0.1, price: 1.0856, stopLimitPrice: 1.0861 });
-    expect(h.last().payload).toMatchObject({ orderType: 6, stopPrice: 1.0861, slippageInPoints: 50 });
+    const sl = await h.exec('buy_stop_limit', { symbol: 'EURUSD', volume: 0.1, price: 1.0856, stopLimitPrice: 1.0861, slPips: 25 });
+    expect(h.last().payload).toMatchObject({ orderType: 6, stopPrice: 1.0861, slippageInPoints: 50, stopLoss: 1.0831 });
     const ids = [...h.a().orders.keys()].map(String);
     expect([limit.ticket, stop.ticket, sl.ticket]).toEqual(ids);
     expect(limit).toMatchObject({ status: 'filled', price: 1.08, volume: 0.1 });
