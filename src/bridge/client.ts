@@ -23,8 +23,10 @@ export interface BridgeClientOptions {
   /** Aborts in-flight calls and backoff sleeps when the bridge stops. */
   signal: AbortSignal;
   backoff?: { initialMs?: number; maxMs?: number };
-  onReportRetry?: (error: string, retryInMs: number) => void;
-  onUnknownCommand?: (commandId: string) => void;
+  /** Whose bridge this is, in diagnostics. */
+  accountId: string;
+  /** Diagnostics (JSON lines): `report_retry`, `report_unknown_command`. */
+  diag: (line: Record<string, unknown>) => void;
 }
 
 export class BridgeClient {
@@ -62,14 +64,16 @@ export class BridgeClient {
           const res = await this.call('POST', '/bridge/v1/reports', { reports: chunk }, 15_000);
           if (res.status === 200) {
             const results = (res.body as { results?: { commandId: string; result: string }[] } | undefined)?.results ?? [];
-            for (const r of results) if (r.result === 'unknown') this.opts.onUnknownCommand?.(r.commandId);
+            for (const r of results) {
+              if (r.result === 'unknown') this.opts.diag({ time: new Date().toISOString(), event: 'report_unknown_command', accountId: this.opts.accountId, commandId: r.commandId });
+            }
             break;
           }
           if (res.status !== 429 && res.status < 500) throw new HttpStatusError(res.status, 'reports', res.body);
           throw new Error(`reports: HTTP ${res.status}`);
         } catch (err) {
           if (this.opts.signal.aborted || err instanceof HttpStatusError) throw err;
-          this.opts.onReportRetry?.((err as Error)?.message ?? String(err), delay);
+          this.opts.diag({ time: new Date().toISOString(), event: 'report_retry', accountId: this.opts.accountId, error: (err as Error)?.message ?? String(err), retryInMs: delay });
           await this.sleep(delay);
           if (this.opts.signal.aborted) throw err;
           delay = Math.min(delay * 2, this.maxBackoff);
@@ -124,4 +128,27 @@ export function seqOf(raw: unknown): number {
 export function commandIdOf(raw: unknown): string | undefined {
   const id = typeof raw === 'object' && raw !== null ? (raw as { commandId?: unknown }).commandId : undefined;
   return typeof id === 'string' && id.length > 0 ? id : undefined;
+}
+
+/** What a bridge decided about one command, before it becomes a report. */
+export interface CommandOutcome {
+  status: BridgeReport['status'];
+  ticket?: string | null;
+  price?: number | null;
+  volume?: number | null;
+  retcode?: string | number | null;
+  message?: string | null;
+}
+
+export function toReport(commandId: string, o: CommandOutcome, executedAt: number): BridgeReport {
+  return {
+    commandId,
+    status: o.status,
+    ticket: o.ticket ?? null,
+    price: o.price ?? null,
+    volume: o.volume ?? null,
+    retcode: o.retcode ?? null,
+    message: o.message == null ? null : o.message.slice(0, 512),
+    executedAt: new Date(executedAt).toISOString(),
+  };
 }

@@ -1,4 +1,4 @@
-import { BridgeClient, commandIdOf } from '../bridge/client';
+import { BridgeClient, commandIdOf, toReport } from '../bridge/client';
 import { commandSchema, instrumentSchema, type BridgeCommand, type BridgeReport, type Instrument } from '../bridge/protocol';
 import { ACTIONS, isOpening } from '../signals/actions';
 import type { CtraderAccount } from './account';
@@ -56,15 +56,8 @@ export class CtraderBridge {
     if (this.running) return;
     this.running = true;
     this.abort = new AbortController();
-    this.client = new BridgeClient({
-      ingressUrl: this.opts.ingressUrl,
-      bridgeToken: this.opts.bridgeToken,
-      fetch: this.opts.fetch,
-      signal: this.abort.signal,
-      backoff: this.opts.backoff,
-      onReportRetry: (error, retryInMs) => this.diag({ time: now(), event: 'report_retry', accountId: this.accountId, error, retryInMs }),
-      onUnknownCommand: (commandId) => this.diag({ time: now(), event: 'report_unknown_command', accountId: this.accountId, commandId }),
-    });
+    const { ingressUrl, bridgeToken, fetch, backoff } = this.opts;
+    this.client = new BridgeClient({ ingressUrl, bridgeToken, fetch, backoff, signal: this.abort.signal, accountId: this.accountId, diag: this.diag });
     this.loopDone = this.loop();
   }
 
@@ -165,7 +158,7 @@ export class CtraderBridge {
       const unresolved = store.unresolved(commandId);
       outcome = unresolved ? await this.resolve(unresolved, parsed.data) : await this.execute(parsed.data);
     }
-    const report = store.record(toReport(commandId, outcome));
+    const report = store.record(toReport(commandId, outcome, Date.now()));
     this.logCommand(raw, report, false);
     return report;
   }
@@ -273,19 +266,6 @@ function fitHello(all: Instrument[]): Instrument[] {
     out.push(s);
   }
   return out;
-}
-
-function toReport(commandId: string, o: Outcome): BridgeReport {
-  return {
-    commandId,
-    status: o.status,
-    ticket: o.ticket ?? null,
-    price: o.price ?? null,
-    volume: o.volume ?? null,
-    retcode: o.retcode ?? null,
-    message: o.message == null ? null : o.message.slice(0, 512),
-    executedAt: now(),
-  };
 }
 
 function now(): string {

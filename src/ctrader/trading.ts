@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { CommandOutcome } from '../bridge/client';
 import type { BridgeCommand } from '../bridge/protocol';
 import { ACCEPTED, CANCELLED, FILLED, MARKET_DONE, REPLACED, type CtraderAccount } from './account';
 import { NotSentInTime, OpenApiError } from './connection';
@@ -11,14 +12,7 @@ import { lotsToVolume, pipSize, pipsToRelative, pointsBetween, roundPrice, volum
  * OutcomeUnknown, and the caller resolves the command from the broker's state instead of sending it again.
  */
 
-export interface Outcome {
-  status: 'filled' | 'done' | 'rejected' | 'expired';
-  ticket?: string | null;
-  price?: number | null;
-  volume?: number | null;
-  retcode?: string | number | null;
-  message?: string | null;
-}
+export type Outcome = CommandOutcome;
 
 /** ProtoOANewOrderReq.label (≤ 100) and clientOrderId (≤ 50): how a command's order is found again after a crash. */
 export function labelOf(commandId: string): string {

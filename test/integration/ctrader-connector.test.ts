@@ -1,10 +1,13 @@
-import fs from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { PayloadType } from '../../src/ctrader/messages';
 import { connectorSetup, startConnectorProcess, type ConnectorProcess, type ConnectorSetup } from '../helpers/ctrader-connector';
 import { CtraderDouble } from '../helpers/ctrader-double';
 import { DEFAULT_SYMBOLS, type DoubleSymbol } from '../helpers/ctrader-market';
-import { ensureBuilt } from '../helpers/processes';
+import { ENTRIES, ensureBuilt } from '../helpers/processes';
 import { post, pollUntilReported, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 
 /**
@@ -145,4 +148,35 @@ describe('the cTrader connector and the Open API request limit', () => {
     const firstLeftOut = `SYM${truncated.sent as number}`;
     expect(await stack.registry.volumeRules([{ accountId: fixture.accounts[0]!.id, symbols: [firstLeftOut] }])).toEqual([undefined]);
   }, 90_000);
+});
+
+describe('the cTrader connector\'s credentials verbs (built program)', () => {
+  test('when an operator puts credentials on standard input and lists them, then the file is encrypted and the listing shows ids but no secret', () => {
+    ensureBuilt();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ct-cli-'));
+    try {
+      const env = { PATH: process.env.PATH ?? '', NODE_OPTIONS: '--experimental-websocket', CTRADER_CREDENTIALS_KEY: randomBytes(32).toString('base64'), CTRADER_CREDENTIALS_FILE: path.join(dir, 'c.enc') };
+      const secrets = { clientSecret: `cs_${randomBytes(12).toString('hex')}`, accessToken: `at_${randomBytes(12).toString('hex')}`, refreshToken: `rt_${randomBytes(12).toString('hex')}`, bridgeToken: `brg_${randomBytes(16).toString('hex')}` };
+      const doc = {
+        application: { clientId: 'cid-1', clientSecret: secrets.clientSecret },
+        accounts: [{ accountId: 'acc-cli', ctidTraderAccountId: 321, environment: 'live', bridgeToken: secrets.bridgeToken, accessToken: secrets.accessToken, refreshToken: secrets.refreshToken }],
+      };
+      const run = (args: string[], input?: string) => spawnSync(process.execPath, [ENTRIES['ctrader-connector'], ...args], { env, input, encoding: 'utf8', timeout: 20_000 });
+      const put = run(['credentials', 'put'], JSON.stringify(doc));
+      expect({ status: put.status, out: JSON.parse(put.stdout) }).toEqual({ status: 0, out: { application: true, accounts: ['acc-cli'] } });
+      const list = run(['credentials', 'list']);
+      expect(list.status).toBe(0);
+      expect(JSON.parse(list.stdout)).toEqual({ application: { clientId: 'cid-1' }, accounts: [{ accountId: 'acc-cli', ctidTraderAccountId: 321, environment: 'live', accessTokenExpiresAt: null }] });
+      const everything = put.stdout + put.stderr + list.stdout + list.stderr + fs.readFileSync(env.CTRADER_CREDENTIALS_FILE, 'utf8');
+      for (const s of Object.values(secrets)) expect(everything).not.toContain(s);
+      const bad = run(['credentials', 'put'], `{"accounts": [{"accessToken": "${secrets.accessToken}"`);
+      expect(bad.status).toBe(2);
+      expect(bad.stderr).not.toContain(secrets.accessToken);
+      const noKey = spawnSync(process.execPath, [ENTRIES['ctrader-connector'], 'credentials', 'list'], { env: { ...env, CTRADER_CREDENTIALS_KEY: '' }, encoding: 'utf8' });
+      expect(noKey.status).toBe(2);
+      expect(noKey.stderr).toMatch(/CTRADER_CREDENTIALS_KEY/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
