@@ -181,13 +181,21 @@ export class CtraderAccount {
   async call(payloadType: number, payload: Record<string, unknown>, opts: { done?: Completion; notAfter?: number } = {}): Promise<Envelope> {
     if (!this.authorized) await this.authorize();
     const body = { ctidTraderAccountId: this.ctid, ...payload };
-    try {
-      return await this.opts.connection.request(payloadType, body, opts);
-    } catch (err) {
-      if (!(err instanceof OpenApiError && REAUTH_CODES.has(err.errorCode))) throw err;
-      this.authorized = false;
-      await this.authorize();
-      return this.opts.connection.request(payloadType, body, opts);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.opts.connection.request(payloadType, body, opts);
+      } catch (err) {
+        if (!(err instanceof OpenApiError) || attempt >= 3) throw err;
+        if (REAUTH_CODES.has(err.errorCode)) {
+          this.authorized = false;
+          await this.authorize();
+        } else if (THROTTLED.has(err.errorCode)) {
+          // The proxy's rate limit refused it (nothing was done): wait as long as it asks, then send again.
+          await new Promise((resolve) => setTimeout(resolve, Math.min(10, Math.max(1, err.retryAfter ?? 1)) * 1000));
+        } else {
+          throw err;
+        }
+      }
     }
   }
 
@@ -280,6 +288,8 @@ export class CtraderAccount {
     return new Map((p.positionUnrealizedPnL ?? []).map((u) => [u.positionId, u.netUnrealizedPnL / scale]));
   }
 }
+
+const THROTTLED: ReadonlySet<string> = new Set([ErrorCode.BLOCKED_PAYLOAD_TYPE, ErrorCode.REQUEST_FREQUENCY_EXCEEDED]);
 
 export const MARKET_DONE = byExecution(ExecutionType.ORDER_FILLED, ExecutionType.ORDER_CANCELLED, ExecutionType.ORDER_EXPIRED);
 export const ACCEPTED = byExecution(ExecutionType.ORDER_ACCEPTED);

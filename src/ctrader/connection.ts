@@ -29,6 +29,8 @@ export class OpenApiError extends Error {
     readonly errorCode: string,
     readonly description: string,
     readonly payloadType: number,
+    /** ProtoOAErrorRes.retryAfter: seconds until a BLOCKED_PAYLOAD_TYPE payload type is unlocked. */
+    readonly retryAfter?: number,
   ) {
     super(`${errorCode}${description ? ` ${description}` : ''}`);
   }
@@ -309,7 +311,7 @@ export function refusalOf(env: Envelope): OpenApiError | undefined {
     case PayloadType.ERROR_RES:
     case PayloadType.PROTO_OA_ERROR_RES:
     case PayloadType.PROTO_OA_ORDER_ERROR_EVENT:
-      return new OpenApiError(text(p.errorCode) || 'UNKNOWN_ERROR', text(p.description), env.payloadType);
+      return new OpenApiError(text(p.errorCode) || 'UNKNOWN_ERROR', text(p.description), env.payloadType, typeof p.retryAfter === 'number' ? p.retryAfter : undefined);
     case PayloadType.PROTO_OA_EXECUTION_EVENT: {
       const e = p as unknown as ExecutionEvent;
       if (e.executionType === ExecutionType.ORDER_REJECTED || e.executionType === ExecutionType.ORDER_CANCEL_REJECTED) {

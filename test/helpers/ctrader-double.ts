@@ -26,6 +26,8 @@ export interface DoubleOptions {
   accounts: DoubleAccountSpec[];
   symbols?: DoubleSymbol[];
   heartbeatMs?: number;
+  /** Requests per second per connection before BLOCKED_PAYLOAD_TYPE; Open API's is 50. */
+  limitPerSecond?: number;
 }
 
 interface Grant {
@@ -64,6 +66,9 @@ export class CtraderDouble {
   readonly violations: string[] = [];
   /** The most requests any connection sent within one second. */
   maxPerSecond = 0;
+  /** Requests refused with BLOCKED_PAYLOAD_TYPE. */
+  blocked = 0;
+  limitPerSecond = 50;
   connections = 0;
 
   private constructor(
@@ -81,7 +86,9 @@ export class CtraderDouble {
 
   /** The broker side without a server: `answer()` only (unit tests of the message mapping). */
   static create(opts: DoubleOptions): CtraderDouble {
-    return new CtraderDouble(opts.clientId, opts.clientSecret, opts.accounts, opts.symbols ?? DEFAULT_SYMBOLS);
+    const d = new CtraderDouble(opts.clientId, opts.clientSecret, opts.accounts, opts.symbols ?? DEFAULT_SYMBOLS);
+    d.limitPerSecond = opts.limitPerSecond ?? 50;
+    return d;
   }
 
   static async start(opts: DoubleOptions): Promise<CtraderDouble> {
@@ -204,8 +211,9 @@ export class CtraderDouble {
       this.violations.push(invalid);
       return this.error(conn, id, ErrorCode.INVALID_REQUEST, invalid);
     }
-    if (conn.received.length > 50) {
-      this.error(conn, id, ErrorCode.BLOCKED_PAYLOAD_TYPE, 'rate limit of 50 requests per second reached', undefined, { retryAfter: 1 });
+    if (conn.received.length > this.limitPerSecond) {
+      this.blocked++;
+      this.error(conn, id, ErrorCode.BLOCKED_PAYLOAD_TYPE, `rate limit of ${this.limitPerSecond} requests per second reached`, undefined, { retryAfter: 1 });
       return;
     }
     const p = env.payload ?? {};

@@ -150,6 +150,32 @@ describe('the cTrader connector and the Open API request limit', () => {
   }, 90_000);
 });
 
+describe('the cTrader connector when the proxy throttles it', () => {
+  let stack: Stack;
+  let double: CtraderDouble;
+  let connector: ConnectorProcess | undefined;
+
+  afterAll(async () => {
+    await connector?.stop();
+    await double?.close();
+    await stack?.stop();
+  });
+
+  test('when the proxy answers BLOCKED_PAYLOAD_TYPE with retryAfter, then the connector waits and sends the request again, and hello still succeeds', async () => {
+    ensureBuilt();
+    stack = await startStack();
+    const fixture = await seedOwner(stack.registry, [{ platform: 'ctrader', bridgeVersion: '1.0.0' }]);
+    const tokens = { accessToken: `at_${randomBytes(16).toString('hex')}`, refreshToken: `rt_${randomBytes(16).toString('hex')}` };
+    // A proxy allowing 3 requests per second: app auth, account auth and the symbol list pass, the next is blocked.
+    double = await CtraderDouble.start({ ...application, accounts: [{ ctid: 98, ...tokens }], limitPerSecond: 3 });
+    const setup = connectorSetup('throttled', application, [{ accountId: fixture.accounts[0]!.id, ctidTraderAccountId: 98, environment: 'demo', bridgeToken: fixture.accounts[0]!.bridgeToken, ...tokens }]);
+    connector = await startConnectorProcess({ setup, accountIds: [fixture.accounts[0]!.id], demoUrl: double.url, ingressUrl: stack.ingress.url, label: 'throttled' });
+    expect(double.blocked).toBeGreaterThan(0);
+    expect(connector.jsonLines('stderr').filter((l) => l.event === 'connection_error')).toEqual([]);
+    expect(await stack.registry.volumeRules([{ accountId: fixture.accounts[0]!.id, symbols: ['EURUSD'] }])).toEqual([{ step: 0.01, min: 0.01, max: 100 }]);
+  }, 60_000);
+});
+
 describe('the cTrader connector\'s credentials verbs (built program)', () => {
   test('when an operator puts credentials on standard input and lists them, then the file is encrypted and the listing shows ids but no secret', () => {
     ensureBuilt();
