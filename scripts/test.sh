@@ -1,14 +1,34 @@
 #!/usr/bin/env bash
 # What `make test` runs: installs what is missing, builds, type-checks the tests, runs jest against a real Temporal
 # dev server and a real redis-server (started by test/helpers/global-setup.ts on free loopback ports), and ends with
-# one summary line: `N passed, N failed, N skipped`. Exits with jest's exit code. Extra arguments go to jest.
+# one summary line: `N passed, N failed, N skipped` (jest's tests and the MT5 bridge's pytest tests together). Exits
+# non-zero when either failed. Extra arguments go to jest, except those under bridges/ which go to pytest; with
+# arguments, only the side they name runs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 mkdir -p .run
 results=.run/jest-results.json
+pytest_results=.run/pytest-results.xml
 summary_file=.run/test-summary.txt
-rm -f "$results" "$summary_file"
+rm -f "$results" "$pytest_results" "$summary_file"
+
+jest_args=()
+pytest_args=()
+named_pytest=0
+for arg in "$@"; do
+  case "$arg" in
+    bridges/mt5 | bridges/mt5/) named_pytest=1 ;;
+    bridges/mt5/*) named_pytest=1; pytest_args+=("${arg#bridges/mt5/}") ;;
+    *) jest_args+=("$arg") ;;
+  esac
+done
+run_jest=1
+run_pytest=1
+if [ "$#" -gt 0 ]; then
+  [ "${#jest_args[@]}" -gt 0 ] || run_jest=0
+  [ "$named_pytest" -eq 1 ] || run_pytest=0
+fi
 
 summary() {
   echo "$1" >"$summary_file"
@@ -24,6 +44,9 @@ bash scripts/ensure-node-modules.sh || fail_before_jest "npm ci"
 bash scripts/ensure-redis.sh >/dev/null || fail_before_jest "scripts/ensure-redis.sh"
 TEMPORAL_BIN="$(bash scripts/ensure-temporal.sh)" || fail_before_jest "scripts/ensure-temporal.sh"
 export TEMPORAL_BIN
+# The MT5 bridge's pytest tests, and its process in test/conformance/mt5.test.ts, run on this python.
+PYTHON="$(bash scripts/ensure-python.sh)" || fail_before_jest "scripts/ensure-python.sh"
+export PYTHON
 if ! command -v docker-compose >/dev/null 2>&1; then
   # test/unit/docker-compose.test.ts validates docker-compose.yml with it.
   echo "test.sh: installing docker-compose with apt-get" >&2
@@ -41,20 +64,53 @@ fi
 npm run build || fail_before_jest "npm run build"
 npx tsc -p tsconfig.test.json --noEmit || fail_before_jest "type-checking the tests (tsc -p tsconfig.test.json)"
 
-npx jest --json --outputFile="$results" "$@"
-rc=$?
+pytest_rc=0
+if [ "$run_pytest" -eq 1 ]; then
+  # Unit tests of bridges/mt5 against its MetaTrader5 double; the working directory keeps .pytest_cache out of src.
+  (cd bridges/mt5 && PYTHONDONTWRITEBYTECODE=1 "$PYTHON" -m pytest -q -p no:cacheprovider --junitxml="../../$pytest_results" \
+    "${pytest_args[@]}")
+  pytest_rc=$?
+fi
+rc=0
+if [ "$run_jest" -eq 1 ]; then
+  npx jest --json --outputFile="$results" "${jest_args[@]}"
+  rc=$?
+fi
 
 # A run that failed without a failing test (no tests found, a crash, a teardown error) still counts one failure.
 line="$(node -e '
   const fs = require("fs");
-  const [file, rc] = [process.argv[1], Number(process.argv[2])];
-  let r;
-  try { r = JSON.parse(fs.readFileSync(file, "utf8")); } catch { console.log("0 passed, 1 failed, 0 skipped"); process.exit(0); }
-  let failed = (r.numFailedTests || 0) + (r.numRuntimeErrorTestSuites || 0);
-  if (rc !== 0 && failed === 0) failed = 1;
-  const skipped = (r.numPendingTests || 0) + (r.numTodoTests || 0);
-  console.log(`${r.numPassedTests || 0} passed, ${failed} failed, ${skipped} skipped`);
-' "$results" "$rc")"
-if [ "$rc" -eq 0 ] && [ ! -s "$results" ]; then rc=1; fi
+  const [file, rc, runJest, pyFile, pyRc, runPy] = process.argv.slice(1);
+  let passed = 0, failed = 0, skipped = 0;
+  if (runJest === "1") {
+    let r;
+    try { r = JSON.parse(fs.readFileSync(file, "utf8")); } catch { r = undefined; }
+    if (!r) failed += 1;
+    else {
+      let f = (r.numFailedTests || 0) + (r.numRuntimeErrorTestSuites || 0);
+      if (Number(rc) !== 0 && f === 0) f = 1;
+      passed += r.numPassedTests || 0;
+      failed += f;
+      skipped += (r.numPendingTests || 0) + (r.numTodoTests || 0);
+    }
+  }
+  if (runPy === "1") {
+    let xml = "";
+    try { xml = fs.readFileSync(pyFile, "utf8"); } catch {}
+    const suite = /<testsuite\b[^>]*>/.exec(xml);
+    const attr = (n) => Number((suite && new RegExp(` ${n}="(\\d+)"`).exec(suite[0]) || [0, 0])[1]);
+    if (!suite) failed += 1;
+    else {
+      let f = attr("failures") + attr("errors");
+      if (Number(pyRc) !== 0 && f === 0) f = 1;
+      passed += attr("tests") - attr("failures") - attr("errors") - attr("skipped");
+      failed += f;
+      skipped += attr("skipped");
+    }
+  }
+  console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
+' "$results" "$rc" "$run_jest" "$pytest_results" "$pytest_rc" "$run_pytest")"
+if [ "$run_jest" -eq 1 ] && [ "$rc" -eq 0 ] && [ ! -s "$results" ]; then rc=1; fi
+if [ "$rc" -eq 0 ] && [ "$pytest_rc" -ne 0 ]; then rc="$pytest_rc"; fi
 summary "$line"
 exit "$rc"

@@ -4,7 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { helloSchema, reportsBodySchema, type BridgeCommand, type BridgeReport } from '../../src/bridge/protocol';
-import { ManualFeed } from '../../src/paper/broker';
+import { DEFAULT_SYMBOLS, ManualFeed, PaperBroker, baselineQuote } from '../../src/paper/broker';
+import { FileMarket } from '../../src/paper/market-file';
 import { FileJournal } from '../../src/paper/journal';
 import { FileLedger, MemoryLedger, journalFileFor, readLedger, stateFileFor } from '../../src/paper/ledger';
 import { parseArgs } from '../../src/paper/main';
@@ -314,6 +315,24 @@ describe('paper terminal', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  test('when a crash is armed before or after the fill, then the terminal dies there: nothing executed, or executed and journaled with no report', () => {
+    class Died extends Error {}
+    const die = (): never => {
+      throw new Died();
+    };
+    const before = terminal({ crash: { at: 'before_fill', die } });
+    const a = command();
+    expect(() => before.handle(a)).toThrow(Died);
+    expect([before.broker.positions().length, before.journal.get(a.commandId)]).toEqual([0, undefined]);
+
+    const after = terminal({ crash: { at: 'after_fill', die } });
+    const b = command();
+    expect(() => after.handle(b)).toThrow(Died);
+    expect(after.broker.positions()).toHaveLength(1);
+    expect(after.journal.get(b.commandId)).toMatchObject({ status: 'filled', ticket: after.broker.positions()[0]!.ticket });
+    expect(after.stats.reportsSent).toBe(0);
+  });
+
   test('when the token is refused, then the terminal keeps retrying hello and never polls', async () => {
     const t = terminal({ bridgeToken: 'brg_wrong_token_0000000' });
     t.start();
@@ -356,9 +375,27 @@ describe('paper bridge CLI', () => {
     expect(() => parseArgs([], {})).toThrow(/--registry is required/);
     expect(() => parseArgs(['--registry', 'r', '--platform-version', 'mt4=1.0.0'], {})).toThrow(/platform-version/);
     expect(parseArgs(['--help'], {})).toBe('help');
-    expect(parseFaults('drop-before-report:1,drop-before-report:3@x')).toEqual([
+    expect(parseFaults('drop-before-report:1,drop-before-report:3@x,crash-after-fill@y,crash-before-fill')).toEqual([
       { kind: 'drop-before-report', times: 1 },
       { kind: 'drop-before-report', times: 3, accountId: 'x' },
+      { kind: 'crash-after-fill', accountId: 'y' },
+      { kind: 'crash-before-fill' },
     ]);
+    expect(parseArgs(['--registry', 'r.json', '--market', 'm.json'], {})).toMatchObject({ market: 'm.json' });
+  });
+});
+
+describe('paper market file', () => {
+  test('when the file gives a quote or closes a market, then the broker fills at that quote and refuses the closed market; a missing file is the baseline, all open', () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'paper-market-')), 'market.json');
+    const broker = new PaperBroker({ platform: 'mt5', feed: new FileMarket(file) });
+    const eur = DEFAULT_SYMBOLS.find((s) => s.name === 'EURUSD')!;
+    expect(broker.quote('EURUSD')).toEqual(baselineQuote(eur));
+    expect(broker.isMarketOpen('US30')).toBe(true);
+    fs.writeFileSync(file, JSON.stringify({ quotes: { EURUSD: { bid: 1.2, ask: 1.2001 } }, closed: ['US30'] }));
+    expect(broker.execute({ action: 'buy', symbol: 'EURUSD', volume: 0.1 }).result).toMatchObject({ status: 'filled', price: 1.2001 });
+    expect(broker.execute({ action: 'buy', symbol: 'US30', volume: 0.1 }).result).toMatchObject({ status: 'rejected', retcode: 10018 });
+    fs.writeFileSync(file, '{"quotes": {"EURUSD": {"bid": 1.3, "ask": 1.2}}}');
+    expect(() => broker.quote('EURUSD')).toThrow(/below bid/);
   });
 });

@@ -1,0 +1,248 @@
+"""The bridge loop (docs/bridge-protocol.md): hello, long-poll, execute in seq order, journal, report until taken.
+
+One bridge runs one terminal, which is logged into one trading account (one bridge token).
+"""
+from __future__ import annotations
+
+import json
+import sys
+import time
+from datetime import datetime, timezone
+from typing import Any, Callable, Dict, List, Optional, TextIO
+
+from . import __version__
+from .ingress import Ingress, IngressError
+from .journal import Journal
+from .protocol import CAPABILITIES, PLATFORM, Command, InvalidCommand, Report, iso, parse_command, parse_time
+from .trading import Outcome, Trader, TerminalUnavailable, pip_size, refused
+
+MAX_SYMBOLS = 5000
+SKEW_WARNING_S = 5.0
+
+
+class Stop(Exception):
+    """Asked to stop (SIGTERM, Ctrl+C) while idle."""
+
+
+def seq_of(raw: Any) -> int:
+    seq = raw.get("seq") if isinstance(raw, dict) else None
+    return seq if isinstance(seq, int) and not isinstance(seq, bool) else sys.maxsize
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Bridge:
+    def __init__(self, mt5: Any, ingress: Ingress, journal_for: Callable[[int], Journal], *,
+                 terminal_path: Optional[str] = None, wait_ms: int = 20_000, server_utc_offset: Optional[int] = None,
+                 out: TextIO = sys.stdout, diag: TextIO = sys.stderr, backoff_max_s: float = 5.0) -> None:
+        self.mt5 = mt5
+        self.ingress = ingress
+        self._journal_for = journal_for
+        self.journal: Optional[Journal] = None
+        self.terminal_path = terminal_path
+        self.wait_ms = wait_ms
+        self._fixed_offset = server_utc_offset
+        self._offset: Optional[int] = server_utc_offset
+        self.trader = Trader(mt5, self.server_offset)
+        self.account_id: Optional[str] = None
+        self.skew_s = 0.0
+        self.running = True
+        self.busy = False
+        self._out = out
+        self._diag = diag
+        self._backoff_max = backoff_max_s
+
+    # ---- logs ------------------------------------------------------------------------------------------------------
+
+    def log(self, stream: TextIO, **fields: Any) -> None:
+        stream.write(json.dumps({"time": iso(utcnow()), **fields}, default=str) + "\n")
+        stream.flush()
+
+    # ---- clocks ----------------------------------------------------------------------------------------------------
+
+    def now(self) -> datetime:
+        """The later of this machine's clock and the service's (as last seen): expiry is never judged early."""
+        local = utcnow()
+        return local if self.skew_s <= 0 else datetime.fromtimestamp(local.timestamp() + self.skew_s, timezone.utc)
+
+    def _observe_server_time(self, server_time: Optional[str]) -> None:
+        if not server_time:
+            return
+        try:
+            self.skew_s = parse_time(server_time, "serverTime").timestamp() - time.time()
+        except InvalidCommand:
+            return
+        if abs(self.skew_s) > SKEW_WARNING_S:
+            self.log(self._diag, event="clock_skew", skewSeconds=round(self.skew_s, 3),
+                     hint="synchronise this PC's clock; expiry is judged by the later clock")
+
+    def server_offset(self) -> int:
+        """Seconds the trade server's clock is ahead of UTC (MT5 times are server times), from a fresh tick."""
+        if self._fixed_offset is not None:
+            return self._fixed_offset
+        symbols = self.mt5.symbols_get() or ()
+        for info in symbols[:20]:
+            tick = self.mt5.symbol_info_tick(info.name)
+            if tick is None:
+                continue
+            diff = tick.time - time.time()
+            if abs(diff) < 14 * 3600:
+                self._offset = int(round(diff / 1800.0)) * 1800
+                return self._offset
+        return self._offset or 0
+
+    # ---- terminal --------------------------------------------------------------------------------------------------
+
+    def connect_terminal(self) -> None:
+        ok = self.mt5.initialize(self.terminal_path) if self.terminal_path else self.mt5.initialize()
+        if not ok:
+            code, text = self.mt5.last_error()
+            raise TerminalUnavailable(f"initialize: {code} {text} (is the MetaTrader 5 terminal running and logged in?)")
+        account = self.mt5.account_info()
+        if account is None:
+            raise TerminalUnavailable("account_info: the terminal is not logged into a trading account")
+        if self.journal is None:
+            self.journal = self._journal_for(int(account.login))
+        terminal = self.mt5.terminal_info()
+        if terminal is not None and not terminal.trade_allowed:
+            self.log(self._diag, event="algo_trading_off",
+                     hint="switch on Algo Trading in the terminal's toolbar; until then the broker refuses with 10027")
+
+    def hello_body(self) -> Dict[str, Any]:
+        account = self.mt5.account_info()
+        symbols = []
+        for info in (self.mt5.symbols_get() or ())[:MAX_SYMBOLS]:
+            if info.trade_mode == self.mt5.SYMBOL_TRADE_MODE_DISABLED or info.volume_step <= 0 or info.volume_min <= 0:
+                continue
+            symbols.append({"name": info.name, "digits": int(info.digits), "pipSize": pip_size(info.digits, info.point, info.name),
+                            "volumeStep": min(float(info.volume_step), 100.0), "volumeMin": min(float(info.volume_min), 100.0),
+                            "volumeMax": float(info.volume_max)})
+        body: Dict[str, Any] = {"platform": PLATFORM, "bridgeVersion": __version__, "capabilities": CAPABILITIES,
+                                "symbols": symbols}
+        if account is not None:
+            body["account"] = {"balance": account.balance, "equity": account.equity, "currency": account.currency}
+        return body
+
+    def hello(self) -> None:
+        answer = self.ingress.hello(self.hello_body())
+        self.account_id = str(answer.get("accountId"))
+        self._observe_server_time(answer.get("serverTime"))
+        self.log(self._diag, event="hello", accountId=self.account_id, bridgeVersion=__version__,
+                 protocolVersion=answer.get("protocolVersion"))
+
+    # ---- commands --------------------------------------------------------------------------------------------------
+
+    def handle(self, raw: Any) -> Optional[Report]:
+        """One delivered command to its report: from the journal if handled before, else expired, refused or run."""
+        assert self.journal is not None
+        command_id = raw.get("commandId") if isinstance(raw, dict) else None
+        if not isinstance(command_id, str) or not command_id:
+            self.log(self._diag, event="command_without_id")
+            return None
+        entry = self.journal.get(command_id)
+        if entry is not None and entry.report is not None:
+            self.log(self._out, event="command", commandId=command_id, replayed=True, status=entry.report.status,
+                     ticket=entry.report.ticket)
+            return entry.report
+        try:
+            cmd: Optional[Command] = parse_command(raw)
+        except InvalidCommand as err:
+            cmd = None
+            outcome = refused("bridge_invalid_command", f"invalid command: {err}")
+        if cmd is not None:
+            outcome = self._decide(cmd, recovering=entry is not None and entry.intent_at is not None)
+        report = self.journal.record_report(Report(
+            commandId=command_id, status=outcome.status, ticket=outcome.ticket, price=outcome.price,
+            volume=outcome.volume, retcode=outcome.retcode, message=outcome.message, executedAt=iso(utcnow())))
+        self.log(self._out, event="command", commandId=command_id, seq=raw.get("seq"), action=raw.get("action"),
+                 symbol=raw.get("symbol"), status=report.status, ticket=report.ticket, price=report.price,
+                 volume=report.volume, retcode=report.retcode, message=report.message, replayed=False)
+        return report
+
+    def _decide(self, cmd: Command, recovering: bool) -> Outcome:
+        assert self.journal is not None
+        if self.account_id is not None and cmd.account_id != self.account_id:
+            return refused("bridge_wrong_account", f"command for {cmd.account_id} delivered to {self.account_id}")
+        expired = self.now() > cmd.expires_at
+        if expired and not recovering:
+            return Outcome("expired", message=f"not executed: expired at {iso(cmd.expires_at)}")
+        if expired:
+            # It may have run before the crash: only what the trade server shows counts, and nothing new is sent.
+            found = self.trader.recover(cmd)
+            return found or Outcome("expired", message=f"not executed: expired at {iso(cmd.expires_at)}")
+        self.journal.record_intent(cmd.command_id)
+        return self.trader.execute(cmd, recovering)
+
+    def send_reports(self, reports: List[Report]) -> None:
+        """Until the ingress takes them (they are idempotent); 4xx other than 429 is a fault of ours: reconnect."""
+        delay = 0.05
+        body = [r.to_json() for r in reports]
+        for start in range(0, len(body), 100):
+            chunk = body[start:start + 100]
+            while True:
+                try:
+                    for result in self.ingress.reports(chunk):
+                        if isinstance(result, dict) and result.get("result") == "unknown":
+                            self.log(self._diag, event="report_unknown_command", commandId=result.get("commandId"))
+                    break
+                except IngressError as err:
+                    if not err.retryable:
+                        raise
+                    self.log(self._diag, event="report_retry", error=str(err), retryInMs=int(delay * 1000))
+                    time.sleep(delay)
+                    delay = min(delay * 2, self._backoff_max)
+
+    # ---- the loop --------------------------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        delay = 0.05
+        terminal_up = False
+        connected = False
+        while self.running:
+            try:
+                if not terminal_up:
+                    self.connect_terminal()
+                    terminal_up = True
+                if not connected:
+                    self.hello()
+                    connected = True
+                commands, server_time = self.ingress.commands(self.wait_ms)
+                self._observe_server_time(server_time)
+                delay = 0.05
+                if commands:
+                    self._run_batch(commands)
+            except TerminalUnavailable as err:
+                terminal_up = connected = False
+                self.log(self._diag, event="terminal_unavailable", error=str(err), retryInMs=int(delay * 1000))
+                try:
+                    self.mt5.shutdown()
+                except Exception:
+                    pass
+            except IngressError as err:
+                connected = False
+                self.log(self._diag, event="connection_error", error=str(err), retryInMs=int(delay * 1000))
+            if not (terminal_up and connected) and self.running:
+                time.sleep(delay)
+                delay = min(delay * 2, self._backoff_max)
+
+    def _run_batch(self, commands: List[Any]) -> None:
+        ordered = sorted(commands, key=seq_of)
+        reports: List[Report] = []
+        self.busy = True
+        try:
+            for raw in ordered:
+                try:
+                    report = self.handle(raw)
+                except TerminalUnavailable:
+                    # Stop here: the rest waits for the terminal (they are delivered again after the next hello).
+                    if reports:
+                        self.send_reports(reports)
+                    raise
+                if report is not None:
+                    reports.append(report)
+            if reports:
+                self.send_reports(reports)
+        finally:
+            self.busy = False

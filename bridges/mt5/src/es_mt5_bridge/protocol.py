@@ -1,0 +1,151 @@
+"""The bridge protocol's messages (docs/bridge-protocol.md), as this bridge reads and writes them."""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from typing import Any, Dict, Optional, Union
+
+ACTIONS = (
+    "buy", "sell", "buy_limit", "sell_limit", "buy_stop", "sell_stop", "buy_stop_limit", "sell_stop_limit",
+    "close", "close_all", "partial_close", "cancel_pending", "modify_sl", "modify_tp", "modify_pending",
+    "modify_pending_expiry", "breakeven",
+)
+ENTRY_ACTIONS = ACTIONS[:8]
+PLATFORM = "mt5"
+CAPABILITIES = ["stop_limit", "modify_pending", "partial_close", "max_open_positions", "exactly_once_journal"]
+
+Retcode = Union[int, str]
+
+
+class InvalidCommand(ValueError):
+    """A delivered command this bridge cannot read; reported as bridge_invalid_command."""
+
+
+@dataclass(frozen=True)
+class Command:
+    command_id: str
+    seq: int
+    signal_id: str
+    account_id: str
+    action: str
+    accepted_at: datetime
+    expires_at: datetime
+    symbol: Optional[str] = None
+    volume: Optional[float] = None
+    price: Optional[float] = None
+    stop_limit_price: Optional[float] = None
+    sl: Optional[float] = None
+    tp: Optional[float] = None
+    sl_pips: Optional[float] = None
+    tp_pips: Optional[float] = None
+    position_id: Optional[str] = None
+    order_id: Optional[str] = None
+    partial_volume: Optional[float] = None
+    expiry: Optional[datetime] = None
+    side: Optional[str] = None
+    pnl: Optional[str] = None
+    max_open_positions: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Report:
+    commandId: str
+    status: str
+    ticket: Optional[str] = None
+    price: Optional[float] = None
+    volume: Optional[float] = None
+    retcode: Optional[Retcode] = None
+    message: Optional[str] = None
+    executedAt: Optional[str] = None
+
+    def to_json(self) -> Dict[str, Any]:
+        body = asdict(self)
+        if body["message"] is not None:
+            body["message"] = body["message"][:512]
+        return body
+
+    @staticmethod
+    def from_json(raw: Dict[str, Any]) -> "Report":
+        return Report(commandId=str(raw["commandId"]), status=str(raw["status"]), ticket=raw.get("ticket"),
+                      price=raw.get("price"), volume=raw.get("volume"), retcode=raw.get("retcode"),
+                      message=raw.get("message"), executedAt=raw.get("executedAt"))
+
+
+def parse_time(value: Any, field: str) -> datetime:
+    if not isinstance(value, str):
+        raise InvalidCommand(f"{field}: expected an ISO 8601 date-time")
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as err:
+        raise InvalidCommand(f"{field}: {err}") from None
+    if parsed.tzinfo is None:
+        raise InvalidCommand(f"{field}: the date-time has no offset")
+    return parsed.astimezone(timezone.utc)
+
+
+def iso(at: datetime) -> str:
+    return at.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _number(raw: Dict[str, Any], key: str) -> Optional[float]:
+    value = raw.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidCommand(f"{key}: expected a number")
+    return float(value)
+
+
+def _text(raw: Dict[str, Any], key: str, required: bool = False) -> Optional[str]:
+    value = raw.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value or len(value) > 256:
+        raise InvalidCommand(f"{key}: expected a non-empty string")
+    return value
+
+
+def parse_command(raw: Any) -> Command:
+    """Reads one delivered command; unknown fields are ignored (the protocol only ever adds fields)."""
+    if not isinstance(raw, dict):
+        raise InvalidCommand("a command is an object")
+    action = _text(raw, "action", True)
+    if action not in ACTIONS:
+        raise InvalidCommand(f"action: unknown action {action!r}")
+    seq = raw.get("seq")
+    if isinstance(seq, bool) or not isinstance(seq, int):
+        raise InvalidCommand("seq: expected an integer")
+    side, pnl = _text(raw, "side"), _text(raw, "pnl")
+    if side not in (None, "buy", "sell"):
+        raise InvalidCommand("side: expected buy or sell")
+    if pnl not in (None, "profit", "loss"):
+        raise InvalidCommand("pnl: expected profit or loss")
+    max_open = raw.get("maxOpenPositions")
+    if max_open is not None and (isinstance(max_open, bool) or not isinstance(max_open, int) or max_open < 0):
+        raise InvalidCommand("maxOpenPositions: expected a non-negative integer")
+    expiry = raw.get("expiry")
+    return Command(
+        command_id=_text(raw, "commandId", True) or "",
+        seq=seq,
+        signal_id=_text(raw, "signalId", True) or "",
+        account_id=_text(raw, "accountId", True) or "",
+        action=action,
+        accepted_at=parse_time(raw.get("acceptedAt"), "acceptedAt"),
+        expires_at=parse_time(raw.get("expiresAt"), "expiresAt"),
+        symbol=_text(raw, "symbol"),
+        volume=_number(raw, "volume"),
+        price=_number(raw, "price"),
+        stop_limit_price=_number(raw, "stopLimitPrice"),
+        sl=_number(raw, "sl"),
+        tp=_number(raw, "tp"),
+        sl_pips=_number(raw, "slPips"),
+        tp_pips=_number(raw, "tpPips"),
+        position_id=_text(raw, "positionId"),
+        order_id=_text(raw, "orderId"),
+        partial_volume=_number(raw, "partialVolume"),
+        expiry=None if expiry is None else parse_time(expiry, "expiry"),
+        side=side,
+        pnl=pnl,
+        max_open_positions=max_open,
+    )
