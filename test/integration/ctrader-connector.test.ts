@@ -113,66 +113,55 @@ describe('the cTrader connector between the service and Open API', () => {
   });
 });
 
+/** One cTrader account on its own stack, double and connector, for the tests of the Open API request limit. */
 describe('the cTrader connector and the Open API request limit', () => {
-  let stack: Stack;
-  let double: CtraderDouble;
-  let connector: ConnectorProcess | undefined;
+  const running: { stack: Stack; double: CtraderDouble; connector?: ConnectorProcess }[] = [];
 
   afterAll(async () => {
-    await connector?.stop();
-    await double?.close();
-    await stack?.stop();
+    for (const r of running) {
+      await r.connector?.stop();
+      await r.double.close();
+      await r.stack.stop();
+    }
   });
 
-  test('when an account lists 12 000 symbols (60 ProtoOASymbolByIdReq at hello), then at most 50 requests go out in any second, and hello carries as many as fit the ingress\'s 256 KB', async () => {
+  async function oneAccount(label: string, ctid: number, double: Partial<Parameters<typeof CtraderDouble.start>[0]>, readyTimeoutMs = 30_000) {
     ensureBuilt();
-    stack = await startStack();
+    const stack = await startStack();
     const fixture = await seedOwner(stack.registry, [{ platform: 'ctrader', bridgeVersion: '1.0.0' }]);
     const tokens = { accessToken: `at_${randomBytes(16).toString('hex')}`, refreshToken: `rt_${randomBytes(16).toString('hex')}` };
+    const d = await CtraderDouble.start({ ...application, accounts: [{ ctid, ...tokens }], ...double });
+    const run: { stack: Stack; double: CtraderDouble; connector?: ConnectorProcess } = { stack, double: d };
+    running.push(run);
+    const accountId = fixture.accounts[0]!.id;
+    const setup = connectorSetup(label, application, [{ accountId, ctidTraderAccountId: ctid, environment: 'demo', bridgeToken: fixture.accounts[0]!.bridgeToken, ...tokens }]);
+    const started = Date.now();
+    run.connector = await startConnectorProcess({ setup, accountIds: [accountId], demoUrl: d.url, ingressUrl: stack.ingress.url, label, readyTimeoutMs });
+    const rulesOf = async (symbol: string) => (await stack.registry.volumeRules([{ accountId, symbols: [symbol] }]))[0];
+    return { double: d, connector: run.connector, startedMs: Date.now() - started, rulesOf };
+  }
+
+  test('when an account lists 12 000 symbols (60 ProtoOASymbolByIdReq at hello), then at most 50 requests go out in any second, and hello carries as many as fit the ingress\'s 256 KB', async () => {
     const base = DEFAULT_SYMBOLS[0]!;
     const symbols: DoubleSymbol[] = Array.from({ length: 12_000 }, (_, i) => ({ ...base, symbolId: 100 + i, symbolName: `SYM${i}` }));
-    double = await CtraderDouble.start({ ...application, accounts: [{ ctid: 99, ...tokens }], symbols });
-    const setup = connectorSetup('rate', application, [{ accountId: fixture.accounts[0]!.id, ctidTraderAccountId: 99, environment: 'demo', bridgeToken: fixture.accounts[0]!.bridgeToken, ...tokens }]);
-    const started = Date.now();
-    connector = await startConnectorProcess({ setup, accountIds: [fixture.accounts[0]!.id], demoUrl: double.url, ingressUrl: stack.ingress.url, label: 'rate', readyTimeoutMs: 60_000 });
+    const { double, connector, startedMs, rulesOf } = await oneAccount('rate', 99, { symbols }, 60_000);
     expect(double.requests(PayloadType.PROTO_OA_SYMBOL_BY_ID_REQ)).toHaveLength(60);
     expect(double.maxPerSecond).toBeLessThanOrEqual(50);
     expect(double.maxPerSecond).toBeGreaterThanOrEqual(45);
-    expect(Date.now() - started).toBeGreaterThan(1_000);
+    expect(startedMs).toBeGreaterThan(1_000);
     const truncated = connector.jsonLines('stderr').find((l) => l.event === 'symbols_truncated')!;
     expect(truncated).toMatchObject({ listed: 12_000, sent: expect.any(Number) });
     expect(truncated.sent as number).toBeGreaterThan(2_000);
-    const last = truncated.lastSent as string;
-    const rules = await stack.registry.volumeRules([{ accountId: fixture.accounts[0]!.id, symbols: [last] }]);
-    expect(rules).toEqual([{ step: 0.01, min: 0.01, max: 100 }]);
-    const firstLeftOut = `SYM${truncated.sent as number}`;
-    expect(await stack.registry.volumeRules([{ accountId: fixture.accounts[0]!.id, symbols: [firstLeftOut] }])).toEqual([undefined]);
+    expect(await rulesOf(truncated.lastSent as string)).toEqual({ step: 0.01, min: 0.01, max: 100 });
+    expect(await rulesOf(`SYM${truncated.sent as number}`)).toBeUndefined();
   }, 90_000);
-});
-
-describe('the cTrader connector when the proxy throttles it', () => {
-  let stack: Stack;
-  let double: CtraderDouble;
-  let connector: ConnectorProcess | undefined;
-
-  afterAll(async () => {
-    await connector?.stop();
-    await double?.close();
-    await stack?.stop();
-  });
 
   test('when the proxy answers BLOCKED_PAYLOAD_TYPE with retryAfter, then the connector waits and sends the request again, and hello still succeeds', async () => {
-    ensureBuilt();
-    stack = await startStack();
-    const fixture = await seedOwner(stack.registry, [{ platform: 'ctrader', bridgeVersion: '1.0.0' }]);
-    const tokens = { accessToken: `at_${randomBytes(16).toString('hex')}`, refreshToken: `rt_${randomBytes(16).toString('hex')}` };
     // A proxy allowing 3 requests per second: app auth, account auth and the symbol list pass, the next is blocked.
-    double = await CtraderDouble.start({ ...application, accounts: [{ ctid: 98, ...tokens }], limitPerSecond: 3 });
-    const setup = connectorSetup('throttled', application, [{ accountId: fixture.accounts[0]!.id, ctidTraderAccountId: 98, environment: 'demo', bridgeToken: fixture.accounts[0]!.bridgeToken, ...tokens }]);
-    connector = await startConnectorProcess({ setup, accountIds: [fixture.accounts[0]!.id], demoUrl: double.url, ingressUrl: stack.ingress.url, label: 'throttled' });
+    const { double, connector, rulesOf } = await oneAccount('throttled', 98, { limitPerSecond: 3 });
     expect(double.blocked).toBeGreaterThan(0);
     expect(connector.jsonLines('stderr').filter((l) => l.event === 'connection_error')).toEqual([]);
-    expect(await stack.registry.volumeRules([{ accountId: fixture.accounts[0]!.id, symbols: ['EURUSD'] }])).toEqual([{ step: 0.01, min: 0.01, max: 100 }]);
+    expect(await rulesOf('EURUSD')).toEqual({ step: 0.01, min: 0.01, max: 100 });
   }, 60_000);
 });
 
