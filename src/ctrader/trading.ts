@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { CommandOutcome } from '../bridge/client';
 import type { BridgeCommand } from '../bridge/protocol';
 import { ACCEPTED, CANCELLED, FILLED, MARKET_DONE, REPLACED, type CtraderAccount } from './account';
-import { NotSentInTime, OpenApiError } from './connection';
+import { NotSentInTime, OpenApiError, OutcomeUnknown } from './connection';
 import { ErrorCode, ExecutionType, OrderType, PayloadType, TimeInForce, TradeSide, type ExecutionEvent, type Order, type Position } from './messages';
 import { lotsToVolume, pipSize, pipsToRelative, pointsBetween, roundPrice, volumeToLots, type SymbolSpec } from './units';
 
@@ -125,15 +125,21 @@ async function marketEntry(acct: TradingAccount, cmd: BridgeCommand, label: stri
   }
   const res = await acct.call(PayloadType.PROTO_OA_NEW_ORDER_REQ, { ...base, orderType: OrderType.MARKET }, { done: MARKET_DONE, notAfter });
   const ev = res.payload as unknown as ExecutionEvent;
-  if (ev.executionType !== ExecutionType.ORDER_FILLED || !ev.position) {
+  const executed = ev.order?.executedVolume ?? 0;
+  if (ev.executionType !== ExecutionType.ORDER_FILLED && !(executed > 0 && ev.position)) {
     return { status: 'rejected', retcode: ev.errorCode ?? 'ORDER_CANCELLED', message: 'the market order ended without a fill' };
   }
-  const position = ev.position;
+  // A fill whose answer lacks the position: the broker did act, so find it by label rather than report a refusal.
+  if (!ev.position) throw new OutcomeUnknown('ORDER_FILLED without a position');
+  const position = ev.position!;
+  const partial = ev.executionType !== ExecutionType.ORDER_FILLED;
   return {
     status: 'filled',
     ticket: String(position.positionId),
     price: ev.deal?.executionPrice ?? position.price ?? null,
-    volume: volumeToLots(ev.deal?.filledVolume ?? position.tradeData.volume, spec),
+    // An order cancelled or expired after a partial fill still opened the position, with the part that filled.
+    volume: volumeToLots(partial ? executed : (ev.deal?.filledVolume ?? position.tradeData.volume), spec),
+    ...(partial ? { message: 'partially filled; the rest was cancelled by the broker' } : {}),
   };
 }
 
@@ -157,7 +163,7 @@ async function pendingEntry(acct: TradingAccount, cmd: BridgeCommand, label: str
   }
   const res = await acct.call(PayloadType.PROTO_OA_NEW_ORDER_REQ, req, { done: ACCEPTED, notAfter });
   const order = (res.payload as unknown as ExecutionEvent).order;
-  if (!order) refuse('bridge_internal_error', 'ORDER_ACCEPTED without an order');
+  if (!order) throw new OutcomeUnknown('ORDER_ACCEPTED without an order');
   return { status: 'filled', ticket: String(order!.orderId), price, volume: volumeToLots(order!.tradeData.volume, spec) };
 }
 

@@ -176,6 +176,30 @@ describe('the 17 actions as Open API requests', () => {
     expect(h.sent.length).toBe(before);
   });
 
+  test('when a market order ends cancelled after a partial fill, then it is reported filled with the part that filled; with no fill at all, rejected', async () => {
+    const spec = symbolSpec('EURUSD', { symbolId: 1, digits: 5, pipPosition: 4, lotSize: 10_000_000, minVolume: 100_000, stepVolume: 100_000, maxVolume: 1_000_000_000 })!;
+    const answerWith = (executedVolume: number): TradingAccount => ({
+      call: async () => ({
+        payloadType: PayloadType.PROTO_OA_EXECUTION_EVENT,
+        payload: {
+          ctidTraderAccountId: CTID, executionType: 5,
+          order: { orderId: 9, orderType: 1, orderStatus: 5, executedVolume, tradeData: { symbolId: 1, volume: 1_000_000, tradeSide: 1 } },
+          ...(executedVolume > 0 ? { position: { positionId: 77, positionStatus: 1, swap: 0, price: 1.0851, tradeData: { symbolId: 1, volume: executedVolume, tradeSide: 1 } } } : {}),
+        },
+      }),
+      reconcile: async () => ({ positions: [], orders: [] }),
+      symbol: () => spec,
+      symbolById: () => spec,
+      unrealizedPnl: async () => new Map(),
+      quote: async () => ({ bid: 1.085, ask: 1.0851 }),
+    });
+    const cmd: BridgeCommand = { commandId: 'c', seq: 1, signalId: 's', accountId: 'acc-1', action: 'buy', symbol: 'EURUSD', volume: 0.1, acceptedAt: '', expiresAt: '' };
+    expect(await executeCommand(answerWith(400_000), cmd, 'l', Date.now() + 1000)).toEqual({
+      status: 'filled', ticket: '77', price: 1.0851, volume: 0.04, message: 'partially filled; the rest was cancelled by the broker',
+    });
+    expect(await executeCommand(answerWith(0), cmd, 'l', Date.now() + 1000)).toMatchObject({ status: 'rejected', retcode: 'ORDER_CANCELLED' });
+  });
+
   test('when the connection cannot send before the command\'s expiresAt, then the command is reported expired, not rejected', async () => {
     const late: TradingAccount = {
       call: async () => Promise.reject(new NotSentInTime('past the deadline before it could be sent')),
