@@ -68,6 +68,8 @@ export interface LoadResult {
   okLatencyMs: Summary;
   /** Latency (ms) of every response. */
   allLatencyMs: Summary;
+  /** How fast a refusal (503) came back: admission control must answer at once. */
+  refusedLatencyMs?: Summary;
   /** Success responses per second of elapsed time. */
   okPerSec: number;
   /** webhook: 503 answers that carried a signalId (the signal may run; the caller is to poll, not resend). */
@@ -93,6 +95,7 @@ async function main(): Promise<void> {
   const okStatus = spec.kind === 'webhook' ? 202 : 200;
   const okLatencies: number[] = [];
   const allLatencies: number[] = [];
+  const refusedLatencies: number[] = [];
   const statusCounts: Record<string, number> = {};
   const accepted: AcceptedRecord[] = [];
   const maxRecords = spec.maxRecords ?? 200_000;
@@ -138,6 +141,7 @@ async function main(): Promise<void> {
         statusCounts[statusCode] = (statusCounts[statusCode] ?? 0) + 1;
         allLatencies.push(responseTime);
         if (statusCode === okStatus) okLatencies.push(responseTime);
+        else if (statusCode === 503) refusedLatencies.push(responseTime);
       });
       instance.on('reqError', (err: Error) => {
         if (/timed out/.test(err?.message ?? '')) timeouts++;
@@ -188,6 +192,7 @@ async function main(): Promise<void> {
     timeouts,
     okLatencyMs: summarize(okLatencies),
     allLatencyMs: summarize(allLatencies),
+    refusedLatencyMs: summarize(refusedLatencies),
     // Closed loop: the run's own span. Paced: the configured duration (the staggered starts add up to a second).
     okPerSec: okLatencies.length / (spec.rate !== undefined ? spec.durationSec : elapsedMs / 1000),
     ...(spec.kind === 'poll' ? { pollReported } : { pollable503 }),

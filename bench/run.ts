@@ -16,10 +16,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { loadHelpers, REPO_ROOT, type IngressProcess, type InfraModule, type PaperBridgeProcess, type ProcessesModule, type RedisServer, type ServiceProcess, type TemporalServer } from './helpers';
 import type { AcceptedRecord, LoadResult, LoadSpec } from './load';
 import type { FloorResult, FloorSpec } from './floor';
 import { goalRow, infoRow, renderTable, round, summarize, type Row, type Summary } from './stats';
+import { oneAtATime, tallyOutcomes, type OneAtATime, type OutcomeTally } from './outcomes';
 
 // ---------------------------------------------------------------------------------------------------------------
 // Options
@@ -27,7 +29,8 @@ import { goalRow, infoRow, renderTable, round, summarize, type Row, type Summary
 const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [--cpu-prof] [--temporal-db-dir DIR] [--steady-rate N] [--poll-rate N]
 
   --quick          shorter durations, one fan-out run (a smoke run; the figures are noisier)
-  --scenario LIST  run only these scenarios (1 floor, 2 ingress, 3 end to end, 4 fan-out, 5 poll, 6 memory);
+  --scenario LIST  run only these scenarios (1 floor, 2 ingress, 3 end to end, 4 fan-out, 5 poll, 6 memory,
+                   7 one signal at a time, 8 overload at twice the sustained rate);
                    3, 5 and 6 are measured in one steady-load phase, so any of them runs that phase
   --cpu-prof       profile the ingress and the worker (V8 sampling profiler, preloaded by bench/cpu-profile.ts); the
                    .cpuprofile files land in <run dir>/profiles when they stop
@@ -74,12 +77,12 @@ function parseOptions(argv: string[]): Options | 'help' {
       if (!value) throw new UsageError('--scenario needs a value, e.g. --scenario 2 or --scenario 3,5');
       for (const part of value.split(',')) {
         const n = Number(part.trim());
-        if (!Number.isInteger(n) || n < 1 || n > 6) throw new UsageError(`--scenario: "${part}" is not a scenario number 1 to 6`);
+        if (!Number.isInteger(n) || n < 1 || n > 8) throw new UsageError(`--scenario: "${part}" is not a scenario number 1 to 8`);
         opts.scenarios.add(n);
       }
     } else throw new UsageError(`unknown argument ${arg}`);
   }
-  if (opts.scenarios.size === 0) for (let n = 1; n <= 6; n++) opts.scenarios.add(n);
+  if (opts.scenarios.size === 0) for (let n = 1; n <= 8; n++) opts.scenarios.add(n);
   return opts;
 }
 
@@ -89,23 +92,26 @@ export class StageError extends Error {}
 
 const ACCOUNTS = 200;
 const CONCURRENCY = 50;
-const STEADY_RATE = 50;
-const STEADY_ACCOUNTS = 10;
+const STEADY_RATE = 40;
+const STEADY_ACCOUNTS = 100;
 const POLL_RATE = 100;
 const LIMIT_RAISED = '1000000000';
 const MAX_SIGNAL_AGE_MS = 30_000; // the ingress's DEFAULT_MAX_SIGNAL_AGE_MS, unchanged
 
 const PLANS = {
-  full: { floorSec: 20, saturationSec: 20, halfSec: 20, steadySec: 60, pollNoWorkerSec: 20, fanoutRuns: 3 },
-  quick: { floorSec: 5, saturationSec: 5, halfSec: 5, steadySec: 15, pollNoWorkerSec: 5, fanoutRuns: 1 },
+  full: { floorSec: 20, saturationSec: 20, halfSec: 20, steadySec: 60, pollNoWorkerSec: 20, fanoutRuns: 3, oneAtATime: 100, overloadSec: 30 },
+  quick: { floorSec: 5, saturationSec: 5, halfSec: 5, steadySec: 15, pollNoWorkerSec: 5, fanoutRuns: 1, oneAtATime: 30, overloadSec: 10 },
 };
 type Plan = (typeof PLANS)['full'];
 
 const GOALS = {
   ingressVsFloor: 0.85,
   acceptP99HalfMs: 50,
-  e2eP50Ms: 100,
+  oneFilledP50Ms: 40,
+  oneVisibleP50Ms: 60,
+  steadyAcceptedRatio: 0.9,
   e2eP99Ms: 300,
+  refusedP99Ms: 50,
   fanoutMs: 3000,
   pollP99Ms: 20,
   ingressRssMb: 200,
@@ -497,9 +503,9 @@ function temporalMetricsPort(pgid: number): number | undefined {
   return undefined;
 }
 
-type PersistenceTotals = Record<string, { count: number; sumS: number }>;
+export type PersistenceTotals = Record<string, { count: number; sumS: number }>;
 
-async function scrapePersistence(port: number | undefined): Promise<PersistenceTotals | undefined> {
+export async function scrapePersistence(port: number | undefined): Promise<PersistenceTotals | undefined> {
   if (!port) return undefined;
   try {
     const res = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5_000) });
@@ -528,7 +534,7 @@ export interface PersistenceUsage {
   top: { op: string; calls: number; meanMs: number; totalMs: number }[];
 }
 
-function persistenceUsage(a: PersistenceTotals | undefined, b: PersistenceTotals | undefined, signals: number): PersistenceUsage | undefined {
+export function persistenceUsage(a: PersistenceTotals | undefined, b: PersistenceTotals | undefined, signals: number): PersistenceUsage | undefined {
   if (!a || !b) return undefined;
   const ops = Object.keys(b).map((op) => {
     const calls = (b[op]?.count ?? 0) - (a[op]?.count ?? 0);
@@ -674,6 +680,7 @@ export async function startStack(helpers: { infra: InfraModule; processes: Proce
     WORKER_METRICS_PORT: '0',
     // Limits raised for the run; every limiter still runs on every request.
     ROUTE_LIMIT_MAX: LIMIT_RAISED,
+    WEBHOOK_PREAUTH_IP_MAX: LIMIT_RAISED,
     FAIRNESS_ACCOUNT_MAX: LIMIT_RAISED,
     FAIRNESS_BROADCAST_MAX: LIMIT_RAISED,
     POLL_IP_MAX: LIMIT_RAISED,
@@ -824,6 +831,8 @@ interface FanoutRun {
   filled: number;
   rejected: number;
   polls: number;
+  /** The signal workflow's history once closed (Temporal's limits: 51,200 events and 50 MB; 2 MB per payload). */
+  parentHistory?: { events: number; bytes: number; startedEventBytes: number };
 }
 
 async function fanoutOnce(stack: Stack, deadlineMs: number): Promise<FanoutRun> {
@@ -852,6 +861,7 @@ async function fanoutOnce(stack: Stack, deadlineMs: number): Promise<FanoutRun> 
   }
   const observed = Date.now();
   const times = last.accounts.map((a) => Date.parse(a.occurredAt));
+  const parentHistory = await historySize(stack, signalId).catch(() => undefined);
   return {
     signalId,
     accountsResolved: res.body.accountsResolved as number,
@@ -862,6 +872,21 @@ async function fanoutOnce(stack: Stack, deadlineMs: number): Promise<FanoutRun> 
     filled: last.accounts.filter((a) => a.outcome === 'filled').length,
     rejected: last.accounts.filter((a) => a.outcome === 'rejected').length,
     polls,
+    ...(parentHistory ? { parentHistory } : {}),
+  };
+}
+
+/** Events and encoded bytes of a signal workflow's history, once it has closed. */
+async function historySize(stack: Stack, signalId: string): Promise<{ events: number; bytes: number; startedEventBytes: number }> {
+  const handle = stack.client.workflow.getHandle(`signal/${signalId}`);
+  await handle.result();
+  const history = await handle.fetchHistory();
+  const { History, HistoryEvent } = temporal.api.history.v1;
+  const first = history.events?.[0];
+  return {
+    events: history.events?.length ?? 0,
+    bytes: History.encode(history).finish().byteLength,
+    startedEventBytes: first ? HistoryEvent.encode(first).finish().byteLength : 0,
   };
 }
 
@@ -881,7 +906,11 @@ interface Results {
     e2eMs: Summary;
     check: { sampled: number; filled: number; maxAbsOccurredVsLedgerMs: number | null };
     memory: Record<string, MemoryFigures>;
+    /** Every accepted signal's outcome, read through the poll once the phase has drained. */
+    outcomes?: OutcomeTally;
   };
+  oneAtATime?: OneAtATime;
+  overload?: { load: LoadResult; offeredRate: number; sustainedRate: number; outcomes: OutcomeTally };
   fanout?: { runs: FanoutRun[] };
   pollNoWorker?: LoadResult;
   loadavg: Record<string, number[]>;
@@ -1055,6 +1084,32 @@ async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts:
     return pool.filter((_, i) => i % step === 0).slice(0, 200);
   })();
 
+  // 7. One signal at a time: what a single caller sees, with nothing else going on.
+  if (want(7)) await scenario('7', async () => {
+    mark('oneAtATime');
+    log(`scenario 7: ${plan.oneAtATime} signals one at a time over 10 accounts: 202 → filled (ledger) and 202 → visible to the poll`);
+    results.oneAtATime = await measure(
+      'oneAtATime',
+      () =>
+        oneAtATime({
+          http: httpJson,
+          ingressUrl: stack.ingress.url,
+          secret: stack.secret,
+          token: stack.token,
+          accounts: stack.accounts.slice(0, 10),
+          count: plan.oneAtATime,
+          fillTimeOf: (id) => {
+            stack.ledger.update();
+            return stack.ledger.bySignal.get(id)?.[0]?.t;
+          },
+          deadlineMs: 30_000,
+        }),
+      (r) => r.signals,
+    );
+    log(`one at a time: filled p50 ${results.oneAtATime.filledMs.p50} ms p99 ${results.oneAtATime.filledMs.p99} ms; visible p50 ${results.oneAtATime.visibleMs.p50} ms p99 ${results.oneAtATime.visibleMs.p99} ms`);
+    results.drains.oneAtATime = await drainMeasured('oneAtATime', 'scenario 7', plan.oneAtATime);
+  });
+
   // 3, 5, 6: one steady phase: 50 signals/s on 10 accounts, the poll at 100/s beside it, memory sampled.
   if (want(3) || want(5) || want(6)) await scenario('3/5/6', async () => {
     mark('steady');
@@ -1158,6 +1213,8 @@ async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts:
     };
     log(`end to end: ${e2e.length} filled of ${accepted.length}, p50 ${results.steady.e2eMs.p50} ms, p99 ${results.steady.e2eMs.p99} ms; sample check ${checkFilled}/${sample.length} filled, |occurredAt − ledger| ≤ ${maxDiff} ms`);
     results.drains.steady = await drainMeasured('steady', 'scenario 3', accepted.length);
+    results.steady.outcomes = await tallyOutcomes(httpJson, stack.ingress.url, stack.token, accepted.map((a) => a.signalId));
+    log(`outcomes of the ${accepted.length} accepted: ${JSON.stringify(results.steady.outcomes)}`);
     await unanswered('steady', workflowsBeforeSteady, load);
     if (incomplete) throw new StageError(incomplete);
   });
@@ -1170,9 +1227,37 @@ async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts:
       log(`scenario 4 (fan-out): one broadcast buy to ${ACCOUNTS} accounts (run ${i + 1} of ${plan.fanoutRuns})`);
       const run = await measure(`fanout${i + 1}`, () => fanoutOnce(stack, 120_000));
       results.fanout.runs.push(run);
-      log(`fan-out: 202 in ${run.acceptMs} ms; all ${ACCOUNTS} reported ${run.allReportedMs} ms after it (first ${run.firstReportedMs} ms; poll saw it at ${run.observedMs} ms); ${run.filled} filled, ${run.rejected} rejected`);
+      log(`fan-out: 202 in ${run.acceptMs} ms; all ${ACCOUNTS} reported ${run.allReportedMs} ms after it (first ${run.firstReportedMs} ms; poll saw it at ${run.observedMs} ms); ${run.filled} filled, ${run.rejected} rejected; parent history ${JSON.stringify(run.parentHistory ?? null)}`);
       results.drains[`fanout${i + 1}`] = await drainMeasured(`fanout${i + 1}`, `fan-out run ${i + 1}`, ACCOUNTS);
     }
+  });
+
+  // 8. Overload: twice what the stack sustains. The excess must be refused at once, and nothing accepted may expire.
+  if (want(8)) await scenario('8', async () => {
+    mark('overload');
+    const sustainedRate = Math.round(results.saturation?.okPerSec ?? opts.steadyRate);
+    const offeredRate = Math.min(1000, 2 * sustainedRate);
+    const workflowsBefore = await signalWorkflows();
+    log(`scenario 8 (overload): ${offeredRate} signals/s (twice ${sustainedRate}/s${results.saturation ? ', the saturated rate of scenario 2' : ''}) over ${STEADY_ACCOUNTS} accounts for ${plan.overloadSec} s`);
+    const load = await measure(
+      'overload',
+      () =>
+        runChild<LoadResult>(
+          stack.runDir,
+          'scenario8-overload',
+          'load',
+          loadSpec(stack, { label: 'overload', kind: 'webhook', durationSec: plan.overloadSec, rate: offeredRate, secret: stack.secret, accounts: stack.accounts.slice(0, STEADY_ACCOUNTS), recordAccepted: true }),
+          loadDeadline(plan.overloadSec),
+        ),
+      (l) => l.statusCounts['202'] ?? 0,
+    );
+    log(`overload: ${describeLoad(load)}; 503 p50 ${load.refusedLatencyMs?.p50 ?? '—'} ms p99 ${load.refusedLatencyMs?.p99 ?? '—'} ms`);
+    const accepted = load.accepted ?? [];
+    results.drains.overload = await drainMeasured('overload', 'scenario 8', accepted.length);
+    const outcomes = await tallyOutcomes(httpJson, stack.ingress.url, stack.token, accepted.map((a) => a.signalId));
+    log(`outcomes of the ${accepted.length} accepted under overload: ${JSON.stringify(outcomes)}`);
+    results.overload = { load, offeredRate, sustainedRate, outcomes };
+    await unanswered('overload', workflowsBefore, load);
   });
 
   // 5 (second half): the poll with the worker stopped.
@@ -1220,11 +1305,29 @@ function rowsOf(r: Results, opts: Options): Row[] {
     rows.push(infoRow('2 ingress', `accept p50 at half rate (${h?.targetRate ?? '—'}/s)`, h?.okLatencyMs.p50 ?? null, 'ms', halfNon202 ? `${halfNon202} not 202` : undefined));
     rows.push(goalRow('2 ingress', 'accept p99 at half rate', h?.okLatencyMs.p99 ?? null, 'ms', '<=', GOALS.acceptP99HalfMs));
   }
+  if (want(7)) {
+    const o = r.oneAtATime;
+    rows.push(goalRow('7 one at a time', '202 → filled p50', o?.filledMs.p50 ?? null, 'ms', '<=', GOALS.oneFilledP50Ms, undefined, o ? `p99 ${o.filledMs.p99} ms over ${o.signals}` : undefined));
+    rows.push(goalRow('7 one at a time', '202 → visible to the poll p50', o?.visibleMs.p50 ?? null, 'ms', '<=', GOALS.oneVisibleP50Ms, undefined, o ? `p99 ${o.visibleMs.p99} ms` : undefined));
+  }
   if (want(3)) {
     const st = r.steady;
-    const note = st ? `${st.filled}/${st.accepted} accepted were filled${st.incomplete ? ' (by the deadline; incomplete)' : ''}; ${st.load.statusCounts['503'] ?? 0} got 503` : undefined;
-    rows.push(goalRow('3 end to end', `202 → filled p50 (${opts.steadyRate}/s, ${STEADY_ACCOUNTS} accts)`, st?.e2eMs.p50 ?? null, 'ms', '<=', GOALS.e2eP50Ms, undefined, note));
+    const offered = st ? st.load.requests + st.load.errors + st.load.timeouts : 0;
+    const ratio = st && offered > 0 ? round(st.accepted / offered, 3) : null;
+    const out = st?.outcomes;
+    const expired = out ? (out.rejected['signal_expired'] ?? 0) : null;
+    const note = st ? `${st.accepted} of ${offered} accepted; ${st.load.statusCounts['503'] ?? 0} got 503` : undefined;
+    rows.push(goalRow('3 end to end', `accepted of offered (${opts.steadyRate}/s, ${STEADY_ACCOUNTS} accts)`, ratio, '', '>=', GOALS.steadyAcceptedRatio, undefined, note));
+    rows.push(goalRow('3 end to end', 'accepted not filled (expired, unreported, rejected)', out ? out.signals - out.filled : null, '', '<=', 0, '0', out ? `expired ${expired}, unreported ${out.unreported}, rejected ${JSON.stringify(out.rejected)}` : undefined));
+    rows.push(infoRow('3 end to end', '202 → filled p50', st?.e2eMs.p50 ?? null, 'ms'));
     rows.push(goalRow('3 end to end', '202 → filled p99', st?.e2eMs.p99 ?? null, 'ms', '<=', GOALS.e2eP99Ms));
+  }
+  if (want(8)) {
+    const o = r.overload;
+    const note = o ? `offered ${o.offeredRate}/s (2 × ${o.sustainedRate}/s): ${o.load.statusCounts['202'] ?? 0} × 202, ${o.load.statusCounts['503'] ?? 0} × 503` : undefined;
+    rows.push(goalRow('8 overload', '503 answered within (p99)', o?.load.refusedLatencyMs?.p99 ?? null, 'ms', '<=', GOALS.refusedP99Ms, undefined, note));
+    const expired = o ? (o.outcomes.rejected['signal_expired'] ?? 0) : null;
+    rows.push(goalRow('8 overload', 'accepted signals expired', expired, '', '<=', 0, '0', o ? `${o.outcomes.filled} of ${o.outcomes.signals} filled, unreported ${o.outcomes.unreported}` : undefined));
   }
   if (want(4)) {
     const runs = r.fanout?.runs ?? [];
@@ -1243,6 +1346,9 @@ function rowsOf(r: Results, opts: Options): Row[] {
   if (want(6)) {
     const m = r.steady?.memory;
     rows.push(goalRow('6 memory', 'ingress peak RSS (scenario 3)', m?.ingress?.peakRssMb ?? null, 'MB', '<=', GOALS.ingressRssMb, undefined, m?.ingress ? `VmHWM ${m.ingress.hwmMb} MB` : undefined));
+    const u = r.cpu['steady'];
+    const cpuMsPer202 = u && r.steady && r.steady.accepted > 0 ? round(((u.byProgram['ingress'] ?? 0) * u.seconds * 1000) / (r.steady.load.requests || 1), 2) : null;
+    rows.push(infoRow('6 memory', 'ingress CPU per request (scenario 3)', cpuMsPer202, 'ms', u ? `ingress ${u.byProgram['ingress'] ?? 0} cores over ${u.seconds} s, ${r.steady?.load.requests ?? 0} webhook requests and the polls beside them` : undefined));
     rows.push(goalRow('6 memory', 'worker peak RSS (scenario 3)', m?.worker?.peakRssMb ?? null, 'MB', '<=', GOALS.workerRssMb, undefined, m?.worker ? `VmHWM ${m.worker.hwmMb} MB` : undefined));
   }
   // The machine is shared: what other processes used while each stage ran.
@@ -1253,6 +1359,8 @@ function rowsOf(r: Results, opts: Options): Row[] {
     ['steady', '3/5/6 steady'],
     ['fanout1', '4 fan-out'],
     ['pollNoWorker', '5 no worker'],
+    ['oneAtATime', '7 one at a time'],
+    ['overload', '8 overload'],
   ] as const) {
     const u = r.cpu[stage];
     if (u) rows.push(infoRow('· machine', `CPU of other processes during ${label}`, u.others, 'cores', `machine busy ${u.machine} of ${os.cpus().length}; ours: ${Object.entries(u.byProgram).map(([k, v]) => `${k} ${v}`).join(', ')}, load ${u.benchAndLoad}`));

@@ -27,7 +27,7 @@ import { signalWorkflowId } from '../src/temporal/ids';
 import { ActionKey, SignalIdKey, SymbolKey } from '../src/temporal/search-attributes';
 import type { AccountSnapshot, SignalWorkflowInput } from '../src/signals/outcome';
 import { loadHelpers, REPO_ROOT } from './helpers';
-import { cleanup, drain, fileStamp, httpJson, log, startStack, warmUp, writeResults, type Options, type Stack } from './run';
+import { cleanup, drain, fileStamp, httpJson, log, persistenceUsage, scrapePersistence, startStack, warmUp, writeResults, type Options, type PersistenceUsage, type Stack } from './run';
 import { summarize, type Summary } from './stats';
 
 async function time(n: number, fn: (i: number) => Promise<unknown> | unknown): Promise<Summary> {
@@ -38,6 +38,20 @@ async function time(n: number, fn: (i: number) => Promise<unknown> | unknown): P
     out.push(performance.now() - t0);
   }
   return summarize(out.map((v) => Math.round(v * 1000) / 1000));
+}
+
+/** What one signal costs, counted rather than timed: stable across runs on a noisy machine. */
+export interface WorkPerSignal {
+  signals: number;
+  persistence?: PersistenceUsage;
+  redisCommandsPerSignal?: number;
+  historyEvents?: { parent: number; child: number };
+  workflowTasks?: { parent: number; child: number };
+}
+const work: WorkPerSignal = { signals: 0 };
+
+async function redisCommandsProcessed(redis: { info(section: string): Promise<string> }): Promise<number> {
+  return Number(/total_commands_processed:(\d+)/.exec(await redis.info('stats'))?.[1] ?? 0);
 }
 
 async function measureStages(stack: Stack, n: number): Promise<Record<string, Summary>> {
@@ -154,6 +168,8 @@ async function measureStages(stack: Stack, n: number): Promise<Record<string, Su
   // 202 → filled with nothing else going on: one signal at a time, waiting for its fill.
   const e2e: number[] = [];
   const e2eSignals: { signalId: string; accountId: string; t202: number; fill: number }[] = [];
+  const persistenceBefore = await scrapePersistence(stack.temporalMetricsPort);
+  const redisBefore = await redisCommandsProcessed(redis);
   for (let i = 0; i < Math.min(n, 50); i++) {
     const r = await httpJson(`${stack.ingress.url}/webhook/custom/${stack.accounts[i % 10]}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodyText });
     const t202 = Date.now();
@@ -174,6 +190,10 @@ async function measureStages(stack: Stack, n: number): Promise<Record<string, Su
   }
   res['E2E: 202 → filled at the paper bridge, one signal at a time'] = summarize(e2e);
   await drain(stack, 'the end-to-end stage', e2eSignals.length, { infra: loadHelpers().infra });
+  work.persistence = persistenceUsage(persistenceBefore, await scrapePersistence(stack.temporalMetricsPort), e2eSignals.length);
+  // Includes the paper bridge's idle long-polls over 200 accounts during the phase: an upper bound.
+  work.redisCommandsPerSignal = Math.round(((await redisCommandsProcessed(redis)) - redisBefore) / e2eSignals.length * 10) / 10;
+  work.signals = e2eSignals.length;
   log('reading the Temporal histories of those signals');
   Object.assign(res, await timeline(stack, e2eSignals));
   redis.disconnect();
@@ -181,7 +201,7 @@ async function measureStages(stack: Stack, n: number): Promise<Record<string, Su
 }
 
 type Ev = { eventType?: number | null; eventTime?: { seconds?: unknown; nanos?: number | null } | null };
-const T = { STARTED: 1, COMPLETED: 2, WFT_SCHEDULED: 5, WFT_STARTED: 6, WFT_COMPLETED: 7, ACT_SCHEDULED: 10, ACT_STARTED: 11, ACT_COMPLETED: 12, SIGNALED: 26, CHILD_INITIATED: 29, CHILD_STARTED: 31, CHILD_COMPLETED: 32, PROPERTIES_MODIFIED: 46 };
+const T = { STARTED: 1, COMPLETED: 2, WFT_SCHEDULED: 5, WFT_STARTED: 6, WFT_COMPLETED: 7, ACT_SCHEDULED: 10, ACT_STARTED: 11, ACT_COMPLETED: 12, SIGNALED: 26, UPDATE_ACCEPTED: 41, CHILD_INITIATED: 29, CHILD_STARTED: 31, CHILD_COMPLETED: 32, PROPERTIES_MODIFIED: 46 };
 
 function ms(e: Ev | undefined): number | undefined {
   if (!e?.eventTime) return undefined;
@@ -198,9 +218,14 @@ async function timeline(stack: Stack, signals: { signalId: string; accountId: st
     if (a === undefined || b === undefined) return;
     (seg[k] ??= []).push(Math.round((b - a) * 10) / 10);
   };
+  const counts = { parentEvents: 0, childEvents: 0, parentTasks: 0, childTasks: 0 };
   for (const s of signals) {
     const parent = ((await stack.client.workflow.getHandle(signalWorkflowId(s.signalId)).fetchHistory()).events ?? []) as Ev[];
     const child = ((await stack.client.workflow.getHandle(`signal/${s.signalId}/account/${s.accountId}`).fetchHistory()).events ?? []) as Ev[];
+    counts.parentEvents += parent.length;
+    counts.childEvents += child.length;
+    counts.parentTasks += parent.filter((e) => e.eventType === T.WFT_COMPLETED).length;
+    counts.childTasks += child.filter((e) => e.eventType === T.WFT_COMPLETED).length;
     const first = (evs: Ev[], type: number, after = 0) => evs.slice(after).find((e) => e.eventType === type);
     const idx = (evs: Ev[], type: number, after = 0) => evs.findIndex((e, i) => i >= after && e.eventType === type);
     const pStart = ms(first(parent, T.STARTED));
@@ -216,7 +241,8 @@ async function timeline(stack: Stack, signals: { signalId: string; accountId: st
     const cActSched = ms(first(child, T.ACT_SCHEDULED));
     const cActStart = ms(first(child, T.ACT_STARTED));
     const cActDone = ms(first(child, T.ACT_COMPLETED));
-    const sigIdx = idx(child, T.SIGNALED);
+    // The report arrives as an Update (a Signal only when no worker answered in time).
+    const sigIdx = child.findIndex((e) => e.eventType === T.SIGNALED || e.eventType === T.UPDATE_ACCEPTED);
     const cSignaled = ms(child[sigIdx]);
     const cDone = ms(first(child, T.COMPLETED));
     add('T1  start RPC returned → 202 at the client (response path)', pStart, s.t202);
@@ -229,12 +255,15 @@ async function timeline(stack: Stack, signals: { signalId: string; accountId: st
     add('T7  activity scheduled → picked up', cActSched, cActStart);
     add('T8  activity (dispatchCommand: Redis enqueue) → completed', cActStart, cActDone);
     add('T9  child task picked up → filled at the bridge (dispatch, wake, take, HTTP, execute)', cWftStart, s.fill);
-    add('T10 filled → report signalled into the child (report POST, signal)', s.fill, cSignaled);
-    add('T11 signalled → child completed', cSignaled, cDone);
+    add('T10 filled → report taken by the child (report POST, update)', s.fill, cSignaled);
+    add('T11 report taken → child completed', cSignaled, cDone);
     add('T12 child completed → outcome in the parent memo (poll sees it)', cDone, pRecorded);
     add('T13 202 → outcome in the parent memo (recorded end to end)', s.t202, pRecorded);
     add('T0  parent started → first workflow task scheduled', pStart, pWftSched);
   }
+  const per = (v: number) => Math.round((v / Math.max(signals.length, 1)) * 10) / 10;
+  work.historyEvents = { parent: per(counts.parentEvents), child: per(counts.childEvents) };
+  work.workflowTasks = { parent: per(counts.parentTasks), child: per(counts.childTasks) };
   return Object.fromEntries(Object.entries(seg).sort(([a], [b]) => Number(a.slice(1, 3)) - Number(b.slice(1, 3))).map(([k, v]) => [`E2E ${k}`, summarize(v)]));
 }
 
@@ -281,7 +310,16 @@ async function main(argv: string[]): Promise<number> {
   process.stdout.write(`\nstage timings, one at a time (ms); ${os.cpus().length} CPUs, load average before ${loadBefore.map((v) => v.toFixed(2)).join(' ')}; Temporal db in ${opts.temporalDbDir ?? 'the run directory'}\n\n`);
   process.stdout.write(`${'stage'.padEnd(width)}  ${'count'.padStart(6)} ${'p50'.padStart(9)} ${'p99'.padStart(9)} ${'mean'.padStart(9)}\n`);
   for (const [k, v] of Object.entries(stages)) process.stdout.write(`${k.padEnd(width)}  ${String(v.count).padStart(6)} ${fmt(v.p50)} ${fmt(v.p99)} ${fmt(v.mean)}\n`);
-  const file = writeResults({ at: new Date().toISOString(), n, temporalDb: opts.temporalDbDir ?? 'run directory', loadavgBefore: loadBefore, stages, error: failure?.message ?? null }, stamp, 'stages-');
+  const profile = process.env.TEMPORAL_DEV_PROFILE === 'stock' ? 'stock' : process.env.TEMPORAL_DEV_PROFILE_WITHOUT ? `project without ${process.env.TEMPORAL_DEV_PROFILE_WITHOUT}` : 'project';
+  process.stdout.write(
+    `\nwork per signal (Temporal dev-server profile: ${profile}), over ${work.signals} signals one at a time: ` +
+      `persistence calls ${work.persistence?.callsPerSignal ?? '?'} (mean ${work.persistence?.meanMs ?? '?'} ms), ` +
+      `history events parent ${work.historyEvents?.parent ?? '?'} + child ${work.historyEvents?.child ?? '?'}, ` +
+      `workflow tasks parent ${work.workflowTasks?.parent ?? '?'} + child ${work.workflowTasks?.child ?? '?'}, ` +
+      `Redis commands ${work.redisCommandsPerSignal ?? '?'} (with the bridge's idle polls)\n` +
+      `top persistence operations: ${(work.persistence?.top ?? []).map((o) => `${o.op} ${Math.round((o.calls / Math.max(work.signals, 1)) * 10) / 10}×`).join(', ')}\n`,
+  );
+  const file = writeResults({ at: new Date().toISOString(), n, temporalDb: opts.temporalDbDir ?? 'run directory', temporalProfile: profile, loadavgBefore: loadBefore, stages, work, error: failure?.message ?? null }, stamp, 'stages-');
   process.stdout.write(`\n${path.relative(REPO_ROOT, file)}\n`);
   if (failure) {
     process.stderr.write(`stages FAILED: ${failure.message}\n`);

@@ -100,8 +100,10 @@ else
   case "$temporal_host" in 127.0.0.1 | localhost) ;; *) die "nothing answers at TEMPORAL_ADDRESS=$TEMPORAL_ADDRESS and it is not local" ;; esac
   sa_flags=()
   for a in "${SEARCH_ATTRIBUTES[@]}"; do sa_flags+=(--search-attribute "$a=Keyword"); done
+  # The project's one dev-server profile (scripts/temporal-profile.ts; why each flag: docs/temporal-profile.md).
+  mapfile -t profile_flags < <(node dist/scripts/temporal-profile.js)
   run temporal "$temporal_log" "$TEMPORAL_BIN" server start-dev --ip 127.0.0.1 --port "$temporal_port" \
-    --ui-port "$TEMPORAL_UI_PORT" --db-filename "$state_dir/temporal.db" --log-level warn "${sa_flags[@]}"
+    --ui-port "$TEMPORAL_UI_PORT" --db-filename "$state_dir/temporal.db" --log-level warn "${sa_flags[@]}" "${profile_flags[@]}"
   wait_until "Temporal at $TEMPORAL_ADDRESS" 60 "${pids[-1]}" "$temporal_log" temporal_ready
 fi
 # The dev server registers search attributes only into a new database; add any an older state file lacks.

@@ -50,9 +50,22 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: int(64 * 1024, 1),
   IDEMPOTENCY_KEY_MAX_LENGTH: int(128, 1),
   IDEMPOTENCY_WINDOW_MS: int(45_000, 1),
-  /** Requests being accepted at once by one ingress process; past it, 503 backpressure. */
+  /** Requests being accepted at once by one ingress process (counted once their body is in); past it, 503 backpressure. */
   MAX_IN_FLIGHT: int(512, 1),
+  /** Admission control (docs/admission-control.md): an accepted target still waiting for its command after this is late. */
+  ADMISSION_LATE_AFTER_MS: int(1500, 1),
+  /** More late targets than this, and new signals get 503 backpressure until the backlog drains. */
+  ADMISSION_MAX_LATE: int(40, 0),
+  /** How often each ingress reads the admission backlog. */
+  ADMISSION_REFRESH_MS: int(100, 10, 5000),
+  /** How long a client may take to send a request body; past it, 408 and the connection is closed. */
+  BODY_READ_TIMEOUT_MS: int(5000, 1),
+  /** Open connections one client IP may hold on one ingress process; more are closed at once. 0: no cap. */
+  MAX_CONNECTIONS_PER_IP: int(256, 0),
 
+  /** Webhook requests per client address per window that fail to authenticate; past it, 429 before any lookup. */
+  WEBHOOK_PREAUTH_IP_MAX: int(300, 1),
+  WEBHOOK_PREAUTH_IP_WINDOW_MS: int(60_000, 1),
   ROUTE_LIMIT_MAX: int(120, 1),
   ROUTE_LIMIT_WINDOW_MS: int(60_000, 1),
   FAIRNESS_ACCOUNT_MAX: int(60, 1),
@@ -70,6 +83,9 @@ const envSchema = z.object({
 
   /** Longest a bridge long-poll may hang. */
   BRIDGE_MAX_WAIT_MS: int(25_000, 0),
+  /** Bridge API requests (hello, commands, reports) per bridge token per window; past it, 429. */
+  BRIDGE_LIMIT_MAX: int(600, 1),
+  BRIDGE_LIMIT_WINDOW_MS: int(60_000, 1),
   /** Default max signal age for market entries when an account sets none. */
   DEFAULT_MAX_SIGNAL_AGE_MS: int(30_000, 1),
   /** Max age of the other commands (pending entries, closes, modifies) when an account sets none. */
@@ -129,8 +145,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       idempotencyKeyMaxLength: e.IDEMPOTENCY_KEY_MAX_LENGTH,
       idempotencyWindowMs: e.IDEMPOTENCY_WINDOW_MS,
       maxInFlight: e.MAX_IN_FLIGHT,
+      bodyReadTimeoutMs: e.BODY_READ_TIMEOUT_MS,
+      maxConnectionsPerIp: e.MAX_CONNECTIONS_PER_IP,
     },
+    admission: { lateAfterMs: e.ADMISSION_LATE_AFTER_MS, maxLate: e.ADMISSION_MAX_LATE, refreshMs: e.ADMISSION_REFRESH_MS },
     limits: {
+      webhookPreAuthIp: { max: e.WEBHOOK_PREAUTH_IP_MAX, windowMs: e.WEBHOOK_PREAUTH_IP_WINDOW_MS },
       route: { max: e.ROUTE_LIMIT_MAX, windowMs: e.ROUTE_LIMIT_WINDOW_MS },
       fairnessAccount: { max: e.FAIRNESS_ACCOUNT_MAX, windowMs: e.FAIRNESS_ACCOUNT_WINDOW_MS },
       fairnessBroadcast: { max: e.FAIRNESS_BROADCAST_MAX, windowMs: e.FAIRNESS_BROADCAST_WINDOW_MS },
@@ -141,6 +161,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     bridge: {
       maxWaitMs: e.BRIDGE_MAX_WAIT_MS,
+      limit: { max: e.BRIDGE_LIMIT_MAX, windowMs: e.BRIDGE_LIMIT_WINDOW_MS },
       defaultMaxSignalAgeMs: e.DEFAULT_MAX_SIGNAL_AGE_MS,
       defaultCommandTtlMs: e.DEFAULT_COMMAND_TTL_MS,
     },

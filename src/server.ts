@@ -14,6 +14,8 @@ import { createApp } from './http/app';
 import { createIngressMetrics } from './metrics';
 import { BridgePresence } from './bridge/presence';
 import { isTemporalBackpressure } from './temporal/failures';
+import { AdmissionGate, RedisAdmissionLedger } from './signals/admission';
+import { capConnectionsPerIp } from './http/connections';
 
 export interface Ingress {
   url: string;
@@ -38,6 +40,9 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
   const queue = new RedisCommandQueue(queueRedis);
   // Serve as soon as Redis answers, but never wait long: with Redis down the guards fail closed until it is back.
   await Promise.all([waitUntilReady(redis, 3000), waitUntilReady(queueRedis, 3000)]);
+  const admissionLedger = new RedisAdmissionLedger(redis, config.temporal.taskQueue, config.bridge.defaultCommandTtlMs);
+  const admission = new AdmissionGate(admissionLedger, config.admission);
+  admission.start();
   const metrics = createIngressMetrics();
   const presence = new BridgePresence();
   metrics.bridgesOnline(() => presence.online());
@@ -56,6 +61,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
       logger,
       onStartError: (region, err) => metrics.temporalStartErrors.inc({ region, kind: isTemporalBackpressure(err) ? 'backpressure' : 'other' }),
       windows: new TemporalIdempotencyWindows(regions, config.temporal.regions[0]!.name, config.temporal.taskQueue),
+      admission: { decide: () => admission.decide(), ledger: admissionLedger },
       settings: {
         idempotencyKeyMaxLength: config.ingress.idempotencyKeyMaxLength,
         idempotencyWindowMs: config.ingress.idempotencyWindowMs,
@@ -81,6 +87,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
     inFlight.add(res);
     res.once('close', () => inFlight.delete(res));
   });
+  capConnectionsPerIp(server, config.ingress.maxConnectionsPerIp);
   // Long-polls outlive the default keep-alive; give them room.
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = config.bridge.maxWaitMs + 30_000;
@@ -92,6 +99,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
     port,
     async close() {
       stopping = true;
+      admission.stop();
       for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
       await queue.close();
       // In-flight requests finish; idle keep-alive connections close now; anything still open after 5 s is cut.

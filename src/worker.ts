@@ -5,6 +5,7 @@ import { Redis } from 'ioredis';
 import { createActivities } from '../activities';
 import { RedisCommandQueue } from './bridge/queue';
 import { RedisAccountSequencer } from './bridge/ordering';
+import { RedisAdmissionLedger } from './signals/admission';
 import { loadConfig, type Config } from './config';
 import { logRedisErrors } from './redis';
 import { createLogger } from './logger';
@@ -41,7 +42,11 @@ export async function startWorker(config: Config = loadConfig()): Promise<Runnin
   // Activities may wait for Redis to come back (Temporal retries them), so this connection queues while offline.
   const redis = new Redis(config.redis.url, { connectionName: 'worker', commandTimeout: 5000, maxRetriesPerRequest: 2 });
   logRedisErrors(redis, 'worker', logger);
-  const activities = createActivities({ queue: new RedisCommandQueue(redis), sequencer: new RedisAccountSequencer(redis) });
+  const activities = createActivities({
+    queue: new RedisCommandQueue(redis),
+    sequencer: new RedisAccountSequencer(redis),
+    admission: new RedisAdmissionLedger(redis, config.temporal.taskQueue, config.bridge.defaultCommandTtlMs),
+  });
   const source = workflowSource(config);
   const metrics = createWorkerMetrics();
   const sinks: InjectedSinks<OutcomeSinks> = {
@@ -66,8 +71,14 @@ export async function startWorker(config: Config = loadConfig()): Promise<Runnin
         taskQueue: config.temporal.taskQueue,
         activities,
         sinks,
-        // The SDK's default cache (thousands of executions) lets a backlog grow the worker past its memory goal.
-        maxCachedWorkflows: 500,
+        // The SDK's default cache (thousands of executions) lets a backlog grow the worker past its memory goal; a
+        // broadcast to 1,000 accounts still fits, so no child replays its history when its report comes.
+        maxCachedWorkflows: 1200,
+        // Every signal starts two executions, whose first tasks come on the normal queue (the SDK's default gives that
+        // queue 2 of 10 pollers). A task that finds a waiting poller is handed over without being written to the
+        // database; one that does not is written, then read back.
+        maxConcurrentWorkflowTaskPolls: 16,
+        nonStickyToStickyPollRatio: 0.5,
         ...source,
       }),
     );

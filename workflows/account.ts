@@ -1,4 +1,4 @@
-import { condition, defineSignal, proxyLocalActivities, proxySinks, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { condition, defineSignal, defineUpdate, proxyLocalActivities, proxySinks, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { OutcomeSinks } from './sinks';
 import type { Activities } from '../activities';
 import type { BridgeCommand, BridgeReport } from '../src/bridge/protocol';
@@ -7,7 +7,12 @@ import { isOpening } from '../src/signals/actions';
 import type { AccountOutcome, AccountWorkflowInput } from '../src/signals/outcome';
 import { OutcomeKey } from '../src/temporal/search-attributes';
 
-/** The ingress signals the bridge's report into the account workflow whose id is the commandId. */
+/**
+ * The bridge's report, as a workflow Update whose update id is the commandId: Temporal deduplicates a resent report,
+ * the ingress learns at once that the workflow took it, and an idle workflow takes it in one speculative task.
+ */
+export const bridgeReportUpdate = defineUpdate<'recorded' | 'duplicate', [BridgeReport]>('bridgeReportUpdate');
+/** The same report as a Signal: durable without a worker, for when the Update cannot be answered in time. */
 export const bridgeReportSignal = defineSignal<[BridgeReport]>('bridgeReport');
 
 /**
@@ -19,7 +24,7 @@ const QUEUE_RETRY = { initialInterval: '100ms', backoffCoefficient: 2, maximumIn
 const { outcomes } = proxySinks<OutcomeSinks>();
 
 /** Withdrawing is what keeps us from reporting `rejected` for an order that may be live, so it retries until it answers. */
-const { withdrawCommand, releaseSequence } = proxyLocalActivities<Activities>({ startToCloseTimeout: '5s', retry: QUEUE_RETRY });
+const { withdrawCommand, releaseSequence, dispatchCommand: redispatchCommand } = proxyLocalActivities<Activities>({ startToCloseTimeout: '5s', retry: QUEUE_RETRY });
 
 /**
  * One signal on one account: the owner's risk rules on the snapshot taken at acceptance, one bridge command,
@@ -30,8 +35,18 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
   const accountId = target.account.id;
   const commandId = workflowInfo().workflowId;
   let report: BridgeReport | undefined;
+  const take = (r: BridgeReport): 'recorded' | 'duplicate' => {
+    if (report !== undefined) return 'duplicate';
+    report = r;
+    return 'recorded';
+  };
+  setHandler(bridgeReportUpdate, take, {
+    validator: (r) => {
+      if (r.commandId !== commandId) throw new Error(`report for ${r.commandId} sent to ${commandId}`);
+    },
+  });
   setHandler(bridgeReportSignal, (r) => {
-    if (report === undefined && r.commandId === commandId) report = r;
+    if (r.commandId === commandId) take(r);
   });
 
   const finish = (outcome: Omit<AccountOutcome, 'accountId' | 'occurredAt'>, occurredAt?: string): AccountOutcome => {
@@ -44,7 +59,7 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
   const expiresAtMs = Date.parse(target.expiresAt);
   const plan = planOrder(signal, target.account, { acceptedAtMs: Date.parse(input.acceptedAt), nowMs: Date.now(), expiresAtMs }, target.volumeRules);
   if (!plan.ok) {
-    await releaseSequence(accountId, target.seq, target.expiresAt);
+    await releaseSequence(accountId, target.seq, target.expiresAt, input.signalId);
     return rejected(plan.reason);
   }
 
@@ -60,6 +75,7 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
     acceptedAt: input.acceptedAt,
     expiresAt: target.expiresAt,
   };
+  let queued = true;
   try {
     const { dispatchCommand } = proxyLocalActivities<Activities>({
       startToCloseTimeout: '5s',
@@ -68,15 +84,20 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
     });
     await dispatchCommand(command);
   } catch {
-    // The last attempt may still have queued it: only a withdrawn command is safely not an order.
-    if ((await withdrawCommand(accountId, commandId)) === 'withdrawn') {
-      await releaseSequence(accountId, target.seq, target.expiresAt);
-      return rejected('dispatch_failed');
-    }
+    queued = false;
+  }
+  // The last attempt may still have queued it: only a withdrawn command is safely not an order.
+  if (!queued && (await withdrawCommand(accountId, commandId, false)) === 'withdrawn') {
+    await releaseSequence(accountId, target.seq, target.expiresAt, input.signalId);
+    return rejected('dispatch_failed');
   }
 
   if (!(await condition(() => report !== undefined, Math.max(expiresAtMs - Date.now(), 1)))) {
-    if ((await withdrawCommand(accountId, commandId)) === 'withdrawn') return rejected('bridge_offline');
+    const state = await withdrawCommand(accountId, commandId, queued);
+    if (state === 'withdrawn') return rejected('bridge_offline');
+    // Redis forgot a command it had queued (it restarted without its data): a bridge may have taken it. Queue it
+    // again: the bridge executes a commandId at most once, so it answers with what it did, or `expired`.
+    if (state === 'forgotten') await redispatchCommand(command);
     // A bridge took it: the order may be live, so the bridge's word is the only outcome.
     await condition(() => report !== undefined);
   }

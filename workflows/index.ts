@@ -1,3 +1,3 @@
 export { signalWorkflow, outcomesQuery } from './signal';
-export { accountWorkflow, bridgeReportSignal } from './account';
+export { accountWorkflow, bridgeReportSignal, bridgeReportUpdate } from './account';
 export { idempotencyWindowWorkflow } from './idempotency';

@@ -1,8 +1,9 @@
 import type { Registry } from '../registry/registry';
 import type { Account } from '../registry/model';
 import { Refusal } from '../signals/errors';
-import type { SignalExecutions } from '../signals/executions';
+import type { ReportDelivery, SignalExecutions } from '../signals/executions';
 import { isTemporalBackpressure } from '../temporal/failures';
+import { accountOfCommand } from '../temporal/ids';
 import { BRIDGE_PROTOCOL_VERSION, helloSchema, reportsBodySchema, type BridgeCommand } from './protocol';
 import type { CommandQueue } from './queue';
 import type { BridgePresence } from './presence';
@@ -38,17 +39,20 @@ export async function bridgeHello(deps: GatewayDeps, token: string | undefined, 
   return { accountId: account.id, protocolVersion: BRIDGE_PROTOCOL_VERSION, serverTime: new Date().toISOString() };
 }
 
+/**
+ * The long-poll of an authenticated bridge (the route authenticates it first, to rate-limit by token). One waiting
+ * poll per account: a newer one ends this one at once with no commands and `superseded: true`.
+ */
 export async function bridgeCommands(
   deps: GatewayDeps,
-  token: string | undefined,
+  account: Account,
   waitMs: number,
   signal: AbortSignal,
-): Promise<{ commands: BridgeCommand[]; serverTime: string }> {
-  const account = await bridgeAccount(deps, token);
+): Promise<{ commands: BridgeCommand[]; serverTime: string; superseded?: true }> {
   deps.presence?.seen(account.id);
   const wait = Math.max(0, Math.min(Number.isFinite(waitMs) ? waitMs : 0, deps.maxWaitMs));
-  const commands = await deps.queue.takeOrWait(account.id, MAX_COMMANDS_PER_POLL, wait, signal);
-  return { commands, serverTime: new Date().toISOString() };
+  const { commands, superseded } = await deps.queue.takeOrWait(account.id, MAX_COMMANDS_PER_POLL, wait, signal);
+  return { commands, serverTime: new Date().toISOString(), ...(superseded ? { superseded: true as const } : {}) };
 }
 
 export async function bridgeReports(deps: GatewayDeps, token: string | undefined, body: unknown) {
@@ -57,19 +61,23 @@ export async function bridgeReports(deps: GatewayDeps, token: string | undefined
   if (!parsed.success) throw new Refusal('invalid', 'Invalid reports', { details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
   const results: { commandId: string; result: 'recorded' | 'duplicate' | 'unknown' }[] = [];
   for (const report of parsed.data.reports) {
-    const recorded = await deps.queue.recordReport(account.id, report);
-    if (recorded.kind === 'unknown') {
+    // Only this account's commands; the commandId is the account workflow id, so Temporal, not Redis, knows it.
+    if (accountOfCommand(report.commandId) !== account.id) {
       results.push({ commandId: report.commandId, result: 'unknown' });
       continue;
     }
+    const recorded = await deps.queue.recordReport(account.id, report);
+    let delivery: ReportDelivery;
     try {
       // Repeats are delivered again too: the first delivery may have failed after the report was recorded.
-      await deps.executions.deliverReport(account.region, recorded.report);
+      delivery = await deps.executions.deliverReport(account.region, recorded.report);
     } catch (err) {
       if (isTemporalBackpressure(err)) throw new Refusal('backpressure', 'System under high load, retry later');
       throw err;
     }
-    results.push({ commandId: report.commandId, result: recorded.kind === 'first' ? 'recorded' : 'duplicate' });
+    // A closed execution already has its outcome: this report came after the first one.
+    const result = delivery === 'unknown' ? 'unknown' : delivery === 'delivered' && recorded.kind === 'first' ? 'recorded' : 'duplicate';
+    results.push({ commandId: report.commandId, result });
   }
   return { results };
 }

@@ -11,6 +11,8 @@ import type { Redis } from 'ioredis';
 export const orderingKeys = {
   counter: (acc: string) => `es:seq:{${acc}}`,
   pending: (acc: string) => `es:bp:{${acc}}`,
+  /** The account's announcements to waiting long-polls: a command queued, or one held back now free to go. */
+  wake: (acc: string) => `es:bn:{${acc}}`,
 };
 
 /** A pending mark: the sequence number and the instant after which its command can never run. */
@@ -44,8 +46,15 @@ export class RedisAccountSequencer implements AccountSequencer {
     });
   }
 
+  // A waiting long-poll sleeps until it is told: a mark that goes (or lapses sooner) may free a command held behind it.
   async release(accountId: string, seq: number, _deadlineMs: number): Promise<void> {
-    await this.redis.zremrangebyscore(orderingKeys.pending(accountId), seq, seq);
+    await this.redis.eval(
+      `if redis.call('ZREMRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[1]) > 0 then redis.call('PUBLISH', ARGV[2], 'released') end return 1`,
+      1,
+      orderingKeys.pending(accountId),
+      seq,
+      orderingKeys.wake(accountId),
+    );
   }
 
   async holdUntil(accountId: string, seq: number, deadlineMs: number, untilMs: number): Promise<void> {
@@ -53,12 +62,17 @@ export class RedisAccountSequencer implements AccountSequencer {
     const key = orderingKeys.pending(accountId);
     // Only if the mark is still there: an enqueue that already removed it must not be undone.
     await this.redis.eval(
-      `if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2]) end return 1`,
+      `if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
+        redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
+        redis.call('PUBLISH', ARGV[4], 'held')
+      end
+      return 1`,
       1,
       key,
       pendingMember(seq, deadlineMs),
       pendingMember(seq, untilMs),
       seq,
+      orderingKeys.wake(accountId),
     );
   }
 }

@@ -13,29 +13,46 @@ export interface CommandQueue {
   enqueue(command: BridgeCommand): Promise<void>;
   /** Commands the bridge should (re)execute now, in acceptance order; marks them delivered. */
   take(accountId: string, limit: number): Promise<BridgeCommand[]>;
-  /** Pulls a command back if no bridge has taken it yet. */
-  withdraw(accountId: string, commandId: string): Promise<'withdrawn' | 'delivered' | 'reported'>;
+  /**
+   * Pulls a command back if no bridge has taken it yet. `queued` says whether this command was queued: then a missing
+   * record means Redis lost it (a bridge may have taken it: `forgotten`, never `withdrawn`); otherwise a missing record
+   * means it never got in, and a tombstone keeps a late retry of the enqueue out.
+   */
+  withdraw(accountId: string, commandId: string, queued: boolean): Promise<WithdrawResult>;
   /** The first report of a command wins; repeats get the recorded one back. */
   recordReport(accountId: string, report: BridgeReport): Promise<RecordedReport>;
   /** A bridge said hello: everything it was handed before and has not reported is handed out again. */
   startSession(accountId: string): Promise<void>;
-  /** Like take, but when nothing is due, waits up to waitMs for a command to be queued. */
-  takeOrWait(accountId: string, limit: number, waitMs: number, signal: AbortSignal): Promise<BridgeCommand[]>;
+  /**
+   * Like take, but when nothing is due, waits up to waitMs for a command to be queued. One waiting long-poll per
+   * account (across every ingress): a newer one ends an older one at once, which answers `superseded`.
+   */
+  takeOrWait(accountId: string, limit: number, waitMs: number, signal: AbortSignal): Promise<LongPoll>;
 }
 
-export type RecordedReport =
-  | { kind: 'unknown' }
-  | { kind: 'first' | 'repeat'; report: BridgeReport; command: BridgeCommand };
+export interface LongPoll {
+  commands: BridgeCommand[];
+  /** A newer long-poll of the same account took over; this one ended with no commands. */
+  superseded: boolean;
+}
+
+export type WithdrawResult = 'withdrawn' | 'delivered' | 'reported' | 'forgotten';
+
+/** The first report of a command wins; `command` is absent when Redis no longer held the command itself. */
+export type RecordedReport = { kind: 'first' | 'repeat'; report: BridgeReport; command?: BridgeCommand };
 
 const k = {
   queue: (acc: string) => `es:bq:{${acc}}`,
   command: (acc: string, id: string) => `es:bc:{${acc}}:${id}`,
   session: (acc: string) => `es:bs:{${acc}}`,
-  channel: (acc: string) => `es:bn:{${acc}}`,
+  channel: orderingKeys.wake,
+  poll: (acc: string) => `es:bw:{${acc}}`,
 };
 
 const REPORT_RETENTION_SECONDS = 7 * 24 * 3600;
-const HELD_RECHECK_MS = 1000;
+/** A long-poll's generation counter outlives any poll by far (polls last at most BRIDGE_MAX_WAIT_MS). */
+const POLL_GENERATION_TTL_MS = 24 * 3600 * 1000;
+const SUPERSEDED = 'poll:';
 
 // KEYS: queue, command, pending marks; ARGV: command, seq, commandId, channel
 // The pending mark is removed by its number (its score), whatever deadline it carries by now.
@@ -49,28 +66,34 @@ return 1`;
 
 // KEYS: queue, session, pending marks; ARGV: now, redeliverAfterMs, limit, command key prefix
 // Hands out commands in acceptance order, stopping before any command that a lower pending number must precede.
+// The first element of the answer is when a command queued now becomes due without any announcement (a pending mark
+// lapses, a delivered command is due for redelivery), or -1: a waiting long-poll sleeps until then, not on a timer.
 const TAKE = `
 local now = tonumber(ARGV[1])
 local hold = math.huge
+local holdUntil = -1
 while true do
   local first = redis.call('ZRANGE', KEYS[3], 0, 0)
   if #first == 0 then break end
   local seq, deadline = string.match(first[1], '^(%d+):(%d+)$')
-  if seq and tonumber(deadline) >= now then hold = tonumber(seq) break end
+  if seq and tonumber(deadline) >= now then hold = tonumber(seq) holdUntil = tonumber(deadline) + 1 break end
   redis.call('ZREM', KEYS[3], first[1])
 end
 local ids = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[3]) - 1, 'WITHSCORES')
 local session = redis.call('GET', KEYS[2]) or '0'
-local out = {}
+local out = {-1}
+local function due(at) if out[1] < 0 or at < out[1] then out[1] = at end end
 for i = 1, #ids, 2 do
   local id = ids[i]
-  if tonumber(ids[i + 1]) > hold then break end
+  if tonumber(ids[i + 1]) > hold then due(holdUntil) break end
   local key = ARGV[4] .. id
   local h = redis.call('HMGET', key, 'command', 'deliveredAt', 'session')
   if h[1] then
     if (not h[2]) or h[3] ~= session or now - tonumber(h[2]) >= tonumber(ARGV[2]) then
       redis.call('HSET', key, 'deliveredAt', ARGV[1], 'session', session)
       table.insert(out, h[1])
+    else
+      due(tonumber(h[2]) + tonumber(ARGV[2]))
     end
   else
     redis.call('ZREM', KEYS[1], id)
@@ -78,27 +101,44 @@ for i = 1, #ids, 2 do
 end
 return out`;
 
-// KEYS: queue, command; ARGV: commandId
+// KEYS: poll generation; ARGV: channel, ttl. Numbers a new long-poll and tells the older ones (on any ingress) to end.
+const NEW_POLL = `
+local gen = redis.call('INCR', KEYS[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+redis.call('PUBLISH', ARGV[1], '${SUPERSEDED}' .. gen)
+return gen`;
+
+// KEYS: queue, command; ARGV: commandId, queued (1 or 0)
 const WITHDRAW = `
-local h = redis.call('HMGET', KEYS[2], 'report', 'deliveredAt')
+local h = redis.call('HMGET', KEYS[2], 'report', 'deliveredAt', 'command')
 if h[1] then return 'reported' end
 if h[2] then return 'delivered' end
+if (not h[3]) and ARGV[2] == '1' then return 'forgotten' end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HSET', KEYS[2], 'withdrawn', '1')
 return 'withdrawn'`;
 
 // KEYS: queue, command; ARGV: commandId, report, retentionSeconds
+// A report for a command Redis does not hold (it lost its data) is kept too: the workflow, not Redis, decides.
 const REPORT = `
 local h = redis.call('HMGET', KEYS[2], 'command', 'report')
-if not h[1] then return {'unknown'} end
-if h[2] then return {'repeat', h[2], h[1]} end
+if h[2] then return {'repeat', h[2], h[1] or ''} end
 redis.call('HSET', KEYS[2], 'report', ARGV[2])
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
+if not h[1] then return {'first', ARGV[2], ''} end
 return {'first', ARGV[2], h[1]}`;
 
+interface Waiter {
+  generation: number;
+  superseded: boolean;
+  wake(): void;
+}
+
 export class RedisCommandQueue implements CommandQueue {
-  private readonly waiters = new Map<string, Set<() => void>>();
+  private readonly waiters = new Map<string, Set<Waiter>>();
+  /** The newest long-poll generation seen per account (a poll numbered below it has been superseded). */
+  private readonly newestPoll = new Map<string, number>();
   private readonly subscribed = new Set<string>();
   private closed = false;
   private subscriber: Redis | undefined;
@@ -124,7 +164,11 @@ export class RedisCommandQueue implements CommandQueue {
   }
 
   async take(accountId: string, limit: number): Promise<BridgeCommand[]> {
-    const raw = (await this.redis.eval(
+    return (await this.takeDue(accountId, limit)).commands;
+  }
+
+  private async takeDue(accountId: string, limit: number): Promise<{ commands: BridgeCommand[]; nextDueAt: number | undefined }> {
+    const [next, ...raw] = (await this.redis.eval(
       TAKE,
       3,
       k.queue(accountId),
@@ -134,15 +178,12 @@ export class RedisCommandQueue implements CommandQueue {
       this.options.redeliverAfterMs,
       limit,
       k.command(accountId, ''),
-    )) as string[];
-    return raw.map((r) => JSON.parse(r) as BridgeCommand);
+    )) as [number, ...string[]];
+    return { commands: raw.map((r) => JSON.parse(r) as BridgeCommand), nextDueAt: Number(next) >= 0 ? Number(next) : undefined };
   }
 
-  async withdraw(accountId: string, commandId: string): Promise<'withdrawn' | 'delivered' | 'reported'> {
-    return (await this.redis.eval(WITHDRAW, 2, k.queue(accountId), k.command(accountId, commandId), commandId)) as
-      | 'withdrawn'
-      | 'delivered'
-      | 'reported';
+  async withdraw(accountId: string, commandId: string, queued: boolean): Promise<WithdrawResult> {
+    return (await this.redis.eval(WITHDRAW, 2, k.queue(accountId), k.command(accountId, commandId), commandId, queued ? '1' : '0')) as WithdrawResult;
   }
 
   async recordReport(accountId: string, report: BridgeReport): Promise<RecordedReport> {
@@ -155,38 +196,62 @@ export class RedisCommandQueue implements CommandQueue {
       JSON.stringify(report),
       REPORT_RETENTION_SECONDS,
     )) as string[];
-    if (res[0] === 'unknown') return { kind: 'unknown' };
-    return { kind: res[0] as 'first' | 'repeat', report: JSON.parse(res[1]!) as BridgeReport, command: JSON.parse(res[2]!) as BridgeCommand };
+    return {
+      kind: res[0] as 'first' | 'repeat',
+      report: JSON.parse(res[1]!) as BridgeReport,
+      ...(res[2] ? { command: JSON.parse(res[2]) as BridgeCommand } : {}),
+    };
   }
 
   async startSession(accountId: string): Promise<void> {
     await this.redis.incr(k.session(accountId));
   }
 
-  async takeOrWait(accountId: string, limit: number, waitMs: number, signal: AbortSignal): Promise<BridgeCommand[]> {
-    if (waitMs <= 0 || this.closed) return this.take(accountId, limit);
+  async takeOrWait(accountId: string, limit: number, waitMs: number, signal: AbortSignal): Promise<LongPoll> {
+    if (waitMs <= 0 || this.closed) return { commands: await this.take(accountId, limit), superseded: false };
     await this.subscribe(accountId);
     const until = Date.now() + waitMs;
-    for (;;) {
-      // The waiter exists before the take, so a command queued between the take and the wait still wakes it.
-      let wake!: () => void;
-      const woken = new Promise<void>((resolve) => (wake = resolve));
-      const set = this.waiters.get(accountId) ?? new Set();
-      this.waiters.set(accountId, set);
-      set.add(wake);
-      // Re-check at least every second: a command held behind a pending mark is released when the mark lapses,
-      // and no enqueue announces that.
-      const timer = setTimeout(wake, Math.min(until - Date.now(), HELD_RECHECK_MS));
-      signal.addEventListener('abort', wake);
-      try {
-        const now = await this.take(accountId, limit);
-        if (now.length > 0 || signal.aborted || this.closed || Date.now() >= until) return now;
+    const generation = Number(await this.redis.eval(NEW_POLL, 1, k.poll(accountId), k.channel(accountId), POLL_GENERATION_TTL_MS));
+    const set = this.waiters.get(accountId) ?? new Set();
+    this.waiters.set(accountId, set);
+    let wake: () => void = () => undefined;
+    const waiter: Waiter = { generation, superseded: false, wake: () => wake() };
+    set.add(waiter);
+    // A newer poll's announcement may have arrived before this one was registered.
+    this.supersede(accountId, Math.max(generation, this.newestPoll.get(accountId) ?? 0));
+    const onAbort = () => waiter.wake();
+    signal.addEventListener('abort', onAbort);
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      for (;;) {
+        // A fresh promise before the take, so an announcement that arrives during the take still wakes this poll.
+        const woken = new Promise<void>((resolve) => (wake = resolve));
+        const { commands, nextDueAt } = await this.takeDue(accountId, limit);
+        if (commands.length > 0 || signal.aborted || this.closed || Date.now() >= until || waiter.superseded) {
+          return { commands, superseded: commands.length === 0 && waiter.superseded };
+        }
+        // No timer ticks: the poll sleeps until a command is announced (enqueue, a pending mark released), until a
+        // held command becomes due by itself (its mark lapses, a redelivery), or until the poll's own end.
+        timer = setTimeout(() => wake(), Math.min(until, nextDueAt ?? until) - Date.now());
         await woken;
-        if (signal.aborted || this.closed) return [];
-      } finally {
         clearTimeout(timer);
-        signal.removeEventListener('abort', wake);
-        set.delete(wake);
+        if (signal.aborted || this.closed) return { commands: [], superseded: false };
+      }
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      set.delete(waiter);
+      if (set.size === 0) this.waiters.delete(accountId);
+    }
+  }
+
+  /** Ends every waiting long-poll of the account numbered below `generation`. */
+  private supersede(accountId: string, generation: number): void {
+    if (generation > (this.newestPoll.get(accountId) ?? 0)) this.newestPoll.set(accountId, generation);
+    for (const waiter of this.waiters.get(accountId) ?? []) {
+      if (waiter.generation < generation && !waiter.superseded) {
+        waiter.superseded = true;
+        waiter.wake();
       }
     }
   }
@@ -194,7 +259,7 @@ export class RedisCommandQueue implements CommandQueue {
   /** Wakes every waiting long-poll, and from now on long-polls answer at once (the process is stopping). */
   async close(): Promise<void> {
     this.closed = true;
-    for (const set of this.waiters.values()) for (const wake of [...set]) wake();
+    for (const set of this.waiters.values()) for (const waiter of [...set]) waiter.wake();
     this.subscriber?.disconnect();
   }
 
@@ -206,10 +271,17 @@ export class RedisCommandQueue implements CommandQueue {
       // No ready check: it sends INFO, which a connection that SUBSCRIBEd during its handshake may no longer send.
       this.subscriber = this.redis.duplicate({ enableOfflineQueue: true, enableReadyCheck: false, commandTimeout: 5000 });
       this.subscriber.on('error', () => undefined);
-      this.subscriber.on('message', (channel: string) => {
+      this.subscriber.on('message', (channel: string, message: string) => {
         const acc = /^es:bn:\{(.*)\}$/.exec(channel)?.[1];
         if (acc === undefined) return;
-        for (const wake of [...(this.waiters.get(acc) ?? [])]) wake();
+        if (message.startsWith(SUPERSEDED)) return this.supersede(acc, Number(message.slice(SUPERSEDED.length)));
+        for (const waiter of [...(this.waiters.get(acc) ?? [])]) waiter.wake();
+      });
+      // Announcements sent while the subscription was down are lost: every waiting poll looks again once it is back.
+      let connected = false;
+      this.subscriber.on('ready', () => {
+        if (connected) for (const set of this.waiters.values()) for (const waiter of [...set]) waiter.wake();
+        connected = true;
       });
     }
     await this.subscriber.subscribe(k.channel(accountId));

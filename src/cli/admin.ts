@@ -2,7 +2,7 @@
 import { Redis } from 'ioredis';
 import { ZodError } from 'zod';
 import { loadConfig } from '../config';
-import { RedisRegistry } from '../registry/registry';
+import { RedisRegistry, RegistryRefusal } from '../registry/registry';
 import { CliError, oneLine, parseVerbArgs, summariseZod } from './args';
 import { VERBS, type Verb, type VerbContext } from './verbs';
 
@@ -105,6 +105,11 @@ export async function runAdmin(argv: string[], io: Io): Promise<number> {
     if (err instanceof CliError) {
       io.stderr(`error: ${err.message}\n`);
       return err.exitCode;
+    }
+    if (err instanceof RegistryRefusal) {
+      // A write the registry refused in the same step as the check (a race with another edit): a validation error.
+      io.stderr(`error: ${oneLine(err.message)}\n`);
+      return 1;
     }
     if (err instanceof ZodError) {
       io.stderr(`error: ${summariseZod(err)}\n`);

@@ -84,8 +84,35 @@ const importVerb: Verb = {
       throw err;
     }
     return {
-      human: `imported ${plural(summary.accounts, 'account')}, ${plural(summary.secrets, 'secret')}, ${plural(summary.tokens, 'token')}`,
-      json: summary,
+      human: [
+        `imported ${plural(summary.accounts, 'account')}, ${plural(summary.secrets, 'secret')}, ${plural(summary.tokens, 'token')}`,
+        ...summary.ownerChanges.map(
+          (c) =>
+            `account ${c.accountId} changed owner: unlinked secret(s) ${c.secretsUnlinked.map(idOf).join(', ') || 'none'} and token(s) ${c.tokensUnlinked.map(idOf).join(', ') || 'none'}; its old bridge token no longer works`,
+        ),
+      ].join('\n'),
+      json: summary.ownerChanges.length === 0 ? { accounts: summary.accounts, secrets: summary.secrets, tokens: summary.tokens } : {
+        ...summary,
+        ownerChanges: summary.ownerChanges.map((c) => ({ ...c, secretsUnlinked: c.secretsUnlinked.map(idOf), tokensUnlinked: c.tokensUnlinked.map(idOf) })),
+      },
+    };
+  },
+};
+
+const migrateVerb: Verb = {
+  words: ['migrate'],
+  usage: 'migrate',
+  summary: 'Bring a registry written by an earlier version up to date (idempotent; docs/registry.md).',
+  options: {},
+  async run(args, ctx) {
+    expectPositionals(args, []);
+    const result = await (await ctx.registry()).migrate();
+    const revoked = result.tokensRevoked.map(idOf);
+    return {
+      human:
+        `converted ${plural(result.accountsConverted, 'account')} to field records; gave ${plural(result.tokensOwned, 'token')} an owner; ` +
+        (revoked.length === 0 ? 'revoked no token' : `revoked token(s) ${revoked.join(', ')}: each granted accounts of several owners (or none); make one token per owner`),
+      json: { ...result, tokensRevoked: revoked },
     };
   },
 };
@@ -93,16 +120,30 @@ const importVerb: Verb = {
 // ---------------------------------------------------------------------------------------------------------------
 // secrets
 
-/** The rule of the import document: every linked account exists and, for a secret, belongs to the secret's owner. */
-async function checkLinks(registry: RedisRegistry, ids: string[], secretOwner?: string): Promise<void> {
+/**
+ * The rule of the import document: every linked account exists and belongs to the secret's or token's owner. The
+ * registry checks it again in the same step as the write; this check gives the clearer message.
+ */
+async function checkLinks(registry: RedisRegistry, ids: string[], owner: string, kind: 'secret' | 'token' = 'secret'): Promise<void> {
   const accounts = await registry.getAccounts(ids);
   ids.forEach((id, i) => {
     const account = accounts[i];
     if (!account) throw new CliError(`unknown account ${id}`);
-    if (secretOwner !== undefined && account.owner !== secretOwner) {
-      throw new CliError(`account ${id} belongs to another owner: a secret of ${secretOwner} may link only ${secretOwner}'s accounts`);
+    if (account.owner !== owner) {
+      throw new CliError(`account ${id} belongs to another owner: a ${kind} of ${owner} may link only ${owner}'s accounts`);
     }
   });
+}
+
+/** The one owner of these accounts, for a token made without --owner. */
+async function soleOwner(registry: RedisRegistry, ids: string[]): Promise<string> {
+  if (ids.length === 0) throw new CliError('a token without accounts needs --owner');
+  const accounts = await registry.getAccounts(ids);
+  const missing = ids.find((_, i) => !accounts[i]);
+  if (missing !== undefined) throw new CliError(`unknown account ${missing}`);
+  const owners = [...new Set(accounts.map((a) => a!.owner))];
+  if (owners.length > 1) throw new CliError(`the accounts belong to ${owners.join(', ')}: a token may grant only one owner's accounts; make one token per owner`);
+  return owners[0]!;
 }
 
 async function one<T>(kind: string, id: string, found: T[]): Promise<T> {
@@ -140,7 +181,7 @@ const selectToken = (args: ParsedArgs, ctx: VerbContext) =>
   selectCredential<TokenGrant>(args, ctx, 'token', (r, p) => r.findTokensByHashPrefix(p), (r, v) => r.authenticateToken(v));
 
 const secretView = (g: SecretGrant) => ({ id: idOf(g.hash), owner: g.owner, accounts: g.accounts });
-const tokenView = (g: TokenGrant) => ({ id: idOf(g.hash), accounts: g.accounts, suspendedUntil: g.suspendedUntil });
+const tokenView = (g: TokenGrant) => ({ id: idOf(g.hash), owner: g.owner ?? null, accounts: g.accounts, suspendedUntil: g.suspendedUntil });
 
 const secretCreate: Verb = {
   words: ['secret', 'create'],
@@ -219,26 +260,35 @@ const secretList: Verb = {
 
 const tokenCreate: Verb = {
   words: ['token', 'create'],
-  usage: 'token create --accounts a,b [--suspended-until ISO]',
-  summary: "Make an API token that reads these accounts' outcomes; prints it once.",
-  options: { accounts: { type: 'string' }, 'suspended-until': { type: 'string' } },
+  usage: 'token create [--owner U] --accounts a,b [--suspended-until ISO]',
+  summary: "Make an API token that reads these accounts' outcomes (all of one owner); prints it once.",
+  options: { owner: { type: 'string' }, accounts: { type: 'string' }, 'suspended-until': { type: 'string' } },
   async run(args, ctx) {
     expectPositionals(args, []);
+    const given = str(args.values, 'owner');
     const accounts = accountList(str(args.values, 'accounts'));
     const until = str(args.values, 'suspended-until');
     const suspendedUntil = until === undefined ? null : futureIso('suspended-until', until, ctx.now());
     const registry = await ctx.registry();
-    await checkLinks(registry, accounts);
+    const o = given === undefined ? await soleOwner(registry, accounts) : ownerArg(given);
+    await checkLinks(registry, accounts, o, 'token');
     const token = newCredential('tok');
-    const grant: TokenGrant = { hash: hashCredential(token), accounts, suspendedUntil };
+    const grant: TokenGrant = { hash: hashCredential(token), owner: o, accounts, suspendedUntil };
     await registry.putToken(grant);
     const suspended = suspendedUntil ? `, suspended until ${suspendedUntil}` : '';
     return {
-      human: `created token ${idOf(grant.hash)} for ${accounts.join(', ')}${suspended}\n${token}\n${ONCE}`,
+      human: `created token ${idOf(grant.hash)} of ${o} for ${accounts.join(', ')}${suspended}\n${token}\n${ONCE}`,
       json: { ...tokenView(grant), token },
     };
   },
 };
+
+/** Changes the token as it is now: one revoked meanwhile stays revoked. */
+async function changeToken(grant: TokenGrant, ctx: VerbContext, change: (g: TokenGrant) => TokenGrant): Promise<TokenGrant> {
+  const after = await (await ctx.registry()).modifyToken(grant.hash, change);
+  if (!after) throw new CliError(`token ${idOf(grant.hash)} was revoked meanwhile`);
+  return after;
+}
 
 const tokenSuspend: Verb = {
   words: ['token', 'suspend'],
@@ -248,9 +298,8 @@ const tokenSuspend: Verb = {
   async run(args, ctx) {
     expectPositionals(args, []);
     const until = futureIso('until', requireStr(args.values, 'until'), ctx.now());
-    const grant = await selectToken(args, ctx);
-    await (await ctx.registry()).putToken({ ...grant, suspendedUntil: until });
-    return { human: `suspended token ${idOf(grant.hash)} until ${until}`, json: tokenView({ ...grant, suspendedUntil: until }) };
+    const grant = await changeToken(await selectToken(args, ctx), ctx, (g) => ({ ...g, suspendedUntil: until }));
+    return { human: `suspended token ${idOf(grant.hash)} until ${until}`, json: tokenView(grant) };
   },
 };
 
@@ -261,9 +310,8 @@ const tokenUnsuspend: Verb = {
   options: { id: { type: 'string' }, token: { type: 'string' } },
   async run(args, ctx) {
     expectPositionals(args, []);
-    const grant = await selectToken(args, ctx);
-    await (await ctx.registry()).putToken({ ...grant, suspendedUntil: null });
-    return { human: `token ${idOf(grant.hash)} is not suspended`, json: tokenView({ ...grant, suspendedUntil: null }) };
+    const grant = await changeToken(await selectToken(args, ctx), ctx, (g) => ({ ...g, suspendedUntil: null }));
+    return { human: `token ${idOf(grant.hash)} is not suspended`, json: tokenView(grant) };
   },
 };
 
@@ -282,17 +330,18 @@ const tokenRevoke: Verb = {
 
 const tokenList: Verb = {
   words: ['token', 'list'],
-  usage: 'token list',
-  summary: 'List tokens by id, accounts and suspension (never the tokens).',
-  options: {},
+  usage: 'token list [--owner U]',
+  summary: 'List tokens by id, owner, accounts and suspension (never the tokens).',
+  options: { owner: { type: 'string' } },
   async run(args, ctx) {
     expectPositionals(args, []);
-    const rows = (await (await ctx.registry()).findTokensByHashPrefix('')).map(tokenView);
+    const o = str(args.values, 'owner');
+    const rows = (await (await ctx.registry()).findTokensByHashPrefix('')).filter((g) => o === undefined || g.owner === o).map(tokenView);
     return {
       human:
         rows.length === 0
           ? 'no tokens'
-          : table([['ID', 'ACCOUNTS', 'SUSPENDED UNTIL'], ...rows.map((r) => [r.id, r.accounts.join(','), r.suspendedUntil ?? '-'])]),
+          : table([['ID', 'OWNER', 'ACCOUNTS', 'SUSPENDED UNTIL'], ...rows.map((r) => [r.id, r.owner ?? '-', r.accounts.join(','), r.suspendedUntil ?? '-'])]),
       json: rows,
     };
   },
@@ -324,6 +373,30 @@ async function mustGetAccount(registry: RedisRegistry, id: string): Promise<Acco
   const account = await registry.getAccount(id);
   if (!account) throw new CliError(`no account ${id}`);
   return account;
+}
+
+interface OwnerChange {
+  human: string;
+  json: { from: string; to: string; secretsUnlinked: string[]; tokensUnlinked: string[]; bridgeToken: 'revoked' | 'replaced' };
+}
+
+/**
+ * An account went to another owner: the old owner's secrets and tokens stop linking it (the registry already
+ * revoked its bridge token, unless a new one was set in the same step).
+ */
+async function afterOwnerChange(registry: RedisRegistry, id: string, from: string, to: string, newBridgeToken: boolean): Promise<OwnerChange> {
+  const unlinked = await registry.unlinkFromOtherOwners(id, to);
+  const json = {
+    from,
+    to,
+    secretsUnlinked: unlinked.secrets.map(idOf),
+    tokensUnlinked: unlinked.tokens.map(idOf),
+    bridgeToken: newBridgeToken ? ('replaced' as const) : ('revoked' as const),
+  };
+  const human =
+    `owner changed from ${from} to ${to}: unlinked secret(s) ${json.secretsUnlinked.join(', ') || 'none'} and token(s) ${json.tokensUnlinked.join(', ') || 'none'}; ` +
+    (newBridgeToken ? 'the bridge token was replaced' : 'the bridge token was revoked (make a new one with --new-bridge-token)');
+  return { human, json };
 }
 
 const accountSet: Verb = {
@@ -379,22 +452,23 @@ const accountSet: Verb = {
     }
     const parsed = accountSchema.safeParse({ ...(existing ?? {}), ...changes, id });
     if (!parsed.success) throw new CliError(summariseZod(parsed.error, flagPath));
-    const account = parsed.data;
-
-    if (existing && existing.owner !== account.owner) {
-      // The link rule holds after a change of owner too: no secret may keep linking an account its owner lost.
-      const linking = (await registry.findSecretsByHashPrefix('')).filter((g) => g.accounts.includes(id) && g.owner !== account.owner);
-      if (linking.length > 0) {
-        throw new CliError(
-          `account ${id} is linked by secret(s) ${linking.map((g) => idOf(g.hash)).join(', ')} of ${existing.owner}: revoke them before giving the account to ${account.owner}`,
-        );
-      }
-    }
     const bridgeToken = newBridgeToken ? newCredential('brg') : undefined;
-    await registry.putAccount(account, bridgeToken ? hashCredential(bridgeToken) : undefined);
-    const lines = [`${existing ? 'updated' : 'created'} account ${id} (${describeAccount(account)})`];
+    const bridgeTokenHash = bridgeToken ? hashCredential(bridgeToken) : undefined;
+    const lines: string[] = [];
+    let moved: OwnerChange | undefined;
+    if (!existing) {
+      await registry.createAccount(parsed.data, bridgeTokenHash);
+    } else {
+      // Only the fields given are written, in one step: whatever else changed meanwhile (a bridge's hello) stays.
+      const given = Object.fromEntries(Object.keys(changes).map((k) => [k, parsed.data[k as keyof Account]])) as Partial<Account>;
+      const result = await registry.updateAccount(id, given, { expectOwner: existing.owner, bridgeTokenHash });
+      if (result === 'owner_changed') moved = await afterOwnerChange(registry, id, existing.owner, parsed.data.owner, bridgeToken !== undefined);
+    }
+    const account = await mustGetAccount(registry, id);
+    lines.push(`${existing ? 'updated' : 'created'} account ${id} (${describeAccount(account)})`);
+    if (moved) lines.push(moved.human);
     if (bridgeToken) lines.push(`bridge token (replaces any earlier one):`, bridgeToken, ONCE);
-    return { human: lines.join('\n'), json: { created: !existing, account, ...(bridgeToken ? { bridgeToken } : {}) } };
+    return { human: lines.join('\n'), json: { created: !existing, account, ...(moved ? { ownerChange: moved.json } : {}), ...(bridgeToken ? { bridgeToken } : {}) } };
   },
 };
 
@@ -463,10 +537,8 @@ function statusVerb(word: 'lock' | 'unlock'): Verb {
       const [id] = expectPositionals(args, ['ID']) as [string];
       accountId(id);
       const registry = await ctx.registry();
-      const account = await mustGetAccount(registry, id);
-      const updated: Account = { ...account, status };
-      if (account.status !== status) await registry.putAccount(updated);
-      return { human: `account ${id} is ${status}`, json: updated };
+      await registry.updateAccount(id, { status });
+      return { human: `account ${id} is ${status}`, json: await mustGetAccount(registry, id) };
     },
   };
 }
@@ -481,15 +553,14 @@ const accountRisk: Verb = {
     accountId(id);
     const risk = parseJsonFlag('set', requireStr(args.values, 'set'), riskSettingsSchema);
     const registry = await ctx.registry();
-    const account = await mustGetAccount(registry, id);
-    const updated: Account = { ...account, risk };
-    await registry.putAccount(updated);
-    return { human: `risk settings of ${id}: ${JSON.stringify(risk)}`, json: updated };
+    await registry.updateAccount(id, { risk });
+    return { human: `risk settings of ${id}: ${JSON.stringify(risk)}`, json: await mustGetAccount(registry, id) };
   },
 };
 
 export const VERBS: Verb[] = [
   importVerb,
+  migrateVerb,
   secretCreate,
   secretRotate,
   secretRevoke,

@@ -41,7 +41,14 @@ export function createApp(deps: AppDeps): Express {
   app.use(healthRoutes({ redis: deps.redis, regions: deps.regions, timeoutMs: deps.config.temporal.startTimeoutMs }));
   app.use(webhookRoutes({ accept: deps.accept, redis: deps.redis, config: deps.config }));
   app.use(signalRoutes({ status: deps.status, redis: deps.redis, config: deps.config }));
-  app.use(bridgeRoutes(deps.gateway));
+  app.use(
+    bridgeRoutes(deps.gateway, {
+      redis: deps.redis,
+      keyPrefix: deps.config.limits.keyPrefix,
+      limit: deps.config.bridge.limit,
+      bodyReadTimeoutMs: deps.config.ingress.bodyReadTimeoutMs,
+    }),
+  );
   app.get('/openapi.json', (_req, res) => {
     res.json(buildOpenApiDocument());
   });

@@ -17,6 +17,7 @@ const STATUS: Record<Refusal['kind'], number> = {
   token_suspended: 403,
   not_accepted_by_account: 409,
   bridge_too_old: 412,
+  too_slow: 408,
   throttled: 429,
   backpressure: 503,
   store_unavailable: 503,
@@ -44,6 +45,7 @@ export function sendRefusal(res: Response, err: Refusal, channel: Channel, corre
       });
       return;
     case 'backpressure':
+      if (err.extra.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(err.extra.retryAfterSeconds));
       res.status(status).json({ error: 'System under high load, retry later', backpressure: true });
       return;
     case 'store_unavailable': {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Logger } from 'pino';
 import { Refusal } from '../signals/errors';
+import { sendRefusal, type Channel } from './errors';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -37,13 +38,17 @@ export function accessLog(logger: Logger): RequestHandler {
 }
 
 /**
- * The body as JSON whatever the Content-Type says (TradingView posts JSON as text/plain), at most `limit` bytes.
- * Malformed JSON is a 400.
+ * The body as JSON whatever the Content-Type says (TradingView posts JSON as text/plain), at most `limit` bytes,
+ * received within `readTimeoutMs`. Malformed JSON is a 400; a body still arriving at the deadline is a 408, and the
+ * connection is closed (the rest of the body is never read), so a slow sender holds a socket for seconds, not a minute.
  */
-export function jsonBody(limit: number): RequestHandler[] {
+export function jsonBody(limit: number, readTimeoutMs: number, channel: Channel): RequestHandler[] {
   return [
+    bodyDeadline(readTimeoutMs, channel),
     express.raw({ type: () => true, limit }),
-    (req: Request, _res: Response, next: NextFunction) => {
+    (req: Request, res: Response, next: NextFunction) => {
+      // The deadline answered while the last bytes were arriving: that answer stands.
+      if (res.headersSent) return;
       const raw = Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '';
       try {
         req.body = JSON.parse(raw) as unknown;
@@ -55,7 +60,26 @@ export function jsonBody(limit: number): RequestHandler[] {
   ];
 }
 
-/** Answers 503 backpressure before the process drowns: at most `max` submissions in flight at once. */
+function bodyDeadline(ms: number, channel: Channel): RequestHandler {
+  return (req, res, next) => {
+    if (req.complete) return next();
+    const timer = setTimeout(() => {
+      if (req.complete || res.headersSent) return;
+      res.setHeader('Connection', 'close');
+      sendRefusal(res, new Refusal('too_slow', `Request body not received within ${ms} ms`), channel, res.locals.correlationId as string);
+      res.once('finish', () => req.socket.destroy());
+    }, ms);
+    const clear = () => clearTimeout(timer);
+    req.once('end', clear);
+    req.once('close', clear);
+    next();
+  };
+}
+
+/**
+ * Answers 503 backpressure before the process drowns: at most `max` submissions in flight at once. Placed after the
+ * body is read, so a slow sender never holds a slot (it is bounded by the body deadline and the per-IP connection cap).
+ */
 export function inFlightCap(max: number): RequestHandler {
   let inFlight = 0;
   return (_req, res, next) => {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ACTIONS, requiresIdempotencyKey, type Action } from '../signals/actions';
 import type { SignalAccepted, SignalNoTargets } from '../signals/accept';
-import { ACTION_RULES, externalSignalShape } from '../signals/schema';
+import { ACTION_RULES, externalSignalShape, META_MAX_BYTES, META_MAX_DEPTH } from '../signals/schema';
 import type { SignalStatus } from '../signals/status';
 
 /**
@@ -203,7 +203,7 @@ function externalSignalDescription(): string {
     '- close takes a `positionId`, or a filter by `symbol` / `side` / `pnl` (a filtered close), not both; use close_all to close everything.',
     '- Give `sl` or `slPips`, and `tp` or `tpPips`, not both.',
     '- `expiry` must be in the future (not expressible in JSON Schema).',
-    '- `meta` is free-form; it never changes routing or execution.',
+    `- \`meta\` is free-form; it never changes routing or execution. It may nest at most ${META_MAX_DEPTH} levels (meta itself is level 1) and take at most ${META_MAX_BYTES} bytes as JSON (else 400). Only \`meta.origin\` is kept with the signal (it shows in the Temporal UI); the rest is dropped after validation.`,
     '- Stop-limit entries and the modify_pending family need a recent MT5 bridge (EA) and may be unavailable on some venues; an outdated bridge yields 412.',
   ].join('\n');
 }

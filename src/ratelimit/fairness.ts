@@ -12,7 +12,8 @@ export interface Throttle {
   hit(scope: ThrottleScope, key: string): Promise<{ allowed: boolean; limit: number; windowMs: number }>;
 }
 
-const HIT = `
+/** One hit on a fixed-window counter: the count so far; the window starts with the first hit. */
+export const FIXED_WINDOW_HIT = `
 local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return n`;
@@ -26,7 +27,7 @@ export class RedisThrottle implements Throttle {
 
   async hit(scope: ThrottleScope, key: string): Promise<{ allowed: boolean; limit: number; windowMs: number }> {
     const { max, windowMs } = this.limits[scope];
-    const count = Number(await this.redis.eval(HIT, 1, `${this.keyPrefix}${scope}:{${key}}`, windowMs));
+    const count = Number(await this.redis.eval(FIXED_WINDOW_HIT, 1, `${this.keyPrefix}${scope}:{${key}}`, windowMs));
     return { allowed: count <= max, limit: max, windowMs };
   }
 }

@@ -13,7 +13,7 @@ export function createRouteLimiter(options: {
   prefix: string;
   max: number;
   windowMs: number;
-  key: (req: Request) => string;
+  key: (req: Request, res: Response) => string;
   respond: (res: Response, limit: number, windowMs: number) => void;
 }): RequestHandler {
   return rateLimit({

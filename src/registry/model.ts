@@ -36,6 +36,8 @@ export const importDocumentSchema = z.strictObject({
     .array(
       z.strictObject({
         token: credential,
+        /** Whose token it is; it may grant only this owner's accounts. Omitted: the one owner of its accounts. */
+        owner: z.string().min(1).max(128).optional(),
         accounts: z.array(z.string().regex(ACCOUNT_ID_PATTERN)),
         suspendedUntil: z.iso.datetime({ offset: true }).nullable().default(null),
       }),
@@ -51,9 +53,10 @@ export interface SecretGrant {
   accounts: string[];
 }
 
-/** What an API token grants: read access to these accounts' outcomes. */
+/** What an API token grants: read access to these accounts' outcomes, all of one owner. */
 export interface TokenGrant {
   hash: string;
+  owner: string;
   accounts: string[];
   suspendedUntil: string | null;
 }

@@ -1,6 +1,17 @@
 import type { Redis } from 'ioredis';
 import { accountSchema, type Account, type SecretGrant, type TokenGrant } from './model';
 import { hashCredential, sameHash } from './credentials';
+import {
+  ALREADY_EXISTS,
+  CHANGED_MEANWHILE,
+  CONVERT_ACCOUNT,
+  LEGACY_RECORD,
+  NO_ACCOUNT,
+  OWNER_DIFFERS,
+  runScript,
+  WRITE_ACCOUNT,
+  WRITE_GRANT,
+} from './scripts';
 import type { Instrument } from '../bridge/protocol';
 import type { VolumeRules } from '../risk/rules';
 
@@ -12,8 +23,11 @@ export interface Registry {
   getAccount(id: string): Promise<Account | null>;
   getAccounts(ids: readonly string[]): Promise<(Account | null)[]>;
   listAccountIds(): Promise<string[]>;
-  putAccount(account: Account, bridgeTokenHash?: string): Promise<void>;
+  /** Creates or replaces a whole account (the import); see WriteResult. */
+  putAccount(account: Account, bridgeTokenHash?: string): Promise<WriteResult>;
+  /** Creates or replaces a secret; refused (RegistryRefusal) unless every linked account exists and is the secret owner's. */
   putSecret(grant: SecretGrant): Promise<void>;
+  /** Creates or replaces a token; refused (RegistryRefusal) unless every granted account exists and is the token owner's. */
   putToken(grant: TokenGrant): Promise<void>;
   deleteSecret(hash: string): Promise<void>;
   deleteToken(hash: string): Promise<void>;
@@ -23,6 +37,19 @@ export interface Registry {
   recordInstruments(accountId: string, instruments: Instrument[]): Promise<void>;
   /** Volume rules of one symbol per account, trying each name in turn (the broker's, then the trader's); one round trip. */
   volumeRules(lookups: readonly { accountId: string; symbols: string[] }[]): Promise<(VolumeRules | undefined)[]>;
+}
+
+/** 'owner_changed': the account went to another owner, and its bridge token was revoked unless a new one was set. */
+export type WriteResult = 'written' | 'owner_changed';
+
+/** A write the registry refused: the account is missing or exists, or belongs to another owner than required. */
+export class RegistryRefusal extends Error {
+  constructor(
+    readonly reason: 'no_account' | 'exists' | 'owner_differs' | 'changed_meanwhile',
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 const key = {
@@ -35,6 +62,17 @@ const key = {
   instruments: (id: string) => `es:instruments:{${id}}`,
 };
 
+/** An account as hash fields: each top-level field's JSON text. */
+function accountFields(fields: Partial<Account>): string[] {
+  return Object.entries(fields).flatMap(([name, value]) => (value === undefined ? [] : [name, JSON.stringify(value)]));
+}
+
+function accountFromFields(fields: Record<string, string>): Account {
+  return accountSchema.parse(Object.fromEntries(Object.entries(fields).map(([name, text]) => [name, JSON.parse(text) as unknown])));
+}
+
+const isWrongType = (err: unknown): boolean => err instanceof Error && err.message.startsWith('WRONGTYPE');
+
 export class RedisRegistry implements Registry {
   constructor(private readonly redis: Redis) {}
 
@@ -43,7 +81,15 @@ export class RedisRegistry implements Registry {
   }
 
   async authenticateToken(token: string): Promise<TokenGrant | null> {
-    return this.lookup<TokenGrant>(key.token, token);
+    const grant = await this.lookup<TokenGrant>(key.token, token);
+    if (!grant || grant.owner) return grant;
+    // A token made before tokens had owners: it belongs to the one owner of its accounts. One spanning several
+    // owners (or none) no longer works: it would show one owner's outcomes to another.
+    const owner = await this.soleOwner(grant.accounts);
+    if (owner === undefined) return null;
+    const owned = { ...grant, owner };
+    await this.writeGrant(key.token(grant.hash), JSON.stringify(grant), JSON.stringify(owned), [], undefined).catch(() => undefined);
+    return owned;
   }
 
   async authenticateBridge(token: string): Promise<Account | null> {
@@ -60,34 +106,53 @@ export class RedisRegistry implements Registry {
     return account ?? null;
   }
 
+  /** One round trip; an account still stored as one JSON string (before field-level updates) costs one more. */
   async getAccounts(ids: readonly string[]): Promise<(Account | null)[]> {
     if (ids.length === 0) return [];
-    const raws = await this.redis.mget(ids.map(key.account));
-    return raws.map((raw) => (raw ? accountSchema.parse(JSON.parse(raw)) : null));
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hgetall(key.account(id));
+    const results = (await pipeline.exec()) ?? [];
+    return Promise.all(
+      results.map(async ([err, fields], i) => {
+        if (err) {
+          if (!isWrongType(err)) throw err;
+          const raw = await this.redis.get(key.account(ids[i]!));
+          return raw ? accountSchema.parse(JSON.parse(raw)) : null;
+        }
+        const record = fields as Record<string, string>;
+        return Object.keys(record).length === 0 ? null : accountFromFields(record);
+      }),
+    );
   }
 
   async listAccountIds(): Promise<string[]> {
     return (await this.redis.smembers(key.accounts)).sort();
   }
 
-  async putAccount(account: Account, bridgeTokenHash?: string): Promise<void> {
-    const tx = this.redis.multi().set(key.account(account.id), JSON.stringify(account)).sadd(key.accounts, account.id);
-    if (bridgeTokenHash) {
-      // One bridge token per account: a new one replaces (and so revokes) the old.
-      const old = await this.redis.get(key.accountBridge(account.id));
-      if (old && old !== bridgeTokenHash) tx.del(key.bridge(old));
-      tx.set(key.bridge(bridgeTokenHash), JSON.stringify({ accountId: account.id, hash: bridgeTokenHash }));
-      tx.set(key.accountBridge(account.id), bridgeTokenHash);
-    }
-    await tx.exec();
+  /** The import's upsert: the whole account is replaced. */
+  async putAccount(account: Account, bridgeTokenHash?: string): Promise<WriteResult> {
+    return this.writeAccount('replace', account.id, account, { bridgeTokenHash });
+  }
+
+  /** Creates an account; refused when one with this id exists. */
+  async createAccount(account: Account, bridgeTokenHash?: string): Promise<void> {
+    await this.writeAccount('create', account.id, account, { bridgeTokenHash });
+  }
+
+  /**
+   * Sets only the given fields of an existing account, atomically: other fields, changed by anyone meanwhile, keep
+   * their values. With `expectOwner` it is refused unless the account still has that owner.
+   */
+  async updateAccount(id: string, changes: Partial<Account>, opts: { expectOwner?: string; bridgeTokenHash?: string } = {}): Promise<WriteResult> {
+    return this.writeAccount('update', id, changes, opts);
   }
 
   async putSecret(grant: SecretGrant): Promise<void> {
-    await this.redis.set(key.secret(grant.hash), JSON.stringify(grant));
+    await this.writeGrant(key.secret(grant.hash), '*', JSON.stringify(grant), grant.accounts, grant.owner);
   }
 
   async putToken(grant: TokenGrant): Promise<void> {
-    await this.redis.set(key.token(grant.hash), JSON.stringify(grant));
+    await this.writeGrant(key.token(grant.hash), '*', JSON.stringify(grant), grant.accounts, grant.owner);
   }
 
   async deleteSecret(hash: string): Promise<void> {
@@ -98,10 +163,45 @@ export class RedisRegistry implements Registry {
     await this.redis.del(key.token(hash));
   }
 
+  /**
+   * Changes a token record as it is now (read, change, write only if nobody changed it meanwhile; retried). A token
+   * revoked meanwhile stays revoked. `change` returning null deletes it. Returns the new grant, or null if it is gone.
+   */
+  async modifyToken(hash: string, change: (grant: TokenGrant) => TokenGrant | null): Promise<TokenGrant | null> {
+    return this.modifyGrant<TokenGrant>(key.token(hash), change);
+  }
+
+  async modifySecret(hash: string, change: (grant: SecretGrant) => SecretGrant | null): Promise<SecretGrant | null> {
+    return this.modifyGrant<SecretGrant>(key.secret(hash), change);
+  }
+
   async recordBridgeVersion(accountId: string, version: string): Promise<void> {
-    const account = await this.getAccount(accountId);
-    if (!account || account.bridgeVersion === version) return;
-    await this.redis.set(key.account(accountId), JSON.stringify({ ...account, bridgeVersion: version }));
+    // Only this field is written: an operator's edit made at the same moment (a lock) is never undone.
+    await this.writeAccount('update', accountId, { bridgeVersion: version }, {}).catch((err: unknown) => {
+      if (!(err instanceof RegistryRefusal)) throw err;
+    });
+  }
+
+  async recordInstruments(accountId: string, instruments: Instrument[]): Promise<void> {
+    // One MULTI: the old list is replaced whole, never merged with a concurrent hello's.
+    const tx = this.redis.multi().del(key.instruments(accountId));
+    if (instruments.length > 0) {
+      const fields = instruments.flatMap((i) => [i.name.toUpperCase(), JSON.stringify({ step: i.volumeStep, min: i.volumeMin, max: i.volumeMax })]);
+      tx.hset(key.instruments(accountId), ...fields);
+    }
+    await tx.exec();
+  }
+
+  async volumeRules(lookups: readonly { accountId: string; symbols: string[] }[]): Promise<(VolumeRules | undefined)[]> {
+    if (lookups.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const l of lookups) pipeline.hmget(key.instruments(l.accountId), ...l.symbols.map((s) => s.toUpperCase()));
+    const results = (await pipeline.exec()) ?? [];
+    return results.map(([err, values]) => {
+      if (err) throw err;
+      const found = (values as (string | null)[]).find((v) => v !== null);
+      return found ? (JSON.parse(found) as VolumeRules) : undefined;
+    });
   }
 
   // Admin reads (the admin CLI; not on the request path). SCAN, never KEYS, so a large registry does not stall Redis.
@@ -121,41 +221,155 @@ export class RedisRegistry implements Registry {
     return (await this.redis.exists(key.accountBridge(accountId))) === 1;
   }
 
-  private async scanGrants<T extends { hash: string }>(keyPrefix: string, hashPrefix: string): Promise<T[]> {
-    if (!/^[0-9a-f]{0,64}$/.test(hashPrefix)) throw new Error('a hash prefix is lowercase hex, at most 64 characters');
+  /**
+   * After an account went to `owner`: every secret and token of another owner stops linking it. Run after the owner
+   * change, so a link made meanwhile was already checked against the new owner. Returns the hashes it changed.
+   */
+  async unlinkFromOtherOwners(accountId: string, owner: string): Promise<{ secrets: string[]; tokens: string[] }> {
+    const strip = <T extends { owner?: string; accounts: string[] }>(g: T): T | null =>
+      g.owner === owner || !g.accounts.includes(accountId) ? null : { ...g, accounts: g.accounts.filter((a) => a !== accountId) };
+    const changed = async <T extends { hash: string; owner?: string; accounts: string[] }>(grants: T[], keyOf: (h: string) => string) => {
+      const done: string[] = [];
+      for (const g of grants.filter((x) => strip(x) !== null)) {
+        let touched = false;
+        await this.modifyGrant<T>(keyOf(g.hash), (current) => {
+          const next = strip(current);
+          touched = next !== null;
+          return next ?? current;
+        });
+        if (touched) done.push(g.hash);
+      }
+      return done;
+    };
+    return {
+      secrets: await changed(await this.findSecretsByHashPrefix(''), key.secret),
+      tokens: await changed(await this.findTokensByHashPrefix(''), key.token),
+    };
+  }
+
+  /**
+   * Brings a registry written before field-level updates and token owners up to date (idempotent): accounts stored
+   * as one JSON string become hashes; a token without an owner gets the one owner of its accounts, and one that
+   * spans several owners (or none) is revoked, as it would show one owner's outcomes to another.
+   */
+  async migrate(): Promise<{ accountsConverted: number; tokensOwned: number; tokensRevoked: string[] }> {
+    let accountsConverted = 0;
+    for (const k of await this.scanKeys(key.account('*'))) {
+      if ((await this.redis.type(k)) === 'string' && (await this.convertAccount(k.slice(key.account('').length)))) accountsConverted++;
+    }
+    let tokensOwned = 0;
+    const tokensRevoked: string[] = [];
+    for (const grant of await this.findTokensByHashPrefix('')) {
+      if (grant.owner) continue;
+      const owner = await this.soleOwner(grant.accounts);
+      const after = await this.modifyToken(grant.hash, (g) => (g.owner ? g : owner === undefined ? null : { ...g, owner }));
+      if (after) tokensOwned++;
+      else tokensRevoked.push(grant.hash);
+    }
+    return { accountsConverted, tokensOwned, tokensRevoked };
+  }
+
+  private async writeAccount(
+    mode: 'update' | 'create' | 'replace',
+    id: string,
+    fields: Partial<Account>,
+    opts: { expectOwner?: string; bridgeTokenHash?: string },
+  ): Promise<WriteResult> {
+    const hash = opts.bridgeTokenHash ?? '';
+    const args = [
+      mode,
+      opts.expectOwner === undefined ? '' : JSON.stringify(opts.expectOwner),
+      id,
+      key.bridge(''),
+      hash,
+      hash ? JSON.stringify({ accountId: id, hash }) : '',
+      ...accountFields(fields),
+    ];
+    for (let attempt = 0; ; attempt++) {
+      const result = Number(await runScript(this.redis, WRITE_ACCOUNT, [key.account(id), key.accounts, key.accountBridge(id)], args));
+      if (result === 1) return 'written';
+      if (result === 2) return 'owner_changed';
+      if (result === LEGACY_RECORD && attempt < 3) {
+        await this.convertAccount(id);
+        continue;
+      }
+      if (result === NO_ACCOUNT) throw new RegistryRefusal('no_account', `no account ${id}`);
+      if (result === ALREADY_EXISTS) throw new RegistryRefusal('exists', `account ${id} already exists`);
+      if (result === OWNER_DIFFERS) throw new RegistryRefusal('owner_differs', `account ${id} changed owner meanwhile`);
+      throw new RegistryRefusal('changed_meanwhile', `account ${id} kept changing; try again`);
+    }
+  }
+
+  /** Converts one account stored as a JSON string to the hash; false when there was nothing to convert. */
+  private async convertAccount(id: string): Promise<boolean> {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      let raw: string | null;
+      try {
+        raw = await this.redis.get(key.account(id));
+      } catch (err) {
+        if (isWrongType(err)) return false;
+        throw err;
+      }
+      if (raw === null) return false;
+      const fields = accountFields(accountSchema.parse(JSON.parse(raw)));
+      if (Number(await runScript(this.redis, CONVERT_ACCOUNT, [key.account(id)], [raw, ...fields])) === 1) return true;
+    }
+    throw new RegistryRefusal('changed_meanwhile', `account ${id} kept changing; try again`);
+  }
+
+  /** Writes a grant if it is still `expected`, after checking its accounts' owner in the same step. */
+  private async writeGrant(recordKey: string, expected: string, next: string, accounts: readonly string[], owner: string | undefined): Promise<boolean> {
+    const keys = [recordKey, ...(owner === undefined ? [] : accounts.map(key.account))];
+    for (let attempt = 0; ; attempt++) {
+      const [code, index] = (await runScript(this.redis, WRITE_GRANT, keys, [expected, next, owner === undefined ? '' : JSON.stringify(owner)])) as number[];
+      if (code === 1) return true;
+      if (code === CHANGED_MEANWHILE) return false;
+      const account = accounts[(index ?? 1) - 1]!;
+      if (code === LEGACY_RECORD && attempt < 3) {
+        await this.convertAccount(account);
+        continue;
+      }
+      if (code === NO_ACCOUNT) throw new RegistryRefusal('no_account', `unknown account ${account}`);
+      throw new RegistryRefusal('owner_differs', `account ${account} belongs to another owner than ${owner}`);
+    }
+  }
+
+  private async modifyGrant<T extends { hash: string }>(recordKey: string, change: (grant: T) => T | null): Promise<T | null> {
+    for (let attempt = 0; attempt < 10; attempt++) {
+      const raw = await this.redis.get(recordKey);
+      if (raw === null) return null;
+      const next = change(JSON.parse(raw) as T);
+      if (await this.writeGrant(recordKey, raw, next === null ? '' : JSON.stringify(next), [], undefined)) return next;
+    }
+    throw new RegistryRefusal('changed_meanwhile', 'the record kept changing; try again');
+  }
+
+  /** The one owner of these accounts; undefined when they have several, or none exists. */
+  private async soleOwner(ids: readonly string[]): Promise<string | undefined> {
+    const owners = new Set((await this.getAccounts(ids)).map((a) => a?.owner));
+    const [owner] = owners;
+    return owners.size === 1 ? owner : undefined;
+  }
+
+  private async scanKeys(pattern: string): Promise<string[]> {
     const keys = new Set<string>();
     let cursor = '0';
     do {
-      const [next, batch] = await this.redis.scan(cursor, 'MATCH', `${keyPrefix}${hashPrefix}*`, 'COUNT', 500);
+      const [next, batch] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
       for (const k of batch) keys.add(k);
       cursor = next;
     } while (cursor !== '0');
-    if (keys.size === 0) return [];
-    const raws = await this.redis.mget([...keys]);
+    return [...keys];
+  }
+
+  private async scanGrants<T extends { hash: string }>(keyPrefix: string, hashPrefix: string): Promise<T[]> {
+    if (!/^[0-9a-f]{0,64}$/.test(hashPrefix)) throw new Error('a hash prefix is lowercase hex, at most 64 characters');
+    const keys = await this.scanKeys(`${keyPrefix}${hashPrefix}*`);
+    if (keys.length === 0) return [];
+    const raws = await this.redis.mget(keys);
     return raws
       .flatMap((raw) => (raw ? [JSON.parse(raw) as T] : []))
       .sort((a, b) => a.hash.localeCompare(b.hash));
-  }
-
-  async recordInstruments(accountId: string, instruments: Instrument[]): Promise<void> {
-    const tx = this.redis.multi().del(key.instruments(accountId));
-    if (instruments.length > 0) {
-      const fields = instruments.flatMap((i) => [i.name.toUpperCase(), JSON.stringify({ step: i.volumeStep, min: i.volumeMin, max: i.volumeMax })]);
-      tx.hset(key.instruments(accountId), ...fields);
-    }
-    await tx.exec();
-  }
-
-  async volumeRules(lookups: readonly { accountId: string; symbols: string[] }[]): Promise<(VolumeRules | undefined)[]> {
-    if (lookups.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const l of lookups) pipeline.hmget(key.instruments(l.accountId), ...l.symbols.map((s) => s.toUpperCase()));
-    const results = (await pipeline.exec()) ?? [];
-    return results.map(([err, values]) => {
-      if (err) throw err;
-      const found = (values as (string | null)[]).find((v) => v !== null);
-      return found ? (JSON.parse(found) as VolumeRules) : undefined;
-    });
   }
 
   private async lookup<T extends { hash: string }>(keyOf: (hash: string) => string, credential: string): Promise<T | null> {

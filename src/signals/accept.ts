@@ -12,15 +12,19 @@ import { validateSignal, type ExternalSignal } from './schema';
 import type { AccountSequencer } from '../bridge/ordering';
 import { idempotencyDigest, requestHash, type AcceptanceRecord, type IdempotencyWindows } from './idempotency';
 import { resolveTargets } from './targets';
-import type { Account } from '../registry/model';
+import type { Account, SecretGrant } from '../registry/model';
+import { requireJsonObject } from './authenticate';
 import { certainlyNotStarted, isTemporalBackpressure } from '../temporal/failures';
 import { guarded } from './guarded';
+import type { AdmissionDecision, AdmissionLedger } from './admission';
 
 /** The submit use case (both webhook URLs), from the parsed body to the answer; the HTTP layer only translates. */
 
 export interface AcceptRequest {
   /** The per-account URL's account; undefined on the broadcast URL. */
   routeAccountId?: string;
+  /** The sender, already authenticated for this route (authenticateSender, before the route limiter). */
+  grant: SecretGrant;
   body: unknown;
   idempotencyKey?: string;
   correlationId: string;
@@ -50,6 +54,8 @@ export interface AcceptDeps {
   sequencer: AccountSequencer;
   executions: SignalExecutions;
   windows: IdempotencyWindows;
+  /** Admission control: whether the execution path can take one more signal in time, and its ledger. */
+  admission: { decide(): Promise<AdmissionDecision>; ledger: AdmissionLedger };
   logger?: Logger;
   onStartError?: (region: string, err: unknown) => void;
   settings: {
@@ -70,14 +76,12 @@ export function newSignalId(): string {
 
 export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promise<AcceptResult> {
   const now = deps.now ?? Date.now;
+  // The sender was authenticated before this (authenticateSender, ahead of the route limiter): spec §5 rule 1.
   const signal = checkSignal(req.body, now);
   const idempotencyKey = checkIdempotencyKey(signal, req.idempotencyKey, deps.settings.idempotencyKeyMaxLength);
 
-  const { grant, accounts } = await guarded(deps.settings.failClosedRetryAfterSeconds, async () => {
-    const grant = await deps.registry.authenticateSecret(signal.secret);
-    if (!grant) throw new Refusal('unauthorized', 'Invalid webhook secret or account');
-    return { grant, accounts: await resolveTargets(deps.registry, grant, signal.action, req.routeAccountId) };
-  });
+  const { grant } = req;
+  const accounts = await guarded(deps.settings.failClosedRetryAfterSeconds, () => resolveTargets(deps.registry, grant, signal.action, req.routeAccountId));
   if (accounts.length === 0) {
     return { kind: 'no_targets', body: { success: false, accountsResolved: 0, correlationId: req.correlationId } };
   }
@@ -92,9 +96,19 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
     });
   }
 
-  const { secret: _secret, idempotencyKey: _key, ...instruction } = signal;
+  const { secret: _secret, idempotencyKey: _key, ...request } = signal;
+  // Temporal history keeps only what the workflows need: meta's origin (the memo shows it), never the rest of meta,
+  // which is the caller's and may hold anything (an API key, 4 KB of notes).
+  const { meta, ...order } = request;
+  const instruction = meta?.origin !== undefined ? { ...order, meta: { origin: meta.origin } } : order;
   // Every Temporal call of this request shares one deadline: a caller like TradingView gives up after 3 s.
   const deadline = now() + deps.settings.temporalBudgetMs;
+  const digest = idempotencyKey === undefined ? undefined : idempotencyDigest(grant.hash, req.routeAccountId, idempotencyKey);
+  const admission = await deps.admission.decide();
+  // A replay is no new work and was promised already: only a new signal is refused at the door.
+  if (!admission.admitted && (digest === undefined || !(await temporalStep(() => deps.windows.held(digest, deadline))))) {
+    throw new Refusal('backpressure', 'System under high load, retry later', { retryAfterSeconds: admission.retryAfterSeconds });
+  }
   const base: LaunchBase = {
     signalId: newSignalId(),
     correlationId: req.correlationId,
@@ -106,12 +120,11 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
   const record: AcceptanceRecord = {
     ...pick(base, ['signalId', 'correlationId', 'acceptedAt']),
     accountsResolved: accounts.length,
-    bodyHash: requestHash(instruction, req.routeAccountId),
+    // The whole request, meta included: the same key with a different meta is a different request.
+    bodyHash: requestHash(request, req.routeAccountId),
     regions: groupBy(accounts, (a) => a.region, (a) => a.id),
   };
-  const claim = await temporalStep(() =>
-    deps.windows.claim(idempotencyDigest(grant.hash, req.routeAccountId, idempotencyKey), record, deps.settings.idempotencyWindowMs, deadline),
-  );
+  const claim = await temporalStep(() => deps.windows.claim(digest!, record, deps.settings.idempotencyWindowMs, deadline));
   if (claim.first) return launch(deps, base, accounts, deadline, false);
   return replay(deps, claim.record, record.bodyHash, base.signal, deadline);
 }
@@ -157,10 +170,11 @@ async function launch(
   const [seqs, rules] = await guarded(deps.settings.failClosedRetryAfterSeconds, () =>
     Promise.all([
       deps.sequencer.next(accounts.map((a, i) => ({ accountId: a.id, deadlineMs: expiries[i]! }))),
+      deps.admission.ledger.accepted(base.signalId, accounts.map((a) => a.id), acceptedAtMs),
       symbol === undefined
         ? Promise.resolve(accounts.map(() => undefined))
         : deps.registry.volumeRules(accounts.map((a) => ({ accountId: a.id, symbols: [mapSymbol(symbol, a.symbols), symbol] }))),
-    ]),
+    ]).then(([seqs, , rules]) => [seqs, rules] as const),
   );
   const byRegion = groupBy(
     accounts.map((account, i) => toTarget(account, seqs[i]!, expiries[i]!, rules[i])),
@@ -184,7 +198,7 @@ async function launch(
     // answer was lost) they wait for, but only briefly: if it did start, its command is queued within seconds.
     for (const t of byRegion[regions[i]!]!) {
       const done = certainlyNotStarted(r.reason)
-        ? deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt))
+        ? Promise.all([deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt)), deps.admission.ledger.settled(base.signalId, t.account.id)])
         : deps.sequencer.holdUntil(t.account.id, t.seq, Date.parse(t.expiresAt), Date.now() + AMBIGUOUS_HOLD_MS);
       void done.catch(() => undefined);
     }
@@ -194,7 +208,7 @@ async function launch(
   // A start that may have happened is never answered "not accepted": the caller gets the signalId and polls.
   const mayRun = failed.some((f) => !certainlyNotStarted(f.reason));
   if (failed.length < results.length || someAlreadyRunning || mayRun) return { kind: 'partially_accepted', body, replayed };
-  if (failed.every((f) => isTemporalBackpressure(f.reason))) throw new Refusal('backpressure', 'System under high load, retry later');
+  if (failed.every((f) => isTemporalBackpressure(f.reason))) throw new Refusal('backpressure', 'System under high load, retry later', { retryAfterSeconds: 1 });
   throw failed[0]!.reason;
 }
 
@@ -219,12 +233,8 @@ function pick<T, K extends keyof T>(obj: T, keys: K[]): Pick<T, K> {
 }
 
 function checkSignal(body: unknown, now: () => number): ExternalSignal {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new Refusal('invalid', 'Invalid signal: the body must be a JSON object', { details: [{ path: '', message: 'expected a JSON object' }] });
-  }
-  const secret = (body as { secret?: unknown }).secret;
-  // Spec §5 rule 1: a missing or invalid secret is a 401, whatever else is wrong with the body.
-  if (typeof secret !== 'string' || secret.length === 0) throw new Refusal('unauthorized', 'Missing or invalid webhook secret');
+  // The secret was checked before this (authenticateSender): spec §5 rule 1, a 401 whatever else is wrong.
+  requireJsonObject(body);
   const result = validateSignal(body, now);
   if (!result.ok) throw new Refusal('invalid', result.error, { details: result.details });
   return result.signal;

@@ -10,6 +10,7 @@ export type RefusalKind =
   | 'forbidden' // 403
   | 'not_accepted_by_account' // 409
   | 'bridge_too_old' // 412
+  | 'too_slow' // 408, the request body did not arrive in time
   | 'throttled' // 429 fairness / token caps
   | 'token_suspended' // 403 on the poll
   | 'backpressure' // 503, nothing accepted

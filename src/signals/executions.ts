@@ -1,6 +1,8 @@
 import type { BridgeReport } from '../bridge/protocol';
 import type { AccountOutcome, SignalWorkflowInput } from './outcome';
 
+export type ReportDelivery = 'delivered' | 'closed' | 'unknown';
+
 /**
  * Where signals execute (Temporal, one workflow per signal per region), seen from the ingress. A `deadline` (epoch ms)
  * bounds a call; the calls of one request share it.
@@ -15,6 +17,9 @@ export interface SignalExecutions {
   started(region: string, signalId: string, deadline?: number): Promise<boolean>;
   /** The terminal outcomes recorded so far, from every region; [] for an unknown signal. Needs no worker. */
   outcomes(signalId: string): Promise<AccountOutcome[]>;
-  /** Hands a bridge's report to the waiting account execution; false when no execution waits for it any more. */
-  deliverReport(region: string, report: BridgeReport): Promise<boolean>;
+  /**
+   * Hands a bridge's report to its account execution: `delivered` (it has it now, or had it), `closed` (the execution
+   * had already finished), `unknown` (no such execution).
+   */
+  deliverReport(region: string, report: BridgeReport): Promise<ReportDelivery>;
 }

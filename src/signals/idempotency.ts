@@ -20,6 +20,8 @@ export interface AcceptanceRecord {
 export interface IdempotencyWindows {
   /** Claims the key for the window: true when this request is the first, else the first request's record. */
   claim(digest: string, record: AcceptanceRecord, windowMs: number, deadline?: number): Promise<{ first: true } | { first: false; record: AcceptanceRecord }>;
+  /** Whether a request already holds the key (a replay, which is no new work). */
+  held(digest: string, deadline?: number): Promise<boolean>;
 }
 
 export function idempotencyDigest(secretHash: string, routeAccountId: string | undefined, key: string): string {

@@ -14,9 +14,26 @@ const price = z.number().gt(0).max(1e9);
 const pips = z.number().gt(0).max(1e6);
 const lots = z.number().gt(0).lte(100);
 const id = z.string().regex(ID_PATTERN, 'must be 1 to 64 letters, digits or ._:-');
+export const SECRET_MAX_LENGTH = 256;
+/** meta is the caller's, not ours: bounded so that a body cannot nest deep enough to overflow a recursive walk. */
+export const META_MAX_DEPTH = 5;
+export const META_MAX_BYTES = 4096;
+
+/** Why meta is out of bounds, or undefined. Depth first, without recursion, so a 30,000-level body is cheap to refuse. */
+function metaProblem(meta: unknown): string | undefined {
+  let level: object[] = typeof meta === 'object' && meta !== null ? [meta] : [];
+  for (let depth = 1; level.length > 0; depth++) {
+    if (depth > META_MAX_DEPTH) return `must nest at most ${META_MAX_DEPTH} levels deep`;
+    const next: object[] = [];
+    for (const v of level) for (const child of Object.values(v as object)) if (child !== null && typeof child === 'object') next.push(child);
+    level = next;
+  }
+  if (new TextEncoder().encode(JSON.stringify(meta)).length > META_MAX_BYTES) return `must be at most ${META_MAX_BYTES} bytes as JSON`;
+  return undefined;
+}
 
 export const signalFields = {
-  secret: z.string().min(1).max(256).describe('Webhook secret; authenticates the signal and selects the linked accounts.'),
+  secret: z.string().min(1).max(SECRET_MAX_LENGTH).describe('Webhook secret; authenticates the signal and selects the linked accounts.'),
   action: z.enum(ACTIONS).describe('What to do.'),
   symbol: z.string().regex(SYMBOL_PATTERN, 'must be 1 to 32 letters, digits or ._#-/').describe('Instrument symbol.'),
   volume: lots.describe('Lots, greater than 0 and at most 100.'),
@@ -34,7 +51,14 @@ export const signalFields = {
   pnl: z.enum(['profit', 'loss']).describe('Filter of a filtered close.'),
   meta: z
     .looseObject({ origin: z.string().max(256).optional() })
-    .describe('Free-form tags for the caller; never changes routing or execution.'),
+    .check((ctx) => {
+      const problem = metaProblem(ctx.value);
+      if (problem) ctx.issues.push({ code: 'custom', message: problem, input: ctx.value });
+    })
+    .describe(
+      `Free-form tags for the caller; never changes routing or execution. At most ${META_MAX_DEPTH} levels deep (meta itself is level 1) ` +
+        `and ${META_MAX_BYTES} bytes as JSON. Only \`origin\` is kept with the signal; the rest is checked and dropped.`,
+    ),
   idempotencyKey: z
     .string()
     .min(1)

@@ -31,8 +31,12 @@ export async function readSignalStatus(deps: StatusDeps, req: { token: string | 
     if (g.suspendedUntil && Date.parse(g.suspendedUntil) > now()) {
       throw new Refusal('token_suspended', 'token_suspended', { suspendedUntil: g.suspendedUntil });
     }
-    // All of the token's accounts are counted at once (ioredis pipelines them), not one round trip after another.
-    const hits = await Promise.all(g.accounts.map((accountId) => deps.throttle.hit('account_read', accountId)));
+    // All of the token's accounts are counted at once (ioredis pipelines them), not one round trip after another;
+    // their owners are read in the same round trip.
+    const [accounts, hits] = await Promise.all([
+      deps.registry.getAccounts(g.accounts),
+      Promise.all(g.accounts.map((accountId) => deps.throttle.hit('account_read', accountId))),
+    ]);
     for (const hit of hits) {
       if (!hit.allowed) {
         throw new Refusal('throttled', 'Too many status reads for this account; slow down and retry later', {
@@ -42,7 +46,9 @@ export async function readSignalStatus(deps: StatusDeps, req: { token: string | 
         });
       }
     }
-    return g;
+    // An account that went to another owner is no longer this token's to read, even before the admin CLI has
+    // unlinked it from the token.
+    return { ...g, accounts: g.accounts.filter((_, i) => accounts[i]?.owner === g.owner) };
   });
 
   const empty: SignalStatus = { signalId: req.signalId, status: 'pending_or_unknown', reported: 0, accounts: [] };

@@ -1,18 +1,31 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { BridgeReport } from '../bridge/protocol';
-import type { SignalExecutions } from '../signals/executions';
+import type { ReportDelivery, SignalExecutions } from '../signals/executions';
 import type { AccountOutcome, SignalWorkflowInput } from '../signals/outcome';
 import { OUTCOME_MEMO_PREFIX, signalWorkflowId } from './ids';
 import type { Regions } from './regions';
-import { AmbiguousStartError, certainlyNotStarted } from './failures';
+import { AmbiguousStartError, certainlyNotStarted, isTemporalBackpressure } from './failures';
 import { ActionKey, SignalIdKey, SymbolKey } from './search-attributes';
+import { ExpiringCache } from './expiring-cache';
+
+/** How long a start that certainly was not sent (no connection) is tried again, and the pause between tries. */
+const NOT_SENT_RETRY_MS = 500;
+const NOT_SENT_RETRY_PAUSE_MS = 100;
 
 export class TemporalExecutions implements SignalExecutions {
+  /**
+   * Outcomes of signals whose workflow has closed: they no longer change, so a poll of one needs no Temporal call.
+   * Kept for a minute (an operator who resets a closed signal sees the new run after that), and bounded.
+   */
+  private readonly closed = new ExpiringCache<string, AccountOutcome[]>(60_000, 20_000);
+
   constructor(
     private readonly regions: Regions,
     private readonly taskQueue: string,
     /** How long to keep confirming a start whose answer was lost. */
     private readonly confirmMs = 1500,
+    /** How long a report waits for the worker to take its Update before it goes in as a Signal. */
+    private readonly reportUpdateWaitMs = 2000,
   ) {}
 
   /**
@@ -22,6 +35,7 @@ export class TemporalExecutions implements SignalExecutions {
   async launch(region: string, input: SignalWorkflowInput, deadline?: number): Promise<'created' | 'existed'> {
     const confirmUntil = Math.max(deadline ?? 0, Date.now()) + this.confirmMs;
     let attemptDeadline = deadline;
+    const firstTry = Date.now();
     for (;;) {
       try {
         await this.start(region, input, attemptDeadline);
@@ -29,7 +43,13 @@ export class TemporalExecutions implements SignalExecutions {
       } catch (err) {
         // On a confirming attempt, the workflow that exists is the one our lost first attempt started.
         if (err instanceof WorkflowExecutionAlreadyStartedError) return attemptDeadline === deadline ? 'existed' : 'created';
-        if (certainlyNotStarted(err) && attemptDeadline === deadline) throw err;
+        if (certainlyNotStarted(err) && attemptDeadline === deadline) {
+          // Nothing started. Temporal may be restarting: try again briefly, then say "not accepted" (well before a
+          // caller such as TradingView gives up at 3 s), never the ambiguous answer.
+          if (!isTemporalBackpressure(err) || Date.now() + NOT_SENT_RETRY_PAUSE_MS >= Math.min(firstTry + NOT_SENT_RETRY_MS, deadline ?? 0)) throw err;
+          await new Promise((resolve) => setTimeout(resolve, NOT_SENT_RETRY_PAUSE_MS));
+          continue;
+        }
         if (Date.now() >= confirmUntil) throw new AmbiguousStartError(`the start of ${input.signalId} in ${region} may have happened`, { cause: err });
         attemptDeadline = confirmUntil;
         await new Promise((resolve) => setTimeout(resolve, Math.min(100, confirmUntil - Date.now())));
@@ -71,11 +91,16 @@ export class TemporalExecutions implements SignalExecutions {
   async outcomes(signalId: string): Promise<AccountOutcome[]> {
     const perRegion = await Promise.allSettled(
       this.regions.names().map(async (region) => {
+        const key = `${region}/${signalId}`;
+        const known = this.closed.get(key);
+        if (known) return known;
         try {
           const description = await this.regions.call(region, (client) => client.workflow.getHandle(signalWorkflowId(signalId)).describe());
-          return Object.entries(description.memo ?? {})
+          const outcomes = Object.entries(description.memo ?? {})
             .filter(([key]) => key.startsWith(OUTCOME_MEMO_PREFIX))
             .map(([, value]) => value as AccountOutcome);
+          if (description.status.name !== 'RUNNING') this.closed.set(key, outcomes);
+          return outcomes;
         } catch (err) {
           if (err instanceof WorkflowNotFoundError) return [];
           throw err;
@@ -88,13 +113,38 @@ export class TemporalExecutions implements SignalExecutions {
     return answered.flatMap((r) => r.value);
   }
 
-  async deliverReport(region: string, report: BridgeReport): Promise<boolean> {
+  /**
+   * The report as a workflow Update (update id = commandId: Temporal drops a resent one), answered by the worker in
+   * one speculative task. An Update needs a running worker, so when none answers in time the same report goes in as a
+   * Signal, which Temporal keeps durably until the worker comes back.
+   */
+  async deliverReport(region: string, report: BridgeReport): Promise<ReportDelivery> {
+    try {
+      await this.regions.call(
+        region,
+        (client) => client.workflow.getHandle(report.commandId).executeUpdate('bridgeReportUpdate', { args: [report], updateId: report.commandId }),
+        Date.now() + this.reportUpdateWaitMs,
+      );
+      return 'delivered';
+    } catch (err) {
+      const settled = settledDelivery(err);
+      if (settled) return settled;
+    }
     try {
       await this.regions.call(region, (client) => client.workflow.getHandle(report.commandId).signal('bridgeReport', report));
-      return true;
+      return 'delivered';
     } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return false;
+      const settled = settledDelivery(err);
+      if (settled) return settled;
       throw err;
     }
   }
+}
+
+/** A final answer hidden in an Update or Signal failure; undefined when the call should be tried another way. */
+function settledDelivery(err: unknown): ReportDelivery | undefined {
+  if (err instanceof WorkflowNotFoundError) return /already completed/i.test(err.message) ? 'closed' : 'unknown';
+  // The validator refused it: a commandId that is not this workflow's (cannot happen for ids we issue).
+  if (err instanceof WorkflowUpdateFailedError) return 'unknown';
+  return undefined;
 }

@@ -47,8 +47,19 @@ export function certainlyNotStarted(err: unknown): boolean {
   const code = grpcCode(err);
   if (code === 8) return true;
   // UNAVAILABLE because no connection could be made: the request never reached a server.
-  if (code === 14 && /ECONNREFUSED|No connection established|failed to connect|connection refused/i.test(messages(err))) return true;
+  if (code === 14 && NO_CONNECTION.test(messages(err))) return true;
   return !isTemporalBackpressure(err);
+}
+
+const NO_CONNECTION = /ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|No connection established|failed to connect|connection refused/i;
+
+/**
+ * A gRPC status that says the call was never sent (no connection could be made). The client's retry interceptor
+ * must not retry these past our deadline: the caller retries them itself while that is still certain, and then
+ * answers "not accepted" instead of the ambiguous "deadline exceeded".
+ */
+export function neverSent(status: { code: number; details?: string }): boolean {
+  return status.code === 14 && NO_CONNECTION.test(status.details ?? '');
 }
 
 function messages(err: unknown): string {

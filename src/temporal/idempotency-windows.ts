@@ -1,4 +1,4 @@
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { AcceptanceRecord, IdempotencyWindows } from '../signals/idempotency';
 import { idempotencyWorkflowId } from './ids';
 import type { Regions } from './regions';
@@ -7,6 +7,10 @@ import type { Regions } from './regions';
  * Idempotency windows as Temporal workflow ids (never a cache that can forget): the first start of idem/<digest>
  * wins; a concurrent or later start inside the window fails with AlreadyStarted, and the winner's memo is the answer.
  * They live in the home region (the first configured one).
+ *
+ * A window costs no worker task: its execution timeout is the window and its start delay is longer, so Temporal holds
+ * the id for exactly the window and closes it (TimedOut, by design) before its first task would be due. Its whole
+ * history is WorkflowExecutionStarted and WorkflowExecutionTimedOut.
  */
 export class TemporalIdempotencyWindows implements IdempotencyWindows {
   constructor(
@@ -26,6 +30,8 @@ export class TemporalIdempotencyWindows implements IdempotencyWindows {
           workflowIdConflictPolicy: 'FAIL',
           workflowIdReusePolicy: 'ALLOW_DUPLICATE',
           workflowExecutionTimeout: windowMs,
+          // Past the timeout, so the timeout always wins and no task is ever dispatched.
+          startDelay: windowMs * 2,
           memo: { acceptance: record },
         }),
         deadline,
@@ -38,5 +44,15 @@ export class TemporalIdempotencyWindows implements IdempotencyWindows {
     const winner = description.memo?.acceptance as AcceptanceRecord | undefined;
     if (!winner) throw new Error(`idempotency window ${workflowId} has no acceptance record`);
     return { first: false, record: winner };
+  }
+
+  async held(digest: string, deadline?: number): Promise<boolean> {
+    try {
+      const description = await this.regions.call(this.homeRegion, (client) => client.workflow.getHandle(idempotencyWorkflowId(digest)).describe(), deadline);
+      return description.status.name === 'RUNNING';
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) return false;
+      throw err;
+    }
   }
 }

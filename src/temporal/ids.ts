@@ -6,6 +6,12 @@ export const signalWorkflowId = (signalId: string): string => `signal/${signalId
 
 export const accountWorkflowId = (signalId: string, accountId: string): string => `signal/${signalId}/account/${accountId}`;
 
+/** The account a commandId (an account workflow id) belongs to; undefined when it is not one of ours. */
+export function accountOfCommand(commandId: string): string | undefined {
+  const m = /^signal\/(sig_[A-Za-z0-9]{20,40})\/account\/([^/]+)$/.exec(commandId);
+  return m ? m[2] : undefined;
+}
+
 export const idempotencyWorkflowId = (digest: string): string => `idem/${digest}`;
 
 /** Memo key under which the signal workflow records one account's outcome (one key per account keeps history linear). */

@@ -1,6 +1,6 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { RegionConfig } from '../config';
-import { NotSentError } from './failures';
+import { neverSent, NotSentError } from './failures';
 
 /**
  * Execution regions: each is a Temporal connection (address and namespace). Connections are lazy, so an ingress
@@ -18,7 +18,11 @@ export class Regions {
   }
 
   private open(config: RegionConfig) {
-    const connection = Connection.lazy({ address: config.address, connectTimeout: this.connectTimeoutMs });
+    const retry = defaultGrpcRetryOptions();
+    // A call that could not be sent (no connection) fails at once instead of backing off past the caller's deadline,
+    // so a start that certainly did not happen is answered "not accepted" quickly (TemporalExecutions.launch).
+    const interceptors = [makeGrpcRetryInterceptor({ ...retry, retryableDecider: (attempt, status) => !neverSent(status) && retry.retryableDecider(attempt, status) })];
+    const connection = Connection.lazy({ address: config.address, connectTimeout: this.connectTimeoutMs, interceptors });
     return { config, connection, client: new Client({ connection, namespace: config.namespace }) };
   }
 

@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+
 /** HTTP as a caller makes it: the body parsed as JSON when it is JSON; a 10 s deadline on every call. */
 
 export interface HttpResult {
@@ -31,4 +33,44 @@ export function post(url: string, body: unknown, headers: Record<string, string>
 
 export function get(url: string, headers: Record<string, string> = {}): Promise<HttpResult> {
   return call(url, { headers });
+}
+
+/** Runs `fn` and says how long it took (ms). */
+export async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
+  const started = performance.now();
+  const value = await fn();
+  return { value, ms: performance.now() - started };
+}
+
+/**
+ * POST a JSON body from a given local address (any 127.x.y.z reaches a loopback listener), so a test can be two
+ * clients at once: an attacker and a trader seen by the service as different addresses.
+ */
+export function postFrom(localAddress: string, url: string, body: unknown, headers: Record<string, string> = {}): Promise<HttpResult> {
+  const payload = typeof body === 'string' ? body : JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      { method: 'POST', localAddress, timeout: 10_000, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            parsed = undefined;
+          }
+          const h = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') h.set(k, v);
+          resolve({ status: res.statusCode ?? 0, headers: h, body: parsed, text });
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`POST ${url} from ${localAddress} timed out`)));
+    req.on('error', reject);
+    req.end(payload);
+  });
 }

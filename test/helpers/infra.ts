@@ -19,6 +19,7 @@ import { groupAlive, terminateGroup, track, untrack, WRAPPER } from './process-g
 import { Connection } from '@temporalio/client';
 import Redis from 'ioredis';
 import { SEARCH_ATTRIBUTE_NAMES } from '../../src/temporal/search-attributes';
+import { temporalDevProfileArgs } from '../../scripts/temporal-profile';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 /** Everything the test infrastructure writes: logs, SQLite files, the env of the current run. Gitignored. */
@@ -234,6 +235,11 @@ export interface StartTemporalOptions {
   namespaces?: string[];
   /** How long to wait for readiness (default 60 s). */
   readyTimeoutMs?: number;
+  /**
+   * `project` (default): the project's dev-server profile (scripts/temporal-profile.ts); `stock`: the CLI's defaults,
+   * for before/after measurements. `TEMPORAL_DEV_PROFILE=stock` sets it for a whole run.
+   */
+  profile?: 'project' | 'stock';
 }
 
 interface TemporalPorts {
@@ -256,6 +262,7 @@ export async function startTemporal(opts: StartTemporalOptions = {}): Promise<Te
   const namespaces = ['default', ...(opts.namespaces ?? []).filter((n) => n !== 'default')];
   const logFile = path.join(dir, 'temporal.log');
   const readyTimeoutMs = opts.readyTimeoutMs ?? 60_000;
+  const profile = opts.profile ?? (process.env.TEMPORAL_DEV_PROFILE === 'stock' ? 'stock' : 'project');
   const proc = new GroupProcess(name, logFile);
 
   const argsFor = (p: TemporalPorts) => [
@@ -270,6 +277,7 @@ export async function startTemporal(opts: StartTemporalOptions = {}): Promise<Te
     '--log-level', 'error',
     ...namespaces.filter((n) => n !== 'default').flatMap((n) => ['--namespace', n]),
     ...TEMPORAL_SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a}=Keyword`]),
+    ...(profile === 'project' ? temporalDevProfileArgs(process.env.TEMPORAL_DEV_PROFILE_WITHOUT || undefined) : []),
   ];
 
   const launch = async (p: TemporalPorts) => {

@@ -103,10 +103,17 @@ export function serviceEnv(overrides: Record<string, string> = {}): Record<strin
     WORKER_METRICS_PORT: '0',
     RATE_LIMIT_KEY_PREFIX: `e${tag}:`,
     ROUTE_LIMIT_MAX: '100000',
+    WEBHOOK_PREAUTH_IP_MAX: '100000',
     FAIRNESS_ACCOUNT_MAX: '100000',
     FAIRNESS_BROADCAST_MAX: '100000',
     POLL_IP_MAX: '100000',
     POLL_ACCOUNT_MAX: '100000',
+    // As in test/helpers/stack.ts: admission control has tests of its own.
+    ADMISSION_MAX_LATE: '100000',
+    // Two test files share two cores with a Temporal server: a guard's Redis call can wait past the 500 ms default
+    // there without Redis being down. Fail-closed tests stop or freeze Redis, which no timeout hides.
+    REDIS_COMMAND_TIMEOUT_MS: '2000',
+    BRIDGE_LIMIT_MAX: '100000',
     ...overrides,
   };
 }

@@ -30,10 +30,18 @@ export function testConfig(env: Record<string, string> = {}): Config {
     // Tests share one Redis and poll in loops: each stack counts on its own, with room to spare, unless a test sets limits.
     RATE_LIMIT_KEY_PREFIX: `t${randomBytes(4).toString('hex')}:`,
     ROUTE_LIMIT_MAX: '100000',
+    WEBHOOK_PREAUTH_IP_MAX: '100000',
     FAIRNESS_ACCOUNT_MAX: '100000',
     FAIRNESS_BROADCAST_MAX: '100000',
     POLL_IP_MAX: '100000',
     POLL_ACCOUNT_MAX: '100000',
+    // Admission control is tested on its own (test/integration/admission.test.ts); elsewhere a loaded test machine
+    // must not turn a test's burst into 503s.
+    ADMISSION_MAX_LATE: '100000',
+    // Two test files share two cores with a Temporal server: a guard's Redis call can wait past the 500 ms default
+    // there without Redis being down. Fail-closed tests stop or freeze Redis, which no timeout hides.
+    REDIS_COMMAND_TIMEOUT_MS: '2000',
+    BRIDGE_LIMIT_MAX: '100000',
     // Parallel test files share one dev server on two cores: a healthy call can take over a second here.
     TEMPORAL_START_TIMEOUT_MS: '5000',
     WORKER_METRICS_PORT: '0',

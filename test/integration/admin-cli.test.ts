@@ -103,7 +103,7 @@ beforeAll(async () => {
       { id: acc('b1'), owner: bob, platform: 'mt5', symbols: { suffix: '.m' } },
     ],
     secrets: [{ secret: `whsec_${tag}-imported-alice-secret`, owner: alice, accounts: [acc('a1'), acc('a2')] }],
-    tokens: [{ token: `tok_${tag}-imported-token-0001`, accounts: [acc('a1'), acc('b1')] }],
+    tokens: [{ token: `tok_${tag}-imported-token-0001`, accounts: [acc('a1'), acc('a2')] }],
   };
   const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'admin-cli-')), 'registry.json');
   fs.writeFileSync(file, JSON.stringify(doc));
@@ -235,12 +235,13 @@ describe('admin CLI', () => {
       'token',
       'create',
       '--accounts',
-      `${acc('a1')},${acc('b1')}`,
+      `${acc('a1')},${acc('a2')}`,
     ]);
     expect(created.token).toMatch(/^tok_[A-Za-z0-9_-]{43}$/);
     expect(await registry.authenticateToken(created.token)).toEqual({
       hash: hashCredential(created.token),
-      accounts: [acc('a1'), acc('b1')],
+      owner: alice,
+      accounts: [acc('a1'), acc('a2')],
       suspendedUntil: null,
     });
 

@@ -96,14 +96,30 @@ describe('rate limits', () => {
     expect(last!.body).toEqual({ error: 'rate_limit_exceeded', scope: 'account_read', message: expect.any(String), limit: 3, windowMs: 60000 });
   });
 
+  test('when two tokens read one account, then the read cap counts that account across both, in one window', async () => {
+    const f = await seedOwner(stack.registry, [{}, {}]);
+    const [a, b] = [f.accounts[0]!.id, f.accounts[1]!.id];
+    const onlyB = 'tok_' + 'b'.repeat(40);
+    await stack.registry.putToken({ hash: hashCredential(onlyB), owner: f.owner, accounts: [b], suspendedUntil: null });
+    const poll = (token: string) => get(`${stack.ingress.url}/v1/signals/sig_0123456789abcdef0123456789abcdef`, { authorization: `Bearer ${token}` });
+    expect((await poll(onlyB)).status).toBe(200);
+    expect((await poll(onlyB)).status).toBe(200);
+    // The token for both: a at 1, b at 3 (the limit), then b at 4.
+    expect((await poll(f.token)).status).toBe(200);
+    const over = await poll(f.token);
+    expect(over.status).toBe(429);
+    expect(over.body).toMatchObject({ scope: 'account_read', limit: 3 });
+    expect(a).not.toBe(b);
+  });
+
   test('when a token is suspended, then 403 token_suspended with suspendedUntil; after it, the token works again', async () => {
     const f = await seedOwner(stack.registry);
     const until = new Date(Date.now() + 3600_000).toISOString();
-    await stack.registry.putToken({ hash: hashCredential(f.token), accounts: [f.accounts[0]!.id], suspendedUntil: until });
+    await stack.registry.putToken({ hash: hashCredential(f.token), owner: f.owner, accounts: [f.accounts[0]!.id], suspendedUntil: until });
     const res = await get(`${stack.ingress.url}/v1/signals/sig_0123456789abcdef0123456789abcdef`, { authorization: `Bearer ${f.token}` });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: 'token_suspended', suspendedUntil: until });
-    await stack.registry.putToken({ hash: hashCredential(f.token), accounts: [f.accounts[0]!.id], suspendedUntil: new Date(Date.now() - 1000).toISOString() });
+    await stack.registry.putToken({ hash: hashCredential(f.token), owner: f.owner, accounts: [f.accounts[0]!.id], suspendedUntil: new Date(Date.now() - 1000).toISOString() });
     expect((await get(`${stack.ingress.url}/v1/signals/sig_0123456789abcdef0123456789abcdef`, { authorization: `Bearer ${f.token}` })).status).toBe(200);
   });
 });

@@ -53,7 +53,7 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
   test('when a broadcast reaches two accounts and the token is granted only one, then the poll shows only that one', async () => {
     const f = await seedOwner(stack.registry, [{}, { platform: 'ctrader', bridgeVersion: '1.2.0' }]);
     const narrowToken = 'tok_' + 'n'.repeat(40) + f.owner;
-    await stack.registry.putToken({ hash: require('../../src/registry/credentials').hashCredential(narrowToken), accounts: [f.accounts[1]!.id], suspendedUntil: null });
+    await stack.registry.putToken({ hash: require('../../src/registry/credentials').hashCredential(narrowToken), owner: f.owner, accounts: [f.accounts[1]!.id], suspendedUntil: null });
     const terminals = [
       new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken),
       new ScriptedTerminal(stack.ingress.url, f.accounts[1]!.bridgeToken, 'ctrader', '1.2.0'),

@@ -37,6 +37,7 @@ describe('loadConfig: spec defaults', () => {
 
   test('when nothing is set, then the limiter defaults apply', () => {
     expect(config.limits).toEqual({
+      webhookPreAuthIp: { max: 300, windowMs: 60_000 },
       route: { max: 120, windowMs: 60_000 },
       fairnessAccount: { max: 60, windowMs: 10_000 },
       fairnessBroadcast: { max: 60, windowMs: 10_000 },
@@ -50,7 +51,16 @@ describe('loadConfig: spec defaults', () => {
   test('when nothing is set, then the remaining defaults are the documented ones', () => {
     expect(config.logLevel).toBe('info');
     expect(config.ingress.maxInFlight).toBe(512);
-    expect(config.bridge).toEqual({ maxWaitMs: 25_000, defaultMaxSignalAgeMs: 30_000, defaultCommandTtlMs: 300_000 });
+    expect(config.ingress.bodyReadTimeoutMs).toBe(5_000);
+    expect(config.ingress.maxConnectionsPerIp).toBe(256);
+    expect(config.admission).toEqual({ lateAfterMs: 1500, maxLate: 40, refreshMs: 100 });
+    expect(config.bridge).toEqual({ maxWaitMs: 25_000, limit: { max: 600, windowMs: 60_000 }, defaultMaxSignalAgeMs: 30_000, defaultCommandTtlMs: 300_000 });
+  });
+
+  test('when the admission refresh is set outside 10 ms to 5 s, then the config is refused', () => {
+    expect(() => loadConfig({ ADMISSION_REFRESH_MS: '5' })).toThrow(/ADMISSION_REFRESH_MS/);
+    expect(() => loadConfig({ ADMISSION_REFRESH_MS: '60000' })).toThrow(/ADMISSION_REFRESH_MS/);
+    expect(loadConfig({ ADMISSION_LATE_AFTER_MS: '300', ADMISSION_MAX_LATE: '0' }).admission).toMatchObject({ lateAfterMs: 300, maxLate: 0 });
   });
 
   test('when nothing is set, then no secret, token or password has a default anywhere in the config', () => {
@@ -91,6 +101,8 @@ describe('loadConfig: overrides', () => {
 
   test('when limiter variables are set, then each limiter takes its own values', () => {
     const c = loadConfig({
+      WEBHOOK_PREAUTH_IP_MAX: '4',
+      WEBHOOK_PREAUTH_IP_WINDOW_MS: '500',
       ROUTE_LIMIT_MAX: '5',
       ROUTE_LIMIT_WINDOW_MS: '1000',
       FAIRNESS_ACCOUNT_MAX: '6',
@@ -105,6 +117,7 @@ describe('loadConfig: overrides', () => {
       RATE_LIMIT_KEY_PREFIX: 'test:run1:',
     });
     expect(c.limits).toEqual({
+      webhookPreAuthIp: { max: 4, windowMs: 500 },
       route: { max: 5, windowMs: 1000 },
       fairnessAccount: { max: 6, windowMs: 2000 },
       fairnessBroadcast: { max: 7, windowMs: 3000 },
@@ -126,7 +139,11 @@ describe('loadConfig: overrides', () => {
       TEMPORAL_CONNECT_TIMEOUT_MS: '750',
       WORKFLOW_BUNDLE_PATH: '/app/bundle.js',
       MAX_IN_FLIGHT: '64',
+      BODY_READ_TIMEOUT_MS: '2000',
+      MAX_CONNECTIONS_PER_IP: '0',
       BRIDGE_MAX_WAIT_MS: '0',
+      BRIDGE_LIMIT_MAX: '60',
+      BRIDGE_LIMIT_WINDOW_MS: '10000',
       DEFAULT_MAX_SIGNAL_AGE_MS: '10000',
       DEFAULT_COMMAND_TTL_MS: '60000',
       LOG_LEVEL: 'debug',
@@ -140,7 +157,9 @@ describe('loadConfig: overrides', () => {
       workflowBundlePath: '/app/bundle.js',
     });
     expect(c.ingress.maxInFlight).toBe(64);
-    expect(c.bridge).toEqual({ maxWaitMs: 0, defaultMaxSignalAgeMs: 10000, defaultCommandTtlMs: 60000 });
+    expect(c.ingress.bodyReadTimeoutMs).toBe(2000);
+    expect(c.ingress.maxConnectionsPerIp).toBe(0);
+    expect(c.bridge).toEqual({ maxWaitMs: 0, limit: { max: 60, windowMs: 10000 }, defaultMaxSignalAgeMs: 10000, defaultCommandTtlMs: 60000 });
     expect(c.logLevel).toBe('debug');
   });
 });
@@ -156,8 +175,14 @@ describe('loadConfig: invalid values', () => {
     ['IDEMPOTENCY_WINDOW_MS', '1.5'],
     ['IDEMPOTENCY_KEY_MAX_LENGTH', '0'],
     ['ROUTE_LIMIT_MAX', 'lots'],
+    ['WEBHOOK_PREAUTH_IP_MAX', '0'],
+    ['WEBHOOK_PREAUTH_IP_WINDOW_MS', 'a minute'],
     ['FAIRNESS_ACCOUNT_WINDOW_MS', '0'],
     ['MAX_IN_FLIGHT', '0'],
+    ['BODY_READ_TIMEOUT_MS', '0'],
+    ['MAX_CONNECTIONS_PER_IP', '-1'],
+    ['BRIDGE_LIMIT_MAX', '0'],
+    ['BRIDGE_LIMIT_WINDOW_MS', 'soon'],
     ['REDIS_COMMAND_TIMEOUT_MS', '0'],
     ['TEMPORAL_START_TIMEOUT_MS', '0'],
     ['TEMPORAL_CONNECT_TIMEOUT_MS', 'soon'],

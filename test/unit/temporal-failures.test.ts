@@ -1,4 +1,4 @@
-import { AmbiguousStartError, certainlyNotStarted, isTemporalBackpressure, NotSentError } from '../../src/temporal/failures';
+import { AmbiguousStartError, certainlyNotStarted, isTemporalBackpressure, neverSent, NotSentError } from '../../src/temporal/failures';
 
 /** A gRPC service error as @temporalio/client surfaces it (isGrpcServiceError checks code, details and metadata). */
 function grpcError(code: number, details: string) {
@@ -36,5 +36,15 @@ describe('classifying Temporal failures on the ingress path', () => {
     const err = grpcError(3, 'search attribute SignalId is not defined');
     expect(isTemporalBackpressure(err)).toBe(false);
     expect(certainlyNotStarted(err)).toBe(true);
+  });
+
+  test.each([
+    [14, 'No connection established. Last error: connect ECONNREFUSED 127.0.0.1:7233', true],
+    [14, 'connect EHOSTUNREACH 10.0.0.9:7233', true],
+    [14, 'Connection dropped', false],
+    [4, 'Deadline exceeded', false],
+    [8, 'namespace rate limit exceeded', false],
+  ])('when a gRPC status is %i "%s", then it counts as never sent: %p (the client does not retry those; launch decides)', (code, details, expected) => {
+    expect(neverSent({ code, details })).toBe(expected);
   });
 });

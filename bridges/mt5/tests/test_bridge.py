@@ -105,12 +105,15 @@ def test_when_the_bridge_says_hello_then_it_sends_platform_version_and_the_symbo
 class Handler(BaseHTTPRequestHandler):
     seen: List[Dict[str, Any]] = []
     status = 200
+    superseded = False
 
     def _answer(self, body: Dict[str, Any]) -> None:
         raw = json.dumps(body).encode()
         self.send_response(Handler.status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(raw)))
+        if Handler.status == 429:
+            self.send_header("Retry-After", "7")
         self.end_headers()
         self.wfile.write(raw)
 
@@ -122,7 +125,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:  # noqa: N802
         Handler.seen.append({"path": self.path, "auth": self.headers["Authorization"]})
-        self._answer({"commands": [], "serverTime": "2026-11-23T12:00:00.000Z"})
+        self._answer({"commands": [], "serverTime": "2026-11-23T12:00:00.000Z", **({"superseded": True} if Handler.superseded else {})})
 
     def log_message(self, *args: Any) -> None:
         pass
@@ -134,8 +137,11 @@ def test_when_the_bridge_calls_the_ingress_then_it_sends_its_token_and_4xx_is_no
     try:
         ingress = Ingress(f"http://127.0.0.1:{server.server_port}/", "brg_secret")
         assert ingress.hello({"platform": "mt5"})["accountId"] == "acc-1"
-        assert ingress.commands(100) == ([], "2026-11-23T12:00:00.000Z")
-        assert [s["path"] for s in Handler.seen] == ["/bridge/v1/hello", "/bridge/v1/commands?waitMs=100"]
+        assert ingress.commands(100) == ([], "2026-11-23T12:00:00.000Z", False)
+        Handler.superseded = True
+        assert ingress.commands(100)[2] is True
+        Handler.superseded = False
+        assert [s["path"] for s in Handler.seen] == ["/bridge/v1/hello"] + ["/bridge/v1/commands?waitMs=100"] * 2
         assert {s["auth"] for s in Handler.seen} == {"Bearer brg_secret"}
         assert "brg_secret" not in repr(ingress)
         Handler.status = 401
@@ -146,6 +152,10 @@ def test_when_the_bridge_calls_the_ingress_then_it_sends_its_token_and_4xx_is_no
         with pytest.raises(IngressError) as busy:
             ingress.reports([{"commandId": "c"}])
         assert busy.value.retryable
+        Handler.status = 429
+        with pytest.raises(IngressError) as limited:
+            ingress.commands(100)
+        assert (limited.value.retryable, limited.value.retry_after) == (True, 7.0)
     finally:
         Handler.status = 200
         server.shutdown()
@@ -176,8 +186,8 @@ class FlakyTerminalIngress(Recorder):
             self.double.mt5.shutdown()  # the terminal closes
         if self.sent:
             self.stop()
-            return [], None
-        return [self.raw], None
+            return [], None, False
+        return [self.raw], None, False
 
 
 def test_when_the_terminal_goes_away_mid_command_then_the_bridge_reconnects_says_hello_again_and_trades_once(double: Double, tmp_path) -> None:

@@ -142,3 +142,15 @@ def test_pip_size_and_tag_follow_the_protocol_and_mt5s_comment_limit() -> None:
     assert pip_size(1, 0.1, "US30") == 0.1
     assert len(tag_of("signal/sig_x/account/acc-1")) <= 31
     assert tag_of("a") == tag_of("a") != tag_of("b")
+
+
+def test_when_the_terminal_fails_to_list_positions_then_no_refusal_is_concluded(double: Double, monkeypatch) -> None:
+    ticket = run(double, "buy", symbol="EURUSD", volume=0.1).ticket
+
+    def failing(**_: object) -> None:
+        double.mt5._fail(double.mt5.RES_E_FAIL, "Terminal: Call failed")
+        return None
+
+    monkeypatch.setattr(double.mt5, "positions_get", failing)
+    with pytest.raises(TerminalUnavailable):
+        run(double, "close", positionId=ticket)

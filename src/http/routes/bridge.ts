@@ -1,22 +1,48 @@
-import { Router } from 'express';
-import { bridgeCommands, bridgeHello, bridgeReports, type GatewayDeps } from '../../bridge/gateway';
+import { createHash } from 'node:crypto';
+import { Router, type NextFunction, type Request, type Response } from 'express';
+import type { Redis } from 'ioredis';
+import { bridgeAccount, bridgeCommands, bridgeHello, bridgeReports, type GatewayDeps } from '../../bridge/gateway';
+import type { Account } from '../../registry/model';
+import { createRouteLimiter } from '../../ratelimit/route-limiter';
 import { bearerToken, jsonBody } from '../middleware';
 
-/** The bridge API (docs/bridge-protocol.md): EAs and cBots connect out to us with their bridge token. */
-export function bridgeRoutes(deps: GatewayDeps): Router {
+export interface BridgeRouteSettings {
+  redis: Redis;
+  keyPrefix: string;
+  limit: { max: number; windowMs: number };
+  bodyReadTimeoutMs: number;
+}
+
+/**
+ * The bridge API (docs/bridge-protocol.md): EAs and cBots connect out to us with their bridge token. The token is
+ * authenticated first, then its budget is spent (per token, the spec's 429 body): a request with an unknown token never
+ * creates a counter, and no one but the token's holder can spend its budget.
+ */
+export function bridgeRoutes(deps: GatewayDeps, settings: BridgeRouteSettings): Router {
   const router = Router();
-  const body = jsonBody(256 * 1024);
-  router.post('/bridge/v1/hello', ...body, async (req, res) => {
+  const body = jsonBody(256 * 1024, settings.bodyReadTimeoutMs, 'bridge');
+  const authenticated = async (req: Request, res: Response, next: NextFunction) => {
+    res.locals.bridgeAccount = await bridgeAccount(deps, bearerToken(req));
+    next();
+  };
+  const limited = createRouteLimiter({
+    redis: settings.redis,
+    prefix: `${settings.keyPrefix}bridge:`,
+    ...settings.limit,
+    key: (req) => `token:${createHash('sha256').update(bearerToken(req) ?? '').digest('hex')}`,
+    respond: (res, limit, windowMs) => res.status(429).json({ error: 'Rate limit exceeded', limit, windowMs }),
+  });
+  router.post('/bridge/v1/hello', authenticated, limited, ...body, async (req, res) => {
     res.json(await bridgeHello(deps, bearerToken(req), req.body));
   });
-  router.get('/bridge/v1/commands', async (req, res) => {
+  router.get('/bridge/v1/commands', authenticated, limited, async (req, res) => {
     const aborted = new AbortController();
     res.on('close', () => aborted.abort());
     const waitMs = Number(req.query.waitMs ?? 0);
-    const result = await bridgeCommands(deps, bearerToken(req), waitMs, aborted.signal);
+    const result = await bridgeCommands(deps, res.locals.bridgeAccount as Account, waitMs, aborted.signal);
     if (!res.writableEnded && !aborted.signal.aborted) res.json(result);
   });
-  router.post('/bridge/v1/reports', ...body, async (req, res) => {
+  router.post('/bridge/v1/reports', authenticated, limited, ...body, async (req, res) => {
     res.json(await bridgeReports(deps, bearerToken(req), req.body));
   });
   return router;

@@ -1,27 +1,59 @@
-import { createHash } from 'node:crypto';
-import { Router, type Request } from 'express';
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config';
+import type { SecretGrant } from '../../registry/model';
 import { acceptSignal, type AcceptDeps } from '../../signals/accept';
+import { authenticateSender } from '../../signals/authenticate';
+import { guarded } from '../../signals/guarded';
 import { inFlightCap, jsonBody } from '../middleware';
 import { createRouteLimiter } from '../../ratelimit/route-limiter';
+import { PreAuthCap } from '../../ratelimit/preauth';
 
-/** POST /webhook/custom and /webhook/custom/:accountId (spec §4.1, §4.2): the pipeline of DESIGN.md in order. */
+/**
+ * POST /webhook/custom and /webhook/custom/:accountId (spec §4.1, §4.2): the pipeline of DESIGN.md in order. The
+ * route limiter spends an account's or a secret's budget only for a sender authenticated for it; everything that does
+ * not authenticate is counted per client address by the pre-auth cap (docs/decisions.md, "Limits").
+ */
 export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: Config }): Router {
   const router = Router();
   const { config } = deps;
+  const failClosed = config.limits.failClosedRetryAfterSeconds;
+  const rateLimited = (res: Response, limit: number, windowMs: number) => res.status(429).json({ error: 'Rate limit exceeded', limit, windowMs });
   const routeLimiter = createRouteLimiter({
     redis: deps.redis,
     prefix: `${config.limits.keyPrefix}route:`,
     ...config.limits.route,
     key: routeLimitKey,
-    respond: (res, limit, windowMs) => res.status(429).json({ error: 'Rate limit exceeded', limit, windowMs }),
+    respond: rateLimited,
   });
+  const preAuth = new PreAuthCap(deps.redis, config.limits.webhookPreAuthIp, config.limits.keyPrefix);
+  const address = (req: Request) => ipKeyGenerator(req.ip ?? 'unknown');
 
-  const submit = async (req: Request<{ accountId?: string }>, res: import('express').Response) => {
+  const preAuthCheck: RequestHandler = async (req, res, next) => {
+    const verdict = await guarded(failClosed, () => preAuth.check(address(req)));
+    if (verdict.allowed) {
+      res.locals.preAuthChecked = true;
+      return next();
+    }
+    res.setHeader('Retry-After', String(Math.max(1, Math.ceil(verdict.retryAfterMs / 1000))));
+    rateLimited(res, preAuth.limit.max, preAuth.limit.windowMs);
+  };
+  const authenticate: RequestHandler = async (req, res, next) => {
+    res.locals.grant = await guarded(failClosed, () => authenticateSender(deps.accept.registry, req.body, (req.params as { accountId?: string }).accountId));
+    next();
+  };
+  // Whatever ended a webhook request after the check but before it authenticated (a bad secret, a broken body)
+  // counts against its address. A store that cannot count it does not change the answer.
+  const chargeUnauthenticated = async (err: unknown, req: Request, res: Response, next: NextFunction) => {
+    if (res.locals.preAuthChecked === true && res.locals.grant === undefined) await preAuth.charge(address(req)).catch(() => undefined);
+    next(err);
+  };
+
+  const submit = async (req: Request<{ accountId?: string }>, res: Response) => {
     const result = await acceptSignal(deps.accept, {
       routeAccountId: req.params.accountId,
+      grant: res.locals.grant as SecretGrant,
       body: req.body,
       idempotencyKey: req.get('x-idempotency-key'),
       correlationId: res.locals.correlationId as string,
@@ -31,17 +63,21 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
     res.status(status).json(result.body);
   };
 
-  const pipeline = [inFlightCap(config.ingress.maxInFlight), ...jsonBody(config.ingress.bodyLimitBytes), routeLimiter];
+  // The pre-auth cap first (per address, no lookup); the in-flight slot only once the body is in (a slow sender must
+  // not hold one); then who is sending, and only then the route limiter spends an account's or a secret's budget.
+  const pipeline = [preAuthCheck, ...jsonBody(config.ingress.bodyLimitBytes, config.ingress.bodyReadTimeoutMs, 'ingestion'), inFlightCap(config.ingress.maxInFlight), authenticate, routeLimiter];
   router.post('/webhook/custom', ...pipeline, submit);
   router.post('/webhook/custom/:accountId', ...pipeline, submit);
+  router.use(chargeUnauthenticated);
   return router;
 }
 
-/** Keyed by target account, else by the secret's hash (never the secret itself), else by client IP. */
-function routeLimitKey(req: Request): string {
+/**
+ * Keyed by target account, else by the secret's hash (never the secret itself), as spec §8 orders them; only an
+ * authenticated sender gets here, so the key is an account the secret links or a secret that exists.
+ */
+function routeLimitKey(req: Request, res: Response): string {
   const accountId = (req.params as { accountId?: string }).accountId;
   if (accountId) return `account:${accountId}`;
-  const secret = (req.body as { secret?: unknown } | null)?.secret;
-  if (typeof secret === 'string' && secret.length > 0) return `secret:${createHash('sha256').update(secret).digest('hex')}`;
-  return `ip:${ipKeyGenerator(req.ip ?? 'unknown')}`;
+  return `secret:${(res.locals.grant as SecretGrant).hash}`;
 }

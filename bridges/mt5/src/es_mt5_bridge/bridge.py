@@ -190,8 +190,9 @@ class Bridge:
                 except IngressError as err:
                     if not err.retryable:
                         raise
-                    self.log(self._diag, event="report_retry", error=str(err), retryInMs=int(delay * 1000))
-                    time.sleep(delay)
+                    wait = max(delay, err.retry_after or 0.0)
+                    self.log(self._diag, event="report_retry", error=str(err), retryInMs=int(wait * 1000))
+                    time.sleep(wait)
                     delay = min(delay * 2, self._backoff_max)
 
     # ---- the loop --------------------------------------------------------------------------------------------------
@@ -200,7 +201,9 @@ class Bridge:
         delay = 0.05
         terminal_up = False
         connected = False
+        superseded = 0
         while self.running:
+            pause = 0.0
             try:
                 if not terminal_up:
                     self.connect_terminal()
@@ -208,11 +211,17 @@ class Bridge:
                 if not connected:
                     self.hello()
                     connected = True
-                commands, server_time = self.ingress.commands(self.wait_ms)
+                commands, server_time, was_superseded = self.ingress.commands(self.wait_ms)
                 self._observe_server_time(server_time)
                 delay = 0.05
                 if commands:
                     self._run_batch(commands)
+                superseded = superseded + 1 if was_superseded else 0
+                if superseded >= 3:
+                    # Normal once after a reconnect; again and again means a second bridge holds this token.
+                    self.log(self._diag, event="superseded", times=superseded,
+                             hint="another bridge is polling with this account's token: run one bridge per token")
+                    pause = min(0.05 * 2 ** superseded, self._backoff_max)
             except TerminalUnavailable as err:
                 terminal_up = connected = False
                 self.log(self._diag, event="terminal_unavailable", error=str(err), retryInMs=int(delay * 1000))
@@ -222,10 +231,14 @@ class Bridge:
                     pass
             except IngressError as err:
                 connected = False
-                self.log(self._diag, event="connection_error", error=str(err), retryInMs=int(delay * 1000))
-            if not (terminal_up and connected) and self.running:
-                time.sleep(delay)
+                pause = max(delay, err.retry_after or 0.0)
                 delay = min(delay * 2, self._backoff_max)
+                self.log(self._diag, event="connection_error", error=str(err), retryInMs=int(pause * 1000))
+            if not terminal_up and self.running:
+                pause = max(pause, delay)
+                delay = min(delay * 2, self._backoff_max)
+            if pause > 0 and self.running:
+                time.sleep(pause)
 
     def _run_batch(self, commands: List[Any]) -> None:
         ordered = sorted(commands, key=seq_of)

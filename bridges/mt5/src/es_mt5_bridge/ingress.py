@@ -12,9 +12,11 @@ from . import __version__
 class IngressError(Exception):
     """The ingress could not be reached or answered something other than 200. `status` is None for network errors."""
 
-    def __init__(self, what: str, status: Optional[int], detail: str) -> None:
+    def __init__(self, what: str, status: Optional[int], detail: str, retry_after: Optional[float] = None) -> None:
         super().__init__(f"{what}: {'HTTP ' + str(status) if status is not None else 'connection failed'} {detail}".strip())
         self.status = status
+        #: Seconds the service asked to wait (429 Retry-After), if it said.
+        self.retry_after = retry_after
 
     @property
     def retryable(self) -> bool:
@@ -46,7 +48,12 @@ class Ingress:
                 detail = str(json.loads(err.read().decode("utf-8")).get("error", ""))[:200]
             except Exception:
                 pass
-            raise IngressError(f"{method} {path}", err.code, detail) from None
+            retry_after: Optional[float] = None
+            try:
+                retry_after = min(float(err.headers.get("Retry-After", "")), 300.0)
+            except (TypeError, ValueError):
+                pass
+            raise IngressError(f"{method} {path}", err.code, detail, retry_after) from None
         except (urllib.error.URLError, OSError, TimeoutError) as err:
             raise IngressError(f"{method} {path}", None, str(getattr(err, "reason", err))[:200]) from None
         try:
@@ -60,13 +67,14 @@ class Ingress:
     def hello(self, body: Dict[str, Any]) -> Dict[str, Any]:
         return self._call("POST", "/bridge/v1/hello", body, 30)
 
-    def commands(self, wait_ms: int) -> Tuple[List[Any], Optional[str]]:
+    def commands(self, wait_ms: int) -> Tuple[List[Any], Optional[str], bool]:
+        """(commands, serverTime, superseded): superseded when a newer long-poll of the account took over."""
         answer = self._call("GET", f"/bridge/v1/commands?waitMs={int(wait_ms)}", None, wait_ms / 1000 + 15)
         commands = answer.get("commands")
         if not isinstance(commands, list):
             raise IngressError("GET /bridge/v1/commands", 200, "the answer has no commands array")
         server_time = answer.get("serverTime")
-        return commands, server_time if isinstance(server_time, str) else None
+        return commands, server_time if isinstance(server_time, str) else None, answer.get("superseded") is True
 
     def reports(self, reports: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
         answer = self._call("POST", "/bridge/v1/reports", {"reports": reports}, 30)

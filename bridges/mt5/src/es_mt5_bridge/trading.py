@@ -71,10 +71,13 @@ class Trader:
 
     # ---- reading the terminal ------------------------------------------------------------------------------------
 
-    def _call(self, what: str, result: Any) -> Any:
+    def _call(self, what: str, result: Any, missing_ok: bool = False) -> Any:
+        """None from the package: nothing found when last_error says success (or, for a symbol look-up with
+        `missing_ok`, a generic failure: the symbol does not exist); anything else means the terminal cannot be asked
+        now, and nothing may be concluded from its silence (a position "not found" could still be open)."""
         if result is None:
             code, text = self.mt5.last_error()
-            if code == self.mt5.RES_E_FAIL or code == self.mt5.RES_E_NOT_FOUND:
+            if code == self.mt5.RES_S_OK or (missing_ok and code in (self.mt5.RES_E_FAIL, self.mt5.RES_E_NOT_FOUND)):
                 return None
             raise TerminalUnavailable(f"{what}: {code} {text}")
         return result
@@ -83,13 +86,13 @@ class Trader:
         if not name:
             raise Refusal(refused(self.mt5.TRADE_RETCODE_INVALID, "Invalid request: symbol is required"))
         self.mt5.symbol_select(name, True)
-        info = self._call("symbol_info", self.mt5.symbol_info(name))
+        info = self._call("symbol_info", self.mt5.symbol_info(name), missing_ok=True)
         if info is None:
             raise Refusal(refused(self.mt5.TRADE_RETCODE_INVALID, f"Invalid request: unknown symbol {name}"))
         return info
 
     def tick(self, name: str) -> Any:
-        tick = self._call("symbol_info_tick", self.mt5.symbol_info_tick(name))
+        tick = self._call("symbol_info_tick", self.mt5.symbol_info_tick(name), missing_ok=True)
         if tick is None or not tick.bid or not tick.ask:
             raise Refusal(refused(self.mt5.TRADE_RETCODE_PRICE_OFF, f"No quotes for {name}"))
         return tick

@@ -1,0 +1,124 @@
+import net from 'node:net';
+import { post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import { get, timed } from '../helpers/http';
+import { waitFor } from '../helpers/infra';
+
+/**
+ * Slow bodies (issue 12 item 5): clients that send the headers of a webhook request and then only part of the body,
+ * over real sockets. They must not take the in-flight slots that real signals need, must be cut off after the body
+ * deadline (408, connection closed), and one client IP can hold only so many connections. Other clients come from
+ * other loopback addresses (127.0.0.2 …), which Linux routes to the same listener.
+ */
+
+const buy = (secret: string) => ({ secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 });
+
+interface HalfSent {
+  socket: net.Socket;
+  /** The status line's code when the server answered, or undefined when it closed without a word. */
+  ended: Promise<{ status: number | undefined; at: number }>;
+}
+
+/** Opens a connection from `localAddress`, sends the headers of a POST and the first bytes of its body, and stops. */
+async function halfSent(port: number, path: string, localAddress: string): Promise<HalfSent> {
+  const socket = net.connect({ host: '127.0.0.1', port, localAddress });
+  let received = '';
+  const ended = new Promise<{ status: number | undefined; at: number }>((resolve) => {
+    socket.on('data', (chunk) => (received += chunk.toString('latin1')));
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve({ status: /^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ? Number(/^HTTP\/1\.1 (\d{3})/.exec(received)![1]) : undefined, at: Date.now() }));
+  });
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', reject);
+  }).catch(() => undefined);
+  const head = `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 400\r\n\r\n{"secret":"`;
+  await new Promise<void>((resolve) => socket.write(head, () => resolve()));
+  return { socket, ended };
+}
+
+/** A full round trip from that address: every byte sent before it has been read by the server's event loop. */
+async function barrier(url: string): Promise<void> {
+  expect((await get(`${url}/healthz`)).status).toBe(200);
+}
+
+describe('with the default settings (512 in flight, 5 s body deadline, 256 connections per IP)', () => {
+  let stack: Stack;
+  let f: Fixture;
+  beforeAll(async () => {
+    stack = await startStack({ worker: false });
+    f = await seedOwner(stack.registry);
+  });
+  afterAll(async () => stack?.stop());
+
+  test('when 600 half-sent bodies from three IPs are open, then a well-formed signal from another client gets its 202 promptly, and each half-sent one gets 408 at the deadline and is closed', async () => {
+    const path = `/webhook/custom/${f.accounts[0]!.id}`;
+    const started = Date.now();
+    const slow: HalfSent[] = [];
+    for (const ip of ['127.0.0.2', '127.0.0.3', '127.0.0.4']) {
+      slow.push(...(await Promise.all(Array.from({ length: 200 }, () => halfSent(stack.ingress.port, path, ip)))));
+    }
+    await barrier(stack.ingress.url);
+
+    const good = await timed(() => post(`${stack.ingress.url}${path}`, buy(f.secret)));
+    expect(good.value.status).toBe(202);
+    expect(good.ms).toBeLessThan(2000);
+
+    const ends = await Promise.all(slow.map((s) => s.ended));
+    expect(ends.map((e) => e.status)).toEqual(slow.map(() => 408));
+    const late = ends.map((e) => e.at - started);
+    // eslint-disable-next-line no-console
+    console.log(`half-sent bodies closed after ${Math.min(...late)}-${Math.max(...late)} ms`);
+    expect(Math.min(...late)).toBeGreaterThanOrEqual(4_900);
+    expect(Math.max(...late)).toBeLessThan(15_000);
+  }, 60_000);
+});
+
+describe('with 50 connections per IP and a 1 s body deadline', () => {
+  let stack: Stack;
+  let f: Fixture;
+  beforeAll(async () => {
+    stack = await startStack({ worker: false, env: { MAX_CONNECTIONS_PER_IP: '50', BODY_READ_TIMEOUT_MS: '1000' } });
+    f = await seedOwner(stack.registry);
+  });
+  afterAll(async () => stack?.stop());
+
+  test('when one IP opens 80 connections, then 30 are closed at once without an answer; another client gets its 202; once they are gone the IP is served again', async () => {
+    const path = `/webhook/custom/${f.accounts[0]!.id}`;
+    const slow = await Promise.all(Array.from({ length: 80 }, () => halfSent(stack.ingress.port, path, '127.0.0.2')));
+    const refused = await waitFor(
+      '30 connections to be closed',
+      async () => {
+        const closed = await Promise.all(slow.map((s) => Promise.race([s.ended, Promise.resolve(undefined)])));
+        const done = closed.filter((c) => c !== undefined);
+        return done.length >= 30 ? done : undefined;
+      },
+      5_000,
+    );
+    expect(refused).toHaveLength(30);
+    expect(refused.every((r) => r!.status === undefined)).toBe(true);
+
+    expect((await post(`${stack.ingress.url}${path}`, buy(f.secret))).status).toBe(202);
+
+    const ends = await Promise.all(slow.map((s) => s.ended));
+    expect(ends.filter((e) => e.status === 408)).toHaveLength(50);
+    // The cap counts open connections, not history: the same IP is served again.
+    const again = await halfSent(stack.ingress.port, path, '127.0.0.2');
+    expect((await again.ended).status).toBe(408);
+  }, 30_000);
+
+  test('when a body arrives slowly but within the deadline, then it is served as usual', async () => {
+    const path = `/webhook/custom/${f.accounts[0]!.id}`;
+    const body = JSON.stringify(buy(f.secret));
+    const socket = net.connect({ host: '127.0.0.1', port: stack.ingress.port });
+    let received = '';
+    const answered = new Promise<void>((resolve) => socket.on('data', (c) => ((received += c.toString()), resolve())));
+    socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: text/plain\r\nContent-Length: ${body.length}\r\n\r\n`);
+    socket.write(body.slice(0, 10));
+    // Well inside the 1 s deadline, the rest.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    socket.write(body.slice(10));
+    await answered;
+    socket.destroy();
+    expect(received).toMatch(/^HTTP\/1\.1 202/);
+  });
+});

@@ -1,0 +1,87 @@
+import { startTemporal, waitFor, type TemporalServer } from '../helpers/infra';
+import { post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import { BACKPRESSURE_BODY } from './kit';
+import { timed } from '../helpers/http';
+
+/**
+ * Spec edges (issue 12 item 10): the order of the 401 against the 400, and the answer when a single region's Temporal
+ * is down.
+ */
+
+const buy = (secret: string) => ({ secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 });
+
+describe('spec §5 rule 1: the secret is checked before the rest of the body', () => {
+  let stack: Stack;
+  let f: Fixture;
+  beforeAll(async () => {
+    stack = await startStack({ worker: false });
+    f = await seedOwner(stack.registry);
+  });
+  afterAll(async () => stack?.stop());
+
+  test.each([
+    ['an unknown action', { action: 'teleport' }],
+    ['a negative volume', { volume: -1 }],
+    ['an unknown field', { colour: 'red' }],
+  ])('when an invalid secret comes with %s, then 401 (not 400)', async (_what, change) => {
+    for (const url of [`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, `${stack.ingress.url}/webhook/custom`]) {
+      const res = await post(url, { ...buy('whsec_not-a-real-secret-at-all-000000000000'), ...change });
+      expect({ status: res.status, body: res.body }).toEqual({ status: 401, body: { error: expect.any(String), correlationId: expect.any(String) } });
+    }
+  });
+
+  test('when the valid secret comes with a bad body, then 400 with details', async () => {
+    const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { ...buy(f.secret), volume: -1 });
+    expect(res.status).toBe(400);
+    expect(res.body.details).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'volume' })]));
+  });
+
+  test('when a valid secret comes with a bad body for another owner\'s account and for an account that does not exist, then both get the same answer', async () => {
+    const other = await seedOwner(stack.registry);
+    const answers = [];
+    for (const id of [other.accounts[0]!.id, 'acc-does-not-exist']) {
+      const res = await post(`${stack.ingress.url}/webhook/custom/${id}`, { ...buy(f.secret), volume: -1 });
+      answers.push({ status: res.status, body: res.body });
+    }
+    expect(answers[0]).toEqual(answers[1]);
+  });
+});
+
+describe('the only region\'s Temporal goes down after the ingress has talked to it', () => {
+  let temporal: TemporalServer;
+  let stack: Stack;
+  let f: Fixture;
+  beforeAll(async () => {
+    temporal = await startTemporal();
+    // The service's default Temporal deadlines (1.5 s for a submission, 1 s to connect), not the tests' longer ones.
+    stack = await startStack({ worker: false, env: { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_START_TIMEOUT_MS: '1500', TEMPORAL_CONNECT_TIMEOUT_MS: '1000' } });
+    f = await seedOwner(stack.registry);
+  }, 120_000);
+  afterAll(async () => {
+    await stack?.stop();
+    await temporal?.stop();
+  });
+
+  test('when a signal arrives while it is down, then the not-accepted 503 backpressure body (no signalId) comes well before 3 s', async () => {
+    const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
+    // The ingress's connection to Temporal is established and in use.
+    const first = await post(url, buy(f.secret));
+    expect(first.status).toBe(202);
+    await temporal.stop();
+
+    const answers: { status: number; body: unknown; ms: number }[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = await timed(() => post(url, buy(f.secret)));
+      answers.push({ status: r.value.status, body: r.value.body, ms: Math.round(r.ms) });
+    }
+    // eslint-disable-next-line no-console
+    console.log(`time to the 503 with Temporal down: ${answers.map((a) => a.ms).join(', ')} ms`);
+    for (const a of answers) {
+      expect({ status: a.status, body: a.body }).toEqual({ status: 503, body: BACKPRESSURE_BODY });
+      expect(a.ms).toBeLessThan(2000);
+    }
+
+    await temporal.start();
+    await waitFor('a 202 once Temporal is back', async () => ((await post(url, buy(f.secret))).status === 202 ? true : undefined), 30_000, 250);
+  }, 90_000);
+});
