@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import { z } from 'zod';
 import { CAPABILITIES, compareVersions } from '../bridge/capabilities';
+import { BridgeClient, toReport } from '../bridge/client';
 import { commandSchema, type BridgeReport } from '../bridge/protocol';
 import { ACTIONS, type Action } from '../signals/actions';
 import { PaperBroker, type BrokerOptions, type BrokerState, type ExecutionResult, type Platform } from './broker';
@@ -68,16 +69,6 @@ export interface Handled {
   command?: PaperCommand;
 }
 
-class HttpStatusError extends Error {
-  constructor(
-    readonly status: number,
-    readonly what: string,
-    body: unknown,
-  ) {
-    super(`${what}: HTTP ${status} ${typeof body === 'object' && body && 'error' in body ? String((body as { error: unknown }).error) : ''}`.trim());
-  }
-}
-
 export class PaperTerminal {
   readonly accountId: string;
   readonly platform: Platform;
@@ -90,14 +81,12 @@ export class PaperTerminal {
 
   private readonly opts: TerminalOptions;
   private readonly clock: () => number;
-  private readonly fetchFn: typeof fetch;
   private readonly log: (line: Record<string, unknown>) => void;
   private readonly diag: (line: Record<string, unknown>) => void;
-  private readonly initialBackoff: number;
-  private readonly maxBackoff: number;
   private dropsLeft: number;
   private running = false;
   private abort = new AbortController();
+  private client!: BridgeClient;
   private loopDone: Promise<void> = Promise.resolve();
   private ticker: NodeJS.Timeout | undefined;
   private lastError: string | undefined;
@@ -108,11 +97,8 @@ export class PaperTerminal {
     this.platform = options.platform;
     this.bridgeVersion = options.bridgeVersion ?? DEFAULT_BRIDGE_VERSIONS[options.platform];
     this.clock = options.clock ?? options.brokerOptions?.clock ?? Date.now;
-    this.fetchFn = options.fetch ?? fetch;
     this.log = options.log ?? ((line) => process.stdout.write(`${JSON.stringify(line)}\n`));
     this.diag = options.diag ?? ((line) => process.stderr.write(`${JSON.stringify(line)}\n`));
-    this.initialBackoff = options.backoff?.initialMs ?? 50;
-    this.maxBackoff = options.backoff?.maxMs ?? 1000;
     this.dropsLeft = options.dropBeforeReport ?? 0;
     this.ledger = options.ledger ?? new MemoryLedger();
     this.journal = options.journal ?? new MemoryJournal();
@@ -134,6 +120,8 @@ export class PaperTerminal {
     if (this.running) return;
     this.running = true;
     this.abort = new AbortController();
+    const { ingressUrl, bridgeToken, fetch, backoff } = this.opts;
+    this.client = new BridgeClient({ ingressUrl, bridgeToken, fetch, backoff, signal: this.abort.signal, accountId: this.accountId, diag: this.diag });
     const tickMs = this.opts.tickMs ?? 250;
     if (tickMs > 0) {
       this.ticker = setInterval(() => this.tick(), tickMs);
@@ -217,7 +205,7 @@ export class PaperTerminal {
   // ---- the bridge loop ------------------------------------------------------------------------------------------
 
   private async loop(): Promise<void> {
-    let delay = this.initialBackoff;
+    let delay = this.client.initialBackoff;
     let connected = false;
     while (this.running) {
       try {
@@ -226,7 +214,7 @@ export class PaperTerminal {
           connected = true;
         }
         const commands = await this.poll();
-        delay = this.initialBackoff;
+        delay = this.client.initialBackoff;
         this.lastError = undefined;
         if (commands.length === 0) continue;
         const reports: BridgeReport[] = [];
@@ -245,7 +233,7 @@ export class PaperTerminal {
           this.stats.drops++;
           connected = false;
           this.diag({ time: this.now(), event: 'fault_drop_before_report', accountId: this.accountId, commandIds: reports.map((r) => r.commandId) });
-          await this.sleep(delay);
+          await this.client.sleep(delay);
           continue;
         }
         await this.sendReports(reports);
@@ -255,8 +243,8 @@ export class PaperTerminal {
         const message = (err as Error)?.message ?? String(err);
         if (message !== this.lastError) this.diag({ time: this.now(), event: 'connection_error', accountId: this.accountId, error: message, retryInMs: delay });
         this.lastError = message;
-        await this.sleep(delay);
-        delay = Math.min(delay * 2, this.maxBackoff);
+        await this.client.sleep(delay);
+        delay = Math.min(delay * 2, this.client.maxBackoff);
       }
     }
   }
@@ -277,85 +265,21 @@ export class PaperTerminal {
       })),
       account: { balance: account.balance, equity: account.equity, currency: account.currency },
     };
-    const res = await this.call('POST', '/bridge/v1/hello', body, 10_000);
-    if (res.status !== 200) throw new HttpStatusError(res.status, 'hello', res.body);
+    const answer = await this.client.hello(body);
     this.stats.hellos++;
-    const serverAccount = (res.body as { accountId?: unknown } | undefined)?.accountId;
+    const serverAccount = answer.accountId;
     this.diag({ time: this.now(), event: 'hello', accountId: this.accountId, serverAccountId: serverAccount, bridgeVersion: this.bridgeVersion });
   }
 
   private async poll(): Promise<unknown[]> {
-    const waitMs = this.opts.waitMs ?? 20_000;
-    const res = await this.call('GET', `/bridge/v1/commands?waitMs=${waitMs}`, undefined, waitMs + 15_000);
-    if (res.status !== 200) throw new HttpStatusError(res.status, 'commands', res.body);
+    const commands = await this.client.poll(this.opts.waitMs ?? 20_000);
     this.stats.polls++;
-    const commands = (res.body as { commands?: unknown } | undefined)?.commands;
-    if (!Array.isArray(commands)) throw new Error('commands: the response has no commands array');
-    return [...commands].sort((a, b) => seqOf(a) - seqOf(b));
+    return commands;
   }
 
-  /** Retries network errors, 429 and 5xx with bounded backoff until the ingress takes the reports (they are idempotent). */
   private async sendReports(reports: BridgeReport[]): Promise<void> {
-    for (let i = 0; i < reports.length; i += 100) {
-      const chunk = reports.slice(i, i + 100);
-      let delay = this.initialBackoff;
-      for (;;) {
-        try {
-          const res = await this.call('POST', '/bridge/v1/reports', { reports: chunk }, 15_000);
-          if (res.status === 200) {
-            this.stats.reportsSent += chunk.length;
-            const results = (res.body as { results?: { commandId: string; result: string }[] } | undefined)?.results ?? [];
-            for (const r of results) {
-              if (r.result === 'unknown') this.diag({ time: this.now(), event: 'report_unknown_command', accountId: this.accountId, commandId: r.commandId });
-            }
-            break;
-          }
-          if (res.status !== 429 && res.status < 500) throw new HttpStatusError(res.status, 'reports', res.body);
-          throw new Error(`reports: HTTP ${res.status}`);
-        } catch (err) {
-          if (!this.running || err instanceof HttpStatusError) throw err;
-          this.diag({ time: this.now(), event: 'report_retry', accountId: this.accountId, error: (err as Error)?.message, retryInMs: delay });
-          await this.sleep(delay);
-          if (!this.running) throw err;
-          delay = Math.min(delay * 2, this.maxBackoff);
-        }
-      }
-    }
-  }
-
-  private async call(method: 'GET' | 'POST', path: string, body: unknown, timeoutMs: number): Promise<{ status: number; body: unknown }> {
-    const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(timeoutMs)]);
-    const res = await this.fetchFn(`${this.opts.ingressUrl.replace(/\/+$/, '')}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${this.opts.bridgeToken}`,
-        accept: 'application/json',
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal,
-    });
-    const text = await res.text();
-    let parsed: unknown;
-    try {
-      parsed = text ? JSON.parse(text) : undefined;
-    } catch {
-      parsed = undefined;
-    }
-    return { status: res.status, body: parsed };
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      if (this.abort.signal.aborted) return resolve();
-      const done = () => {
-        clearTimeout(timer);
-        this.abort.signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.abort.signal.addEventListener('abort', done);
-    });
+    await this.client.sendReports(reports);
+    this.stats.reportsSent += reports.length;
   }
 
   private logHandled(handled: Handled, raw: unknown): void {
@@ -399,24 +323,6 @@ export class PaperTerminal {
 }
 
 type Outcome = ExecutionResult | { status: 'expired'; message: string; ticket?: undefined; price?: undefined; volume?: undefined; retcode?: undefined };
-
-function toReport(commandId: string, r: Outcome, now: number): BridgeReport {
-  return {
-    commandId,
-    status: r.status,
-    ticket: r.ticket ?? null,
-    price: r.price ?? null,
-    volume: r.volume ?? null,
-    retcode: r.retcode ?? null,
-    message: r.message == null ? null : r.message.slice(0, 512),
-    executedAt: new Date(now).toISOString(),
-  };
-}
-
-function seqOf(raw: unknown): number {
-  const seq = (raw as { seq?: unknown } | null)?.seq;
-  return typeof seq === 'number' ? seq : Number.MAX_SAFE_INTEGER;
-}
 
 /**
  * A fault from `PAPER_FAULT` / `--fault`, comma-separated: `drop-before-report:<n>[@accountId]`, or

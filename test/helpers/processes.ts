@@ -29,6 +29,7 @@ export const ENTRIES = {
   worker: path.join(DIST, 'src', 'worker.js'),
   'paper-bridge': path.join(DIST, 'src', 'paper', 'main.js'),
   admin: path.join(DIST, 'src', 'cli', 'admin.js'),
+  'ctrader-connector': path.join(DIST, 'src', 'ctrader', 'main.js'),
 } as const;
 export type ProgramKind = keyof typeof ENTRIES;
 

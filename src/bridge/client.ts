@@ -1,0 +1,154 @@
+import type { BridgeHello, BridgeReport } from './protocol';
+
+/**
+ * The bridge side of the bridge API over HTTP (docs/bridge-protocol.md) for one account: hello, long-poll, reports.
+ * Reports are retried on network errors, 429 and 5xx with bounded backoff until the ingress takes them (they are
+ * idempotent there); any other status is a lost session (the caller says hello again).
+ */
+
+export class HttpStatusError extends Error {
+  constructor(
+    readonly status: number,
+    readonly what: string,
+    body: unknown,
+  ) {
+    super(`${what}: HTTP ${status} ${typeof body === 'object' && body && 'error' in body ? String((body as { error: unknown }).error) : ''}`.trim());
+  }
+}
+
+export interface BridgeClientOptions {
+  ingressUrl: string;
+  bridgeToken: string;
+  fetch?: typeof fetch;
+  /** Aborts in-flight calls and backoff sleeps when the bridge stops. */
+  signal: AbortSignal;
+  backoff?: { initialMs?: number; maxMs?: number };
+  /** Whose bridge this is, in diagnostics. */
+  accountId: string;
+  /** Diagnostics (JSON lines): `report_retry`, `report_unknown_command`. */
+  diag: (line: Record<string, unknown>) => void;
+}
+
+export class BridgeClient {
+  private readonly fetchFn: typeof fetch;
+  readonly initialBackoff: number;
+  readonly maxBackoff: number;
+
+  constructor(private readonly opts: BridgeClientOptions) {
+    this.fetchFn = opts.fetch ?? fetch;
+    this.initialBackoff = opts.backoff?.initialMs ?? 50;
+    this.maxBackoff = opts.backoff?.maxMs ?? 1000;
+  }
+
+  async hello(body: BridgeHello): Promise<{ accountId?: string }> {
+    const res = await this.call('POST', '/bridge/v1/hello', body, 10_000);
+    if (res.status !== 200) throw new HttpStatusError(res.status, 'hello', res.body);
+    return (res.body ?? {}) as { accountId?: string };
+  }
+
+  /** One long-poll; the commands in `seq` order. */
+  async poll(waitMs: number): Promise<unknown[]> {
+    const res = await this.call('GET', `/bridge/v1/commands?waitMs=${waitMs}`, undefined, waitMs + 15_000);
+    if (res.status !== 200) throw new HttpStatusError(res.status, 'commands', res.body);
+    const commands = (res.body as { commands?: unknown } | undefined)?.commands;
+    if (!Array.isArray(commands)) throw new Error('commands: the response has no commands array');
+    return [...commands].sort((a, b) => seqOf(a) - seqOf(b));
+  }
+
+  async sendReports(reports: BridgeReport[]): Promise<void> {
+    for (let i = 0; i < reports.length; i += 100) {
+      const chunk = reports.slice(i, i + 100);
+      let delay = this.initialBackoff;
+      for (;;) {
+        try {
+          const res = await this.call('POST', '/bridge/v1/reports', { reports: chunk }, 15_000);
+          if (res.status === 200) {
+            const results = (res.body as { results?: { commandId: string; result: string }[] } | undefined)?.results ?? [];
+            for (const r of results) {
+              if (r.result === 'unknown') this.opts.diag({ time: new Date().toISOString(), event: 'report_unknown_command', accountId: this.opts.accountId, commandId: r.commandId });
+            }
+            break;
+          }
+          if (res.status !== 429 && res.status < 500) throw new HttpStatusError(res.status, 'reports', res.body);
+          throw new Error(`reports: HTTP ${res.status}`);
+        } catch (err) {
+          if (this.opts.signal.aborted || err instanceof HttpStatusError) throw err;
+          this.opts.diag({ time: new Date().toISOString(), event: 'report_retry', accountId: this.opts.accountId, error: (err as Error)?.message ?? String(err), retryInMs: delay });
+          await this.sleep(delay);
+          if (this.opts.signal.aborted) throw err;
+          delay = Math.min(delay * 2, this.maxBackoff);
+        }
+      }
+    }
+  }
+
+  sleep(ms: number): Promise<void> {
+    const signal = this.opts.signal;
+    return new Promise((resolve) => {
+      if (signal.aborted) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done);
+    });
+  }
+
+  private async call(method: 'GET' | 'POST', path: string, body: unknown, timeoutMs: number): Promise<{ status: number; body: unknown }> {
+    const signal = AbortSignal.any([this.opts.signal, AbortSignal.timeout(timeoutMs)]);
+    const res = await this.fetchFn(`${this.opts.ingressUrl.replace(/\/+$/, '')}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${this.opts.bridgeToken}`,
+        accept: 'application/json',
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+    });
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    return { status: res.status, body: parsed };
+  }
+}
+
+export function seqOf(raw: unknown): number {
+  const seq = (raw as { seq?: unknown } | null)?.seq;
+  return typeof seq === 'number' ? seq : Number.MAX_SAFE_INTEGER;
+}
+
+/** The commandId of a delivered command, if it has a usable one. */
+export function commandIdOf(raw: unknown): string | undefined {
+  const id = typeof raw === 'object' && raw !== null ? (raw as { commandId?: unknown }).commandId : undefined;
+  return typeof id === 'string' && id.length > 0 ? id : undefined;
+}
+
+/** What a bridge decided about one command, before it becomes a report. */
+export interface CommandOutcome {
+  status: BridgeReport['status'];
+  ticket?: string | null;
+  price?: number | null;
+  volume?: number | null;
+  retcode?: string | number | null;
+  message?: string | null;
+}
+
+export function toReport(commandId: string, o: CommandOutcome, executedAt: number): BridgeReport {
+  return {
+    commandId,
+    status: o.status,
+    ticket: o.ticket ?? null,
+    price: o.price ?? null,
+    volume: o.volume ?? null,
+    retcode: o.retcode ?? null,
+    message: o.message == null ? null : o.message.slice(0, 512),
+    executedAt: new Date(executedAt).toISOString(),
+  };
+}

@@ -1,0 +1,298 @@
+import type { AccountCredential, CredentialStore } from './credentials';
+import { OpenApiError, type Completion, type OpenApiConnection } from './connection';
+import {
+  ErrorCode,
+  ExecutionType,
+  PayloadType,
+  REAUTH_CODES,
+  type Envelope,
+  type ExecutionEvent,
+  type FullSymbol,
+  type LightSymbol,
+  type Order,
+  type Position,
+  type Trader,
+} from './messages';
+import { symbolSpec, type SymbolSpec } from './units';
+
+/**
+ * One cTrader account on a shared Open API connection: account auth (again after every reconnect, token refresh
+ * or server-side invalidation), its symbols, its open positions and orders, and the trading requests, each answered
+ * by the execution event that completes it. Tokens are read from the credential and never logged.
+ */
+
+export interface AccountOptions {
+  credential: AccountCredential;
+  connection: OpenApiConnection;
+  /** Where refreshed tokens are saved; without it they live in memory only (tests). */
+  store?: CredentialStore;
+  /** Refresh the access token this long before it expires. Default 1 hour. */
+  refreshAheadMs?: number;
+  diag?: (line: Record<string, unknown>) => void;
+}
+
+/** Completion of a request by the execution event types that end it. */
+export function byExecution(...types: number[]): Completion {
+  return (env) => env.payloadType === PayloadType.PROTO_OA_EXECUTION_EVENT && types.includes((env.payload as unknown as ExecutionEvent).executionType);
+}
+
+export class CtraderAccount {
+  readonly accountId: string;
+  readonly ctid: number;
+  private credential: AccountCredential;
+  private authorized = false;
+  private authorizing: Promise<void> | undefined;
+  private refreshTimer: NodeJS.Timeout | undefined;
+  private symbols = new Map<string, SymbolSpec>();
+  private symbolsById = new Map<number, SymbolSpec>();
+  /** Latest spot per symbolId (ProtoOASpotEvent), while subscribed in the current session. */
+  private quotes = new Map<number, { bid?: number; ask?: number }>();
+  private subscribed = new Set<number>();
+  private quoteWaiters: (() => void)[] = [];
+  private readonly diag: (line: Record<string, unknown>) => void;
+  readonly stats = { authorizations: 0, refreshes: 0 };
+
+  constructor(private readonly opts: AccountOptions) {
+    this.credential = opts.credential;
+    this.accountId = opts.credential.accountId;
+    this.ctid = opts.credential.ctidTraderAccountId;
+    this.diag = opts.diag ?? (() => undefined);
+    opts.connection.onReady(async () => {
+      this.authorized = false;
+      this.endSession();
+      await this.authorizeDuringSetup().catch((err: Error) => this.diag({ event: 'account_auth_error', accountId: this.accountId, error: err.message }));
+    });
+    opts.connection.onEvent((env) => this.onEvent(env));
+  }
+
+  get isAuthorized(): boolean {
+    return this.authorized;
+  }
+
+  stop(): void {
+    if (this.refreshTimer) clearTimeout(this.refreshTimer);
+  }
+
+  /**
+   * ProtoOAAccountAuthReq with the current access token, refreshing it first when it is (about to be) expired.
+   * Outside a connection's setup it waits for the connection first (whose setup authorizes the account itself).
+   */
+  async authorize(): Promise<void> {
+    await this.opts.connection.whenReady();
+    if (this.authorized) return;
+    this.authorizing ??= this.doAuthorize(false).finally(() => (this.authorizing = undefined));
+    await this.authorizing;
+  }
+
+  /** The connection's setup (after a (re)connect): its own attempt, never one waiting for that setup to end. */
+  private authorizeDuringSetup(): Promise<void> {
+    const attempt = this.doAuthorize(true).finally(() => {
+      if (this.authorizing === attempt) this.authorizing = undefined;
+    });
+    this.authorizing = attempt;
+    return attempt;
+  }
+
+  private async doAuthorize(duringSetup: boolean): Promise<void> {
+    const send = (type: number, payload: Record<string, unknown>) =>
+      duringSetup ? this.opts.connection.sendDuringSetup(type, payload) : this.opts.connection.request(type, payload);
+    if (this.expiresSoon()) await this.refresh(send);
+    try {
+      await send(PayloadType.PROTO_OA_ACCOUNT_AUTH_REQ, { ctidTraderAccountId: this.ctid, accessToken: this.credential.accessToken });
+    } catch (err) {
+      if (err instanceof OpenApiError && err.errorCode === ErrorCode.ALREADY_LOGGED_IN) {
+        // already authorized on this connection: fine
+      } else if (err instanceof OpenApiError && REAUTH_CODES.has(err.errorCode)) {
+        await this.refresh(send);
+        await send(PayloadType.PROTO_OA_ACCOUNT_AUTH_REQ, { ctidTraderAccountId: this.ctid, accessToken: this.credential.accessToken });
+      } else {
+        throw err;
+      }
+    }
+    this.authorized = true;
+    this.stats.authorizations++;
+    this.scheduleRefresh();
+    this.diag({ event: 'account_authorized', accountId: this.accountId, ctidTraderAccountId: this.ctid });
+  }
+
+  private expiresSoon(): boolean {
+    const at = this.credential.accessTokenExpiresAt;
+    return at !== undefined && at - Date.now() <= (this.opts.refreshAheadMs ?? 3_600_000);
+  }
+
+  private scheduleRefresh(): void {
+    if (this.refreshTimer) clearTimeout(this.refreshTimer);
+    const at = this.credential.accessTokenExpiresAt;
+    if (at === undefined) return;
+    const wait = Math.max(1_000, Math.min(at - Date.now() - (this.opts.refreshAheadMs ?? 3_600_000), 2_147_000_000));
+    this.refreshTimer = setTimeout(() => {
+      this.authorized = false;
+      void this.authorize().catch((err: Error) => this.diag({ event: 'account_auth_error', accountId: this.accountId, error: err.message }));
+    }, wait);
+    this.refreshTimer.unref();
+  }
+
+  /** ProtoOARefreshTokenReq: Open API answers with a new access token and a new refresh token; both are saved at once. */
+  private async refresh(send: (type: number, payload: Record<string, unknown>) => Promise<Envelope>): Promise<void> {
+    const res = await send(PayloadType.PROTO_OA_REFRESH_TOKEN_REQ, { refreshToken: this.credential.refreshToken });
+    const p = res.payload as { accessToken?: string; refreshToken?: string; expiresIn?: number };
+    if (!p.accessToken || !p.refreshToken) throw new Error('ProtoOARefreshTokenRes without tokens');
+    const tokens = {
+      accessToken: p.accessToken,
+      refreshToken: p.refreshToken,
+      accessTokenExpiresAt: typeof p.expiresIn === 'number' ? Date.now() + p.expiresIn * 1000 : undefined,
+    };
+    this.credential = { ...this.credential, ...tokens };
+    this.opts.store?.updateTokens(this.accountId, tokens);
+    this.stats.refreshes++;
+    this.diag({ event: 'token_refreshed', accountId: this.accountId, expiresAt: tokens.accessTokenExpiresAt ? new Date(tokens.accessTokenExpiresAt).toISOString() : null });
+  }
+
+  /** Subscriptions belong to an account session: a new session subscribes again. */
+  private endSession(): void {
+    this.subscribed.clear();
+    this.quotes.clear();
+  }
+
+  private onEvent(env: Envelope): void {
+    const p = (env.payload ?? {}) as { ctidTraderAccountId?: number; ctidTraderAccountIds?: number[] };
+    if (env.payloadType === PayloadType.PROTO_OA_SPOT_EVENT && p.ctidTraderAccountId === this.ctid) {
+      const spot = env.payload as { symbolId: number; bid?: number; ask?: number };
+      const prev = this.quotes.get(spot.symbolId) ?? {};
+      // bid and ask are "in 1/100000 of unit of a price"; an event may carry only one of them.
+      this.quotes.set(spot.symbolId, { bid: spot.bid !== undefined ? spot.bid / 100_000 : prev.bid, ask: spot.ask !== undefined ? spot.ask / 100_000 : prev.ask });
+      for (const w of this.quoteWaiters.splice(0)) w();
+      return;
+    }
+    const mine =
+      (env.payloadType === PayloadType.PROTO_OA_ACCOUNTS_TOKEN_INVALIDATED_EVENT && (p.ctidTraderAccountIds ?? []).includes(this.ctid)) ||
+      (env.payloadType === PayloadType.PROTO_OA_ACCOUNT_DISCONNECT_EVENT && p.ctidTraderAccountId === this.ctid);
+    if (!mine) return;
+    this.authorized = false;
+    this.endSession();
+    this.diag({ event: 'account_session_ended', accountId: this.accountId, payloadType: env.payloadType });
+    void this.authorize().catch((err: Error) => this.diag({ event: 'account_auth_error', accountId: this.accountId, error: err.message }));
+  }
+
+  /**
+   * A request on behalf of this account. A refusal that means "not authorized" (the request did nothing) is followed
+   * by one authorization and one retry.
+   */
+  async call(payloadType: number, payload: Record<string, unknown>, opts: { done?: Completion; notAfter?: number } = {}): Promise<Envelope> {
+    if (!this.authorized) await this.authorize();
+    const body = { ctidTraderAccountId: this.ctid, ...payload };
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.opts.connection.request(payloadType, body, opts);
+      } catch (err) {
+        if (!(err instanceof OpenApiError) || attempt >= 3) throw err;
+        if (REAUTH_CODES.has(err.errorCode)) {
+          this.authorized = false;
+          await this.authorize();
+        } else if (THROTTLED.has(err.errorCode)) {
+          // The proxy's rate limit refused it (nothing was done): wait as long as it asks, then send again.
+          await new Promise((resolve) => setTimeout(resolve, Math.min(10, Math.max(1, err.retryAfter ?? 1)) * 1000));
+        } else {
+          throw err;
+        }
+      }
+    }
+  }
+
+  // ---- symbols -----------------------------------------------------------------------------------------------------
+
+  /** ProtoOASymbolsListReq, then ProtoOASymbolByIdReq in batches for digits, pip position, lot size and volumes. */
+  async loadSymbols(): Promise<SymbolSpec[]> {
+    const list = await this.call(PayloadType.PROTO_OA_SYMBOLS_LIST_REQ, { includeArchivedSymbols: false });
+    const light = ((list.payload as { symbol?: LightSymbol[] }).symbol ?? [])
+      .filter((s) => s.enabled !== false && s.symbolName)
+      .sort((a, b) => (a.sortingNumber ?? Number.MAX_VALUE) - (b.sortingNumber ?? Number.MAX_VALUE));
+    const names = new Map(light.map((s) => [s.symbolId, s.symbolName!]));
+    const specs: SymbolSpec[] = [];
+    for (let i = 0; i < light.length; i += 200) {
+      const ids = light.slice(i, i + 200).map((s) => s.symbolId);
+      const res = await this.call(PayloadType.PROTO_OA_SYMBOL_BY_ID_REQ, { symbolId: ids });
+      for (const full of (res.payload as { symbol?: FullSymbol[] }).symbol ?? []) {
+        const spec = symbolSpec(names.get(full.symbolId) ?? String(full.symbolId), full);
+        if (spec) specs.push(spec);
+      }
+    }
+    this.symbols = new Map(specs.map((s) => [s.name.toUpperCase(), s]));
+    this.symbolsById = new Map(specs.map((s) => [s.symbolId, s]));
+    return specs;
+  }
+
+  symbol(name: string): SymbolSpec | undefined {
+    return this.symbols.get(name.toUpperCase());
+  }
+
+  symbolById(id: number): SymbolSpec | undefined {
+    return this.symbolsById.get(id);
+  }
+
+  /**
+   * The current bid and ask of a symbol: subscribes to its spots once per session (ProtoOASubscribeSpotsReq; the
+   * first ProtoOASpotEvent after it carries the latest prices) and keeps the latest.
+   */
+  async quote(symbolId: number, timeoutMs = 5_000): Promise<{ bid: number; ask: number }> {
+    if (!this.subscribed.has(symbolId)) {
+      try {
+        await this.call(PayloadType.PROTO_OA_SUBSCRIBE_SPOTS_REQ, { symbolId: [symbolId] });
+      } catch (err) {
+        if (!(err instanceof OpenApiError && err.errorCode === ErrorCode.ALREADY_SUBSCRIBED)) throw err;
+      }
+      this.subscribed.add(symbolId);
+    }
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      const q = this.quotes.get(symbolId);
+      if (q?.bid !== undefined && q.ask !== undefined) return { bid: q.bid, ask: q.ask };
+      const left = until - Date.now();
+      if (left <= 0) throw new OpenApiError('NO_QUOTES', `no spot price for symbol ${symbolId} within ${timeoutMs} ms`, PayloadType.PROTO_OA_SPOT_EVENT);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.quoteWaiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  // ---- state -------------------------------------------------------------------------------------------------------
+
+  async reconcile(): Promise<{ positions: Position[]; orders: Order[] }> {
+    const res = await this.call(PayloadType.PROTO_OA_RECONCILE_REQ, {});
+    const p = res.payload as { position?: Position[]; order?: Order[] };
+    return { positions: p.position ?? [], orders: p.order ?? [] };
+  }
+
+  /** Orders of any status (filled, cancelled, rejected too) in a time window (ProtoOAOrderListReq). */
+  async orderHistory(fromTimestamp: number, toTimestamp: number): Promise<Order[]> {
+    const res = await this.call(PayloadType.PROTO_OA_ORDER_LIST_REQ, { fromTimestamp, toTimestamp });
+    return (res.payload as { order?: Order[] }).order ?? [];
+  }
+
+  async trader(): Promise<{ balance: number } | undefined> {
+    const res = await this.call(PayloadType.PROTO_OA_TRADER_REQ, {});
+    const t = (res.payload as { trader?: Trader }).trader;
+    if (!t) return undefined;
+    return { balance: t.balance / 10 ** (t.moneyDigits ?? 2) };
+  }
+
+  /** Net unrealized P&L by positionId (ProtoOAGetPositionUnrealizedPnLReq), in the deposit currency. */
+  async unrealizedPnl(): Promise<Map<number, number>> {
+    const res = await this.call(PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_REQ, {});
+    const p = res.payload as { positionUnrealizedPnL?: { positionId: number; netUnrealizedPnL: number }[]; moneyDigits?: number };
+    const scale = 10 ** (p.moneyDigits ?? 2);
+    return new Map((p.positionUnrealizedPnL ?? []).map((u) => [u.positionId, u.netUnrealizedPnL / scale]));
+  }
+}
+
+const THROTTLED: ReadonlySet<string> = new Set([ErrorCode.BLOCKED_PAYLOAD_TYPE, ErrorCode.REQUEST_FREQUENCY_EXCEEDED]);
+
+export const MARKET_DONE = byExecution(ExecutionType.ORDER_FILLED, ExecutionType.ORDER_CANCELLED, ExecutionType.ORDER_EXPIRED);
+export const ACCEPTED = byExecution(ExecutionType.ORDER_ACCEPTED);
+export const REPLACED = byExecution(ExecutionType.ORDER_REPLACED);
+export const CANCELLED = byExecution(ExecutionType.ORDER_CANCELLED);
+export const FILLED = byExecution(ExecutionType.ORDER_FILLED);

@@ -1,0 +1,273 @@
+import { BridgeClient, commandIdOf, toReport } from '../bridge/client';
+import { commandSchema, instrumentSchema, type BridgeCommand, type BridgeReport, type Instrument } from '../bridge/protocol';
+import { ACTIONS, isOpening } from '../signals/actions';
+import type { CtraderAccount } from './account';
+import { OutcomeUnknown } from './connection';
+import { OrderStatus, OrderType, type Order } from './messages';
+import type { CommandStore, Intent } from './store';
+import { executeCommand, labelOf, type Outcome } from './trading';
+import { toInstrument, volumeToLots } from './units';
+
+/**
+ * The bridge loop of one cTrader account (docs/bridge-protocol.md): hello with the account's symbols, long-poll,
+ * execute each command in seq order through Open API, report. Exactly once: a command's intent is synced to disk
+ * before its first Open API request and its report before the report is sent; a redelivered command is answered from
+ * the store, and one whose answer was lost is resolved from the broker's state instead of being sent again.
+ */
+
+/** The version this connector reports in hello: it runs all 17 actions (docs/capabilities.md). */
+export const CTRADER_CONNECTOR_VERSION = '1.2.0';
+
+/** Bridge-side code when a command may have reached the broker and its outcome cannot be established. */
+export const OUTCOME_UNKNOWN = 'bridge_outcome_unknown';
+
+export interface CtraderBridgeOptions {
+  account: CtraderAccount;
+  store: CommandStore;
+  ingressUrl: string;
+  bridgeToken: string;
+  waitMs?: number;
+  fetch?: typeof fetch;
+  backoff?: { initialMs?: number; maxMs?: number };
+  log?: (line: Record<string, unknown>) => void;
+  diag?: (line: Record<string, unknown>) => void;
+}
+
+export class CtraderBridge {
+  readonly stats = { hellos: 0, polls: 0, executed: 0, replayed: 0, resolved: 0 };
+  private running = false;
+  private abort = new AbortController();
+  private loopDone: Promise<void> = Promise.resolve();
+  private client!: BridgeClient;
+  private readonly log: (line: Record<string, unknown>) => void;
+  private readonly diag: (line: Record<string, unknown>) => void;
+  private lastError: string | undefined;
+
+  constructor(private readonly opts: CtraderBridgeOptions) {
+    this.log = opts.log ?? ((line) => process.stdout.write(`${JSON.stringify(line)}\n`));
+    this.diag = opts.diag ?? ((line) => process.stderr.write(`${JSON.stringify(line)}\n`));
+  }
+
+  get accountId(): string {
+    return this.opts.account.accountId;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.abort = new AbortController();
+    const { ingressUrl, bridgeToken, fetch, backoff } = this.opts;
+    this.client = new BridgeClient({ ingressUrl, bridgeToken, fetch, backoff, signal: this.abort.signal, accountId: this.accountId, diag: this.diag });
+    this.loopDone = this.loop();
+  }
+
+  async stop(): Promise<void> {
+    if (!this.running) return this.loopDone;
+    this.running = false;
+    this.abort.abort();
+    await this.loopDone;
+  }
+
+  private async loop(): Promise<void> {
+    let delay = this.client.initialBackoff;
+    let connected = false;
+    while (this.running) {
+      try {
+        if (!connected) {
+          await this.hello();
+          connected = true;
+        }
+        const commands = await this.client.poll(this.opts.waitMs ?? 20_000);
+        this.stats.polls++;
+        delay = this.client.initialBackoff;
+        this.lastError = undefined;
+        const reports: BridgeReport[] = [];
+        let lost: unknown;
+        for (const raw of commands) {
+          if (!this.running) break;
+          try {
+            const report = await this.handle(raw);
+            if (report) reports.push(report);
+          } catch (err) {
+            // The answer to an Open API request was lost: stop here (later commands must wait for this one) and
+            // start a new session, which hands this command out again to be resolved from the broker's state.
+            lost = err;
+            break;
+          }
+        }
+        if (reports.length > 0) await this.client.sendReports(reports);
+        if (lost !== undefined) throw lost;
+      } catch (err) {
+        if (!this.running) break;
+        connected = false;
+        const message = (err as Error)?.message ?? String(err);
+        if (message !== this.lastError) this.diag({ time: now(), event: 'connection_error', accountId: this.accountId, error: message, retryInMs: delay });
+        this.lastError = message;
+        await this.client.sleep(delay);
+        delay = Math.min(delay * 2, this.client.maxBackoff);
+      }
+    }
+  }
+
+  private async hello(): Promise<void> {
+    const acct = this.opts.account;
+    const specs = await acct.loadSymbols();
+    const all = specs.map(toInstrument).filter((s) => instrumentSchema.safeParse(s).success);
+    const symbols = fitHello(all);
+    if (symbols.length < all.length) {
+      this.diag({ time: now(), event: 'symbols_truncated', accountId: this.accountId, sent: symbols.length, listed: all.length, lastSent: symbols[symbols.length - 1]?.name });
+    }
+    const trader = await acct.trader().catch(() => undefined);
+    const answer = await this.client.hello({
+      platform: 'ctrader',
+      bridgeVersion: CTRADER_CONNECTOR_VERSION,
+      capabilities: [...ACTIONS],
+      symbols,
+      ...(trader ? { account: { balance: trader.balance } } : {}),
+    });
+    this.stats.hellos++;
+    this.diag({ time: now(), event: 'hello', accountId: this.accountId, serverAccountId: answer.accountId, symbols: symbols.length, bridgeVersion: CTRADER_CONNECTOR_VERSION });
+  }
+
+  /**
+   * One delivered command → its report: from the store; resolved, when its answer was lost before; else checked,
+   * journaled as an intent, executed and journaled with its outcome. Throws OutcomeUnknown when this attempt's
+   * answer was lost too.
+   */
+  async handle(raw: unknown): Promise<BridgeReport | undefined> {
+    const commandId = commandIdOf(raw);
+    if (commandId === undefined) {
+      this.diag({ time: now(), event: 'command_without_id', accountId: this.accountId });
+      return undefined;
+    }
+    const store = this.opts.store;
+    const recorded = store.report(commandId);
+    if (recorded) {
+      this.stats.replayed++;
+      this.logCommand(raw, recorded, true);
+      return recorded;
+    }
+    const parsed = commandSchema.safeParse(raw);
+    let outcome: Outcome;
+    if (!parsed.success) {
+      const detail = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+      outcome = { status: 'rejected', retcode: 'bridge_invalid_command', message: `invalid command: ${detail}` };
+    } else if (parsed.data.accountId !== this.accountId) {
+      outcome = { status: 'rejected', retcode: 'bridge_wrong_account', message: `command for ${parsed.data.accountId} delivered to ${this.accountId}` };
+    } else {
+      const unresolved = store.unresolved(commandId);
+      outcome = unresolved ? await this.resolve(unresolved, parsed.data) : await this.execute(parsed.data);
+    }
+    const report = store.record(toReport(commandId, outcome, Date.now()));
+    this.logCommand(raw, report, false);
+    return report;
+  }
+
+  private async execute(cmd: BridgeCommand): Promise<Outcome> {
+    const expiresAt = Date.parse(cmd.expiresAt);
+    if (!(Date.now() <= expiresAt)) return { status: 'expired', message: `not executed: expired at ${cmd.expiresAt}` };
+    const label = labelOf(cmd.commandId);
+    this.opts.store.begin({ commandId: cmd.commandId, action: cmd.action, label });
+    this.stats.executed++;
+    return this.attempt(cmd, label, expiresAt);
+  }
+
+  private async attempt(cmd: BridgeCommand, label: string, notAfter: number): Promise<Outcome> {
+    try {
+      return await executeCommand(this.opts.account, cmd, label, notAfter);
+    } catch (err) {
+      if (err instanceof OutcomeUnknown) {
+        this.diag({ time: now(), event: 'outcome_unknown', accountId: this.accountId, commandId: cmd.commandId, error: err.message });
+        throw err;
+      }
+      this.diag({ time: now(), event: 'internal_error', accountId: this.accountId, commandId: cmd.commandId, error: (err as Error)?.stack ?? String(err) });
+      return { status: 'rejected', retcode: 'bridge_internal_error', message: `connector failed: ${(err as Error)?.message ?? String(err)}` };
+    }
+  }
+
+  /**
+   * A command whose earlier attempt may have reached the broker. An entry is looked up by its label among the open
+   * positions and orders, then in the order history since the attempt (ProtoOAOrderListReq): found, it is reported
+   * as the broker has it; not found, the broker never took it, so it runs now if it is still fresh, else it expired.
+   * A close or cancel whose target is gone is done; modifies and close-alls run again (same target state) while
+   * fresh; a partial close cannot be told apart from one that did not run and is reported unknown, never risked twice.
+   */
+  private async resolve(intent: Intent, cmd: BridgeCommand): Promise<Outcome> {
+    this.stats.resolved++;
+    const acct = this.opts.account;
+    const expiresAt = Date.parse(cmd.expiresAt);
+    const fresh = Date.now() <= expiresAt;
+    const expired: Outcome = { status: 'expired', message: `not executed: expired at ${cmd.expiresAt}` };
+    const unknown = (why: string): Outcome => ({ status: 'rejected', retcode: OUTCOME_UNKNOWN, message: `the answer to this command was lost (connection or restart) and ${why}; it was not sent again: check the account` });
+    const { positions, orders } = await acct.reconcile();
+    const lots = (symbolId: number, volume: number) => {
+      const spec = acct.symbolById(symbolId);
+      return spec ? volumeToLots(volume, spec) : null;
+    };
+    const resolved = 'resolved from the broker after a lost answer';
+    if (isOpening(cmd.action)) {
+      const mine = (o: Order) => o.tradeData.label === intent.label || o.clientOrderId === intent.label;
+      const position = positions.find((p) => p.tradeData.label === intent.label);
+      if (position) return { status: 'filled', ticket: String(position.positionId), price: position.price ?? null, volume: lots(position.tradeData.symbolId, position.tradeData.volume), message: resolved };
+      const order = orders.find(mine);
+      if (order) return { status: 'filled', ticket: String(order.orderId), price: order.limitPrice ?? order.stopPrice ?? null, volume: lots(order.tradeData.symbolId, order.tradeData.volume), message: resolved };
+      const since = Date.parse(intent.at) - 60_000;
+      const past = (await acct.orderHistory(since, Date.now() + 60_000)).find(mine);
+      if (!past) return fresh ? this.attempt(cmd, intent.label, expiresAt) : expired;
+      if (past.orderStatus === OrderStatus.ORDER_STATUS_REJECTED) return { status: 'rejected', retcode: 'ORDER_REJECTED', message: `the broker rejected order ${past.orderId} (${resolved})` };
+      const market = past.orderType === OrderType.MARKET;
+      if (market && past.orderStatus !== OrderStatus.ORDER_STATUS_FILLED) return { status: 'rejected', retcode: 'ORDER_CANCELLED', message: `market order ${past.orderId} ended without a fill (${resolved})` };
+      const ticket = market ? past.positionId : past.orderId;
+      return { status: 'filled', ticket: ticket === undefined ? null : String(ticket), price: past.executionPrice ?? past.limitPrice ?? past.stopPrice ?? null, volume: lots(past.tradeData.symbolId, past.tradeData.volume), message: `${resolved}; no longer open` };
+    }
+    if (cmd.action === 'close' && cmd.positionId !== undefined && !positions.some((p) => String(p.positionId) === cmd.positionId)) {
+      return { status: 'done', ticket: cmd.positionId, message: `position no longer open (${resolved})` };
+    }
+    if (cmd.action === 'cancel_pending' && cmd.orderId !== undefined && !orders.some((o) => String(o.orderId) === cmd.orderId)) {
+      return { status: 'done', ticket: cmd.orderId, message: `order no longer pending (${resolved})` };
+    }
+    if (cmd.action === 'partial_close') return unknown('a partial close cannot be told apart from one that did not run');
+    if (!fresh) return unknown('it expired before it could be checked');
+    return this.attempt(cmd, intent.label, expiresAt);
+  }
+
+  private logCommand(raw: unknown, report: BridgeReport, replayed: boolean): void {
+    const cmd = raw as Partial<BridgeCommand>;
+    this.log({
+      time: now(),
+      event: 'command',
+      accountId: this.accountId,
+      commandId: report.commandId,
+      seq: cmd.seq,
+      action: cmd.action,
+      symbol: cmd.symbol,
+      status: report.status,
+      ticket: report.ticket ?? null,
+      price: report.price ?? null,
+      volume: report.volume ?? null,
+      retcode: report.retcode ?? null,
+      message: report.message ?? null,
+      replayed,
+    });
+  }
+}
+
+/**
+ * The ingress takes at most 5 000 symbols and 256 KB per hello; a broker listing more sends its first ones in its own
+ * display order (sortingNumber), the rest are sized with the service's default step (and checked by the broker).
+ */
+const HELLO_SYMBOL_BYTES = 240 * 1024;
+function fitHello(all: Instrument[]): Instrument[] {
+  let bytes = 0;
+  const out: Instrument[] = [];
+  for (const s of all) {
+    bytes += JSON.stringify(s).length + 1;
+    if (out.length >= 5000 || bytes > HELLO_SYMBOL_BYTES) break;
+    out.push(s);
+  }
+  return out;
+}
+
+function now(): string {
+  return new Date().toISOString();
+}

@@ -1,0 +1,204 @@
+/**
+ * The part of cTrader Open API this connector speaks, as Spotware publishes it (openapi-proto-messages, the copy in
+ * ../shared/reference/ctrader-open-api/): payload type numbers from `ProtoOAPayloadType`
+ * (OpenApiModelMessages.proto) and `ProtoPayloadType` (OpenApiCommonModelMessages.proto), enum values from
+ * OpenApiModelMessages.proto, field names from OpenApiMessages.proto. The JSON form (port 5036) wraps every message
+ * as `{clientMsgId, payloadType, payload}` with the same field names; enums travel as their numbers.
+ * test/unit/ctrader-messages.test.ts checks every number here against the published .proto files.
+ */
+
+export const PayloadType = {
+  // ProtoPayloadType (OpenApiCommonModelMessages.proto)
+  ERROR_RES: 50,
+  HEARTBEAT_EVENT: 51,
+  // ProtoOAPayloadType (OpenApiModelMessages.proto)
+  PROTO_OA_APPLICATION_AUTH_REQ: 2100,
+  PROTO_OA_APPLICATION_AUTH_RES: 2101,
+  PROTO_OA_ACCOUNT_AUTH_REQ: 2102,
+  PROTO_OA_ACCOUNT_AUTH_RES: 2103,
+  PROTO_OA_NEW_ORDER_REQ: 2106,
+  PROTO_OA_CANCEL_ORDER_REQ: 2108,
+  PROTO_OA_AMEND_ORDER_REQ: 2109,
+  PROTO_OA_AMEND_POSITION_SLTP_REQ: 2110,
+  PROTO_OA_CLOSE_POSITION_REQ: 2111,
+  PROTO_OA_SYMBOLS_LIST_REQ: 2114,
+  PROTO_OA_SYMBOLS_LIST_RES: 2115,
+  PROTO_OA_SYMBOL_BY_ID_REQ: 2116,
+  PROTO_OA_SYMBOL_BY_ID_RES: 2117,
+  PROTO_OA_TRADER_REQ: 2121,
+  PROTO_OA_TRADER_RES: 2122,
+  PROTO_OA_RECONCILE_REQ: 2124,
+  PROTO_OA_RECONCILE_RES: 2125,
+  PROTO_OA_EXECUTION_EVENT: 2126,
+  PROTO_OA_SUBSCRIBE_SPOTS_REQ: 2127,
+  PROTO_OA_SUBSCRIBE_SPOTS_RES: 2128,
+  PROTO_OA_SPOT_EVENT: 2131,
+  PROTO_OA_ORDER_ERROR_EVENT: 2132,
+  PROTO_OA_ERROR_RES: 2142,
+  PROTO_OA_ACCOUNTS_TOKEN_INVALIDATED_EVENT: 2147,
+  PROTO_OA_CLIENT_DISCONNECT_EVENT: 2148,
+  PROTO_OA_ACCOUNT_DISCONNECT_EVENT: 2164,
+  PROTO_OA_REFRESH_TOKEN_REQ: 2173,
+  PROTO_OA_REFRESH_TOKEN_RES: 2174,
+  PROTO_OA_ORDER_LIST_REQ: 2175,
+  PROTO_OA_ORDER_LIST_RES: 2176,
+  PROTO_OA_GET_POSITION_UNREALIZED_PNL_REQ: 2187,
+  PROTO_OA_GET_POSITION_UNREALIZED_PNL_RES: 2188,
+} as const;
+
+/** ProtoOATradeSide */
+export const TradeSide = { BUY: 1, SELL: 2 } as const;
+/** ProtoOAOrderType (the ones the 17 actions need) */
+export const OrderType = { MARKET: 1, LIMIT: 2, STOP: 3, STOP_LIMIT: 6 } as const;
+/** ProtoOATimeInForce */
+export const TimeInForce = { GOOD_TILL_DATE: 1, GOOD_TILL_CANCEL: 2 } as const;
+/** ProtoOAPositionStatus */
+export const PositionStatus = { POSITION_STATUS_OPEN: 1, POSITION_STATUS_CLOSED: 2 } as const;
+/** ProtoOAOrderStatus */
+export const OrderStatus = { ORDER_STATUS_ACCEPTED: 1, ORDER_STATUS_FILLED: 2, ORDER_STATUS_REJECTED: 3, ORDER_STATUS_EXPIRED: 4, ORDER_STATUS_CANCELLED: 5 } as const;
+/** ProtoOAExecutionType */
+export const ExecutionType = {
+  ORDER_ACCEPTED: 2,
+  ORDER_FILLED: 3,
+  ORDER_REPLACED: 4,
+  ORDER_CANCELLED: 5,
+  ORDER_EXPIRED: 6,
+  ORDER_REJECTED: 7,
+  ORDER_CANCEL_REJECTED: 8,
+  ORDER_PARTIAL_FILL: 11,
+} as const;
+
+/**
+ * Error code names (ProtoErrorCode in OpenApiCommonModelMessages.proto, ProtoOAErrorCode in
+ * OpenApiModelMessages.proto) the connector acts on; every other name is passed through to the report as is.
+ */
+export const ErrorCode = {
+  UNSUPPORTED_MESSAGE: 'UNSUPPORTED_MESSAGE',
+  INVALID_REQUEST: 'INVALID_REQUEST',
+  MARKET_CLOSED: 'MARKET_CLOSED',
+  BLOCKED_PAYLOAD_TYPE: 'BLOCKED_PAYLOAD_TYPE',
+  OA_AUTH_TOKEN_EXPIRED: 'OA_AUTH_TOKEN_EXPIRED',
+  ACCOUNT_NOT_AUTHORIZED: 'ACCOUNT_NOT_AUTHORIZED',
+  ALREADY_LOGGED_IN: 'ALREADY_LOGGED_IN',
+  CH_CLIENT_AUTH_FAILURE: 'CH_CLIENT_AUTH_FAILURE',
+  CH_CLIENT_NOT_AUTHENTICATED: 'CH_CLIENT_NOT_AUTHENTICATED',
+  CH_CLIENT_ALREADY_AUTHENTICATED: 'CH_CLIENT_ALREADY_AUTHENTICATED',
+  CH_ACCESS_TOKEN_INVALID: 'CH_ACCESS_TOKEN_INVALID',
+  CH_CTID_TRADER_ACCOUNT_NOT_FOUND: 'CH_CTID_TRADER_ACCOUNT_NOT_FOUND',
+  REQUEST_FREQUENCY_EXCEEDED: 'REQUEST_FREQUENCY_EXCEEDED',
+  ALREADY_SUBSCRIBED: 'ALREADY_SUBSCRIBED',
+  SYMBOL_NOT_FOUND: 'SYMBOL_NOT_FOUND',
+  NOT_ENOUGH_MONEY: 'NOT_ENOUGH_MONEY',
+  POSITION_NOT_FOUND: 'POSITION_NOT_FOUND',
+  ORDER_NOT_FOUND: 'ORDER_NOT_FOUND',
+  TRADING_BAD_VOLUME: 'TRADING_BAD_VOLUME',
+  TRADING_BAD_STOPS: 'TRADING_BAD_STOPS',
+  TRADING_BAD_PRICES: 'TRADING_BAD_PRICES',
+  TRADING_BAD_EXPIRATION_DATE: 'TRADING_BAD_EXPIRATION_DATE',
+} as const;
+export type ErrorCodeName = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** Codes that mean "authorize this account again (after refreshing its token)", not "the order was refused". */
+export const REAUTH_CODES: ReadonlySet<string> = new Set([ErrorCode.OA_AUTH_TOKEN_EXPIRED, ErrorCode.ACCOUNT_NOT_AUTHORIZED, ErrorCode.CH_ACCESS_TOKEN_INVALID]);
+
+/** `ProtoMessage` in its JSON form. */
+export interface Envelope {
+  clientMsgId?: string;
+  payloadType: number;
+  payload?: Record<string, unknown>;
+}
+
+// ---- the entities the connector reads (OpenApiModelMessages.proto); int64 fields arrive as JSON numbers ----------
+
+export interface LightSymbol {
+  symbolId: number;
+  symbolName?: string;
+  enabled?: boolean;
+  /** UI order, lowest first */
+  sortingNumber?: number;
+}
+
+export interface FullSymbol {
+  symbolId: number;
+  digits: number;
+  pipPosition: number;
+  /** in cents of units */
+  maxVolume?: number;
+  minVolume?: number;
+  stepVolume?: number;
+  /** Lot size of the symbol, in cents of units. */
+  lotSize?: number;
+}
+
+export interface TradeData {
+  symbolId: number;
+  /** in cents of units */
+  volume: number;
+  tradeSide: number;
+  openTimestamp?: number;
+  label?: string;
+  comment?: string;
+}
+
+export interface Position {
+  positionId: number;
+  tradeData: TradeData;
+  positionStatus: number;
+  swap: number;
+  price?: number;
+  stopLoss?: number;
+  takeProfit?: number;
+}
+
+export interface Order {
+  orderId: number;
+  tradeData: TradeData;
+  orderType: number;
+  orderStatus: number;
+  expirationTimestamp?: number;
+  executionPrice?: number;
+  executedVolume?: number;
+  limitPrice?: number;
+  stopPrice?: number;
+  stopLoss?: number;
+  takeProfit?: number;
+  slippageInPoints?: number;
+  clientOrderId?: string;
+  timeInForce?: number;
+  positionId?: number;
+  relativeStopLoss?: number;
+  relativeTakeProfit?: number;
+  closingOrder?: boolean;
+  utcLastUpdateTimestamp?: number;
+}
+
+export interface Deal {
+  dealId: number;
+  orderId: number;
+  positionId: number;
+  volume: number;
+  filledVolume: number;
+  symbolId: number;
+  executionPrice?: number;
+  tradeSide: number;
+  dealStatus: number;
+}
+
+export interface ExecutionEvent {
+  ctidTraderAccountId: number;
+  executionType: number;
+  position?: Position;
+  order?: Order;
+  deal?: Deal;
+  errorCode?: string;
+  isServerEvent?: boolean;
+}
+
+export interface Trader {
+  ctidTraderAccountId: number;
+  balance: number;
+  depositAssetId: number;
+  moneyDigits?: number;
+}
+
+export const PAYLOAD_NAMES: ReadonlyMap<number, string> = new Map(Object.entries(PayloadType).map(([name, n]) => [n, name]));

@@ -1,0 +1,346 @@
+import { randomBytes } from 'node:crypto';
+import { ErrorCode, PayloadType, type Envelope } from '../../src/ctrader/messages';
+import { checkPayload } from './ctrader-proto';
+import { DEFAULT_SYMBOLS, DoubleAccount, Refusal, type DoubleSymbol, type Executions } from './ctrader-market';
+import { startWsServer, type WsPeer, type WsServer } from './websocket-server';
+
+/**
+ * A cTrader Open API proxy double speaking the JSON form (`{clientMsgId, payloadType, payload}` over WebSocket, as on
+ * port 5036), built from Spotware's published definitions in ../shared/reference/ctrader-open-api/: payload type
+ * numbers, field names, enums and error code names come from src/ctrader/messages.ts, which a unit test checks
+ * against those .proto files. Answers carry the request's clientMsgId; refusals of trading requests are
+ * ProtoOAOrderErrorEvent, refusals of everything else ProtoOAErrorRes; executions are ProtoOAExecutionEvent.
+ * Like the proxy, it allows 50 requests per second per connection (then BLOCKED_PAYLOAD_TYPE).
+ */
+
+export interface DoubleAccountSpec {
+  ctid: number;
+  accessToken: string;
+  refreshToken: string;
+  balance?: number;
+}
+
+export interface DoubleOptions {
+  clientId: string;
+  clientSecret: string;
+  accounts: DoubleAccountSpec[];
+  symbols?: DoubleSymbol[];
+  heartbeatMs?: number;
+  /** Requests per second per connection before BLOCKED_PAYLOAD_TYPE; Open API's is 50. */
+  limitPerSecond?: number;
+}
+
+interface Grant {
+  accessToken: string;
+  refreshToken: string;
+  expired: boolean;
+}
+
+interface Conn {
+  peer: WsPeer;
+  appAuthed: boolean;
+  accounts: Set<number>;
+  /** ctid → subscribed symbolIds (ProtoOASubscribeSpotsReq) */
+  spots: Map<number, Set<number>>;
+  received: number[];
+}
+
+const TRADING = new Set<number>([
+  PayloadType.PROTO_OA_NEW_ORDER_REQ,
+  PayloadType.PROTO_OA_CANCEL_ORDER_REQ,
+  PayloadType.PROTO_OA_AMEND_ORDER_REQ,
+  PayloadType.PROTO_OA_AMEND_POSITION_SLTP_REQ,
+  PayloadType.PROTO_OA_CLOSE_POSITION_REQ,
+]);
+
+export class CtraderDouble {
+  readonly accounts = new Map<number, DoubleAccount>();
+  readonly symbols: Map<number, DoubleSymbol>;
+  /** Every message a client sent, in order (heartbeats included). */
+  readonly received: Envelope[] = [];
+  private readonly grants = new Map<number, Grant>();
+  private readonly conns = new Set<Conn>();
+  private server!: WsServer;
+  private loseAnswer = new Map<number, number>();
+  /** Requests of clients that broke the published definitions (unknown or missing fields). */
+  readonly violations: string[] = [];
+  /** The most requests any connection sent within one second. */
+  maxPerSecond = 0;
+  /** Requests refused with BLOCKED_PAYLOAD_TYPE. */
+  blocked = 0;
+  limitPerSecond = 50;
+  connections = 0;
+
+  private constructor(
+    readonly clientId: string,
+    readonly clientSecret: string,
+    specs: DoubleAccountSpec[],
+    symbols: DoubleSymbol[],
+  ) {
+    this.symbols = new Map(symbols.map((s) => [s.symbolId, { ...s }]));
+    for (const a of specs) {
+      this.accounts.set(a.ctid, new DoubleAccount(a.ctid, this.symbols, a.balance));
+      this.grants.set(a.ctid, { accessToken: a.accessToken, refreshToken: a.refreshToken, expired: false });
+    }
+  }
+
+  /** The broker side without a server: `answer()` only (unit tests of the message mapping). */
+  static create(opts: DoubleOptions): CtraderDouble {
+    const d = new CtraderDouble(opts.clientId, opts.clientSecret, opts.accounts, opts.symbols ?? DEFAULT_SYMBOLS);
+    d.limitPerSecond = opts.limitPerSecond ?? 50;
+    return d;
+  }
+
+  static async start(opts: DoubleOptions): Promise<CtraderDouble> {
+    const d = CtraderDouble.create(opts);
+    d.server = await startWsServer((peer) => d.accept(peer));
+    // Like the proxy, a ProtoHeartbeatEvent now and then, so a quiet connection is known to be alive.
+    d.heartbeat = setInterval(() => {
+      for (const c of d.conns) d.send(c, PayloadType.HEARTBEAT_EVENT, {});
+    }, opts.heartbeatMs ?? 5_000);
+    d.heartbeat.unref();
+    return d;
+  }
+
+  private heartbeat: NodeJS.Timeout | undefined;
+
+  get url(): string {
+    return this.server.url;
+  }
+
+  async close(): Promise<void> {
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    for (const c of this.conns) c.peer.destroy();
+    await this.server.close();
+  }
+
+  // ---- fault and market hooks for tests -----------------------------------------------------------------------
+
+  /** The next `times` requests of this payload type are carried out, then the connection drops before any answer. */
+  loseAnswerTo(payloadType: number, times = 1): void {
+    this.loseAnswer.set(payloadType, (this.loseAnswer.get(payloadType) ?? 0) + times);
+  }
+
+  /** On the next trading request: `crash` runs (it kills the client) before, or after, the broker carries it out. */
+  crashOnTrade: { phase: 'before' | 'after'; crash: () => void } | undefined;
+
+  /** Drops every client connection without a close frame. */
+  dropConnections(): void {
+    for (const c of this.conns) c.peer.destroy();
+  }
+
+  /** The account's access token stops working (OA_AUTH_TOKEN_EXPIRED) and its sessions end, as when it expires. */
+  expireAccessToken(ctid: number): void {
+    this.grants.get(ctid)!.expired = true;
+    for (const c of this.conns) {
+      c.accounts.delete(ctid);
+      c.spots.delete(ctid);
+    }
+  }
+
+  currentTokens(ctid: number): { accessToken: string; refreshToken: string } {
+    const g = this.grants.get(ctid)!;
+    return { accessToken: g.accessToken, refreshToken: g.refreshToken };
+  }
+
+  setQuote(symbolName: string, bid: number, ask: number): void {
+    const s = [...this.symbols.values()].find((x) => x.symbolName === symbolName)!;
+    Object.assign(s, { bid, ask });
+    for (const c of this.conns) for (const [ctid, ids] of c.spots) if (ids.has(s.symbolId)) this.spot(c, ctid, s);
+  }
+
+  /** ProtoOASpotEvent: bid and ask in 1/100000 of a price unit. */
+  private spot(conn: Conn, ctid: number, s: DoubleSymbol): void {
+    this.send(conn, PayloadType.PROTO_OA_SPOT_EVENT, { ctidTraderAccountId: ctid, symbolId: s.symbolId, bid: Math.round(s.bid * 100_000), ask: Math.round(s.ask * 100_000) });
+  }
+
+  setMarketOpen(symbolName: string, open: boolean): void {
+    const s = [...this.symbols.values()].find((x) => x.symbolName === symbolName)!;
+    s.open = open;
+  }
+
+  account(ctid: number): DoubleAccount {
+    return this.accounts.get(ctid)!;
+  }
+
+  /** Requests of a payload type the clients sent, with their payloads. */
+  requests(payloadType: number): Record<string, unknown>[] {
+    return this.received.filter((e) => e.payloadType === payloadType).map((e) => e.payload ?? {});
+  }
+
+  // ---- the protocol -------------------------------------------------------------------------------------------
+
+  private accept(peer: WsPeer): void {
+    const conn: Conn = { peer, appAuthed: false, accounts: new Set(), spots: new Map(), received: [] };
+    this.conns.add(conn);
+    this.connections++;
+    peer.onClose = () => this.conns.delete(conn);
+    peer.onText = (text) => this.onMessage(conn, text);
+  }
+
+  /** Violations of the published definitions by the double's own answers; a test asserts there are none. */
+  readonly selfViolations: string[] = [];
+
+  private send(conn: Conn, payloadType: number, payload: Record<string, unknown>, clientMsgId?: string): void {
+    const why = checkPayload(payloadType, JSON.parse(JSON.stringify(payload)) as Record<string, unknown>);
+    if (why) this.selfViolations.push(why);
+    conn.peer.sendText(JSON.stringify({ ...(clientMsgId ? { clientMsgId } : {}), payloadType, payload }));
+  }
+
+  private error(conn: Conn, clientMsgId: string | undefined, errorCode: string, description: string, ctid?: number, extra: Record<string, unknown> = {}): void {
+    this.send(conn, PayloadType.PROTO_OA_ERROR_RES, { ...(ctid ? { ctidTraderAccountId: ctid } : {}), errorCode, description, ...extra }, clientMsgId);
+  }
+
+  private onMessage(conn: Conn, text: string): void {
+    let env: Envelope;
+    try {
+      env = JSON.parse(text) as Envelope;
+    } catch {
+      this.send(conn, PayloadType.ERROR_RES, { errorCode: 'INVALID_REQUEST', description: 'not JSON' });
+      return;
+    }
+    this.received.push(env);
+    const now = Date.now();
+    conn.received.push(now);
+    while (conn.received.length > 0 && conn.received[0]! <= now - 1000) conn.received.shift();
+    this.maxPerSecond = Math.max(this.maxPerSecond, conn.received.length);
+    const id = env.clientMsgId;
+    if (env.payloadType === PayloadType.HEARTBEAT_EVENT) return;
+    const invalid = typeof env.payloadType === 'number' && env.payload && typeof env.payload === 'object' ? checkPayload(env.payloadType, env.payload) : 'payloadType and payload are required';
+    if (invalid) {
+      this.violations.push(invalid);
+      return this.error(conn, id, ErrorCode.INVALID_REQUEST, invalid);
+    }
+    if (conn.received.length > this.limitPerSecond) {
+      this.blocked++;
+      this.error(conn, id, ErrorCode.BLOCKED_PAYLOAD_TYPE, `rate limit of ${this.limitPerSecond} requests per second reached`, undefined, { retryAfter: 1 });
+      return;
+    }
+    const p = env.payload ?? {};
+    if (env.payloadType === PayloadType.PROTO_OA_APPLICATION_AUTH_REQ) {
+      if (conn.appAuthed) return this.error(conn, id, ErrorCode.CH_CLIENT_ALREADY_AUTHENTICATED, 'Client is already authenticated');
+      if (p.clientId !== this.clientId || p.clientSecret !== this.clientSecret) return this.error(conn, id, ErrorCode.CH_CLIENT_AUTH_FAILURE, 'Open API client is not activated or wrong client credentials');
+      conn.appAuthed = true;
+      return this.send(conn, PayloadType.PROTO_OA_APPLICATION_AUTH_RES, {}, id);
+    }
+    if (!conn.appAuthed) return this.error(conn, id, ErrorCode.CH_CLIENT_NOT_AUTHENTICATED, 'Application is not authenticated');
+    if (env.payloadType === PayloadType.PROTO_OA_REFRESH_TOKEN_REQ) return this.refresh(conn, id, p);
+    const ctid = p.ctidTraderAccountId as number;
+    const grant = this.grants.get(ctid);
+    if (env.payloadType === PayloadType.PROTO_OA_ACCOUNT_AUTH_REQ) {
+      if (!grant) return this.error(conn, id, ErrorCode.CH_CTID_TRADER_ACCOUNT_NOT_FOUND, 'Trading account is not found');
+      if (p.accessToken !== grant.accessToken) return this.error(conn, id, ErrorCode.CH_ACCESS_TOKEN_INVALID, 'Access token is invalid', ctid);
+      if (grant.expired) return this.error(conn, id, ErrorCode.OA_AUTH_TOKEN_EXPIRED, 'Access token is expired', ctid);
+      if (conn.accounts.has(ctid)) return this.error(conn, id, ErrorCode.ALREADY_LOGGED_IN, 'Account is already authorized', ctid);
+      conn.accounts.add(ctid);
+      return this.send(conn, PayloadType.PROTO_OA_ACCOUNT_AUTH_RES, { ctidTraderAccountId: ctid }, id);
+    }
+    if (!grant || !conn.accounts.has(ctid)) return this.error(conn, id, ErrorCode.ACCOUNT_NOT_AUTHORIZED, 'Account is not authorized', ctid);
+    const account = this.accounts.get(ctid)!;
+    if (env.payloadType === PayloadType.PROTO_OA_SUBSCRIBE_SPOTS_REQ) return this.subscribe(conn, env, account);
+    const crash = TRADING.has(env.payloadType) ? this.crashOnTrade : undefined;
+    if (crash) {
+      // The conformance suite's crash points: the client dies before the broker acts, or after, before any answer.
+      this.crashOnTrade = undefined;
+      if (crash.phase === 'after') this.answer(account, env);
+      crash.crash();
+      conn.peer.destroy();
+      return;
+    }
+    const answers = this.answer(account, env);
+    if (this.takeLoss(env.payloadType)) {
+      conn.peer.destroy();
+      return;
+    }
+    for (const a of answers) this.send(conn, a.payloadType, a.payload ?? {}, id);
+  }
+
+  private subscribe(conn: Conn, env: Envelope, account: DoubleAccount): void {
+    const ctid = account.ctid;
+    const ids = (((env.payload ?? {}).symbolId as number[] | undefined) ?? []).filter((i) => this.symbols.has(i));
+    const mine = conn.spots.get(ctid) ?? new Set<number>();
+    conn.spots.set(ctid, mine);
+    if (ids.some((i) => mine.has(i))) return this.error(conn, env.clientMsgId, ErrorCode.ALREADY_SUBSCRIBED, 'Already subscribed', ctid);
+    for (const i of ids) mine.add(i);
+    this.send(conn, PayloadType.PROTO_OA_SUBSCRIBE_SPOTS_RES, { ctidTraderAccountId: ctid }, env.clientMsgId);
+    for (const i of ids) this.spot(conn, ctid, this.symbols.get(i)!);
+  }
+
+  private refresh(conn: Conn, id: string | undefined, p: Record<string, unknown>): void {
+    const entry = [...this.grants.entries()].find(([, g]) => g.refreshToken === p.refreshToken);
+    if (!entry) return this.error(conn, id, ErrorCode.CH_ACCESS_TOKEN_INVALID, 'Refresh token is invalid');
+    const [ctid, grant] = entry;
+    Object.assign(grant, { accessToken: `at_${randomBytes(16).toString('hex')}`, refreshToken: `rt_${randomBytes(16).toString('hex')}`, expired: false });
+    const sessions = [...this.conns].filter((c) => c.accounts.delete(ctid));
+    for (const c of sessions) c.spots.delete(ctid);
+    this.send(conn, PayloadType.PROTO_OA_REFRESH_TOKEN_RES, { accessToken: grant.accessToken, tokenType: 'bearer', expiresIn: 2_628_000, refreshToken: grant.refreshToken }, id);
+    // ProtoOAAccountsTokenInvalidatedEvent: "token was refreshed" ends the account's sessions.
+    for (const c of sessions) this.send(c, PayloadType.PROTO_OA_ACCOUNTS_TOKEN_INVALIDATED_EVENT, { ctidTraderAccountIds: [ctid], reason: 'Access Token was refreshed' });
+  }
+
+  /**
+   * The answers to one request of an authorized account, in order, without clientMsgId: execution events or
+   * ProtoOAOrderErrorEvent for trading requests, the response message for the others.
+   */
+  answer(account: DoubleAccount, env: Envelope): Envelope[] {
+    const p = env.payload ?? {};
+    const ctid = account.ctid;
+    const now = Date.now();
+    if (TRADING.has(env.payloadType)) {
+      let executions: Executions;
+      try {
+        switch (env.payloadType) {
+          case PayloadType.PROTO_OA_NEW_ORDER_REQ:
+            executions = account.newOrder(p, now);
+            break;
+          case PayloadType.PROTO_OA_AMEND_POSITION_SLTP_REQ:
+            executions = account.amendPosition(p);
+            break;
+          case PayloadType.PROTO_OA_AMEND_ORDER_REQ:
+            executions = account.amendOrder(p, now);
+            break;
+          case PayloadType.PROTO_OA_CANCEL_ORDER_REQ:
+            executions = account.cancelOrder(p, now);
+            break;
+          default:
+            executions = account.closePosition(p, now);
+        }
+      } catch (err) {
+        if (!(err instanceof Refusal)) throw err;
+        return [{ payloadType: PayloadType.PROTO_OA_ORDER_ERROR_EVENT, payload: { ctidTraderAccountId: ctid, errorCode: err.errorCode, description: err.description, ...err.ids } }];
+      }
+      return executions.map((e) => ({ payloadType: PayloadType.PROTO_OA_EXECUTION_EVENT, payload: { ctidTraderAccountId: ctid, ...e } }));
+    }
+    switch (env.payloadType) {
+      case PayloadType.PROTO_OA_SYMBOLS_LIST_REQ:
+        return [{ payloadType: PayloadType.PROTO_OA_SYMBOLS_LIST_RES, payload: {
+          ctidTraderAccountId: ctid,
+          symbol: [...this.symbols.values()].map((s) => ({ symbolId: s.symbolId, symbolName: s.symbolName, enabled: true, baseAssetId: 1, quoteAssetId: 2, symbolCategoryId: 1 })),
+        } }];
+      case PayloadType.PROTO_OA_SYMBOL_BY_ID_REQ: {
+        const ids = (p.symbolId as number[] | undefined) ?? [];
+        const symbol = ids.map((i) => this.symbols.get(i)).filter((s): s is DoubleSymbol => !!s).map((s) => ({
+          symbolId: s.symbolId, digits: s.digits, pipPosition: s.pipPosition, lotSize: s.lotSize, minVolume: s.minVolume, stepVolume: s.stepVolume, maxVolume: s.maxVolume,
+        }));
+        return [{ payloadType: PayloadType.PROTO_OA_SYMBOL_BY_ID_RES, payload: { ctidTraderAccountId: ctid, symbol } }];
+      }
+      case PayloadType.PROTO_OA_TRADER_REQ:
+        return [{ payloadType: PayloadType.PROTO_OA_TRADER_RES, payload: { ctidTraderAccountId: ctid, trader: { ctidTraderAccountId: ctid, balance: account.balance, depositAssetId: 2, moneyDigits: 2 } } }];
+      case PayloadType.PROTO_OA_RECONCILE_REQ:
+        return [{ payloadType: PayloadType.PROTO_OA_RECONCILE_RES, payload: { ctidTraderAccountId: ctid, position: [...account.positions.values()], order: [...account.orders.values()] } }];
+      case PayloadType.PROTO_OA_ORDER_LIST_REQ:
+        return [{ payloadType: PayloadType.PROTO_OA_ORDER_LIST_RES, payload: { ctidTraderAccountId: ctid, order: account.orderList((p.fromTimestamp as number | undefined) ?? 0, (p.toTimestamp as number | undefined) ?? 2_147_483_646_000), hasMore: false } }];
+      case PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_REQ:
+        return [{ payloadType: PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_RES, payload: { ctidTraderAccountId: ctid, positionUnrealizedPnL: account.unrealized(), moneyDigits: 2 } }];
+      default:
+        return [{ payloadType: PayloadType.ERROR_RES, payload: { errorCode: ErrorCode.UNSUPPORTED_MESSAGE, description: `payloadType ${env.payloadType} is not served by this double` } }];
+    }
+  }
+
+  private takeLoss(payloadType: number): boolean {
+    const left = this.loseAnswer.get(payloadType) ?? 0;
+    if (left <= 0) return false;
+    this.loseAnswer.set(payloadType, left - 1);
+    return true;
+  }
+}

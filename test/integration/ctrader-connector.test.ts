@@ -1,0 +1,197 @@
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PayloadType } from '../../src/ctrader/messages';
+import { connectorSetup, startConnectorProcess, type ConnectorProcess, type ConnectorSetup } from '../helpers/ctrader-connector';
+import { CtraderDouble } from '../helpers/ctrader-double';
+import { DEFAULT_SYMBOLS, type DoubleSymbol } from '../helpers/ctrader-market';
+import { ENTRIES, ensureBuilt } from '../helpers/processes';
+import { post, pollUntilReported, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+
+/**
+ * The cTrader connector as its own process between the real service (ingress and worker in-process against the run's
+ * Temporal and Redis) and the Open API double: signals go through the ingress to the double and back to the poll with
+ * the broker's ticket (the positionId). One connector process serves two accounts over one Open API connection.
+ */
+
+const application = { clientId: `app_${randomBytes(4).toString('hex')}`, clientSecret: `secret_${randomBytes(16).toString('hex')}` };
+const CTIDS = [7_000_001, 7_000_002];
+
+describe('the cTrader connector between the service and Open API', () => {
+  let stack: Stack;
+  let fixture: Fixture;
+  let double: CtraderDouble;
+  let setup: ConnectorSetup;
+  let connector: ConnectorProcess | undefined;
+  const tokens = CTIDS.map(() => ({ accessToken: `at_${randomBytes(16).toString('hex')}`, refreshToken: `rt_${randomBytes(16).toString('hex')}` }));
+
+  beforeAll(async () => {
+    ensureBuilt();
+    stack = await startStack();
+    fixture = await seedOwner(stack.registry, [
+      { platform: 'ctrader', bridgeVersion: '1.0.0' },
+      { platform: 'ctrader', bridgeVersion: '1.0.0' },
+    ]);
+    double = await CtraderDouble.start({ ...application, accounts: CTIDS.map((ctid, i) => ({ ctid, ...tokens[i]! })) });
+    setup = connectorSetup(
+      'integration',
+      application,
+      fixture.accounts.map((a, i) => ({ accountId: a.id, ctidTraderAccountId: CTIDS[i]!, environment: 'demo' as const, bridgeToken: a.bridgeToken, ...tokens[i]! })),
+    );
+    connector = await startConnectorProcess({ setup, accountIds: fixture.accounts.map((a) => a.id), demoUrl: double.url, ingressUrl: stack.ingress.url, label: 'integration' });
+  }, 120_000);
+
+  afterAll(async () => {
+    await connector?.stop();
+    await double?.close();
+    await stack?.stop();
+  });
+
+  const submit = async (accountIndex: number, body: Record<string, unknown>) => {
+    const res = await post(`${stack.ingress.url}/webhook/custom/${fixture.accounts[accountIndex]!.id}`, { secret: fixture.secret, ...body });
+    expect(res.status).toBe(202);
+    return res.body.signalId as string;
+  };
+  const outcomeOf = async (signalId: string) => (await pollUntilReported(stack.ingress.url, signalId, fixture.token, 1, 20_000)).accounts[0];
+
+  test('when the connector says hello, then the accounts take its version and the broker\'s symbols with the volume step in lots', async () => {
+    const account = await stack.registry.getAccount(fixture.accounts[0]!.id);
+    expect(account?.bridgeVersion).toBe('1.2.0');
+    const rules = await stack.registry.volumeRules([{ accountId: fixture.accounts[0]!.id, symbols: ['XAUUSD'] }]);
+    expect(rules).toEqual([{ step: 0.01, min: 0.01, max: 50 }]);
+    expect(double.connections).toBe(1);
+  });
+
+  test('when a buy is posted to a cTrader account, then the double gets one MARKET order in cents of units and the poll shows filled with the positionId as the ticket', async () => {
+    const signalId = await submit(0, { action: 'buy', symbol: 'EURUSD', volume: 0.1, slPips: 20 });
+    const outcome = await outcomeOf(signalId);
+    const positions = [...double.account(CTIDS[0]!).positions.values()];
+    expect(positions).toHaveLength(1);
+    expect(outcome).toMatchObject({ accountId: fixture.accounts[0]!.id, outcome: 'filled', ticket: String(positions[0]!.positionId) });
+    const orders = double.requests(PayloadType.PROTO_OA_NEW_ORDER_REQ).filter((p) => p.ctidTraderAccountId === CTIDS[0]);
+    expect(orders).toEqual([expect.objectContaining({ symbolId: 1, orderType: 1, tradeSide: 1, volume: 1_000_000, relativeStopLoss: 200 })]);
+    expect(positions[0]).toMatchObject({ stopLoss: 1.0831 });
+  });
+
+  test('when the broker refuses, then the poll shows broker:<ErrorCode> <description>', async () => {
+    const signalId = await submit(1, { action: 'buy_limit', symbol: 'EURUSD', volume: 0.1, price: 1.09 });
+    expect(await outcomeOf(signalId)).toMatchObject({ outcome: 'rejected', reason: expect.stringMatching(/^broker:TRADING_BAD_PRICES Invalid limit price 1\.09 /) });
+  });
+
+  test('when the Open API connection drops after the broker filled an order and before its answer, then after the reconnect the command is resolved from the broker by its label: one position, reported filled with its positionId', async () => {
+    double.loseAnswerTo(PayloadType.PROTO_OA_NEW_ORDER_REQ);
+    const before = double.connections;
+    const signalId = await submit(1, { action: 'sell', symbol: 'USDJPY', volume: 0.2 });
+    const outcome = await outcomeOf(signalId);
+    const positions = [...double.account(CTIDS[1]!).positions.values()];
+    expect(positions).toHaveLength(1);
+    expect(outcome).toMatchObject({ outcome: 'filled', ticket: String(positions[0]!.positionId) });
+    expect(double.connections).toBeGreaterThan(before);
+    expect(double.requests(PayloadType.PROTO_OA_NEW_ORDER_REQ).filter((p) => p.ctidTraderAccountId === CTIDS[1] && p.tradeSide === 2)).toHaveLength(1);
+  });
+
+  test('when an access token expires, then the connector refreshes it with ProtoOARefreshTokenReq, stores the new tokens encrypted, and the next signal fills', async () => {
+    double.expireAccessToken(CTIDS[0]!);
+    const signalId = await submit(0, { action: 'sell', symbol: 'EURUSD', volume: 0.05 });
+    expect(await outcomeOf(signalId)).toMatchObject({ outcome: 'filled' });
+    expect(double.requests(PayloadType.PROTO_OA_REFRESH_TOKEN_REQ)).toEqual([{ refreshToken: tokens[0]!.refreshToken }]);
+    const fresh = double.currentTokens(CTIDS[0]!);
+    const stored = setup.store.read().accounts.find((a) => a.ctidTraderAccountId === CTIDS[0])!;
+    expect({ accessToken: stored.accessToken, refreshToken: stored.refreshToken }).toEqual(fresh);
+    const onDisk = fs.readFileSync(setup.credentialsFile, 'utf8');
+    for (const secret of [fresh.accessToken, fresh.refreshToken, application.clientSecret]) expect(onDisk).not.toContain(secret);
+  });
+
+  test('when the connector has run, then none of its output holds a token or the client secret, and the double saw no request outside the published definitions', async () => {
+    const output = connector!.stdout() + connector!.stderr();
+    const secrets = [application.clientSecret, ...tokens.flatMap((t) => [t.accessToken, t.refreshToken]), ...CTIDS.map((c) => double.currentTokens(c).accessToken), ...fixture.accounts.map((a) => a.bridgeToken)];
+    for (const s of secrets) expect(output).not.toContain(s);
+    expect(double.violations).toEqual([]);
+    expect(double.selfViolations).toEqual([]);
+  });
+});
+
+/** One cTrader account on its own stack, double and connector, for the tests of the Open API request limit. */
+describe('the cTrader connector and the Open API request limit', () => {
+  const running: { stack: Stack; double: CtraderDouble; connector?: ConnectorProcess }[] = [];
+
+  afterAll(async () => {
+    for (const r of running) {
+      await r.connector?.stop();
+      await r.double.close();
+      await r.stack.stop();
+    }
+  });
+
+  async function oneAccount(label: string, ctid: number, double: Partial<Parameters<typeof CtraderDouble.start>[0]>, readyTimeoutMs = 30_000) {
+    ensureBuilt();
+    const stack = await startStack();
+    const fixture = await seedOwner(stack.registry, [{ platform: 'ctrader', bridgeVersion: '1.0.0' }]);
+    const tokens = { accessToken: `at_${randomBytes(16).toString('hex')}`, refreshToken: `rt_${randomBytes(16).toString('hex')}` };
+    const d = await CtraderDouble.start({ ...application, accounts: [{ ctid, ...tokens }], ...double });
+    const run: { stack: Stack; double: CtraderDouble; connector?: ConnectorProcess } = { stack, double: d };
+    running.push(run);
+    const accountId = fixture.accounts[0]!.id;
+    const setup = connectorSetup(label, application, [{ accountId, ctidTraderAccountId: ctid, environment: 'demo', bridgeToken: fixture.accounts[0]!.bridgeToken, ...tokens }]);
+    const started = Date.now();
+    run.connector = await startConnectorProcess({ setup, accountIds: [accountId], demoUrl: d.url, ingressUrl: stack.ingress.url, label, readyTimeoutMs });
+    const rulesOf = async (symbol: string) => (await stack.registry.volumeRules([{ accountId, symbols: [symbol] }]))[0];
+    return { double: d, connector: run.connector, startedMs: Date.now() - started, rulesOf };
+  }
+
+  test('when an account lists 12 000 symbols (60 ProtoOASymbolByIdReq at hello), then at most 50 requests go out in any second, and hello carries as many as fit the ingress\'s 256 KB', async () => {
+    const base = DEFAULT_SYMBOLS[0]!;
+    const symbols: DoubleSymbol[] = Array.from({ length: 12_000 }, (_, i) => ({ ...base, symbolId: 100 + i, symbolName: `SYM${i}` }));
+    const { double, connector, startedMs, rulesOf } = await oneAccount('rate', 99, { symbols }, 60_000);
+    expect(double.requests(PayloadType.PROTO_OA_SYMBOL_BY_ID_REQ)).toHaveLength(60);
+    expect(double.maxPerSecond).toBeLessThanOrEqual(50);
+    expect(double.maxPerSecond).toBeGreaterThanOrEqual(45);
+    expect(startedMs).toBeGreaterThan(1_000);
+    const truncated = connector.jsonLines('stderr').find((l) => l.event === 'symbols_truncated')!;
+    expect(truncated).toMatchObject({ listed: 12_000, sent: expect.any(Number) });
+    expect(truncated.sent as number).toBeGreaterThan(2_000);
+    expect(await rulesOf(truncated.lastSent as string)).toEqual({ step: 0.01, min: 0.01, max: 100 });
+    expect(await rulesOf(`SYM${truncated.sent as number}`)).toBeUndefined();
+  }, 90_000);
+
+  test('when the proxy answers BLOCKED_PAYLOAD_TYPE with retryAfter, then the connector waits and sends the request again, and hello still succeeds', async () => {
+    // A proxy allowing 3 requests per second: app auth, account auth and the symbol list pass, the next is blocked.
+    const { double, connector, rulesOf } = await oneAccount('throttled', 98, { limitPerSecond: 3 });
+    expect(double.blocked).toBeGreaterThan(0);
+    expect(connector.jsonLines('stderr').filter((l) => l.event === 'connection_error')).toEqual([]);
+    expect(await rulesOf('EURUSD')).toEqual({ step: 0.01, min: 0.01, max: 100 });
+  }, 60_000);
+});
+
+describe('the cTrader connector\'s credentials verbs (built program)', () => {
+  test('when an operator puts credentials on standard input and lists them, then the file is encrypted and the listing shows ids but no secret', () => {
+    ensureBuilt();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ct-cli-'));
+    try {
+      const env = { PATH: process.env.PATH ?? '', NODE_OPTIONS: '--experimental-websocket', CTRADER_CREDENTIALS_KEY: randomBytes(32).toString('base64'), CTRADER_CREDENTIALS_FILE: path.join(dir, 'c.enc') };
+      const secrets = { clientSecret: `cs_${randomBytes(12).toString('hex')}`, accessToken: `at_${randomBytes(12).toString('hex')}`, refreshToken: `rt_${randomBytes(12).toString('hex')}`, bridgeToken: `brg_${randomBytes(16).toString('hex')}` };
+      const doc = {
+        application: { clientId: 'cid-1', clientSecret: secrets.clientSecret },
+        accounts: [{ accountId: 'acc-cli', ctidTraderAccountId: 321, environment: 'live', bridgeToken: secrets.bridgeToken, accessToken: secrets.accessToken, refreshToken: secrets.refreshToken }],
+      };
+      const run = (args: string[], input?: string) => spawnSync(process.execPath, [ENTRIES['ctrader-connector'], ...args], { env, input, encoding: 'utf8', timeout: 20_000 });
+      const put = run(['credentials', 'put'], JSON.stringify(doc));
+      expect({ status: put.status, out: JSON.parse(put.stdout) }).toEqual({ status: 0, out: { application: true, accounts: ['acc-cli'] } });
+      const list = run(['credentials', 'list']);
+      expect(list.status).toBe(0);
+      expect(JSON.parse(list.stdout)).toEqual({ application: { clientId: 'cid-1' }, accounts: [{ accountId: 'acc-cli', ctidTraderAccountId: 321, environment: 'live', accessTokenExpiresAt: null }] });
+      const everything = put.stdout + put.stderr + list.stdout + list.stderr + fs.readFileSync(env.CTRADER_CREDENTIALS_FILE, 'utf8');
+      for (const s of Object.values(secrets)) expect(everything).not.toContain(s);
+      const bad = run(['credentials', 'put'], `{"accounts": [{"accessToken": "${secrets.accessToken}"`);
+      expect(bad.status).toBe(2);
+      expect(bad.stderr).not.toContain(secrets.accessToken);
+      const noKey = spawnSync(process.execPath, [ENTRIES['ctrader-connector'], 'credentials', 'list'], { env: { ...env, CTRADER_CREDENTIALS_KEY: '' }, encoding: 'utf8' });
+      expect(noKey.status).toBe(2);
+      expect(noKey.stderr).toMatch(/CTRADER_CREDENTIALS_KEY/);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
