@@ -143,8 +143,12 @@ else
   if [ "$from_snapshot" -eq 1 ]; then
     log "moving Redis from its snapshot to an append-only file"
     redis-cli -u "$REDIS_URL" config set appendonly yes >/dev/null
-    aof_written() { redis-cli -u "$REDIS_URL" info persistence | tr -d '\r' | grep -qx 'aof_rewrite_in_progress:0' &&
-      redis-cli -u "$REDIS_URL" info persistence | tr -d '\r' | grep -qx 'aof_rewrite_scheduled:0'; }
+    aof_written() {
+      local info
+      info="$(redis-cli -u "$REDIS_URL" info persistence | tr -d '\r')"
+      grep -qx 'aof_rewrite_in_progress:0' <<<"$info" && grep -qx 'aof_rewrite_scheduled:0' <<<"$info" &&
+        grep -qx 'aof_last_bgrewrite_status:ok' <<<"$info"
+    }
     wait_until "Redis to write its append-only file" 60 "${pids[-1]}" "$run_dir/redis.log" aof_written
   fi
   own_redis=1
