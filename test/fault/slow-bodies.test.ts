@@ -73,11 +73,11 @@ describe('with the default settings (512 in flight, 5 s body deadline, 256 conne
   }, 60_000);
 });
 
-describe('with 50 connections per IP and a 1 s body deadline', () => {
+describe('with 50 connections per IP and a 3 s body deadline', () => {
   let stack: Stack;
   let f: Fixture;
   beforeAll(async () => {
-    stack = await startStack({ worker: false, env: { MAX_CONNECTIONS_PER_IP: '50', BODY_READ_TIMEOUT_MS: '1000' } });
+    stack = await startStack({ worker: false, env: { MAX_CONNECTIONS_PER_IP: '50', BODY_READ_TIMEOUT_MS: '3000' } });
     f = await seedOwner(stack.registry);
   });
   afterAll(async () => stack?.stop());
@@ -89,7 +89,8 @@ describe('with 50 connections per IP and a 1 s body deadline', () => {
       '30 connections to be closed',
       async () => {
         const closed = await Promise.all(slow.map((s) => Promise.race([s.ended, Promise.resolve(undefined)])));
-        const done = closed.filter((c) => c !== undefined);
+        // Closed without an answer: over the cap. (A loaded machine may already answer some of the 50 with 408.)
+        const done = closed.filter((c) => c !== undefined && c.status === undefined);
         return done.length >= 30 ? done : undefined;
       },
       5_000,
@@ -98,7 +99,7 @@ describe('with 50 connections per IP and a 1 s body deadline', () => {
     expect(refused.every((r) => r!.status === undefined)).toBe(true);
 
     expect((await post(`${stack.ingress.url}${path}`, buy(f.secret))).status).toBe(202);
-    expect((await get(`${stack.ingress.url}/metrics`)).text).toMatch(/^external_signals_connections_refused_total 30$/m);
+    expect((await get(`${stack.ingress.adminUrl}/metrics`)).text).toMatch(/^external_signals_connections_refused_total 30$/m);
 
     const ends = await Promise.all(slow.map((s) => s.ended));
     expect(ends.filter((e) => e.status === 408)).toHaveLength(50);
