@@ -1,58 +1,27 @@
 import { ZodError } from 'zod';
 import { hashCredential, newCredential } from '../registry/credentials';
 import { importRegistry } from '../registry/import';
-import { accountSchema, importDocumentSchema, type Account, type SecretGrant, type TokenGrant } from '../registry/model';
+import { importDocumentSchema, type SecretGrant, type TokenGrant } from '../registry/model';
 import type { RedisRegistry } from '../registry/registry';
 import { isStoreFailure } from '../redis';
-import { riskSettingsSchema, symbolMapSchema } from '../risk/settings';
+import { accountList_, accountRisk, accountSet, accountShow, statusVerb } from './account-verbs';
 import {
-  accountId,
   accountList,
-  boolFlag,
   CliError,
   expectPositionals,
   futureIso,
   hashPrefix,
-  jsonFlag,
   oneLine,
   owner as ownerArg,
-  parseJsonFlag,
   readFile,
   requireStr,
   str,
   summariseZod,
-  type OptionSpec,
   type ParsedArgs,
 } from './args';
+import { idOf, ONCE, plural, secretView, table, tokenView, type Verb, type VerbContext } from './verb';
 
-/** What a verb needs at run time. The registry connects on first use, so a usage error never touches Redis. */
-export interface VerbContext {
-  registry(): Promise<RedisRegistry>;
-  /** Reads standard input to the end (for `--secret -` and `--token -`). */
-  readStdin(): Promise<string>;
-  now(): number;
-}
-
-/** A verb's result: human text for a terminal, a value for `--json`. */
-export interface VerbResult {
-  human: string;
-  json: unknown;
-}
-
-export interface Verb {
-  /** The verb words, e.g. ['secret', 'create']. */
-  words: string[];
-  usage: string;
-  summary: string;
-  options: OptionSpec;
-  run(args: ParsedArgs, ctx: VerbContext): Promise<VerbResult>;
-}
-
-/** The id the CLI shows for a secret or token: the first 12 hex characters of its SHA-256. */
-export const ID_LENGTH = 12;
-export const idOf = (hash: string): string => hash.slice(0, ID_LENGTH);
-
-const ONCE = 'This is the only time it is shown: store it now.';
+export type { Verb, VerbContext, VerbResult } from './verb';
 
 // ---------------------------------------------------------------------------------------------------------------
 // import
@@ -180,8 +149,6 @@ const selectSecret = (args: ParsedArgs, ctx: VerbContext) =>
 const selectToken = (args: ParsedArgs, ctx: VerbContext) =>
   selectCredential<TokenGrant>(args, ctx, 'token', (r, p) => r.findTokensByHashPrefix(p), (r, v) => r.authenticateToken(v));
 
-const secretView = (g: SecretGrant) => ({ id: idOf(g.hash), owner: g.owner, accounts: g.accounts });
-const tokenView = (g: TokenGrant) => ({ id: idOf(g.hash), owner: g.owner ?? null, accounts: g.accounts, suspendedUntil: g.suspendedUntil });
 
 const secretCreate: Verb = {
   words: ['secret', 'create'],
@@ -347,217 +314,6 @@ const tokenList: Verb = {
   },
 };
 
-// ---------------------------------------------------------------------------------------------------------------
-// accounts
-
-const FLAG_OF: Record<string, string> = {
-  id: 'ID',
-  owner: '--owner',
-  platform: '--platform',
-  type: '--type',
-  status: '--status',
-  entitled: '--entitled',
-  region: '--region',
-  bridgeVersion: '--bridge-version',
-  venue: '--venue',
-  risk: '--risk',
-  symbols: '--symbols',
-};
-/** A zod path of an account as the flag it came from: `--risk sizing.lots`, `--platform`. */
-const flagPath = (path: PropertyKey[]): string => {
-  const [head, ...rest] = path.map(String);
-  return [FLAG_OF[head ?? ''] ?? head, rest.join('.')].filter(Boolean).join(' ');
-};
-
-async function mustGetAccount(registry: RedisRegistry, id: string): Promise<Account> {
-  const account = await registry.getAccount(id);
-  if (!account) throw new CliError(`no account ${id}`);
-  return account;
-}
-
-interface OwnerChange {
-  human: string;
-  json: { from: string; to: string; secretsUnlinked: string[]; tokensUnlinked: string[]; bridgeToken: 'revoked' | 'replaced' };
-}
-
-/**
- * An account went to another owner: the old owner's secrets and tokens stop linking it (the registry already
- * revoked its bridge token, unless a new one was set in the same step).
- */
-async function afterOwnerChange(registry: RedisRegistry, id: string, from: string, to: string, newBridgeToken: boolean): Promise<OwnerChange> {
-  const unlinked = await registry.unlinkFromOtherOwners(id, to);
-  const json = {
-    from,
-    to,
-    secretsUnlinked: unlinked.secrets.map(idOf),
-    tokensUnlinked: unlinked.tokens.map(idOf),
-    bridgeToken: newBridgeToken ? ('replaced' as const) : ('revoked' as const),
-  };
-  const human =
-    `owner changed from ${from} to ${to}: unlinked secret(s) ${json.secretsUnlinked.join(', ') || 'none'} and token(s) ${json.tokensUnlinked.join(', ') || 'none'}; ` +
-    (newBridgeToken ? 'the bridge token was replaced' : 'the bridge token was revoked (make a new one with --new-bridge-token)');
-  return { human, json };
-}
-
-const accountSet: Verb = {
-  words: ['account', 'set'],
-  usage:
-    'account set ID [--owner U] [--platform mt5|ctrader] [--type standard|copy_master] [--status active|locked] ' +
-    '[--entitled true|false] [--region R] [--bridge-version X.Y.Z] [--venue JSON] [--risk JSON] [--symbols JSON] [--new-bridge-token]',
-  summary: 'Create or update one account (a new one needs --owner and --platform); --new-bridge-token prints a bridge token once.',
-  options: {
-    owner: { type: 'string' },
-    platform: { type: 'string' },
-    type: { type: 'string' },
-    status: { type: 'string' },
-    entitled: { type: 'string' },
-    region: { type: 'string' },
-    'bridge-version': { type: 'string' },
-    venue: { type: 'string' },
-    risk: { type: 'string' },
-    symbols: { type: 'string' },
-    'new-bridge-token': { type: 'boolean' },
-  },
-  async run(args, ctx) {
-    const [id] = expectPositionals(args, ['ID']) as [string];
-    accountId(id);
-    const v = args.values;
-    const changes: Record<string, unknown> = {};
-    for (const [flag, field] of [
-      ['owner', 'owner'],
-      ['platform', 'platform'],
-      ['type', 'type'],
-      ['status', 'status'],
-      ['region', 'region'],
-      ['bridge-version', 'bridgeVersion'],
-    ] as const) {
-      const value = str(v, flag);
-      if (value !== undefined) changes[field] = value;
-    }
-    const entitled = boolFlag('entitled', str(v, 'entitled'));
-    if (entitled !== undefined) changes.entitled = entitled;
-    const venue = str(v, 'venue');
-    if (venue !== undefined) changes.venue = jsonFlag('venue', venue);
-    const risk = str(v, 'risk');
-    if (risk !== undefined) changes.risk = parseJsonFlag('risk', risk, riskSettingsSchema);
-    const symbols = str(v, 'symbols');
-    if (symbols !== undefined) changes.symbols = parseJsonFlag('symbols', symbols, symbolMapSchema);
-    const newBridgeToken = v['new-bridge-token'] === true;
-    if (Object.keys(changes).length === 0 && !newBridgeToken) throw new CliError('nothing to set: give at least one field flag or --new-bridge-token');
-
-    const registry = await ctx.registry();
-    const existing = await registry.getAccount(id);
-    if (!existing && (changes.owner === undefined || changes.platform === undefined)) {
-      throw new CliError(`account ${id} does not exist: a new account needs --owner and --platform`);
-    }
-    const parsed = accountSchema.safeParse({ ...(existing ?? {}), ...changes, id });
-    if (!parsed.success) throw new CliError(summariseZod(parsed.error, flagPath));
-    const bridgeToken = newBridgeToken ? newCredential('brg') : undefined;
-    const bridgeTokenHash = bridgeToken ? hashCredential(bridgeToken) : undefined;
-    const lines: string[] = [];
-    let moved: OwnerChange | undefined;
-    if (!existing) {
-      await registry.createAccount(parsed.data, bridgeTokenHash);
-    } else {
-      // Only the fields given are written, in one step: whatever else changed meanwhile (a bridge's hello) stays.
-      const given = Object.fromEntries(Object.keys(changes).map((k) => [k, parsed.data[k as keyof Account]])) as Partial<Account>;
-      const result = await registry.updateAccount(id, given, { expectOwner: existing.owner, bridgeTokenHash });
-      if (result === 'owner_changed') moved = await afterOwnerChange(registry, id, existing.owner, parsed.data.owner, bridgeToken !== undefined);
-    }
-    const account = await mustGetAccount(registry, id);
-    lines.push(`${existing ? 'updated' : 'created'} account ${id} (${describeAccount(account)})`);
-    if (moved) lines.push(moved.human);
-    if (bridgeToken) lines.push(`bridge token (replaces any earlier one):`, bridgeToken, ONCE);
-    return { human: lines.join('\n'), json: { created: !existing, account, ...(moved ? { ownerChange: moved.json } : {}), ...(bridgeToken ? { bridgeToken } : {}) } };
-  },
-};
-
-const accountList_: Verb = {
-  words: ['account', 'list'],
-  usage: 'account list',
-  summary: 'List every account.',
-  options: {},
-  async run(args, ctx) {
-    expectPositionals(args, []);
-    const registry = await ctx.registry();
-    const accounts = (await registry.getAccounts(await registry.listAccountIds())).filter((a): a is Account => a !== null);
-    return {
-      human:
-        accounts.length === 0
-          ? 'no accounts'
-          : table([
-              ['ID', 'OWNER', 'PLATFORM', 'TYPE', 'STATUS', 'ENTITLED', 'REGION', 'BRIDGE'],
-              ...accounts.map((a) => [a.id, a.owner, a.platform, a.type, a.status, String(a.entitled), a.region, a.bridgeVersion]),
-            ]),
-      json: accounts,
-    };
-  },
-};
-
-const accountShow: Verb = {
-  words: ['account', 'show'],
-  usage: 'account show ID',
-  summary: 'Show one account, whether it has a bridge token, and the secrets and tokens linked to it (ids only).',
-  options: {},
-  async run(args, ctx) {
-    const [id] = expectPositionals(args, ['ID']) as [string];
-    accountId(id);
-    const registry = await ctx.registry();
-    const account = await mustGetAccount(registry, id);
-    const [hasBridgeToken, secrets, tokens] = await Promise.all([
-      registry.hasBridgeToken(id),
-      registry.findSecretsByHashPrefix(''),
-      registry.findTokensByHashPrefix(''),
-    ]);
-    const view = {
-      account,
-      bridgeToken: hasBridgeToken,
-      secrets: secrets.filter((g) => g.accounts.includes(id)).map(secretView),
-      tokens: tokens.filter((g) => g.accounts.includes(id)).map(tokenView),
-    };
-    const human = [
-      `account ${id}`,
-      ...Object.entries(account).map(([k, val]) => `  ${k}: ${typeof val === 'object' ? JSON.stringify(val) : String(val)}`),
-      `  bridgeToken: ${hasBridgeToken ? 'set' : 'none'}`,
-      `  secrets: ${view.secrets.map((s) => s.id).join(', ') || 'none'}`,
-      `  tokens: ${view.tokens.map((t) => (t.suspendedUntil ? `${t.id} (suspended until ${t.suspendedUntil})` : t.id)).join(', ') || 'none'}`,
-    ].join('\n');
-    return { human, json: view };
-  },
-};
-
-function statusVerb(word: 'lock' | 'unlock'): Verb {
-  const status = word === 'lock' ? 'locked' : 'active';
-  return {
-    words: ['account', word],
-    usage: `account ${word} ID`,
-    summary: word === 'lock' ? 'Lock an account: signals for it are refused (403) until it is unlocked.' : 'Make a locked account active again.',
-    options: {},
-    async run(args, ctx) {
-      const [id] = expectPositionals(args, ['ID']) as [string];
-      accountId(id);
-      const registry = await ctx.registry();
-      await registry.updateAccount(id, { status });
-      return { human: `account ${id} is ${status}`, json: await mustGetAccount(registry, id) };
-    },
-  };
-}
-
-const accountRisk: Verb = {
-  words: ['account', 'risk'],
-  usage: 'account risk ID --set JSON',
-  summary: "Replace an account's risk settings (fields left out take their defaults).",
-  options: { set: { type: 'string' } },
-  async run(args, ctx) {
-    const [id] = expectPositionals(args, ['ID']) as [string];
-    accountId(id);
-    const risk = parseJsonFlag('set', requireStr(args.values, 'set'), riskSettingsSchema);
-    const registry = await ctx.registry();
-    await registry.updateAccount(id, { risk });
-    return { human: `risk settings of ${id}: ${JSON.stringify(risk)}`, json: await mustGetAccount(registry, id) };
-  },
-};
-
 export const VERBS: Verb[] = [
   importVerb,
   migrateVerb,
@@ -578,17 +334,3 @@ export const VERBS: Verb[] = [
   accountRisk,
 ];
 
-// ---------------------------------------------------------------------------------------------------------------
-
-function describeAccount(a: Account): string {
-  return `${a.owner}, ${a.platform}, ${a.type}, ${a.status}${a.entitled ? '' : ', not entitled'}, region ${a.region}`;
-}
-
-function plural(n: number, word: string): string {
-  return `${n} ${word}${n === 1 ? '' : 's'}`;
-}
-
-function table(rows: string[][]): string {
-  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
-  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ')).join('\n');
-}

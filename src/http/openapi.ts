@@ -330,13 +330,14 @@ function submitOperation(perAccount: boolean) {
           'or a key reused with a different request inside the replay window. No correlationId in the body.',
         ref('Error'),
       ),
-      '401': response('Missing or invalid webhook secret: the secret is checked before the rest of the body, so a missing or unknown secret is a 401 whatever else is wrong with the body.', ref('Error')),
+      '401': response('Missing or invalid webhook secret, or an account the secret does not link (a 401 whatever else is wrong with the body).', ref('Error')),
       '403': response('Target account is locked or not entitled to execute the signal.', ref('Error')),
       '409': response('Account type does not accept the signal (e.g. a copy-only master account).', ref('Error')),
       '412': response('The connected EA/cBot version does not support the action; update the bridge and retry.', ref('Error')),
       '413': response(`JSON body exceeds ${BODY_LIMIT}.`, ref('Error')),
       '429': response(
-        'Rate limit exceeded. Route limiter (keyed by target account, then secret, then IP): error "Rate limit exceeded", limit, windowMs, no correlationId. ' +
+        'Rate limit exceeded. Route limiter (keyed by target account, then secret, then IP; an account or secret is counted only for a sender with a valid secret for it, ' +
+          'and requests that fail to authenticate are counted per IP): error "Rate limit exceeded", limit, windowMs, no correlationId. ' +
           'Fairness throttle (per target account on the per-account URL, per account owner on the broadcast URL): error "rate_limit_exceeded", scope, message, correlationId.',
         ref('RateLimitError'),
         ['Retry-After'],

@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { hashCredential, newCredential } from '../../src/registry/credentials';
 import { accountSchema } from '../../src/registry/model';
 import { adminCli, adminCliJson } from '../helpers/admin';
@@ -53,6 +56,33 @@ describe('account ownership', () => {
     const own = await adminCliJson<{ owner: string; token: string }>(['token', 'create', '--accounts', alice.accounts[0]!.id], redisUrl);
     expect(own.owner).toBe(alice.owner);
     expect((await poll('sig_0123456789abcdef0123456789abcdef', own.token)).status).toBe(200);
+  });
+
+  test('when an import document has a token without an owner, then it takes the one owner of its accounts; spanning two owners, the whole document is refused', async () => {
+    const alice = await seedOwner(stack.registry);
+    const bob = await seedOwner(stack.registry);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ownership-'));
+    const importing = async (tokens: Record<string, unknown>[]) => {
+      const file = path.join(dir, `${randomBytes(4).toString('hex')}.json`);
+      fs.writeFileSync(file, JSON.stringify({ tokens }));
+      return adminCli(['import', file], redisUrl);
+    };
+    try {
+      const own = newCredential('tok');
+      expect((await importing([{ token: own, accounts: [alice.accounts[0]!.id] }])).code).toBe(0);
+      expect(await stack.registry.authenticateToken(own)).toMatchObject({ owner: alice.owner });
+
+      const mixed = newCredential('tok');
+      const refused = await importing([{ token: mixed, accounts: [alice.accounts[0]!.id, bob.accounts[0]!.id] }]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/a token grants accounts of several owners .*: make one token per owner; nothing was imported\n$/);
+      const named = await importing([{ token: mixed, owner: bob.owner, accounts: [alice.accounts[0]!.id] }]);
+      expect(named.code).toBe(1);
+      expect(named.stderr).toMatch(new RegExp(`token of ${bob.owner} links account ${alice.accounts[0]!.id} of another owner`));
+      expect(await stack.registry.authenticateToken(mixed)).toBeNull();
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test("when an account goes to another owner, then the old owner's token no longer reads it, its secret no longer trades it, and its old bridge token gets 401", async () => {

@@ -1,0 +1,46 @@
+import type { SecretGrant, TokenGrant } from '../registry/model';
+import type { RedisRegistry } from '../registry/registry';
+import type { OptionSpec, ParsedArgs } from './args';
+
+/** What every admin verb is, and the ways verbs show what they did. */
+
+/** What a verb needs at run time. The registry connects on first use, so a usage error never touches Redis. */
+export interface VerbContext {
+  registry(): Promise<RedisRegistry>;
+  /** Reads standard input to the end (for `--secret -` and `--token -`). */
+  readStdin(): Promise<string>;
+  now(): number;
+}
+
+/** A verb's result: human text for a terminal, a value for `--json`. */
+export interface VerbResult {
+  human: string;
+  json: unknown;
+}
+
+export interface Verb {
+  /** The verb words, e.g. ['secret', 'create']. */
+  words: string[];
+  usage: string;
+  summary: string;
+  options: OptionSpec;
+  run(args: ParsedArgs, ctx: VerbContext): Promise<VerbResult>;
+}
+
+/** The id the CLI shows for a secret or token: the first 12 hex characters of its SHA-256. */
+export const ID_LENGTH = 12;
+export const idOf = (hash: string): string => hash.slice(0, ID_LENGTH);
+
+export const ONCE = 'This is the only time it is shown: store it now.';
+
+export const secretView = (g: SecretGrant) => ({ id: idOf(g.hash), owner: g.owner, accounts: g.accounts });
+export const tokenView = (g: TokenGrant) => ({ id: idOf(g.hash), owner: g.owner ?? null, accounts: g.accounts, suspendedUntil: g.suspendedUntil });
+
+export function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+export function table(rows: string[][]): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)));
+  return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]!))).join('  ')).join('\n');
+}
