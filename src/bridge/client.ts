@@ -46,14 +46,30 @@ export class BridgeClient {
     return (res.body ?? {}) as { accountId?: string };
   }
 
-  /** One long-poll; the commands in `seq` order. */
+  /**
+   * One long-poll; the commands in `seq` order. A poll ended by a newer one (`superseded`) is normal once (a hanging
+   * poll of ours after a reconnect); repeated, another bridge shares the token: logged, and this one backs off.
+   */
   async poll(waitMs: number): Promise<unknown[]> {
     const res = await this.call('GET', `/bridge/v1/commands?waitMs=${waitMs}`, undefined, waitMs + 15_000);
     if (res.status !== 200) throw new HttpStatusError(res.status, 'commands', res.body);
-    const commands = (res.body as { commands?: unknown } | undefined)?.commands;
+    const body = res.body as { commands?: unknown; superseded?: unknown } | undefined;
+    const commands = body?.commands;
     if (!Array.isArray(commands)) throw new Error('commands: the response has no commands array');
+    if (body?.superseded === true) {
+      this.superseded++;
+      if (this.superseded > 1) {
+        const backoff = Math.min(this.initialBackoff * 2 ** this.superseded, 30_000);
+        this.opts.diag({ time: new Date().toISOString(), event: 'poll_superseded', accountId: this.opts.accountId, times: this.superseded, retryInMs: backoff, hint: 'another bridge uses this token' });
+        await this.sleep(backoff);
+      }
+    } else {
+      this.superseded = 0;
+    }
     return [...commands].sort((a, b) => seqOf(a) - seqOf(b));
   }
+
+  private superseded = 0;
 
   async sendReports(reports: BridgeReport[]): Promise<void> {
     for (let i = 0; i < reports.length; i += 100) {
@@ -109,6 +125,13 @@ export class BridgeClient {
       signal,
     });
     const text = await res.text();
+    if (res.status === 429) {
+      // The token's request budget is spent: wait as long as the ingress says before anyone retries.
+      const seconds = Number(res.headers.get('retry-after'));
+      const waitMs = Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 300) * 1000 : this.maxBackoff;
+      this.opts.diag({ time: new Date().toISOString(), event: 'rate_limited', accountId: this.opts.accountId, path, retryInMs: waitMs });
+      await this.sleep(waitMs);
+    }
     let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;

@@ -9,6 +9,7 @@ import { CtraderDouble } from '../helpers/ctrader-double';
 import { DEFAULT_SYMBOLS, type DoubleSymbol } from '../helpers/ctrader-market';
 import { ENTRIES, ensureBuilt } from '../helpers/processes';
 import { post, pollUntilReported, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import { ScriptedTerminal } from '../helpers/terminal';
 
 /**
  * The cTrader connector as its own process between the real service (ingress and worker in-process against the run's
@@ -125,9 +126,9 @@ describe('the cTrader connector and the Open API request limit', () => {
     }
   });
 
-  async function oneAccount(label: string, ctid: number, double: Partial<Parameters<typeof CtraderDouble.start>[0]>, readyTimeoutMs = 30_000) {
+  async function oneAccount(label: string, ctid: number, double: Partial<Parameters<typeof CtraderDouble.start>[0]>, readyTimeoutMs = 30_000, env: Record<string, string> = {}) {
     ensureBuilt();
-    const stack = await startStack();
+    const stack = await startStack({ env });
     const fixture = await seedOwner(stack.registry, [{ platform: 'ctrader', bridgeVersion: '1.0.0' }]);
     const tokens = { accessToken: `at_${randomBytes(16).toString('hex')}`, refreshToken: `rt_${randomBytes(16).toString('hex')}` };
     const d = await CtraderDouble.start({ ...application, accounts: [{ ctid, ...tokens }], ...double });
@@ -138,7 +139,7 @@ describe('the cTrader connector and the Open API request limit', () => {
     const started = Date.now();
     run.connector = await startConnectorProcess({ setup, accountIds: [accountId], demoUrl: d.url, ingressUrl: stack.ingress.url, label, readyTimeoutMs });
     const rulesOf = async (symbol: string) => (await stack.registry.volumeRules([{ accountId, symbols: [symbol] }]))[0];
-    return { double: d, connector: run.connector, startedMs: Date.now() - started, rulesOf };
+    return { double: d, connector: run.connector, startedMs: Date.now() - started, rulesOf, stack, fixture };
   }
 
   test('when an account lists 12 000 symbols (60 ProtoOASymbolByIdReq at hello), then at most 50 requests go out in any second, and hello carries as many as fit the ingress\'s 256 KB', async () => {
@@ -162,6 +163,20 @@ describe('the cTrader connector and the Open API request limit', () => {
     expect(double.blocked).toBeGreaterThan(0);
     expect(connector.jsonLines('stderr').filter((l) => l.event === 'connection_error')).toEqual([]);
     expect(await rulesOf('EURUSD')).toEqual({ step: 0.01, min: 0.01, max: 100 });
+  }, 60_000);
+
+  test('when the ingress answers 429 because the bridge token spent its budget, then the connector waits the Retry-After and the next signal still fills', async () => {
+    const { connector, stack, fixture } = await oneAccount('budget', 97, {}, 30_000, { BRIDGE_LIMIT_MAX: '6', BRIDGE_LIMIT_WINDOW_MS: '10000' });
+    const bridge = new ScriptedTerminal(stack.ingress.url, fixture.accounts[0]!.bridgeToken, 'ctrader', '1.2.0');
+    // Spend the token's budget with instant polls (they do not end the connector's waiting one).
+    for (let i = 0; i < 8; i++) await bridge.commands(0).catch(() => undefined);
+    const res = await post(`${stack.ingress.url}/webhook/custom/${fixture.accounts[0]!.id}`, { secret: fixture.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 });
+    expect(res.status).toBe(202);
+    const status = await pollUntilReported(stack.ingress.url, res.body.signalId as string, fixture.token, 1, 30_000);
+    expect(status.accounts[0]).toMatchObject({ outcome: 'filled' });
+    const limited = connector.jsonLines('stderr').filter((l) => l.event === 'rate_limited');
+    expect(limited.length).toBeGreaterThan(0);
+    expect(limited[0]!.retryInMs as number).toBeGreaterThanOrEqual(1000);
   }, 60_000);
 });
 
