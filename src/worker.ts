@@ -71,9 +71,9 @@ export async function startWorker(config: Config = loadConfig()): Promise<Runnin
         taskQueue: config.temporal.taskQueue,
         activities,
         sinks,
-        // The SDK's default cache (thousands of executions) lets a backlog grow the worker past its memory goal; a
-        // broadcast to 1,000 accounts still fits, so no child replays its history when its report comes.
-        maxCachedWorkflows: 1200,
+        // The SDK's default cache (thousands of executions) lets a backlog grow the worker past its memory goal
+        // (1,200 measured 947 MB peak under the bench); a child evicted meanwhile replays its short history.
+        maxCachedWorkflows: 500,
         // Every signal starts two executions, whose first tasks come on the normal queue (the SDK's default gives that
         // queue 2 of 10 pollers). A task that finds a waiting poller is handed over without being written to the
         // database; one that does not is written, then read back.

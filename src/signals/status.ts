@@ -31,12 +31,8 @@ export async function readSignalStatus(deps: StatusDeps, req: { token: string | 
     if (g.suspendedUntil && Date.parse(g.suspendedUntil) > now()) {
       throw new Refusal('token_suspended', 'token_suspended', { suspendedUntil: g.suspendedUntil });
     }
-    // All of the token's accounts are counted at once (ioredis pipelines them), not one round trip after another;
-    // their owners are read in the same round trip.
-    const [accounts, hits] = await Promise.all([
-      deps.registry.getAccounts(g.accounts),
-      Promise.all(g.accounts.map((accountId) => deps.throttle.hit('account_read', accountId))),
-    ]);
+    // All of the token's accounts are counted at once (ioredis pipelines them), not one round trip after another.
+    const hits = await Promise.all(g.accounts.map((accountId) => deps.throttle.hit('account_read', accountId)));
     for (const hit of hits) {
       if (!hit.allowed) {
         throw new Refusal('throttled', 'Too many status reads for this account; slow down and retry later', {
@@ -46,9 +42,7 @@ export async function readSignalStatus(deps: StatusDeps, req: { token: string | 
         });
       }
     }
-    // An account that went to another owner is no longer this token's to read, even before the admin CLI has
-    // unlinked it from the token.
-    return { ...g, accounts: g.accounts.filter((_, i) => accounts[i]?.owner === g.owner) };
+    return g;
   });
 
   const empty: SignalStatus = { signalId: req.signalId, status: 'pending_or_unknown', reported: 0, accounts: [] };
@@ -59,10 +53,15 @@ export async function readSignalStatus(deps: StatusDeps, req: { token: string | 
     .filter((o) => granted.has(o.accountId) && (o.outcome === 'filled' || o.outcome === 'rejected'))
     .sort((a, b) => a.occurredAt.localeCompare(b.occurredAt) || a.accountId.localeCompare(b.accountId));
   if (visible.length === 0) return empty;
+  // An account that went to another owner is no longer this token's to read, even before the admin CLI has unlinked
+  // it from the token. Only the accounts this signal reports are read (a token may grant hundreds).
+  const owners = await guarded(deps.failClosedRetryAfterSeconds, () => deps.registry.getAccounts(visible.map((o) => o.accountId)));
+  const owned = visible.filter((_, i) => owners[i]?.owner === grant.owner);
+  if (owned.length === 0) return empty;
   return {
     signalId: req.signalId,
     status: 'reported',
-    reported: visible.length,
-    accounts: visible.map((o) => ({ accountId: o.accountId, outcome: o.outcome as 'filled' | 'rejected', ticket: o.ticket, reason: o.reason, occurredAt: o.occurredAt })),
+    reported: owned.length,
+    accounts: owned.map((o) => ({ accountId: o.accountId, outcome: o.outcome as 'filled' | 'rejected', ticket: o.ticket, reason: o.reason, occurredAt: o.occurredAt })),
   };
 }
