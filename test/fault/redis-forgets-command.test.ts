@@ -31,13 +31,19 @@ describe('when Redis forgets a command a bridge already took', () => {
     await waitFor('the ingress to be ready again', async () => (await get(`${stack.ingress.adminUrl}/readyz`)).status === 200, 15_000, 100);
   }
 
-  test('when the expiry passes after the restart, then the command is handed out again and the late fill is reported filled with its ticket', async () => {
-    const f = await seedOwner(stack.registry, [{ risk: { maxSignalAgeMs: 2500 } as never }]);
+  /** A market buy on a fresh account whose bridge has taken the command (and not reported it). */
+  async function buyTakenByBridge(maxSignalAgeMs: number) {
+    const f = await seedOwner(stack.registry, [{ risk: { maxSignalAgeMs } as never }]);
     const terminal = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
     await terminal.hello();
     const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
     expect(res.status).toBe(202);
     const [taken] = await terminal.nextCommands(1);
+    return { f, terminal, res, taken };
+  }
+
+  test('when the expiry passes after the restart, then the command is handed out again and the late fill is reported filled with its ticket', async () => {
+    const { f, terminal, res, taken } = await buyTakenByBridge(2500);
 
     await restartEmpty(f);
     // Past the expiry the workflow asks Redis to withdraw it, finds no record, and cannot know whether the bridge
@@ -54,12 +60,7 @@ describe('when Redis forgets a command a bridge already took', () => {
   });
 
   test('when the bridge reports before the expiry, then its report reaches the workflow although Redis forgot the command', async () => {
-    const f = await seedOwner(stack.registry, [{ risk: { maxSignalAgeMs: 60_000 } as never }]);
-    const terminal = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
-    await terminal.hello();
-    const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
-    expect(res.status).toBe(202);
-    const [taken] = await terminal.nextCommands(1);
+    const { f, terminal, res, taken } = await buyTakenByBridge(60_000);
 
     await restartEmpty(f);
     const report = { commandId: taken!.commandId, status: 'filled', ticket: '778', price: 1.1, executedAt: new Date().toISOString() };
