@@ -1,3 +1,4 @@
+import { commandLogLine } from '../bridge/command-log';
 import { BridgeClient, commandIdOf, toReport } from '../bridge/client';
 import { commandSchema, instrumentSchema, type BridgeCommand, type BridgeReport, type Instrument } from '../bridge/protocol';
 import { ACTIONS, isOpening } from '../signals/actions';
@@ -232,24 +233,9 @@ export class CtraderBridge {
   }
 
   private logCommand(raw: unknown, report: BridgeReport, replayed: boolean): void {
-    const cmd = raw as Partial<BridgeCommand>;
-    this.log({
-      time: now(),
-      event: 'command',
-      accountId: this.accountId,
-      commandId: report.commandId,
-      seq: cmd.seq,
-      action: cmd.action,
-      symbol: cmd.symbol,
-      status: report.status,
-      ticket: report.ticket ?? null,
-      price: report.price ?? null,
-      volume: report.volume ?? null,
-      retcode: report.retcode ?? null,
-      message: report.message ?? null,
-      replayed,
-    });
+    this.log(commandLogLine(now(), this.accountId, raw as Partial<BridgeCommand>, report, replayed));
   }
+
 }
 
 /**

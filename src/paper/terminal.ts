@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import { z } from 'zod';
+import { commandLogLine } from '../bridge/command-log';
 import { CAPABILITIES, compareVersions } from '../bridge/capabilities';
 import { BridgeClient, toReport } from '../bridge/client';
-import { commandSchema, type BridgeReport } from '../bridge/protocol';
+import { commandSchema, type BridgeCommand, type BridgeReport } from '../bridge/protocol';
 import { ACTIONS, type Action } from '../signals/actions';
 import { PaperBroker, type BrokerOptions, type BrokerState, type ExecutionResult, type Platform } from './broker';
 import { MemoryJournal, type Journal } from './journal';
@@ -283,25 +284,10 @@ export class PaperTerminal {
   }
 
   private logHandled(handled: Handled, raw: unknown): void {
-    const { report } = handled;
     const cmd = (handled.command ?? raw) as Partial<PaperCommand>;
-    this.log({
-      time: this.now(),
-      event: 'command',
-      accountId: this.accountId,
-      commandId: report.commandId,
-      seq: cmd.seq,
-      action: cmd.action,
-      symbol: cmd.symbol,
-      status: report.status,
-      ticket: report.ticket ?? null,
-      price: report.price ?? null,
-      volume: report.volume ?? null,
-      retcode: report.retcode ?? null,
-      message: report.message ?? null,
-      replayed: handled.replayed,
-    });
+    this.log(commandLogLine(this.now(), this.accountId, cmd as Partial<BridgeCommand>, handled.report, handled.replayed));
   }
+
 
   private now(): string {
     return new Date(this.clock()).toISOString();
