@@ -14,4 +14,4 @@ RUN npm ci --omit=dev && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY demo ./demo
 USER node
-CMD ["node", "dist/src/server.js"]
+CMD ["node", "--max-old-space-size=160", "dist/src/server.js"]

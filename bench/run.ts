@@ -41,6 +41,9 @@ const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [--cpu-pr
                    (e.g. the end-to-end latency below the stack's capacity); the goals stay those of the 50/s run
   --poll-rate N    polls/s beside the steady phase and without the worker; default 100; 0 = no poll beside the
                    steady phase (diagnosis: the end-to-end latency without the poll's load)
+  --ingress-node-options S
+                   NODE_OPTIONS for the ingress process only (diagnosis: e.g. V8 heap flags against its peak RSS); the
+                   flags of scripts/node-flags.ts come after NODE_OPTIONS on the command line and win
   --help`;
 
 export interface Options {
@@ -50,6 +53,7 @@ export interface Options {
   temporalDbDir?: string;
   steadyRate: number;
   pollRate: number;
+  ingressNodeOptions?: string;
 }
 
 function parseOptions(argv: string[]): Options | 'help' {
@@ -80,6 +84,10 @@ function parseOptions(argv: string[]): Options | 'help' {
         if (!Number.isInteger(n) || n < 1 || n > 8) throw new UsageError(`--scenario: "${part}" is not a scenario number 1 to 8`);
         opts.scenarios.add(n);
       }
+    } else if (arg === '--ingress-node-options' || arg.startsWith('--ingress-node-options=')) {
+      const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
+      if (!value) throw new UsageError('--ingress-node-options needs a value, e.g. --ingress-node-options=--max-semi-space-size=4');
+      opts.ingressNodeOptions = value;
     } else throw new UsageError(`unknown argument ${arg}`);
   }
   if (opts.scenarios.size === 0) for (let n = 1; n <= 8; n++) opts.scenarios.add(n);
@@ -691,10 +699,11 @@ export async function startStack(helpers: { infra: InfraModule; processes: Proce
     MAX_CONNECTIONS_PER_IP: '0',
   };
   const profiled = (kind: string): Record<string, string> => {
-    if (!opts.cpuProf) return env;
+    const extra = kind === 'ingress' && opts.ingressNodeOptions ? [opts.ingressNodeOptions] : [];
+    if (!opts.cpuProf) return extra.length ? { ...env, NODE_OPTIONS: extra.join(' ') } : env;
     const dir = path.join(runDir, 'profiles', kind);
     fs.mkdirSync(dir, { recursive: true });
-    return { ...env, NODE_OPTIONS: `--require ${path.join(__dirname, 'cpu-profile.js')}`, BENCH_CPU_PROFILE_DIR: dir };
+    return { ...env, NODE_OPTIONS: [`--require ${path.join(__dirname, 'cpu-profile.js')}`, ...extra].join(' '), BENCH_CPU_PROFILE_DIR: dir };
   };
 
   log('starting worker and ingress');
@@ -1469,7 +1478,7 @@ async function main(argv: string[]): Promise<number> {
     machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, memMb: Math.round(os.totalmem() / 2 ** 20), node: process.version, platform: `${os.type()} ${os.release()}` },
     git,
     plan,
-    parameters: { accounts: ACCOUNTS, concurrency: CONCURRENCY, steadyRate: opts.steadyRate, steadyAccounts: STEADY_ACCOUNTS, pollRate: opts.pollRate, logLevel: 'info', limitsRaisedTo: Number(LIMIT_RAISED), cpuProf: opts.cpuProf, temporalDb: opts.temporalDbDir ? `${opts.temporalDbDir} (fresh file)` : 'run directory (fresh file)' },
+    parameters: { accounts: ACCOUNTS, concurrency: CONCURRENCY, steadyRate: opts.steadyRate, steadyAccounts: STEADY_ACCOUNTS, pollRate: opts.pollRate, logLevel: 'info', limitsRaisedTo: Number(LIMIT_RAISED), cpuProf: opts.cpuProf, ingressNodeOptions: opts.ingressNodeOptions ?? null, temporalDb: opts.temporalDbDir ? `${opts.temporalDbDir} (fresh file)` : 'run directory (fresh file)' },
     goals: GOALS,
     rows,
     scenarioData: {

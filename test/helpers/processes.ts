@@ -22,6 +22,7 @@ import path from 'node:path';
 import { testEnv } from './env';
 import { freePort, REPO_ROOT, waitFor } from './infra';
 import { groupAlive, terminateGroup, track, untrack, WRAPPER } from './process-group';
+import { nodeFlags } from '../../scripts/node-flags';
 
 export const DIST = path.join(REPO_ROOT, 'dist');
 export const ENTRIES = {
@@ -273,7 +274,7 @@ export class ServiceProcess {
 
   private commandLine(): string[] {
     const { kind, program, args } = this.spec;
-    if (kind !== 'external') return [process.execPath, ENTRIES[kind], ...args];
+    if (kind !== 'external') return [process.execPath, ...nodeFlags(kind), ENTRIES[kind], ...args];
     if (!program || program.length === 0) throw new Error(`${this.name}: an external program needs spec.program`);
     return [...program, ...args];
   }
