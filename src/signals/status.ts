@@ -31,8 +31,8 @@ export async function readSignalStatus(deps: StatusDeps, req: { token: string | 
     if (g.suspendedUntil && Date.parse(g.suspendedUntil) > now()) {
       throw new Refusal('token_suspended', 'token_suspended', { suspendedUntil: g.suspendedUntil });
     }
-    // All of the token's accounts are counted at once (ioredis pipelines them), not one round trip after another.
-    const hits = await Promise.all(g.accounts.map((accountId) => deps.throttle.hit('account_read', accountId)));
+    // All of the token's accounts are counted in one round trip.
+    const hits = await deps.throttle.hitEach('account_read', g.accounts);
     for (const hit of hits) {
       if (!hit.allowed) {
         throw new Refusal('throttled', 'Too many status reads for this account; slow down and retry later', {
