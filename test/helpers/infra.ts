@@ -33,7 +33,7 @@ export function runDir(): string {
 }
 
 /** Unique even when jest loads this module afresh for every test file of a worker. */
-function instanceName(kind: string): string {
+export function instanceName(kind: string): string {
   return `${kind}-${process.pid}-${randomBytes(4).toString('hex')}`;
 }
 
@@ -80,6 +80,27 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
+/**
+ * A free port below `limit`, outside the kernel's ephemeral range: Temporal's SQL schema keeps membership ports in a
+ * smallint (at most 32767). Random candidates, each checked by binding it.
+ */
+export async function freePortBelow(limit = 32_768, from = 20_000): Promise<number> {
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = from + Math.floor(Math.random() * (limit - from));
+    const server = net.createServer();
+    server.unref();
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (bound) {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      return port;
+    }
+  }
+  throw new Error(`no free port between ${from} and ${limit} after 200 tries`);
+}
+
 /** True when something accepts TCP connections on 127.0.0.1:port. */
 export function isPortOpen(port: number, timeoutMs = 500): Promise<boolean> {
   return new Promise((resolve) => {
@@ -106,7 +127,7 @@ function tail(file: string, lines = 30): string {
 }
 
 /** One server process in its own process group, its output appended to a log file. */
-class GroupProcess {
+export class GroupProcess {
   private child: ChildProcess | undefined;
   private exitPromise: Promise<void> | undefined;
   private logOffset = 0;
@@ -198,7 +219,7 @@ class GroupProcess {
   }
 }
 
-async function waitPortClosed(port: number, what: string): Promise<void> {
+export async function waitPortClosed(port: number, what: string): Promise<void> {
   await waitFor(`port ${port} (${what}) to close`, async () => !(await isPortOpen(port)), 10_000);
 }
 
@@ -226,8 +247,10 @@ export interface TemporalServer {
   port: number;
   uiUrl: string;
   dbFile: string;
-  /** `default` plus the extra namespaces. */
+  /** `default` plus the extra namespaces (for an external server: this run's own, the first in place of `default`). */
   namespaces: string[];
+  /** Which Temporal: undefined for the dev server, `cluster`, or `external`. */
+  profile?: 'cluster' | 'external';
   logFile: string;
   /** Process group id (the wrapper's pid); -1 while stopped. */
   readonly pid: number;
@@ -329,7 +352,7 @@ export async function startTemporal(opts: StartTemporalOptions = {}): Promise<Te
   return server;
 }
 
-async function waitTemporalReady(address: string, namespaces: string[], proc: GroupProcess, timeoutMs: number): Promise<void> {
+export async function waitTemporalReady(address: string, namespaces: string[], proc: GroupProcess, timeoutMs: number): Promise<void> {
   let connection: Connection | undefined;
   let last = 'no attempt yet';
   try {

@@ -172,7 +172,7 @@ describe('execution regions', () => {
     proxy = await switchableProxy(proxyPort, { host: host!, port: Number(port) });
     const regions = (cAddress: string) =>
       JSON.stringify([
-        { name: 'default', address: env.temporalAddress, namespace: 'default' },
+        { name: 'default', address: env.temporalAddress, namespace: env.temporalNamespace },
         { name: 'b', address: env.temporalAddress, namespace: env.temporalNamespaceB },
         { name: 'c', address: cAddress, namespace: 'region-c' },
       ]);
@@ -257,7 +257,7 @@ describe('when Temporal answers slower than the ingress deadline', () => {
     }
     const connection = await Connection.connect({ address: testEnv().temporalAddress });
     try {
-      const client = new (await import('@temporalio/client')).Client({ connection, namespace: 'default' });
+      const client = new (await import('@temporalio/client')).Client({ connection, namespace: testEnv().temporalNamespace });
       const started = await waitFor(
         'visibility to settle',
         async () => {

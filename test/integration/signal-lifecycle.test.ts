@@ -123,7 +123,7 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
 
     const connection = await Connection.connect({ address: testEnv().temporalAddress });
     try {
-      const client = new Client({ connection, namespace: 'default' });
+      const client = new Client({ connection, namespace: testEnv().temporalNamespace });
       const parent = await client.workflow.getHandle(`signal/${res.body.signalId}`).describe();
       expect(parent.type).toBe('signalWorkflow');
       const child = await client.workflow.getHandle(`signal/${res.body.signalId}/account/${f.accounts[0]!.id}`).describe();
@@ -150,7 +150,7 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
     for (const action of ['buy', 'sell', 'buy']) ids.push((await post(url, { secret: f.secret, action, symbol: 'EURUSD', volume: 0.1 })).body.signalId);
     const connection = await Connection.connect({ address: testEnv().temporalAddress });
     try {
-      const client = new Client({ connection, namespace: 'default' });
+      const client = new Client({ connection, namespace: testEnv().temporalNamespace });
       const found = await waitFor(
         'visibility to list the account workflows',
         async () => {

@@ -1,0 +1,380 @@
+/**
+ * The cluster profile's Temporal for tests, the bench and `make cluster`: a private PostgreSQL 15 cluster (initdb on a
+ * fresh directory, a free loopback port, a private socket dir, password auth for TCP) with Temporal's schemas created
+ * by its own sql tool, and the real Temporal server (all four services in one process, N history shards) on free
+ * loopback ports, with our namespaces and search attributes registered through its API. Every process runs in its own
+ * process group under the watchdog of infra.ts, so a killed run leaves nothing behind.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { msToTs } from '@temporalio/common/lib/time';
+import { temporal as proto } from '@temporalio/proto';
+import {
+  clusterServerConfig,
+  DEFAULT_HISTORY_SHARDS,
+  dynamicConfigYaml,
+  type ClusterPorts,
+} from '../../scripts/temporal-cluster-profile';
+import {
+  freePort,
+  freePortBelow,
+  GroupProcess,
+  instanceName,
+  isPortOpen,
+  REPO_ROOT,
+  runDir,
+  TEMPORAL_SEARCH_ATTRIBUTES,
+  waitFor,
+  waitPortClosed,
+  waitTemporalReady,
+  type TemporalServer,
+} from './infra';
+
+const run = promisify(execFile);
+
+/** One binary of the cluster profile, from $TEMPORAL_SERVER_BIN / $TEMPORAL_SQL_BIN or scripts/ensure-temporal-server.sh. */
+export function clusterBinary(which: 'server' | 'sql' | 'ui'): string {
+  const fromEnv = process.env[`TEMPORAL_${which.toUpperCase()}_BIN`];
+  if (fromEnv && fs.existsSync(fromEnv)) return fromEnv;
+  const out = execFileSync('bash', [path.join(REPO_ROOT, 'scripts', 'ensure-temporal-server.sh'), which], {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const bin = out.trim().split('\n').pop() ?? '';
+  if (!bin || !fs.existsSync(bin)) throw new Error(`scripts/ensure-temporal-server.sh ${which} printed no usable binary: ${JSON.stringify(out)}`);
+  return bin;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// PostgreSQL
+
+export interface PostgresServer {
+  host: string;
+  port: number;
+  /** The role Temporal connects as, with its password (random per cluster; never logged). */
+  user: string;
+  password: string;
+  dataDir: string;
+  logFile: string;
+  readonly pid: number;
+  /** Fast shutdown (SIGINT: open transactions roll back, committed ones are on disk) and wait for the port to close. */
+  stop(): Promise<void>;
+  /** Starts it again on the same port and data directory. */
+  start(): Promise<void>;
+}
+
+const PG_BIN = process.env.POSTGRES_BIN_DIR ?? '/usr/lib/postgresql/15/bin';
+const isRoot = () => process.getuid?.() === 0;
+/** initdb and postgres refuse to run as root: as root they run as the `postgres` user. */
+const asPostgres = (cmd: string, args: string[]): [string, string[]] => (isRoot() ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]);
+
+export async function startPostgres(opts: { dir?: string; readyTimeoutMs?: number } = {}): Promise<PostgresServer> {
+  const name = instanceName('postgres');
+  const dir = opts.dir ?? path.join(runDir(), name);
+  const dataDir = path.join(dir, 'data');
+  const socketDir = path.join(dir, 'socket');
+  const logFile = path.join(dir, 'postgres.log');
+  fs.mkdirSync(socketDir, { recursive: true, mode: 0o700 });
+  const user = 'temporal';
+  const passwordFile = path.join(dir, 'temporal.password');
+  const fresh = !fs.existsSync(path.join(dataDir, 'PG_VERSION'));
+  if (fresh) fs.writeFileSync(passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
+  const password = fs.readFileSync(passwordFile, 'utf8').trim();
+  if (isRoot()) {
+    for (const d of [dir, socketDir]) execFileSync('chown', ['postgres:postgres', d]);
+    fs.chmodSync(dir, 0o711); // postgres must reach its data dir; nobody else may list it
+  }
+  if (fresh) {
+    const [cmd, args] = asPostgres(path.join(PG_BIN, 'initdb'), ['-D', dataDir, '-U', 'postgres', '-E', 'UTF8', '--auth-local=trust', '--auth-host=scram-sha-256']);
+    await run(cmd, args, { timeout: 60_000 });
+  }
+  const proc = new GroupProcess(name, logFile);
+  const port = await freePort();
+  const launch = async () => {
+    const [cmd, args] = asPostgres(path.join(PG_BIN, 'postgres'), ['-D', dataDir, '-p', String(port), '-k', socketDir, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300']);
+    proc.spawn(cmd, args);
+    await waitFor(
+      `PostgreSQL on 127.0.0.1:${port}`,
+      async () => {
+        if (!proc.running) throw new Error(proc.describeExit());
+        try {
+          await run('pg_isready', ['-q', '-h', socketDir, '-p', String(port)], { timeout: 2_000 });
+          return true;
+        } catch {
+          return undefined;
+        }
+      },
+      opts.readyTimeoutMs ?? 30_000,
+      100,
+    );
+  };
+  await launch();
+  if (fresh) {
+    // Over the private socket (trust): the role Temporal uses over TCP, with its password.
+    const sql = `CREATE ROLE ${user} LOGIN CREATEDB PASSWORD '${password}'`;
+    const [cmd, args] = asPostgres('psql', ['-q', '-h', socketDir, '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-c', sql]);
+    await run(cmd, args, { timeout: 20_000 });
+  }
+  return {
+    host: '127.0.0.1',
+    port,
+    user,
+    password,
+    dataDir,
+    logFile,
+    get pid() {
+      return proc.pid;
+    },
+    async stop() {
+      await proc.stop(30_000);
+      await waitPortClosed(port, name);
+    },
+    async start() {
+      if (!proc.running) await launch();
+    },
+  };
+}
+
+/** Creates (when missing) and migrates Temporal's two databases with its own sql tool; a current schema is left alone. */
+export async function migrateTemporalSchemas(pg: PostgresServer): Promise<void> {
+  const sql = clusterBinary('sql');
+  const env = { ...process.env, SQL_HOST: pg.host, SQL_PORT: String(pg.port), SQL_USER: pg.user, SQL_PASSWORD: pg.password, SQL_PLUGIN: 'postgres12' };
+  const tool = (db: string, args: string[]) => run(sql, ['--plugin', 'postgres12', '--db', db, ...args], { env, timeout: 120_000 });
+  for (const [db, schema] of [
+    ['temporal', 'postgresql/v12/temporal'],
+    ['temporal_visibility', 'postgresql/v12/visibility'],
+  ] as const) {
+    try {
+      await tool(db, ['create-database']);
+      await tool(db, ['setup-schema', '-v', '0.0']);
+    } catch (err) {
+      if (!/already exists/i.test(String((err as { stderr?: string }).stderr ?? err))) throw err;
+    }
+    await tool(db, ['update-schema', '--schema-name', schema]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The Temporal server
+
+export interface TemporalCluster extends TemporalServer {
+  postgres: PostgresServer;
+  shards: number;
+  metricsUrl: string;
+  configFile: string;
+}
+
+export interface StartTemporalClusterOptions {
+  /** Namespaces to register besides `default`. */
+  namespaces?: string[];
+  /** History shards (default 8, or $TEMPORAL_CLUSTER_SHARDS). */
+  shards?: number;
+  readyTimeoutMs?: number;
+  /** Where its PostgreSQL, config and logs live; default a fresh directory in the run dir (a fresh database). */
+  dir?: string;
+}
+
+export async function startTemporalCluster(opts: StartTemporalClusterOptions = {}): Promise<TemporalCluster> {
+  const name = instanceName('temporal-cluster');
+  const dir = opts.dir ?? path.join(runDir(), name);
+  fs.mkdirSync(dir, { recursive: true });
+  const shards = opts.shards ?? Number(process.env.TEMPORAL_CLUSTER_SHARDS ?? DEFAULT_HISTORY_SHARDS);
+  const namespaces = ['default', ...(opts.namespaces ?? []).filter((n) => n !== 'default')];
+  const server = clusterBinary('server');
+  const postgres = await startPostgres({ dir: path.join(dir, 'postgres') });
+  try {
+    await migrateTemporalSchemas(postgres);
+  } catch (err) {
+    await postgres.stop();
+    throw err;
+  }
+  // Below 32768: the SQL schema keeps membership ports in a smallint.
+  const ports: ClusterPorts = {
+    frontendGrpc: await freePortBelow(),
+    frontendHttp: await freePortBelow(),
+    frontendMembership: await freePortBelow(),
+    historyGrpc: await freePortBelow(),
+    historyMembership: await freePortBelow(),
+    matchingGrpc: await freePortBelow(),
+    matchingMembership: await freePortBelow(),
+    workerGrpc: await freePortBelow(),
+    workerMembership: await freePortBelow(),
+    metrics: await freePortBelow(),
+  };
+  const dynamicConfigFile = path.join(dir, 'dynamicconfig.yaml');
+  fs.writeFileSync(dynamicConfigFile, dynamicConfigYaml());
+  const configFile = path.join(dir, 'temporal.yaml');
+  fs.writeFileSync(configFile, clusterServerConfig({ ports, postgres, shards, dynamicConfigFile }), { mode: 0o600 });
+  const logFile = path.join(dir, 'temporal.log');
+  const proc = new GroupProcess(name, logFile);
+  const address = `127.0.0.1:${ports.frontendGrpc}`;
+  const readyTimeoutMs = opts.readyTimeoutMs ?? 120_000;
+
+  const launch = async () => {
+    proc.spawn(server, ['--config-file', configFile, '--allow-no-auth', 'start']);
+    await registerNamespaces(address, namespaces, proc, readyTimeoutMs);
+    await waitTemporalReady(address, namespaces, proc, readyTimeoutMs);
+  };
+  try {
+    await launch();
+  } catch (err) {
+    await proc.stop();
+    await postgres.stop();
+    throw err;
+  }
+  return {
+    address,
+    port: ports.frontendGrpc,
+    uiUrl: '',
+    dbFile: postgres.dataDir,
+    namespaces,
+    profile: 'cluster',
+    logFile,
+    postgres,
+    shards,
+    configFile,
+    metricsUrl: `http://127.0.0.1:${ports.metrics}/metrics`,
+    get pid() {
+      return proc.pid;
+    },
+    async stop() {
+      await proc.stop(20_000);
+      await waitPortClosed(ports.frontendGrpc, `${name} frontend`);
+      await postgres.stop();
+    },
+    async start() {
+      await postgres.start();
+      if (!proc.running) await launch();
+    },
+  };
+}
+
+/**
+ * Registers each namespace (a day's retention) and our search attributes, once the frontend answers; an existing
+ * namespace or attribute is left as it is. A new namespace reaches every service's cache within seconds.
+ */
+async function registerNamespaces(address: string, namespaces: string[], proc: GroupProcess, timeoutMs: number): Promise<void> {
+  const connection = await waitFor(
+    `the Temporal frontend at ${address}`,
+    async () => {
+      if (!proc.running) throw new Error(proc.describeExit());
+      if (!(await isPortOpen(Number(address.split(':').pop()), 200))) return undefined;
+      try {
+        const c = await Connection.connect({ address, connectTimeout: 1_000 });
+        await c.withDeadline(Date.now() + 2_000, () => c.workflowService.getSystemInfo({}));
+        return c;
+      } catch {
+        return undefined;
+      }
+    },
+    timeoutMs,
+    200,
+  );
+  try {
+    for (const namespace of namespaces) {
+      try {
+        await connection.workflowService.registerNamespace({ namespace, workflowExecutionRetentionPeriod: msToTs('1 day') });
+      } catch (err) {
+        if (!/already exists|AlreadyExists/i.test(String((err as Error).message))) throw err;
+      }
+      const searchAttributes = Object.fromEntries(TEMPORAL_SEARCH_ATTRIBUTES.map((a) => [a, proto.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]));
+      // The namespace must be in the frontend's cache before attributes can be added to it.
+      await waitFor(
+        `search attributes on namespace ${namespace}`,
+        async () => {
+          try {
+            await connection.operatorService.addSearchAttributes({ namespace, searchAttributes });
+            return true;
+          } catch (err) {
+            if (/already exists|AlreadyExists/i.test(String((err as Error).message))) return true;
+            return undefined;
+          }
+        },
+        timeoutMs,
+        250,
+      );
+      // Listing the attributes reads the database; a start is refused until the services' caches have them.
+      const client = new Client({ connection, namespace });
+      await waitFor(
+        `namespace ${namespace} to take a workflow with our search attributes`,
+        async () => {
+          try {
+            const handle = await client.workflow.start('readinessProbe', {
+              taskQueue: 'readiness-probe',
+              workflowId: `readiness-probe-${randomBytes(6).toString('hex')}`,
+              searchAttributes: Object.fromEntries(TEMPORAL_SEARCH_ATTRIBUTES.map((a) => [a, ['probe']])),
+            });
+            await handle.terminate('readiness probe');
+            return true;
+          } catch {
+            return undefined;
+          }
+        },
+        timeoutMs,
+        500,
+      );
+    }
+  } finally {
+    await connection.close();
+  }
+}
+
+/**
+ * A Temporal someone else runs (TEST_TEMPORAL_ADDRESS): this run registers two namespaces of its own (`<prefix>` and
+ * `<prefix>-b`) so that nothing of another run is seen, and on stop terminates whatever it left running in them.
+ */
+export async function useExternalTemporal(address: string, prefix: string): Promise<TemporalServer> {
+  const namespaces = [prefix, `${prefix}-b`];
+  const alive = { running: true, describeExit: () => `nothing answers at ${address}` } as unknown as GroupProcess;
+  await registerNamespaces(address, namespaces, alive, 60_000);
+  await waitTemporalReady(address, namespaces, alive, 60_000);
+  return {
+    address,
+    port: Number(address.split(':').pop()),
+    uiUrl: '',
+    dbFile: '',
+    namespaces,
+    profile: 'external',
+    logFile: '',
+    pid: -1,
+    async stop() {
+      await terminateRunning(address, namespaces);
+    },
+    async start() {
+      // Not ours to start.
+    },
+  };
+}
+
+/** Terminates every workflow still running in these namespaces (a run must leave none behind). */
+export async function terminateRunning(address: string, namespaces: string[]): Promise<number> {
+  const connection = await Connection.connect({ address });
+  let terminated = 0;
+  try {
+    const deadline = Date.now() + 60_000;
+    for (const namespace of namespaces) {
+      // Visibility lags a termination by moments: listed again until empty, within a deadline.
+      while (Date.now() < deadline) {
+        const { executions } = await connection.workflowService.listWorkflowExecutions({ namespace, query: 'ExecutionStatus="Running"', pageSize: 500 });
+        if (!executions?.length) break;
+        await Promise.all(
+          executions.map(async (e) => {
+            try {
+              await connection.workflowService.terminateWorkflowExecution({ namespace, workflowExecution: e.execution, reason: 'test run ended' });
+              terminated++;
+            } catch {
+              // already closed
+            }
+          }),
+        );
+      }
+    }
+  } finally {
+    await connection.close();
+  }
+  return terminated;
+}
