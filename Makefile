@@ -1,4 +1,4 @@
-.PHONY: start test build install clean
+.PHONY: start test test-cluster cluster build install clean
 
 # Everything runs on this machine: Temporal dev server, redis-server, worker, ingress, paper bridge.
 start:
@@ -7,6 +7,11 @@ start:
 # Real Temporal and Redis on free loopback ports; ends with `N passed, N failed, N skipped`.
 test:
 	@bash scripts/test.sh
+
+# The end-to-end, integration and conformance suites against the cluster profile: the real Temporal server on a
+# PostgreSQL of the run's own (docs/cluster-profile.md); same summary line.
+test-cluster:
+	@TEMPORAL_PROFILE=cluster bash scripts/test.sh test/e2e test/integration test/conformance
 
 build:
 	npm run build

@@ -44,6 +44,14 @@ bash scripts/ensure-node-modules.sh || fail_before_jest "npm ci"
 bash scripts/ensure-redis.sh >/dev/null || fail_before_jest "scripts/ensure-redis.sh"
 TEMPORAL_BIN="$(bash scripts/ensure-temporal.sh)" || fail_before_jest "scripts/ensure-temporal.sh"
 export TEMPORAL_BIN
+if [ "${TEMPORAL_PROFILE:-}" = "cluster" ]; then
+  # The cluster profile (docs/cluster-profile.md): the real Temporal server and its sql tool, on a PostgreSQL of
+  # this run's own (test/helpers/temporal-cluster.ts).
+  TEMPORAL_SERVER_BIN="$(bash scripts/ensure-temporal-server.sh server)" || fail_before_jest "scripts/ensure-temporal-server.sh server"
+  TEMPORAL_SQL_BIN="$(bash scripts/ensure-temporal-server.sh sql)" || fail_before_jest "scripts/ensure-temporal-server.sh sql"
+  export TEMPORAL_SERVER_BIN TEMPORAL_SQL_BIN
+  bash scripts/ensure-postgres.sh >/dev/null || fail_before_jest "scripts/ensure-postgres.sh"
+fi
 # test/fuzz/schemathesis.test.ts fuzzes the webhook and the poll with it (a venv from PyPI, outside the checkout).
 SCHEMATHESIS_BIN="$(bash scripts/ensure-schemathesis.sh)" || fail_before_jest "scripts/ensure-schemathesis.sh"
 export SCHEMATHESIS_BIN

@@ -48,6 +48,7 @@ export default async function globalSetup(): Promise<void> {
     TEMPORAL_NAMESPACE: temporal.value.namespaces[0],
     TEST_TEMPORAL_NAMESPACE_B: temporal.value.namespaces[1] ?? NAMESPACE_B,
     TEST_TEMPORAL_DB: temporal.value.dbFile,
+    TEST_TEMPORAL_PROFILE: temporal.value.profile ?? 'dev',
     TEST_TEMPORAL_UI: temporal.value.uiUrl,
     REDIS_URL: redis.value.url,
   });

@@ -336,7 +336,7 @@ export async function useExternalTemporal(address: string, prefix: string): Prom
     address,
     port: Number(address.split(':').pop()),
     uiUrl: '',
-    dbFile: '',
+    dbFile: `external:${address}`,
     namespaces,
     profile: 'external',
     logFile: '',

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import Redis from 'ioredis';
 import { testEnv } from '../helpers/env';
@@ -18,16 +20,22 @@ describe('test infrastructure', () => {
     it('then the workers see the Temporal and Redis coordinates in process.env', () => {
       expect(env.temporalAddress).toMatch(/^127\.0\.0\.1:\d+$/);
       expect(env.temporalAddress).not.toBe('127.0.0.1:7233');
-      expect(env.temporalNamespace).toBe('default');
-      expect(env.temporalNamespaceB).toBe('region-b');
+      if (process.env.TEST_TEMPORAL_PROFILE === 'external') {
+        expect(env.temporalNamespaceB).toBe(`${env.temporalNamespace}-b`);
+      } else {
+        expect(env.temporalNamespace).toBe('default');
+        expect(env.temporalNamespaceB).toBe('region-b');
+      }
       expect(env.redisUrl).toMatch(/^redis:\/\/127\.0\.0\.1:\d+$/);
       expect(env.redisUrl).not.toBe('redis://127.0.0.1:6379');
       expect(env.temporalBin).toMatch(/\/temporal$/);
-      expect(env.temporalDb).toMatch(/\.db$/);
+      // The dev server's SQLite file, or the cluster profile's PostgreSQL data directory.
+      if (process.env.TEST_TEMPORAL_PROFILE === 'cluster') expect(fs.existsSync(path.join(env.temporalDb, 'PG_VERSION'))).toBe(true);
+      else if (process.env.TEST_TEMPORAL_PROFILE !== 'external') expect(env.temporalDb).toMatch(/\.db$/);
     });
 
     it('then Temporal answers on that address and lists the five search attributes as Keyword', async () => {
-      const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
+      const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: env.temporalNamespace });
       for (const name of ['SignalId', 'AccountId', 'Action', 'Symbol', 'Outcome']) {
         // 2 = INDEXED_VALUE_TYPE_KEYWORD
         expect({ name, type: customAttributes?.[name] }).toEqual({ name, type: 2 });
