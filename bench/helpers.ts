@@ -58,6 +58,16 @@ export interface TemporalServer {
   stop(): Promise<void>;
 }
 
+export interface TemporalCluster extends TemporalServer {
+  shards: number;
+  metricsUrl: string;
+  postgres: { readonly pid: number };
+}
+
+export interface ClusterModule {
+  startTemporalCluster(opts?: { namespaces?: string[]; shards?: number; dir?: string }): Promise<TemporalCluster>;
+}
+
 export interface RedisServer {
   url: string;
   port: number;
@@ -115,11 +125,13 @@ function registerTypeScript(): void {
  * The helpers read their run directory and the infrastructure's coordinates from the environment that jest's
  * globalSetup would set; the bench sets the same variables (setHelperEnv) before starting any program.
  */
-export function loadHelpers(): { infra: InfraModule; processes: ProcessesModule } {
+export function loadHelpers(): { infra: InfraModule; processes: ProcessesModule; cluster: ClusterModule } {
   registerTypeScript();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const cluster = require(path.join(REPO_ROOT, 'test', 'helpers', 'temporal-cluster.ts')) as ClusterModule;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const infra = require(path.join(REPO_ROOT, 'test', 'helpers', 'infra.ts')) as InfraModule;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const processes = require(path.join(REPO_ROOT, 'test', 'helpers', 'processes.ts')) as ProcessesModule;
-  return { infra, processes };
+  return { infra, processes, cluster };
 }

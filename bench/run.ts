@@ -17,7 +17,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { loadHelpers, REPO_ROOT, type IngressProcess, type InfraModule, type PaperBridgeProcess, type ProcessesModule, type RedisServer, type ServiceProcess, type TemporalServer } from './helpers';
+import { loadHelpers, REPO_ROOT, type IngressProcess, type InfraModule, type PaperBridgeProcess, type ProcessesModule, type RedisServer, type ServiceProcess, type TemporalServer, type TemporalCluster, type ClusterModule } from './helpers';
 import type { AcceptedRecord, LoadResult, LoadSpec } from './load';
 import type { FloorResult, FloorSpec } from './floor';
 import { goalRow, infoRow, renderTable, round, summarize, type Row, type Summary } from './stats';
@@ -41,6 +41,10 @@ const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [--cpu-pr
                    (e.g. the end-to-end latency below the stack's capacity); the goals stay those of the 50/s run
   --poll-rate N    polls/s beside the steady phase and without the worker; default 100; 0 = no poll beside the
                    steady phase (diagnosis: the end-to-end latency without the poll's load)
+  --temporal dev|cluster
+                   which Temporal: the dev server with the project's profile (default), or the cluster profile (the
+                   real server on a fresh PostgreSQL of the run's own; TEMPORAL_CLUSTER_SHARDS, default 8)
+  --workers N      worker processes (default 1; 1 to 4)
   --ingress-node-options S
                    NODE_OPTIONS for the ingress process only (diagnosis: e.g. V8 heap flags against its peak RSS); the
                    flags of scripts/node-flags.ts come after NODE_OPTIONS on the command line and win
@@ -54,6 +58,8 @@ export interface Options {
   steadyRate: number;
   pollRate: number;
   ingressNodeOptions?: string;
+  temporal?: 'dev' | 'cluster';
+  workers?: number;
 }
 
 function parseOptions(argv: string[]): Options | 'help' {
@@ -84,6 +90,14 @@ function parseOptions(argv: string[]): Options | 'help' {
         if (!Number.isInteger(n) || n < 1 || n > 8) throw new UsageError(`--scenario: "${part}" is not a scenario number 1 to 8`);
         opts.scenarios.add(n);
       }
+    } else if (arg === '--temporal' || arg.startsWith('--temporal=')) {
+      const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
+      if (value !== 'dev' && value !== 'cluster') throw new UsageError('--temporal must be dev or cluster');
+      opts.temporal = value;
+    } else if (arg === '--workers' || arg.startsWith('--workers=')) {
+      const value = Number(arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i]);
+      if (!Number.isInteger(value) || value < 1 || value > 4) throw new UsageError('--workers must be 1 to 4');
+      opts.workers = value;
     } else if (arg === '--ingress-node-options' || arg.startsWith('--ingress-node-options=')) {
       const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
       if (!value) throw new UsageError('--ingress-node-options needs a value, e.g. --ingress-node-options=--max-semi-space-size=4');
@@ -566,8 +580,12 @@ export function persistenceUsage(a: PersistenceTotals | undefined, b: Persistenc
 export interface Stack {
   runDir: string;
   temporal: TemporalServer;
+  /** The cluster profile's PostgreSQL (its process group), when the run uses it. */
+  postgresPid?: number;
   redis: RedisServer;
   worker: ServiceProcess;
+  /** Workers past the first (--workers). */
+  moreWorkers: ServiceProcess[];
   ingress: IngressProcess;
   bridge: PaperBridgeProcess;
   client: Client;
@@ -625,7 +643,7 @@ function registryDocument(accounts: string[], tokens: Record<string, string>, se
   };
 }
 
-export async function startStack(helpers: { infra: InfraModule; processes: ProcessesModule }, opts: Options, runDir: string): Promise<Stack> {
+export async function startStack(helpers: { infra: InfraModule; processes: ProcessesModule; cluster: ClusterModule }, opts: Options, runDir: string): Promise<Stack> {
   const { infra, processes } = helpers;
   processes.ensureBuilt();
   for (const f of ['load.js', 'floor.js']) {
@@ -646,7 +664,12 @@ export async function startStack(helpers: { infra: InfraModule; processes: Proce
     });
   }
   log(`Temporal database: ${dbFile}`);
-  const [t, r] = await Promise.allSettled([infra.startTemporal({ dbFile }), infra.startRedis()]);
+  const cluster = opts.temporal === 'cluster';
+  if (cluster) log('starting the cluster profile: PostgreSQL, schemas, the Temporal server (docs/cluster-profile.md)');
+  const [t, r] = await Promise.allSettled([
+    cluster ? helpers.cluster.startTemporalCluster({ dir: path.join(runDir, 'temporal-cluster') }) : infra.startTemporal({ dbFile }),
+    infra.startRedis(),
+  ]);
   if (t.status === 'fulfilled') started.push({ name: 'Temporal', stop: () => t.value.stop() });
   if (r.status === 'fulfilled') started.push({ name: 'redis-server', stop: () => r.value.stop() });
   if (t.status === 'rejected') throw new StageError(`Temporal did not start: ${(t.reason as Error)?.message ?? t.reason}`);
@@ -717,6 +740,12 @@ export async function startStack(helpers: { infra: InfraModule; processes: Proce
   if (i.status === 'rejected') throw new StageError(`ingress did not get ready: ${(i.reason as Error)?.message ?? i.reason}`);
   const worker = w.value;
   const ingress = i.value;
+  const moreWorkers: ServiceProcess[] = [];
+  for (let n = 2; n <= (opts.workers ?? 1); n++) {
+    const more = await processes.startWorkerProcess(profiled('worker'), { label: `worker-${n}` });
+    started.push({ name: `worker ${n}`, stop: () => more.stop(15_000) });
+    moreWorkers.push(more);
+  }
 
   log(`starting the paper bridge for ${ACCOUNTS} accounts against ${ingress.url}`);
   const ledgerFile = path.join(runDir, 'ledger.jsonl');
@@ -738,8 +767,27 @@ export async function startStack(helpers: { infra: InfraModule; processes: Proce
     bridge: nodePidInGroup(bridge.pid, path.join('dist', 'src', 'paper', 'main.js')),
   };
   log(`stack ready: ingress ${ingress.url} (pid ${pids.ingress}), worker pid ${pids.worker}, paper bridge pid ${pids.bridge}`);
-  const temporalMetricsPortFound = temporalMetricsPort(temporal.pid);
-  return { runDir, temporal, redis, worker, ingress, bridge, client, connection, ledger: new LedgerTail(ledgerFile), accounts, secret, token, taskQueue, pids, temporalMetricsPort: temporalMetricsPortFound };
+  const clusterInfo = temporal as Partial<TemporalCluster>;
+  const temporalMetricsPortFound = clusterInfo.metricsUrl ? Number(new URL(clusterInfo.metricsUrl).port) : temporalMetricsPort(temporal.pid);
+  return {
+    runDir,
+    temporal,
+    ...(clusterInfo.postgres ? { postgresPid: clusterInfo.postgres.pid } : {}),
+    redis,
+    worker,
+    moreWorkers,
+    ingress,
+    bridge,
+    client,
+    connection,
+    ledger: new LedgerTail(ledgerFile),
+    accounts,
+    secret,
+    token,
+    taskQueue,
+    pids,
+    temporalMetricsPort: temporalMetricsPortFound,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -952,7 +1000,15 @@ async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts:
     results.loadavg[stage] = os.loadavg().map((v) => round(v));
     timeline.phase(stage);
   };
-  const groups = () => ({ temporal: stack.temporal.pid, redis: stack.redis.pid, ingress: stack.ingress.pid, worker: stack.worker.pid, bridge: stack.bridge.pid });
+  const groups = () => ({
+    temporal: stack.temporal.pid,
+    ...(stack.postgresPid ? { postgres: stack.postgresPid } : {}),
+    redis: stack.redis.pid,
+    ingress: stack.ingress.pid,
+    worker: stack.worker.pid,
+    ...Object.fromEntries(stack.moreWorkers.map((w, i) => [`worker${i + 2}`, w.pid])),
+    bridge: stack.bridge.pid,
+  });
   /** Runs a stage and records where the machine's CPU went meanwhile. */
   const measure = async <T>(stage: string, fn: () => Promise<T>, signalsOf?: (r: T) => number): Promise<T> => {
     const before = cpuSnapshot(groups());
@@ -1280,7 +1336,7 @@ async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts:
   if (want(5)) await scenario('5 (no worker)', async () => {
     mark('pollNoWorker');
     log('scenario 5: stopping the worker (SIGTERM), then the poll alone');
-    await withDeadline('stopping the worker', 30_000, () => stack.worker.stop(15_000));
+    await withDeadline('stopping the workers', 30_000, () => Promise.all([stack.worker, ...stack.moreWorkers].map((w) => w.stop(15_000))));
     log(`scenario 5: GET /v1/signals/<id> at ${opts.pollRate || POLL_RATE}/s for ${plan.pollNoWorkerSec} s, no worker running`);
     results.pollNoWorker = await measure('pollNoWorker', () =>
       runChild<LoadResult>(
@@ -1478,7 +1534,7 @@ async function main(argv: string[]): Promise<number> {
     machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, memMb: Math.round(os.totalmem() / 2 ** 20), node: process.version, platform: `${os.type()} ${os.release()}` },
     git,
     plan,
-    parameters: { accounts: ACCOUNTS, concurrency: CONCURRENCY, steadyRate: opts.steadyRate, steadyAccounts: STEADY_ACCOUNTS, pollRate: opts.pollRate, logLevel: 'info', limitsRaisedTo: Number(LIMIT_RAISED), cpuProf: opts.cpuProf, ingressNodeOptions: opts.ingressNodeOptions ?? null, temporalDb: opts.temporalDbDir ? `${opts.temporalDbDir} (fresh file)` : 'run directory (fresh file)' },
+    parameters: { accounts: ACCOUNTS, concurrency: CONCURRENCY, steadyRate: opts.steadyRate, steadyAccounts: STEADY_ACCOUNTS, pollRate: opts.pollRate, logLevel: 'info', limitsRaisedTo: Number(LIMIT_RAISED), cpuProf: opts.cpuProf, ingressNodeOptions: opts.ingressNodeOptions ?? null, temporal: opts.temporal ?? 'dev', workers: opts.workers ?? 1, temporalDb: opts.temporalDbDir ? `${opts.temporalDbDir} (fresh file)` : 'run directory (fresh file)' },
     goals: GOALS,
     rows,
     scenarioData: {

@@ -273,8 +273,9 @@ async function main(argv: string[]): Promise<number> {
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--n') n = Math.max(10, Math.min(2000, Number(argv[++i])));
     else if (argv[i] === '--temporal-db-dir') opts.temporalDbDir = path.resolve(argv[++i] ?? '');
+    else if (argv[i] === '--temporal' && (argv[i + 1] === 'dev' || argv[i + 1] === 'cluster')) opts.temporal = argv[++i] as 'dev' | 'cluster';
     else {
-      process.stderr.write('usage: node dist/bench/stages.js [--n 200] [--temporal-db-dir DIR]\n');
+      process.stderr.write('usage: node dist/bench/stages.js [--n 200] [--temporal-db-dir DIR] [--temporal dev|cluster]\n');
       return 2;
     }
   }
@@ -310,7 +311,7 @@ async function main(argv: string[]): Promise<number> {
   process.stdout.write(`\nstage timings, one at a time (ms); ${os.cpus().length} CPUs, load average before ${loadBefore.map((v) => v.toFixed(2)).join(' ')}; Temporal db in ${opts.temporalDbDir ?? 'the run directory'}\n\n`);
   process.stdout.write(`${'stage'.padEnd(width)}  ${'count'.padStart(6)} ${'p50'.padStart(9)} ${'p99'.padStart(9)} ${'mean'.padStart(9)}\n`);
   for (const [k, v] of Object.entries(stages)) process.stdout.write(`${k.padEnd(width)}  ${String(v.count).padStart(6)} ${fmt(v.p50)} ${fmt(v.p99)} ${fmt(v.mean)}\n`);
-  const profile = process.env.TEMPORAL_DEV_PROFILE === 'stock' ? 'stock' : process.env.TEMPORAL_DEV_PROFILE_WITHOUT ? `project without ${process.env.TEMPORAL_DEV_PROFILE_WITHOUT}` : 'project';
+  const profile = opts.temporal === 'cluster' ? `cluster (${process.env.TEMPORAL_CLUSTER_SHARDS ?? 8} shards)` : process.env.TEMPORAL_DEV_PROFILE === 'stock' ? 'stock' : process.env.TEMPORAL_DEV_PROFILE_WITHOUT ? `project without ${process.env.TEMPORAL_DEV_PROFILE_WITHOUT}` : 'project';
   process.stdout.write(
     `\nwork per signal (Temporal dev-server profile: ${profile}), over ${work.signals} signals one at a time: ` +
       `persistence calls ${work.persistence?.callsPerSignal ?? '?'} (mean ${work.persistence?.meanMs ?? '?'} ms), ` +
