@@ -61,7 +61,7 @@ export interface TemporalServer {
 export interface TemporalCluster extends TemporalServer {
   shards: number;
   metricsUrl: string;
-  postgres: { readonly pid: number };
+  postgres: { readonly pid: number; dataDir: string };
 }
 
 export interface ClusterModule {

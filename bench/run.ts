@@ -525,6 +525,20 @@ function temporalMetricsPort(pgid: number): number | undefined {
   return undefined;
 }
 
+/**
+ * The process group of a PostgreSQL cluster's postmaster and its backends: as root it runs under runuser, which puts
+ * it in a session of its own, so the group we spawned does not hold it.
+ */
+function postmasterGroup(dataDir: string): number | undefined {
+  try {
+    const pid = Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+  } catch {
+    return undefined;
+  }
+}
+
 export type PersistenceTotals = Record<string, { count: number; sumS: number }>;
 
 export async function scrapePersistence(port: number | undefined): Promise<PersistenceTotals | undefined> {
@@ -772,7 +786,7 @@ export async function startStack(helpers: { infra: InfraModule; processes: Proce
   return {
     runDir,
     temporal,
-    ...(clusterInfo.postgres ? { postgresPid: clusterInfo.postgres.pid } : {}),
+    ...(clusterInfo.postgres ? { postgresPid: postmasterGroup(clusterInfo.postgres.dataDir) ?? clusterInfo.postgres.pid } : {}),
     redis,
     worker,
     moreWorkers,

@@ -18,11 +18,40 @@ const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
       .pipe(z.number().int().min(min).max(max)),
   );
 
-const regionSchema = z.object({
-  name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/),
-  address: z.string().min(1),
-  namespace: z.string().min(1),
-});
+/**
+ * How a region's Temporal connection is secured: TLS (with a private CA, a server name, an mTLS client certificate)
+ * and an API key (Temporal Cloud). Files, never the secrets themselves: the config holds paths.
+ */
+const temporalSecuritySchema = z
+  .object({
+    tls: z
+      .union([
+        z.literal(true),
+        z
+          .object({
+            caFile: z.string().min(1).optional(),
+            certFile: z.string().min(1).optional(),
+            keyFile: z.string().min(1).optional(),
+            serverName: z.string().min(1).optional(),
+          })
+          .strict(),
+      ])
+      .optional(),
+    apiKeyFile: z.string().min(1).optional(),
+  })
+  .refine((r) => r.tls === undefined || r.tls === true || !r.tls.certFile === !r.tls.keyFile, {
+    message: 'tls.certFile and tls.keyFile go together (an mTLS client certificate and its key)',
+    path: ['certFile'],
+  })
+  .refine((r) => r.apiKeyFile === undefined || r.tls !== undefined, { message: 'an API key is only sent over TLS: set tls too', path: ['apiKeyFile'] });
+
+const regionSchema = z
+  .object({
+    name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/),
+    address: z.string().min(1),
+    namespace: z.string().min(1),
+  })
+  .and(temporalSecuritySchema);
 export type RegionConfig = z.infer<typeof regionSchema>;
 
 /** A whole number of proxies, or addresses / CIDR ranges / Express's names for them, of the proxies in front. */
@@ -77,8 +106,19 @@ const envSchema = z.object({
   TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('external-signals'),
-  /** JSON array of {name, address, namespace}; when unset, one region "default" from TEMPORAL_ADDRESS/NAMESPACE. */
+  /**
+   * JSON array of {name, address, namespace, tls?, apiKeyFile?}; when unset, one region "default" from
+   * TEMPORAL_ADDRESS/NAMESPACE and the TEMPORAL_TLS_* / TEMPORAL_API_KEY_FILE settings below.
+   */
   TEMPORAL_REGIONS: z.string().optional(),
+  /** TLS to Temporal (on with any TEMPORAL_TLS_* file); files are PEM. docs/cluster-profile.md, "Connections". */
+  TEMPORAL_TLS: z.enum(['true', 'false']).default('false'),
+  TEMPORAL_TLS_CA_FILE: z.string().min(1).optional(),
+  TEMPORAL_TLS_CERT_FILE: z.string().min(1).optional(),
+  TEMPORAL_TLS_KEY_FILE: z.string().min(1).optional(),
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  /** A file holding a Temporal Cloud API key (sent as a bearer token; TLS required). */
+  TEMPORAL_API_KEY_FILE: z.string().min(1).optional(),
   /** How long all Temporal calls of one submission may take together; past it the webhook answers 503 backpressure. */
   TEMPORAL_START_TIMEOUT_MS: int(1500, 1),
   /** How long to try to reach an unreachable Temporal before answering 503 backpressure. */
@@ -149,6 +189,20 @@ function parseRegions(raw: string): RegionConfig[] {
   return parsed.data;
 }
 
+/** The one region of TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE, secured by the TEMPORAL_TLS_* and API key settings. */
+function singleRegion(e: z.infer<typeof envSchema>): RegionConfig {
+  const files = { caFile: e.TEMPORAL_TLS_CA_FILE, certFile: e.TEMPORAL_TLS_CERT_FILE, keyFile: e.TEMPORAL_TLS_KEY_FILE, serverName: e.TEMPORAL_TLS_SERVER_NAME };
+  const given = Object.fromEntries(Object.entries(files).filter(([, v]) => v !== undefined));
+  const tls = Object.keys(given).length > 0 ? given : e.TEMPORAL_TLS === 'true' ? true : undefined;
+  const region = { name: 'default', address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, ...(tls ? { tls } : {}), ...(e.TEMPORAL_API_KEY_FILE ? { apiKeyFile: e.TEMPORAL_API_KEY_FILE } : {}) };
+  const parsed = regionSchema.safeParse(region);
+  if (!parsed.success) {
+    const env: Record<string, string> = { certFile: 'TEMPORAL_TLS_CERT_FILE', keyFile: 'TEMPORAL_TLS_KEY_FILE', apiKeyFile: 'TEMPORAL_API_KEY_FILE' };
+    throw new Error(`Invalid configuration:\n${parsed.error.issues.map((i) => `${env[String(i.path.at(-1))] ?? 'TEMPORAL_TLS'}: ${i.message}`).join('\n')}`);
+  }
+  return parsed.data;
+}
+
 /** The environment through one schema; every problem in one error (names and rules only, never a value). */
 function parseEnv<T extends z.ZodType>(schema: T, env: NodeJS.ProcessEnv): z.infer<T> {
   const parsed = schema.safeParse(env);
@@ -164,9 +218,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   if (e.ADMIN_PORT !== 'off' && e.ADMIN_PORT !== 0 && e.ADMIN_PORT === e.PORT) {
     throw new Error('Invalid configuration:\nADMIN_PORT: must differ from PORT (the admin listener is never the public one)');
   }
-  const regions: RegionConfig[] = e.TEMPORAL_REGIONS
-    ? parseRegions(e.TEMPORAL_REGIONS)
-    : [{ name: 'default', address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE }];
+  const regions: RegionConfig[] = e.TEMPORAL_REGIONS ? parseRegions(e.TEMPORAL_REGIONS) : [singleRegion(e)];
   return {
     host: e.HOST,
     port: e.PORT,

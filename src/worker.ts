@@ -13,6 +13,7 @@ import { createWorkerMetrics, reasonLabel } from './metrics';
 import { serveMetrics } from './metrics-server';
 import type { InjectedSinks } from '@temporalio/worker';
 import type { OutcomeSinks } from '../workflows/sinks';
+import { temporalConnectionOptions } from './temporal/connection-options';
 
 export interface RunningWorker {
   /** Resolves when every region's worker has stopped. */
@@ -62,7 +63,7 @@ export async function startWorker(config: Config = loadConfig()): Promise<Runnin
   const connections: NativeConnection[] = [];
   const workers: Worker[] = [];
   for (const region of config.temporal.regions) {
-    const connection = await NativeConnection.connect({ address: region.address });
+    const connection = await NativeConnection.connect(temporalConnectionOptions(region));
     connections.push(connection);
     workers.push(
       await Worker.create({

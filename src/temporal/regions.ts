@@ -1,4 +1,5 @@
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import { temporalConnectionOptions } from './connection-options';
 import type { RegionConfig } from '../config';
 import { neverSent, NotSentError } from './failures';
 
@@ -22,7 +23,7 @@ export class Regions {
     // A call that could not be sent (no connection) fails at once instead of backing off past the caller's deadline,
     // so a start that certainly did not happen is answered "not accepted" quickly (TemporalExecutions.launch).
     const interceptors = [makeGrpcRetryInterceptor({ ...retry, retryableDecider: (attempt, status) => !neverSent(status) && retry.retryableDecider(attempt, status) })];
-    const connection = Connection.lazy({ address: config.address, connectTimeout: this.connectTimeoutMs, interceptors });
+    const connection = Connection.lazy({ ...temporalConnectionOptions(config), connectTimeout: this.connectTimeoutMs, interceptors });
     return { config, connection, client: new Client({ connection, namespace: config.namespace }) };
   }
 
