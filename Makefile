@@ -8,6 +8,11 @@ start:
 test:
 	@bash scripts/test.sh
 
+# The service on the cluster profile: PostgreSQL, the real Temporal server and its UI, Redis, two workers and two
+# ingress processes behind a loopback round-robin, the paper bridge (docs/cluster-profile.md).
+cluster:
+	@bash scripts/cluster.sh
+
 # The end-to-end, integration and conformance suites against the cluster profile: the real Temporal server on a
 # PostgreSQL of the run's own (docs/cluster-profile.md); same summary line.
 test-cluster:

@@ -61,11 +61,12 @@ export interface TemporalServer {
 export interface TemporalCluster extends TemporalServer {
   shards: number;
   metricsUrl: string;
-  postgres: { readonly pid: number; dataDir: string };
+  postgres: { readonly pid: number; dataDir: string; host: string; port: number };
 }
 
 export interface ClusterModule {
   startTemporalCluster(opts?: { namespaces?: string[]; shards?: number; dir?: string }): Promise<TemporalCluster>;
+  clusterBinary(which: 'server' | 'sql' | 'ui'): string;
 }
 
 export interface RedisServer {
@@ -78,7 +79,7 @@ export interface RedisServer {
 
 export interface InfraModule {
   startTemporal(opts?: { dbFile?: string; namespaces?: string[]; readyTimeoutMs?: number }): Promise<TemporalServer>;
-  startRedis(opts?: { readyTimeoutMs?: number }): Promise<RedisServer>;
+  startRedis(opts?: { readyTimeoutMs?: number; durable?: boolean }): Promise<RedisServer>;
   waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs: number, intervalMs?: number): Promise<T>;
   freePort(): Promise<number>;
   temporalBinary(): string;

@@ -1,5 +1,44 @@
-import { Redis } from 'ioredis';
+import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
+
+/**
+ * Where Redis is, from REDIS_URL: `redis://[user:password@]host:port[/db]` (an ACL user), `rediss://…` (TLS), or
+ * `redis+sentinel://[user:password@]host:port[,host:port…]/master[/db]` (Sentinel; `rediss+sentinel` for TLS to the
+ * data nodes): ioredis asks the sentinels who the master is, and again after a failover.
+ */
+export function openRedis(url: string, options: RedisOptions): Redis {
+  const sentinel = sentinelOptions(url);
+  return sentinel ? new Redis({ ...options, ...sentinel }) : new Redis(url, options);
+}
+
+export function sentinelOptions(url: string): RedisOptions | undefined {
+  const m = /^(rediss?)\+sentinel:\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/]+)\/([^/?]+)(?:\/(\d+))?$/.exec(url);
+  if (!m) {
+    if (/^rediss?\+sentinel:/.test(url)) throw new Error('Invalid configuration:\nREDIS_URL: a Sentinel URL is redis+sentinel://[user:password@]host:port[,host:port...]/master[/db]');
+    return undefined;
+  }
+  const [, scheme, user, password, hosts, master, db] = m;
+  const sentinels = hosts!.split(',').map((h) => {
+    const at = h.lastIndexOf(':');
+    const port = Number(h.slice(at + 1));
+    if (at <= 0 || !Number.isInteger(port) || port < 1 || port > 65535) throw new Error(`Invalid configuration:\nREDIS_URL: sentinel "${h}" is not host:port`);
+    return { host: h.slice(0, at), port };
+  });
+  return {
+    sentinels,
+    name: decodeURIComponent(master!),
+    ...(user ? { username: decodeURIComponent(user) } : {}),
+    ...(password ? { password: decodeURIComponent(password) } : {}),
+    ...(db ? { db: Number(db) } : {}),
+    ...(scheme === 'rediss' ? { tls: {}, enableTLSForSentinelMode: true } : {}),
+    // Listens for the sentinels' +switch-master and moves to the new master at once: until the old master is turned
+    // into a replica it still takes writes, and those are lost when it resyncs (split brain).
+    failoverDetector: true,
+    // After a failover the old master answers writes with READONLY: reconnect, and the sentinels name the new one.
+    // The refused command is not sent again (it did not run); its caller fails closed and retries.
+    reconnectOnError: (err: Error) => (err.message.startsWith('READONLY') ? 1 : false),
+  };
+}
 
 /**
  * A Redis connection that fails fast: no offline queue and a command deadline, so a guard that needs Redis learns at
@@ -7,7 +46,7 @@ import type { Logger } from 'pino';
  * and a process started while Redis is down keeps running.
  */
 export function connectRedis(url: string, options: { commandTimeoutMs: number; logger?: Logger; name: string }): Redis {
-  const redis = new Redis(url, {
+  const redis = openRedis(url, {
     connectionName: options.name,
     enableOfflineQueue: false,
     commandTimeout: options.commandTimeoutMs,

@@ -1,13 +1,12 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from '@temporalio/worker';
-import { Redis } from 'ioredis';
 import { createActivities } from '../activities';
 import { RedisCommandQueue } from './bridge/queue';
 import { RedisAccountSequencer } from './bridge/ordering';
 import { RedisAdmissionLedger } from './signals/admission';
 import { loadConfig, type Config } from './config';
-import { logRedisErrors } from './redis';
+import { logRedisErrors, openRedis } from './redis';
 import { createLogger } from './logger';
 import { createWorkerMetrics, reasonLabel } from './metrics';
 import { serveMetrics } from './metrics-server';
@@ -41,7 +40,7 @@ export async function startWorker(config: Config = loadConfig()): Promise<Runnin
     });
   }
   // Activities may wait for Redis to come back (Temporal retries them), so this connection queues while offline.
-  const redis = new Redis(config.redis.url, { connectionName: 'worker', commandTimeout: 5000, maxRetriesPerRequest: 2 });
+  const redis = openRedis(config.redis.url, { connectionName: 'worker', commandTimeout: 5000, maxRetriesPerRequest: 2 });
   logRedisErrors(redis, 'worker', logger);
   const activities = createActivities({
     queue: new RedisCommandQueue(redis),

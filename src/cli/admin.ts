@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { openRedis } from '../redis';
 import { ZodError } from 'zod';
 import { loadConfig } from '../config';
 import { RedisRegistry, RegistryRefusal } from '../registry/registry';
@@ -77,7 +78,7 @@ export async function runAdmin(argv: string[], io: Io): Promise<number> {
     const ctx: VerbContext = {
       async registry() {
         if (!registry) {
-          redis = new Redis(config.redis.url, {
+          redis = openRedis(config.redis.url, {
             lazyConnect: true,
             connectionName: 'admin-cli',
             enableOfflineQueue: false,

