@@ -456,22 +456,28 @@ export interface CpuUsage {
   steal: number;
 }
 
-function ticksOf(statLine: string): { pgrp: number; ticks: number } {
+function ticksOf(statLine: string): { ppid: number; pgrp: number; ticks: number } {
   const f = statLine.slice(statLine.lastIndexOf(')') + 2).split(' ');
-  return { pgrp: Number(f[2]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) };
+  return { ppid: Number(f[1]), pgrp: Number(f[2]), ticks: Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]) };
 }
 
-function cpuSnapshot(groups: Record<string, number>): CpuSnapshot {
+/**
+ * `groups`: program name → process group. `trees`: program name → a parent pid whose children count for it (a
+ * PostgreSQL backend puts itself in a process group of its own, so its postmaster's group does not hold it).
+ */
+function cpuSnapshot(groups: Record<string, number>, trees: Record<string, number> = {}): CpuSnapshot {
   const cpu = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
   const [user = 0, nice = 0, system = 0, , , irq = 0, softirq = 0, steal = 0] = cpu;
   const byPgid = new Map<number, string>();
   for (const [name, pgid] of Object.entries(groups)) if (pgid > 0) byPgid.set(pgid, name);
-  const out: Record<string, number> = Object.fromEntries(Object.keys(groups).map((n) => [n, 0]));
+  const byParent = new Map<number, string>();
+  for (const [name, pid] of Object.entries(trees)) if (pid > 0) byParent.set(pid, name);
+  const out: Record<string, number> = Object.fromEntries([...Object.keys(groups), ...Object.keys(trees)].map((n) => [n, 0]));
   for (const d of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(d)) continue;
     try {
-      const { pgrp, ticks } = ticksOf(fs.readFileSync(`/proc/${d}/stat`, 'utf8'));
-      const name = byPgid.get(pgrp);
+      const { ppid, pgrp, ticks } = ticksOf(fs.readFileSync(`/proc/${d}/stat`, 'utf8'));
+      const name = byPgid.get(pgrp) ?? byParent.get(ppid) ?? byParent.get(Number(d));
       if (name !== undefined) out[name] = (out[name] ?? 0) + ticks;
     } catch {
       // gone meanwhile
@@ -525,15 +531,11 @@ function temporalMetricsPort(pgid: number): number | undefined {
   return undefined;
 }
 
-/**
- * The process group of a PostgreSQL cluster's postmaster and its backends: as root it runs under runuser, which puts
- * it in a session of its own, so the group we spawned does not hold it.
- */
-function postmasterGroup(dataDir: string): number | undefined {
+/** The postmaster of a PostgreSQL cluster: its backends are its children (each in a process group of its own). */
+function postmasterPid(dataDir: string): number | undefined {
   try {
     const pid = Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
   } catch {
     return undefined;
   }
@@ -786,7 +788,7 @@ export async function startStack(helpers: { infra: InfraModule; processes: Proce
   return {
     runDir,
     temporal,
-    ...(clusterInfo.postgres ? { postgresPid: postmasterGroup(clusterInfo.postgres.dataDir) ?? clusterInfo.postgres.pid } : {}),
+    ...(clusterInfo.postgres ? { postgresPid: postmasterPid(clusterInfo.postgres.dataDir) } : {}),
     redis,
     worker,
     moreWorkers,
@@ -1014,9 +1016,9 @@ async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts:
     results.loadavg[stage] = os.loadavg().map((v) => round(v));
     timeline.phase(stage);
   };
+  const trees = (): Record<string, number> => (stack.postgresPid ? { postgres: stack.postgresPid } : {});
   const groups = () => ({
     temporal: stack.temporal.pid,
-    ...(stack.postgresPid ? { postgres: stack.postgresPid } : {}),
     redis: stack.redis.pid,
     ingress: stack.ingress.pid,
     worker: stack.worker.pid,
@@ -1025,14 +1027,14 @@ async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts:
   });
   /** Runs a stage and records where the machine's CPU went meanwhile. */
   const measure = async <T>(stage: string, fn: () => Promise<T>, signalsOf?: (r: T) => number): Promise<T> => {
-    const before = cpuSnapshot(groups());
+    const before = cpuSnapshot(groups(), trees());
     const persistenceBefore = await scrapePersistence(stack.temporalMetricsPort);
     let result: T | undefined;
     try {
       result = await fn();
       return result;
     } finally {
-      const usage = cpuUsage(before, cpuSnapshot(groups()));
+      const usage = cpuUsage(before, cpuSnapshot(groups(), trees()));
       results.cpu[stage] = usage;
       log(`${stage}: ${describeCpu(usage)}`);
       const p = persistenceUsage(persistenceBefore, await scrapePersistence(stack.temporalMetricsPort), result !== undefined && signalsOf ? signalsOf(result) : 0);

@@ -7,6 +7,7 @@ import type { AcceptDeps } from '../signals/accept';
 import type { StatusDeps } from '../signals/status';
 import { errorHandler, type Channel } from './errors';
 import { accessLog, requestId } from './middleware';
+import { methodNotAllowed } from './method-not-allowed';
 import { observe } from './observe';
 import type { IngressMetrics } from '../metrics';
 import { buildOpenApiDocument } from './openapi';
@@ -50,6 +51,7 @@ export function createApp(deps: AppDeps): Express {
     res.json(buildOpenApiDocument());
   });
   app.use(docsRoutes());
+  app.use(methodNotAllowed(app));
   app.use((_req, res) => {
     res.status(404).json({ error: 'Not found' });
   });

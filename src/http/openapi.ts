@@ -29,7 +29,13 @@ export const signalAcceptedSchema = z
   .object({
     success: z.boolean().describe('Outcome flag: true on 202; false in the partial-acceptance 503.'),
     signalId: z.string().describe('Handle for the status poll (GET /v1/signals/{signalId}).'),
-    correlationId: z.string().describe('Trace id for support; equals the X-Request-ID response header.'),
+    correlationId: z
+      .string()
+      .describe(
+        'Trace id of the request that was accepted (its logs and its workflow carry it): equals the X-Request-ID response header of that request. ' +
+          'On an idempotent replay (Idempotent-Replayed: true) the body is the first answer replayed, so correlationId is the first request\'s id, ' +
+          'while the X-Request-ID header names this request.',
+      ),
     accountsResolved: count.describe('Number of trading accounts the signal was routed to.'),
   })
   .describe('The signal is accepted for asynchronous execution (not executed yet). Poll signalId for the outcome.');
@@ -311,7 +317,9 @@ function submitOperation(perAccount: boolean) {
         : 'Same contract as POST /webhook/custom/{accountId} without the path parameter: the signal fans out to every trading account linked to the webhook secret.') +
       '\n\nAuthentication: the webhook secret in the JSON body field `secret` (no header scheme). ' +
       'Submission is asynchronous: 202 means accepted for execution, not executed; read the outcome with GET /v1/signals/{signalId}. ' +
-      'The body is read as JSON whatever the Content-Type (TradingView posts JSON as text/plain).',
+      'The body is read as JSON whatever the Content-Type (TradingView posts JSON as text/plain). ' +
+      'Two conveniences beyond the specification, kept because TradingView alerts can set neither a header nor a Content-Type: ' +
+      'the text/plain body, and the `idempotencyKey` body field standing in for the X-Idempotency-Key header.',
     security: [],
     parameters,
     requestBody: {

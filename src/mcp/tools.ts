@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { API_VERSION } from '../http/openapi';
+import { SIGNAL_ID_PATTERN } from '../temporal/ids';
+import { getSignalStatusOutput, submitSignalOutput } from './outputs';
 import { isOpening } from '../signals/actions';
 import { externalSignalShape, signalFields, type ExternalSignal } from '../signals/schema';
 import {
@@ -61,19 +63,25 @@ export const submitSignalInput = externalSignalShape.omit({ secret: true }).exte
 });
 
 export const getSignalStatusInput = z.strictObject({
-  signalId: z.string().min(1).max(128).describe('The signalId returned by submit_signal.'),
+  signalId: z
+    .string()
+    .min(1)
+    .max(128)
+    .describe('The signalId returned by submit_signal: "sig_" followed by 20 to 40 letters and digits (1 to 128 characters are accepted).'),
   waitMs: z
     .int()
     .min(0)
     .max(MAX_WAIT_MS)
     .optional()
-    .describe(`Wait up to this many milliseconds (at most ${MAX_WAIT_MS}) for the outcomes to arrive; omit or 0 to read once.`),
+    .describe(`Wait up to this many milliseconds (a whole number, 0 to ${MAX_WAIT_MS}) for the outcomes to arrive; omit or 0 to read once.`),
   expectAccounts: z
     .int()
     .min(1)
     .max(10_000)
     .optional()
-    .describe('How many account outcomes to wait for: the accountsResolved of submit_signal (remembered for signals submitted in this session; else 1).'),
+    .describe(
+      'How many account outcomes to wait for (a whole number, 1 to 10000): the accountsResolved of submit_signal (remembered for signals submitted in this session; else 1).',
+    ),
 });
 
 const INSTRUCTIONS = [
@@ -113,6 +121,7 @@ export function createSignalsMcpServer(deps: ToolDeps): McpServer {
         'breakeven positionId. A field the action does not use is refused. The answer is immediate: accepted is not executed; ' +
         'poll get_signal_status for entries. Transient failures are retried safely (same idempotency key) for up to 30 s.',
       inputSchema: submitSignalInput,
+      outputSchema: submitSignalOutput,
       annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
     },
     async (args) =>
@@ -148,6 +157,7 @@ export function createSignalsMcpServer(deps: ToolDeps): McpServer {
         'status pending_or_unknown means no outcome yet (or an unknown signalId). With waitMs (≤ 30000) it waits for the outcomes to arrive. ' +
         'Results of close, modify, cancel and breakeven are never reported here.',
       inputSchema: getSignalStatusInput,
+      outputSchema: getSignalStatusOutput,
       annotations: { readOnlyHint: true, openWorldHint: true },
     },
     async (args) =>
@@ -155,17 +165,26 @@ export function createSignalsMcpServer(deps: ToolDeps): McpServer {
         if (!config.apiToken) {
           return failure('this MCP server has no API token configured (SIGNALS_API_TOKEN); the operator must set it.');
         }
+        // An id the service could never have issued is not "still running": say so instead of "poll again".
+        if (!SIGNAL_ID_PATTERN.test(args.signalId)) {
+          return failure(
+            `"${args.signalId}" is not a signalId the service issues ("sig_" followed by 20 to 40 letters and digits): no signal has it. ` +
+              'Check it against the signalId submit_signal returned.',
+          );
+        }
         const waitMs = args.waitMs ?? 0;
+        const known = routed.has(args.signalId) ? 'submitted_in_this_session' : 'not_submitted_in_this_session';
         const expectAccounts = args.expectAccounts ?? routed.get(args.signalId) ?? 1;
         try {
           if (waitMs > 0) {
             const waited = await client.waitForOutcome(args.signalId, { token: config.apiToken, expectAccounts, deadlineMs: waitMs });
-            return statusResult(waited.status, expectAccounts, waited.complete, waitMs);
+            return statusResult(waited.status, expectAccounts, waited.complete, waitMs, known);
           }
           const status = await client.status(args.signalId, { token: config.apiToken });
-          return statusResult(status, expectAccounts, reportedCount(status) >= expectAccounts, 0);
+          return statusResult(status, expectAccounts, reportedCount(status) >= expectAccounts, 0, known);
         } catch (err) {
-          if (err instanceof StatusError) return failure(describeStatusError(err), { error: err.kind, ...err.info });
+          // No structuredContent on an error: hosts check it against the tool's output schema, which is the status's.
+          if (err instanceof StatusError) return failure(describeStatusError(err));
           throw err;
         }
       }),
@@ -177,8 +196,8 @@ export function createSignalsMcpServer(deps: ToolDeps): McpServer {
 // ---------------------------------------------------------------------------------------------------------------
 // Results an agent can act on
 
-function failure(text: string, structured?: Record<string, unknown>): CallToolResult {
-  return { content: [{ type: 'text', text }], ...(structured ? { structuredContent: structured } : {}), isError: true };
+function failure(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
 }
 
 /** Runs a tool body; whatever comes out (a result or an unexpected error) has every credential removed. */
@@ -260,7 +279,13 @@ export function describeSubmit(result: SubmitResult, action: ExternalSignal['act
   }
 }
 
-function statusResult(status: SignalStatus, expectAccounts: number, complete: boolean, waitedMs: number): CallToolResult {
+function statusResult(
+  status: SignalStatus,
+  expectAccounts: number,
+  complete: boolean,
+  waitedMs: number,
+  known: 'submitted_in_this_session' | 'not_submitted_in_this_session',
+): CallToolResult {
   const reported = reportedCount(status);
   const lines = status.accounts.map((a) =>
     a.outcome === 'filled' ? `${a.accountId} filled (ticket ${a.ticket ?? 'n/a'})` : `${a.accountId} rejected (reason: ${a.reason ?? 'n/a'})`,
@@ -274,10 +299,13 @@ function statusResult(status: SignalStatus, expectAccounts: number, complete: bo
       `signalId ${status.signalId}: pending_or_unknown — no outcome yet${waitedMs > 0 ? ` after waiting ${waitedMs} ms` : ''}. ` +
       `Poll again, e.g. get_signal_status {"signalId":"${status.signalId}","waitMs":${MAX_WAIT_MS}}. An unknown signalId, and any close/modify/cancel ` +
       'signal, also stays pending_or_unknown.';
+    if (known === 'not_submitted_in_this_session') {
+      text += ' This session did not submit this signalId: if it keeps answering pending_or_unknown, check it for a typo.';
+    }
   }
   return {
     content: [{ type: 'text', text }],
-    structuredContent: { ...status, reported, expectAccounts, complete },
+    structuredContent: { ...status, reported, expectAccounts, complete, signalIdKnown: known },
   };
 }
 

@@ -78,6 +78,28 @@ describe('the MCP server (built, stdio) against the real stack', () => {
     expect(status.inputSchema.required).toEqual(['signalId']);
     expect(status.inputSchema.properties).toMatchObject({ signalId: { type: 'string' }, waitMs: { maximum: 30000 } });
     expect(status.annotations).toMatchObject({ readOnlyHint: true });
+    // The limits are in the schema a host shows, not only in a bare -32602.
+    expect((status.inputSchema.properties as Record<string, any>).signalId.description).toMatch(/"sig_" followed by 20 to 40 letters and digits/);
+
+    // Both tools declare what their structuredContent holds.
+    expect(submit.outputSchema).toMatchObject({ type: 'object', required: expect.arrayContaining(['kind', 'idempotencyKey', 'attempts']) });
+    expect((submit.outputSchema!.properties as Record<string, any>).kind.enum).toEqual(['accepted', 'partially_accepted', 'no_targets', 'refused', 'gave_up']);
+    expect(status.outputSchema).toMatchObject({ type: 'object', required: expect.arrayContaining(['signalId', 'status', 'accounts', 'complete', 'signalIdKnown']) });
+  });
+
+  test('when the signalId cannot exist, then the agent is told it is malformed, not to poll again', async () => {
+    const res = await call(session, 'get_signal_status', { signalId: 'sig_not-a-real-id!' });
+    expect(res.isError).toBe(true);
+    expect(res.structuredContent).toBeUndefined();
+    expect(textOf(res)).toMatch(/is not a signalId the service issues/);
+    expect(textOf(res)).not.toMatch(/poll again/i);
+  });
+
+  test('when a well-formed signalId this session never submitted stays pending, then the agent is told it may be mistyped', async () => {
+    const res = await call(session, 'get_signal_status', { signalId: 'sig_0123456789abcdef0123456789abcdef' });
+    expect(res.isError).toBeFalsy();
+    expect(res.structuredContent).toMatchObject({ status: 'pending_or_unknown', signalIdKnown: 'not_submitted_in_this_session' });
+    expect(textOf(res)).toMatch(/did not submit this signalId.*typo/);
   });
 
   test('when an agent submits a buy and the terminal fills it, then submit_signal says accepted and get_signal_status says filled', async () => {
@@ -94,7 +116,8 @@ describe('the MCP server (built, stdio) against the real stack', () => {
 
     const before = await call(session, 'get_signal_status', { signalId });
     expect(before.isError).toBeFalsy();
-    expect(before.structuredContent).toMatchObject({ signalId, status: 'pending_or_unknown', reported: 0, complete: false });
+    expect(before.structuredContent).toMatchObject({ signalId, status: 'pending_or_unknown', reported: 0, complete: false, signalIdKnown: 'submitted_in_this_session' });
+    expect(textOf(before)).not.toMatch(/typo/);
     expect(textOf(before)).toMatch(/pending_or_unknown/);
 
     const [command] = await terminal.nextCommands(1);

@@ -340,9 +340,10 @@ describe('n8n workflow (docs/integrations/n8n/external-signals.workflow.json)', 
     expect(n.credentials).toEqual({ httpHeaderAuth: { id: null, name: expect.stringMatching(/\S/) } });
   });
 
-  test('it polls until reported >= accountsResolved, looping back to the Wait at most maxPolls (20) times', () => {
+  test('it polls until reported >= the outcomes it expects (accountsResolved, or fewer the token covers), looping back at most maxPolls (20) times', () => {
     const reported = ofType('n8n-nodes-base.if').find((n) => next(poll().name).includes(n.name))!;
-    expect(conditionText(reported)).toMatch(/reported.*>=.*accountsResolved/);
+    expect(conditionText(reported)).toMatch(/reported.*>=.*\.expect\b/);
+    expect(byName.get('Count poll')!.parameters.jsCode).toMatch(/expectAccounts > 0 \? Math\.min\(build\.expectAccounts, accepted\.accountsResolved\) : accepted\.accountsResolved/);
     const [whenReported, whenNot] = outputs(reported.name);
     expect(whenReported!.length).toBe(1);
     // Not reported yet: a bounded loop back to the Wait.
@@ -354,6 +355,21 @@ describe('n8n workflow (docs/integrations/n8n/external-signals.workflow.json)', 
     expect(reachable(again![0]!).has(poll().name)).toBe(true);
     expect(stop).toHaveLength(1);
     expect(raw).toMatch(/maxPolls: 20\b/);
+  });
+
+  test('when the polls run out, then it outputs the outcomes it has, marked incomplete, instead of failing', () => {
+    const last = byName.get('Outcomes so far')!;
+    expect(last.type).toBe('n8n-nodes-base.code');
+    const run = (pollAnswer: unknown) =>
+      new Function('$', last.parameters.jsCode as string)((name: string) => ({
+        last: () => ({ json: name === 'Count poll' ? { signalId: 'sig_x', expect: 3, poll: 20 } : pollAnswer }),
+      })) as { json: Record<string, unknown> }[];
+    const two = run({ statusCode: 200, body: { accounts: [{ accountId: 'a', outcome: 'filled', ticket: '1', occurredAt: 't' }, { accountId: 'b', outcome: 'rejected', reason: 'risk_x', occurredAt: 't' }] } });
+    expect(two.map((i) => i.json)).toEqual([
+      expect.objectContaining({ accountId: 'a', outcome: 'filled', ticket: '1', complete: false, note: expect.stringMatching(/^2 of 3 outcome\(s\) after 20 polls/) }),
+      expect.objectContaining({ accountId: 'b', outcome: 'rejected', reason: 'risk_x', complete: false }),
+    ]);
+    expect(run({ statusCode: 503, body: {} }).map((i) => i.json)).toEqual([{ signalId: 'sig_x', complete: false, outcome: null, note: expect.stringMatching(/^0 of 3/) }]);
   });
 
   test('it retries only a 5xx without signalId, a bounded number of times, with the same submit node (same key)', () => {
