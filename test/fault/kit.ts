@@ -278,6 +278,38 @@ export async function waitForOrders(ledgerFile: string, commandIds: readonly str
   }
 }
 
+/**
+ * The end of every mid-load fault scenario of single-account buys: each signal that got a 202 (after the callers'
+ * retries) is ordered exactly once at the paper bridge, nothing else is ordered, and the poll reports that very order
+ * as filled. Jest expectations; returns what it read for the scenario's own report line.
+ */
+export async function expectEachAcceptedFilledOnce(opts: {
+  final: readonly Sent<{ accountId: string; key: string }>[];
+  ledgerFile: string;
+  ingressUrl: () => string;
+  token: string;
+  deadlineMs: number;
+  describe: () => string;
+}): Promise<{ signals: { signalId: string; accountId: string; key: string }[]; orders: Map<string, LedgerEntry[]> }> {
+  const signals = opts.final.map((a) => ({ signalId: a.body.signalId as string, accountId: a.meta.accountId, key: a.meta.key }));
+  expect(new Set(signals.map((s) => s.signalId)).size).toBe(signals.length);
+  const commandIds = signals.map((s) => commandIdOf(s.signalId, s.accountId));
+  await waitForOrders(opts.ledgerFile, commandIds, opts.deadlineMs, opts.describe);
+  const outcomes = await pollUntilReported(opts.ingressUrl, opts.token, signals.map((s) => s.signalId), { deadlineMs: opts.deadlineMs, describe: opts.describe });
+  const orders = ordersByCommand(opts.ledgerFile);
+  expect([...orders.keys()].sort()).toEqual([...commandIds].sort());
+  const doubled = [...orders.entries()].filter(([, lines]) => lines.length !== 1).map(([id, lines]) => `${id}: ${lines.length}`);
+  expect(doubled).toEqual([]);
+  for (const s of signals) {
+    const order = orders.get(commandIdOf(s.signalId, s.accountId))![0]!;
+    expect({ key: s.key, accounts: outcomes.get(s.signalId) }).toEqual({
+      key: s.key,
+      accounts: [{ accountId: s.accountId, outcome: 'filled', ticket: order.ticket, reason: null, occurredAt: expect.any(String) }],
+    });
+  }
+  return { signals, orders };
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // Temporal
 

@@ -5,19 +5,17 @@ import { RedisRegistry } from '../../src/registry/registry';
 import { aofState, startRedis, waitFor, type RedisServer } from '../helpers/infra';
 import { ensureBuilt, runAdminProcess, serviceEnv, startProcessStack, type ProcessStack } from '../helpers/processes';
 import {
-  commandIdOf,
+  expectEachAcceptedFilledOnce,
   httpGet,
   httpPost,
   importRegistry,
   makeRegistry,
   ordersByCommand,
-  pollUntilReported,
   redisClient,
   retryUntilAccepted,
   runBounded,
   scenarioFiles,
   tally,
-  waitForOrders,
   type Sent,
 } from './kit';
 
@@ -154,24 +152,7 @@ describe('Redis is killed with SIGKILL mid-load and starts again on its append-o
       // During the crash the service refused (503, fail closed); it never answered anything else.
       expect(Object.keys(tally(answers, (a) => a.status)).sort()).toEqual(['202', '503']);
 
-      const signals = final.map((a) => ({ signalId: a.body.signalId as string, accountId: a.meta.accountId, key: a.meta.key }));
-      expect(new Set(signals.map((s) => s.signalId)).size).toBe(signals.length);
-      const commandIds = signals.map((s) => commandIdOf(s.signalId, s.accountId));
-      await waitForOrders(ledgerFile, commandIds, SETTLE_DEADLINE_MS, describeAll);
-      const outcomes = await pollUntilReported(() => stack!.ingress.url, reg.token, signals.map((s) => s.signalId), { deadlineMs: SETTLE_DEADLINE_MS, describe: describeAll });
-
-      // Exactly once: one order per accepted signal, none for anything else, and the poll reports that very order.
-      const orders = ordersByCommand(ledgerFile);
-      expect([...orders.keys()].sort()).toEqual([...commandIds].sort());
-      const doubled = [...orders.entries()].filter(([, lines]) => lines.length !== 1).map(([id, lines]) => `${id}: ${lines.length}`);
-      expect(doubled).toEqual([]);
-      for (const s of signals) {
-        const order = orders.get(commandIdOf(s.signalId, s.accountId))![0]!;
-        expect({ key: s.key, accounts: outcomes.get(s.signalId) }).toEqual({
-          key: s.key,
-          accounts: [{ accountId: s.accountId, outcome: 'filled', ticket: order.ticket, reason: null, occurredAt: expect.any(String) }],
-        });
-      }
+      const { signals, orders } = await expectEachAcceptedFilledOnce({ final, ledgerFile, ingressUrl: () => stack!.ingress.url, token: reg.token, deadlineMs: SETTLE_DEADLINE_MS, describe: describeAll });
 
       // The registry is whole, the operator's last edit included, and works: the new token reads its account's outcome.
       const after = await registryView(reader!, [crash.token!]);

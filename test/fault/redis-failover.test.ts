@@ -4,17 +4,15 @@ import { startRedis, waitFor, type RedisServer } from '../helpers/infra';
 import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../helpers/processes';
 import { startSentinel, type Sentinel } from '../helpers/redis-sentinel';
 import {
-  commandIdOf,
+  expectEachAcceptedFilledOnce,
+  httpPost,
   importRegistry,
   makeRegistry,
   ordersByCommand,
-  pollUntilReported,
   retryUntilAccepted,
   runBounded,
   scenarioFiles,
   tally,
-  waitForOrders,
-  httpPost,
   type Sent,
 } from './kit';
 
@@ -151,19 +149,7 @@ describeFailover('Redis fails over to its replica through Sentinel mid-load', ()
       expect(final.filter((a) => a.status !== 202).map((a) => ({ index: a.index, status: a.status, body: a.body }))).toEqual([]);
       expect(Object.keys(tally(answers, (a) => a.status)).every((s) => s === '202' || s === '503')).toBe(true);
 
-      const signals = final.map((a) => ({ signalId: a.body.signalId as string, accountId: a.meta.accountId, key: a.meta.key }));
-      expect(new Set(signals.map((s) => s.signalId)).size).toBe(signals.length);
-      const commandIds = signals.map((s) => commandIdOf(s.signalId, s.accountId));
-      await waitForOrders(ledgerFile, commandIds, SETTLE_DEADLINE_MS, describeAll);
-      const outcomes = await pollUntilReported(() => stack!.ingress.url, reg.token, signals.map((s) => s.signalId), { deadlineMs: SETTLE_DEADLINE_MS, describe: describeAll });
-
-      const orders = ordersByCommand(ledgerFile);
-      expect([...orders.keys()].sort()).toEqual([...commandIds].sort());
-      expect([...orders.entries()].filter(([, lines]) => lines.length !== 1).map(([id, lines]) => `${id}: ${lines.length}`)).toEqual([]);
-      for (const s of signals) {
-        const order = orders.get(commandIdOf(s.signalId, s.accountId))![0]!;
-        expect(outcomes.get(s.signalId)).toEqual([{ accountId: s.accountId, outcome: 'filled', ticket: order.ticket, reason: null, occurredAt: expect.any(String) }]);
-      }
+      const { signals, orders } = await expectEachAcceptedFilledOnce({ final, ledgerFile, ingressUrl: () => stack!.ingress.url, token: reg.token, deadlineMs: SETTLE_DEADLINE_MS, describe: describeAll });
       for (const p of stack!.all()) expect({ name: p.name, running: p.running, spawns: p.spawns }).toEqual({ name: p.name, running: true, spawns: 1 });
       // The roles swapped, and the service's work after the failover went to the new master.
       expect(await info(replica!.port, 'replication', 'role')).toBe('master');
