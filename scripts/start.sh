@@ -15,7 +15,6 @@ export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 export TEMPORAL_ADDRESS="${TEMPORAL_ADDRESS:-127.0.0.1:7233}"
 export TEMPORAL_NAMESPACE="${TEMPORAL_NAMESPACE:-default}"
 TEMPORAL_UI_PORT="${TEMPORAL_UI_PORT:-8233}"
-SEARCH_ATTRIBUTES=(SignalId AccountId Action Symbol Outcome)
 REGISTRY="demo/registry.json"
 cache_root="${EXTERNAL_SIGNALS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/external-signals}"
 state_dir="$cache_root/state"
@@ -91,6 +90,8 @@ log "building"
 npm run build >"$run_dir/build.log" 2>&1 || { tail -n 40 "$run_dir/build.log" >&2; die "npm run build failed (log: .run/build.log)"; }
 
 # ------------------------------------------------------------------------------------------------ Temporal
+# Our search attributes as NAME=TYPE, from their one list (src/temporal/search-attributes.ts).
+mapfile -t SEARCH_ATTRIBUTES < <(node dist/scripts/search-attributes.js)
 temporal_op() { "$TEMPORAL_BIN" operator "$@" --address "$TEMPORAL_ADDRESS" --command-timeout 3s; }
 temporal_ready() { temporal_op namespace describe --namespace "$TEMPORAL_NAMESPACE"; }
 temporal_log="$run_dir/temporal.log"
@@ -101,7 +102,7 @@ else
   temporal_port="${TEMPORAL_ADDRESS##*:}"
   case "$temporal_host" in 127.0.0.1 | localhost) ;; *) die "nothing answers at TEMPORAL_ADDRESS=$TEMPORAL_ADDRESS and it is not local" ;; esac
   sa_flags=()
-  for a in "${SEARCH_ATTRIBUTES[@]}"; do sa_flags+=(--search-attribute "$a=Keyword"); done
+  for a in "${SEARCH_ATTRIBUTES[@]}"; do sa_flags+=(--search-attribute "$a"); done
   # The project's one dev-server profile (scripts/temporal-profile.ts; why each flag: docs/temporal-profile.md).
   mapfile -t profile_flags < <(node dist/scripts/temporal-profile.js)
   run temporal "$temporal_log" "$TEMPORAL_BIN" server start-dev --ip 127.0.0.1 --port "$temporal_port" \
@@ -111,9 +112,9 @@ fi
 # The dev server registers search attributes only into a new database; add any an older state file lacks.
 listed="$(temporal_op search-attribute list --namespace "$TEMPORAL_NAMESPACE")"
 for a in "${SEARCH_ATTRIBUTES[@]}"; do
-  if ! grep -qw "$a" <<<"$listed"; then
-    log "registering search attribute $a"
-    temporal_op search-attribute create --namespace "$TEMPORAL_NAMESPACE" --name "$a" --type Keyword >&2
+  if ! grep -qw "${a%%=*}" <<<"$listed"; then
+    log "registering search attribute ${a%%=*}"
+    temporal_op search-attribute create --namespace "$TEMPORAL_NAMESPACE" --name "${a%%=*}" --type "${a#*=}" >&2
   fi
 done
 

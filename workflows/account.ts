@@ -5,7 +5,7 @@ import type { BridgeCommand, BridgeReport } from '../src/bridge/protocol';
 import { planOrder } from '../src/risk/rules';
 import { isOpening } from '../src/signals/actions';
 import type { AccountOutcome, AccountWorkflowInput } from '../src/signals/outcome';
-import { OutcomeKey } from '../src/temporal/search-attributes';
+import { OutcomeKey, ReasonKey } from '../src/temporal/search-attributes';
 
 /**
  * The bridge's report, as a workflow Update whose update id is the commandId: Temporal deduplicates a resent report,
@@ -50,7 +50,9 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
   });
 
   const finish = (outcome: Omit<AccountOutcome, 'accountId' | 'occurredAt'>, occurredAt?: string): AccountOutcome => {
-    upsertSearchAttributes([{ key: OutcomeKey, value: outcome.outcome }]);
+    // A rejection stays a Completed workflow (the business outcome is its result, not a failure); Outcome and Reason
+    // are what an operator filters on: `Outcome = "rejected" AND Reason = "bridge_offline"`.
+    upsertSearchAttributes([{ key: OutcomeKey, value: outcome.outcome }, ...(outcome.reason ? [{ key: ReasonKey, value: reasonKeyword(outcome.reason) }] : [])]);
     outcomes.record(outcome.outcome, outcome.reason, signal.action, target.account.platform);
     return { accountId, ...outcome, occurredAt: occurredAt ?? new Date(Date.now()).toISOString() };
   };
@@ -92,7 +94,8 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
     return rejected('dispatch_failed');
   }
 
-  if (!(await condition(() => report !== undefined, Math.max(expiresAtMs - Date.now(), 1)))) {
+  const waiting = { summary: `${accountId}'s bridge report for ${commandId.split('/')[1]}, until ${target.expiresAt}` };
+  if (!(await condition(() => report !== undefined, Math.max(expiresAtMs - Date.now(), 1), waiting))) {
     const state = await withdrawCommand(accountId, commandId, queued);
     if (state === 'withdrawn') return rejected('bridge_offline');
     // Redis forgot a command it had queued (it restarted without its data): a bridge may have taken it. Queue it
@@ -121,4 +124,9 @@ function rejectionReason(report: BridgeReport): string {
   const code = report.retcode ?? 'unknown';
   if (typeof code === 'string' && /^(risk|signal|bridge)_[a-z_]+$/.test(code)) return code;
   return `broker:${code}${report.message ? ` ${report.message}` : ''}`;
+}
+
+/** A broker's diagnostic (`broker:10019 No money`) is filtered by its code, `broker:10019`; our own codes as they are. */
+function reasonKeyword(reason: string): string {
+  return reason.startsWith('broker:') ? reason.split(' ')[0]! : reason;
 }

@@ -24,6 +24,8 @@ export async function signalWorkflow(input: SignalWorkflowInput): Promise<Accoun
     try {
       const outcome = await executeChild(accountWorkflow, {
         workflowId: accountWorkflowId(input.signalId, accountId),
+        // What the Temporal UI shows for the child in the parent's timeline, instead of just "accountWorkflow".
+        staticSummary: `${input.signal.action}${input.signal.symbol ? ` ${input.signal.symbol}` : ''} on ${accountId} (${target.account.platform})`,
         args: [{ signalId: input.signalId, correlationId: input.correlationId, acceptedAt: input.acceptedAt, signal: input.signal, target }],
         // An operator who terminates the signal must not orphan an order in flight.
         parentClosePolicy: ParentClosePolicy.ABANDON,

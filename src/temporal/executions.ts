@@ -5,7 +5,7 @@ import type { AccountOutcome, SignalWorkflowInput } from '../signals/outcome';
 import { OUTCOME_MEMO_PREFIX, signalWorkflowId } from './ids';
 import type { Regions } from './regions';
 import { AmbiguousStartError, certainlyNotStarted, isTemporalBackpressure } from './failures';
-import { ActionKey, SignalIdKey, SymbolKey } from './search-attributes';
+import { AccountIdsKey, ActionKey, SignalIdKey, SymbolKey } from './search-attributes';
 import { ExpiringCache } from './expiring-cache';
 
 /** How long a start that certainly was not sent (no connection) is tried again, and the pause between tries. */
@@ -70,6 +70,8 @@ export class TemporalExecutions implements SignalExecutions {
           memo: { correlationId: input.correlationId, origin: input.signal.meta?.origin ?? null },
           typedSearchAttributes: [
             { key: SignalIdKey, value: input.signalId },
+            // Every account the signal runs on in this region: one query finds every signal that touched an account.
+            { key: AccountIdsKey, value: input.targets.map((t) => t.account.id) },
             { key: ActionKey, value: input.signal.action },
             ...(input.signal.symbol ? [{ key: SymbolKey, value: input.signal.symbol }] : []),
           ],

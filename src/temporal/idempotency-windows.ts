@@ -33,6 +33,8 @@ export class TemporalIdempotencyWindows implements IdempotencyWindows {
           // Past the timeout, so the timeout always wins and no task is ever dispatched.
           startDelay: windowMs * 2,
           memo: { acceptance: record },
+          // The window's only state is its existence; it ends Timed Out by design, which the UI says next to it.
+          staticSummary: 'Idempotency window: holds an X-Idempotency-Key for the replay window; ends Timed Out by design, never run by a worker',
         }),
         deadline,
       );

@@ -1,10 +1,26 @@
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 
-/** Registered on the dev server at start (scripts and test setup pass the same names). */
+/**
+ * The search attributes operators filter the Temporal UI by, listed once: the dev server (test infra, scripts/start.sh
+ * through `node dist/scripts/search-attributes.js`), the cluster profile and the compose files register exactly these
+ * (test/unit/search-attributes.test.ts checks the compose files).
+ */
 export const SignalIdKey = defineSearchAttributeKey('SignalId', SearchAttributeType.KEYWORD);
+/** The account of an account workflow. */
 export const AccountIdKey = defineSearchAttributeKey('AccountId', SearchAttributeType.KEYWORD);
+/** Every account a signal's parent workflow runs on: `AccountIds = "acc-a1"` lists every signal that touched it. */
+export const AccountIdsKey = defineSearchAttributeKey('AccountIds', SearchAttributeType.KEYWORD_LIST);
 export const ActionKey = defineSearchAttributeKey('Action', SearchAttributeType.KEYWORD);
 export const SymbolKey = defineSearchAttributeKey('Symbol', SearchAttributeType.KEYWORD);
+/** filled, done or rejected, on the account workflow once it has its outcome. */
 export const OutcomeKey = defineSearchAttributeKey('Outcome', SearchAttributeType.KEYWORD);
+/** Why an account workflow ended rejected (docs/reason-codes.md): `Reason = "bridge_offline"`. */
+export const ReasonKey = defineSearchAttributeKey('Reason', SearchAttributeType.KEYWORD);
 
-export const SEARCH_ATTRIBUTE_NAMES = ['SignalId', 'AccountId', 'Action', 'Symbol', 'Outcome'] as const;
+export const SEARCH_ATTRIBUTES = [SignalIdKey, AccountIdKey, AccountIdsKey, ActionKey, SymbolKey, OutcomeKey, ReasonKey].map((k) => ({
+  name: k.name,
+  /** As the Temporal CLI and `--search-attribute NAME=TYPE` spell it. */
+  type: k.type === SearchAttributeType.KEYWORD_LIST ? ('KeywordList' as const) : ('Keyword' as const),
+}));
+
+export const SEARCH_ATTRIBUTE_NAMES: readonly string[] = SEARCH_ATTRIBUTES.map((a) => a.name);

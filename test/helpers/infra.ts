@@ -18,7 +18,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { groupAlive, terminateGroup, track, untrack, WRAPPER } from './process-group';
 import { Connection } from '@temporalio/client';
 import Redis from 'ioredis';
-import { SEARCH_ATTRIBUTE_NAMES } from '../../src/temporal/search-attributes';
+import { SEARCH_ATTRIBUTE_NAMES, SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import { temporalDevProfileArgs } from '../../scripts/temporal-profile';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
@@ -308,7 +308,7 @@ export async function startTemporal(opts: StartTemporalOptions = {}): Promise<Te
     '--db-filename', dbFile,
     '--log-level', 'error',
     ...namespaces.filter((n) => n !== 'default').flatMap((n) => ['--namespace', n]),
-    ...TEMPORAL_SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a}=Keyword`]),
+    ...SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a.name}=${a.type}`]),
     ...(profile === 'project' ? temporalDevProfileArgs(process.env.TEMPORAL_DEV_PROFILE_WITHOUT || undefined) : []),
   ];
 

@@ -5,8 +5,8 @@
  * loopback ports, with our namespaces and search attributes registered through its API. Every process runs in its own
  * process group under the watchdog of infra.ts, so a killed run leaves nothing behind.
  */
-import { execFile, execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -19,6 +19,7 @@ import {
   dynamicConfigYaml,
   type ClusterPorts,
 } from '../../scripts/temporal-cluster-profile';
+import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import {
   freePort,
   freePortBelow,
@@ -72,12 +73,29 @@ const isRoot = () => process.getuid?.() === 0;
 /** initdb and postgres refuse to run as root: as root they run as the `postgres` user. */
 const asPostgres = (cmd: string, args: string[]): [string, string[]] => (isRoot() ? ['runuser', ['-u', 'postgres', '--', cmd, ...args]] : [cmd, args]);
 
-export async function startPostgres(opts: { dir?: string; readyTimeoutMs?: number } = {}): Promise<PostgresServer> {
+/**
+ * As root, the cluster runs as `postgres`, which must reach its directory: a checkout under a 0700 directory (a
+ * `mktemp -d` clone, /root) is out of its reach, so the data then lives under /var/tmp, named after the directory it
+ * stands for (the same one on every run: `make cluster` keeps its state).
+ */
+function reachableByPostgres(dir: string): string {
+  if (!isRoot()) return dir;
+  fs.mkdirSync(dir, { recursive: true });
+  if (spawnSync('runuser', ['-u', 'postgres', '--', 'test', '-x', dir]).status === 0) return dir;
+  const home = path.join('/var/tmp', 'external-signals-postgres', createHash('sha1').update(path.resolve(dir)).digest('hex').slice(0, 16));
+  fs.mkdirSync(home, { recursive: true });
+  fs.chmodSync(path.dirname(home), 0o711);
+  return home;
+}
+
+export async function startPostgres(opts: { dir?: string; readyTimeoutMs?: number; keep?: boolean } = {}): Promise<PostgresServer> {
   const name = instanceName('postgres');
-  const dir = opts.dir ?? path.join(runDir(), name);
+  const logDir = opts.dir ?? path.join(runDir(), name);
+  const dir = reachableByPostgres(logDir);
+  const relocated = dir !== logDir;
   const dataDir = path.join(dir, 'data');
   const socketDir = path.join(dir, 'socket');
-  const logFile = path.join(dir, 'postgres.log');
+  const logFile = path.join(logDir, 'postgres.log');
   fs.mkdirSync(socketDir, { recursive: true, mode: 0o700 });
   const user = 'temporal';
   const passwordFile = path.join(dir, 'temporal.password');
@@ -132,6 +150,8 @@ export async function startPostgres(opts: { dir?: string; readyTimeoutMs?: numbe
     async stop() {
       await proc.stop(30_000);
       await waitPortClosed(port, name);
+      // A run's throwaway cluster moved out of the run dir is removed with it; a kept one (make cluster) stays.
+      if (relocated && !opts.keep) fs.rmSync(dir, { recursive: true, force: true });
     },
     async start() {
       if (!proc.running) await launch();
@@ -185,7 +205,7 @@ export async function startTemporalCluster(opts: StartTemporalClusterOptions = {
   const shards = opts.shards ?? Number(process.env.TEMPORAL_CLUSTER_SHARDS ?? DEFAULT_HISTORY_SHARDS);
   const namespaces = ['default', ...(opts.namespaces ?? []).filter((n) => n !== 'default')];
   const server = clusterBinary('server');
-  const postgres = await startPostgres({ dir: path.join(dir, 'postgres') });
+  const postgres = await startPostgres({ dir: path.join(dir, 'postgres'), keep: opts.dir !== undefined });
   try {
     await migrateTemporalSchemas(postgres);
   } catch (err) {
@@ -281,7 +301,8 @@ async function registerNamespaces(address: string, namespaces: string[], proc: G
       } catch (err) {
         if (!/already exists|AlreadyExists/i.test(String((err as Error).message))) throw err;
       }
-      const searchAttributes = Object.fromEntries(TEMPORAL_SEARCH_ATTRIBUTES.map((a) => [a, proto.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD]));
+      const { INDEXED_VALUE_TYPE_KEYWORD, INDEXED_VALUE_TYPE_KEYWORD_LIST } = proto.api.enums.v1.IndexedValueType;
+      const searchAttributes = Object.fromEntries(SEARCH_ATTRIBUTES.map((a) => [a.name, a.type === 'KeywordList' ? INDEXED_VALUE_TYPE_KEYWORD_LIST : INDEXED_VALUE_TYPE_KEYWORD]));
       // The namespace must be in the frontend's cache before attributes can be added to it.
       await waitFor(
         `search attributes on namespace ${namespace}`,

@@ -34,13 +34,15 @@ describe('test infrastructure', () => {
       else if (process.env.TEST_TEMPORAL_PROFILE !== 'external') expect(env.temporalDb).toMatch(/\.db$/);
     });
 
-    it('then Temporal answers on that address and lists the five search attributes as Keyword', async () => {
+    it('then Temporal answers on that address and lists our search attributes with their types', async () => {
       const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: env.temporalNamespace });
-      for (const name of ['SignalId', 'AccountId', 'Action', 'Symbol', 'Outcome']) {
+      for (const name of ['SignalId', 'AccountId', 'Action', 'Symbol', 'Outcome', 'Reason']) {
         // 2 = INDEXED_VALUE_TYPE_KEYWORD
         expect({ name, type: customAttributes?.[name] }).toEqual({ name, type: 2 });
       }
-      expect([...TEMPORAL_SEARCH_ATTRIBUTES].sort()).toEqual(['AccountId', 'Action', 'Outcome', 'SignalId', 'Symbol']);
+      // 7 = INDEXED_VALUE_TYPE_KEYWORD_LIST
+      expect(customAttributes?.AccountIds).toBe(7);
+      expect([...TEMPORAL_SEARCH_ATTRIBUTES].sort()).toEqual(['AccountId', 'AccountIds', 'Action', 'Outcome', 'Reason', 'SignalId', 'Symbol']);
     });
 
     it('then namespace region-b exists, with the same search attributes', async () => {

@@ -7,7 +7,7 @@ import { RedisRegistry } from '../../src/registry/registry';
 import { freePort, startRedis, waitFor, type RedisServer } from '../helpers/infra';
 import { get, post, seedOwner, startStack, testConfig, type Stack } from '../helpers/stack';
 import { testEnv } from '../helpers/env';
-import { SEARCH_ATTRIBUTE_NAMES } from '../../src/temporal/search-attributes';
+import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import { ScriptedTerminal } from '../helpers/terminal';
 
 const buy = (secret: string) => ({ secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
@@ -162,9 +162,9 @@ describe('execution regions', () => {
     const connection = await Connection.connect({ address: env.temporalAddress });
     await connection.workflowService.registerNamespace({ namespace: 'region-c', workflowExecutionRetentionPeriod: { seconds: 86400 as unknown as import('long') } }).catch(() => undefined);
     await waitFor('namespace region-c', async () => connection.workflowService.describeNamespace({ namespace: 'region-c' }).then(() => true, () => false), 20_000);
-    const KEYWORD = 2; // temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD
+    // temporal.api.enums.v1.IndexedValueType: 2 KEYWORD, 7 KEYWORD_LIST
     await connection.operatorService
-      .addSearchAttributes({ namespace: 'region-c', searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTE_NAMES.map((n) => [n, KEYWORD])) })
+      .addSearchAttributes({ namespace: 'region-c', searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTES.map((a) => [a.name, a.type === 'KeywordList' ? 7 : 2])) })
       .catch(() => undefined);
     await connection.close();
     const [host, port] = env.temporalAddress.split(':');

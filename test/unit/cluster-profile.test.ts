@@ -2,7 +2,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { clusterServerConfig, connectionsFor, dynamicConfigYaml, TEMPORAL_CLUSTER_DYNAMIC_CONFIG, type ClusterPorts } from '../../scripts/temporal-cluster-profile';
-import { SEARCH_ATTRIBUTE_NAMES } from '../../src/temporal/search-attributes';
+import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 
 const root = path.resolve(__dirname, '..', '..');
 const composeFile = path.join(root, 'docker-compose.cluster.yml');
@@ -67,9 +67,11 @@ describe('the cluster profile', () => {
     expect(refused.stderr).toMatch(/POSTGRES_PASSWORD/);
   });
 
-  test('when the compose file registers search attributes, then they are exactly ours', () => {
-    const text = fs.readFileSync(composeFile, 'utf8');
-    const listed = /for a in ([A-Za-z ]+); do/.exec(text)?.[1]?.trim().split(/\s+/);
-    expect(listed).toEqual([...SEARCH_ATTRIBUTE_NAMES]);
+  test('when the compose files register search attributes, then they are exactly ours, with their types', () => {
+    const ours = SEARCH_ATTRIBUTES.map((a) => `${a.name}=${a.type}`);
+    const cluster = /for a in ([A-Za-z= ]+); do/.exec(fs.readFileSync(composeFile, 'utf8'))?.[1]?.trim().split(/\s+/);
+    expect(cluster).toEqual(ours);
+    const dev = [...fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8').matchAll(/- --search-attribute\n\s+- (\S+)/g)].map((m) => m[1]);
+    expect(dev).toEqual(ours);
   });
 });
