@@ -69,7 +69,10 @@ export function errorHandler(logger: Logger, failClosedRetryAfterSeconds: number
       res.status(413).json({ error: 'Request body exceeds the 64 KB limit', correlationId });
       return;
     }
-    if (err instanceof Refusal) return sendRefusal(res, err, channel, correlationId);
+    if (err instanceof Refusal) {
+      res.locals.refusal = err.kind;
+      return sendRefusal(res, err, channel, correlationId);
+    }
     if (isStoreFailure(err)) {
       return sendRefusal(res, new Refusal('store_unavailable', 'service_unavailable', { retryAfterSeconds: failClosedRetryAfterSeconds }), channel, correlationId);
     }

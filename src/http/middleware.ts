@@ -29,12 +29,27 @@ export function accessLog(logger: Logger): RequestHandler {
           route: (req.route?.path as string | undefined) ?? req.path.slice(0, 64),
           status: res.statusCode,
           ms: Number(process.hrtime.bigint() - started) / 1e6,
+          // What an operator needs when no workflow was made (a refusal) or some accounts were left out (a broadcast).
+          ...accountOf(req.path),
+          ...(res.locals.refusal ? { refusal: res.locals.refusal as string } : {}),
+          ...(res.locals.routing ? { routed: res.locals.routing as unknown } : {}),
         },
         'request',
       );
     });
     next();
   };
+}
+
+/** The account a per-account webhook URL names (bounded, as logged). */
+function accountOf(path: string): { accountId?: string } {
+  const m = /^\/webhook\/custom\/([^/]{1,256})$/.exec(path);
+  if (!m) return {};
+  try {
+    return { accountId: decodeURIComponent(m[1]!).slice(0, 128) };
+  } catch {
+    return {};
+  }
 }
 
 /**

@@ -7,7 +7,7 @@ import { mapSymbol } from '../risk/symbols';
 import type { VolumeRules } from '../risk/rules';
 import { Refusal } from './errors';
 import type { SignalExecutions } from './executions';
-import type { AccountSnapshot, AccountTarget, SignalInstruction, SignalWorkflowInput } from './outcome';
+import type { AccountSnapshot, AccountTarget, SignalInstruction, SignalWorkflowInput, SkippedAccount } from './outcome';
 import { validateSignal, type ExternalSignal } from './schema';
 import type { AccountSequencer } from '../bridge/ordering';
 import { idempotencyDigest, requestHash, type AcceptanceRecord, type IdempotencyWindows } from './idempotency';
@@ -43,10 +43,16 @@ export interface SignalNoTargets {
   correlationId: string;
 }
 
+/** Where a new signal was routed, for the ingress's log line (absent on a replay). */
+export interface RoutingNote {
+  accounts: string[];
+  skipped: SkippedAccount[];
+}
+
 export type AcceptResult =
-  | { kind: 'accepted'; body: SignalAccepted; replayed: boolean }
-  | { kind: 'partially_accepted'; body: SignalAccepted; replayed: boolean }
-  | { kind: 'no_targets'; body: SignalNoTargets };
+  | { kind: 'accepted'; body: SignalAccepted; replayed: boolean; routing?: RoutingNote }
+  | { kind: 'partially_accepted'; body: SignalAccepted; replayed: boolean; routing?: RoutingNote }
+  | { kind: 'no_targets'; body: SignalNoTargets; routing?: RoutingNote };
 
 export interface AcceptDeps {
   registry: Registry;
@@ -81,9 +87,10 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
   const idempotencyKey = checkIdempotencyKey(signal, req.idempotencyKey, deps.settings.idempotencyKeyMaxLength);
 
   const { grant } = req;
-  const accounts = await guarded(deps.settings.failClosedRetryAfterSeconds, () => resolveTargets(deps.registry, grant, signal.action, req.routeAccountId));
+  const { accounts, skipped } = await guarded(deps.settings.failClosedRetryAfterSeconds, () => resolveTargets(deps.registry, grant, signal.action, req.routeAccountId));
+  const routing: RoutingNote = { accounts: accounts.map((a) => a.id), skipped };
   if (accounts.length === 0) {
-    return { kind: 'no_targets', body: { success: false, accountsResolved: 0, correlationId: req.correlationId } };
+    return { kind: 'no_targets', body: { success: false, accountsResolved: 0, correlationId: req.correlationId }, routing };
   }
 
   const scope = req.routeAccountId !== undefined ? 'account_write' : 'broadcast';
@@ -114,8 +121,9 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
     correlationId: req.correlationId,
     acceptedAt: new Date(now()).toISOString(),
     signal: instruction as SignalInstruction,
+    ...(skipped.length > 0 ? { skipped } : {}),
   };
-  if (idempotencyKey === undefined) return launch(deps, base, accounts, deadline, false);
+  if (idempotencyKey === undefined) return { ...(await launch(deps, base, accounts, deadline, false)), routing };
 
   const record: AcceptanceRecord = {
     ...pick(base, ['signalId', 'correlationId', 'acceptedAt']),
@@ -125,7 +133,7 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
     regions: groupBy(accounts, (a) => a.region, (a) => a.id),
   };
   const claim = await temporalStep(() => deps.windows.claim(digest!, record, deps.settings.idempotencyWindowMs, deadline));
-  if (claim.first) return launch(deps, base, accounts, deadline, false);
+  if (claim.first) return { ...(await launch(deps, base, accounts, deadline, false)), routing };
   return replay(deps, claim.record, record.bodyHash, base.signal, deadline);
 }
 

@@ -29,12 +29,20 @@ export interface AccountTarget {
   volumeRules?: VolumeRules;
 }
 
+/** An account a broadcast did not reach, and why: in the signal's memo and the ingress log for operators. */
+export interface SkippedAccount {
+  accountId: string;
+  reason: 'unavailable' | 'locked' | 'not_entitled' | 'copy_master' | 'bridge_too_old';
+}
+
 export interface SignalWorkflowInput {
   signalId: string;
   correlationId: string;
   acceptedAt: string;
   signal: SignalInstruction;
   targets: AccountTarget[];
+  /** Accounts the secret links that this broadcast skipped (absent on the per-account URL and on a replay). */
+  skipped?: SkippedAccount[];
 }
 
 export interface AccountWorkflowInput {

@@ -3,13 +3,19 @@ import type { Account, SecretGrant } from '../registry/model';
 import type { Registry } from '../registry/registry';
 import type { Action } from './actions';
 import { Refusal } from './errors';
+import type { SkippedAccount } from './outcome';
+
+export interface Routing {
+  accounts: Account[];
+  skipped: SkippedAccount[];
+}
 
 /**
  * Which accounts a signal runs on (design pipeline step 7). On the per-account URL every reason an account cannot
  * take the signal is an error; an unknown or unlinked account is the same 401 as a bad secret, so a caller cannot
  * probe which accounts exist. On the broadcast URL ineligible accounts are skipped, and none left is a 200.
  */
-export async function resolveTargets(registry: Registry, grant: SecretGrant, action: Action, routeAccountId?: string): Promise<Account[]> {
+export async function resolveTargets(registry: Registry, grant: SecretGrant, action: Action, routeAccountId?: string): Promise<Routing> {
   if (routeAccountId !== undefined) {
     const account = grant.accounts.includes(routeAccountId) ? await registry.getAccount(routeAccountId) : null;
     if (!account || account.owner !== grant.owner) throw new Refusal('unauthorized', 'Invalid webhook secret or account');
@@ -18,16 +24,25 @@ export async function resolveTargets(registry: Registry, grant: SecretGrant, act
     if (account.type === 'copy_master') throw new Refusal('not_accepted_by_account', 'Account type does not accept signals (copy-only master account)');
     const missing = missingCapability(account, action);
     if (missing) throw new Refusal('bridge_too_old', `Action not supported by this account's bridge: ${missing}`);
-    return [account];
+    return { accounts: [account], skipped: [] };
   }
-  const accounts = await registry.getAccounts(grant.accounts);
-  return accounts.filter(
-    (a): a is Account =>
-      a !== null &&
-      a.owner === grant.owner &&
-      a.status === 'active' &&
-      a.entitled &&
-      a.type === 'standard' &&
-      missingCapability(a, action) === undefined,
-  );
+  const found = await registry.getAccounts(grant.accounts);
+  const routing: Routing = { accounts: [], skipped: [] };
+  found.forEach((a, i) => {
+    const reason = skipReason(a, grant, action);
+    if (reason) routing.skipped.push({ accountId: grant.accounts[i]!, reason });
+    else routing.accounts.push(a!);
+  });
+  return routing;
+}
+
+/** Why a broadcast skips an account the secret links, or undefined when it runs there. */
+function skipReason(a: Account | null, grant: SecretGrant, action: Action): SkippedAccount['reason'] | undefined {
+  // Gone, or moved to another owner: the same word for both, so nothing of another owner shows.
+  if (a === null || a.owner !== grant.owner) return 'unavailable';
+  if (a.status !== 'active') return 'locked';
+  if (!a.entitled) return 'not_entitled';
+  if (a.type !== 'standard') return 'copy_master';
+  if (missingCapability(a, action) !== undefined) return 'bridge_too_old';
+  return undefined;
 }

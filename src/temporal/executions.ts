@@ -67,7 +67,8 @@ export class TemporalExecutions implements SignalExecutions {
           args: [input],
           // A signalId runs once per region, even when a retry re-attempts a region that did start.
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
-          memo: { correlationId: input.correlationId, origin: input.signal.meta?.origin ?? null },
+          // Skipped accounts too: the UI then answers "what happened to acc-x on this signal" without the logs.
+          memo: { correlationId: input.correlationId, origin: input.signal.meta?.origin ?? null, ...(input.skipped ? { skipped: input.skipped } : {}) },
           typedSearchAttributes: [
             { key: SignalIdKey, value: input.signalId },
             // Every account the signal runs on in this region: one query finds every signal that touched an account.

@@ -71,4 +71,19 @@ describe('the operator view of a broadcast signal', () => {
     const summary = timer?.userMetadata?.summary?.data;
     expect(summary ? Buffer.from(summary).toString('utf8') : null).toMatch(new RegExp(`${a}'s bridge report for ${signalId}, until `));
   });
+
+  test('when a broadcast skips linked accounts, then the signal\'s memo says which and why', async () => {
+    const f = await seedOwner(stack.registry, [{}, { status: 'locked' }, { entitled: false }, { type: 'copy_master' }]);
+    const [active, locked, unentitled, master] = f.accounts.map((x) => x.id) as [string, string, string, string];
+    const res = await post(`${stack.ingress.url}/webhook/custom`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
+    expect(res.status).toBe(202);
+    expect(res.body.accountsResolved).toBe(1);
+    const parent = await client.workflow.getHandle(`signal/${res.body.signalId}`).describe();
+    expect(parent.memo?.skipped).toEqual([
+      { accountId: locked, reason: 'locked' },
+      { accountId: unentitled, reason: 'not_entitled' },
+      { accountId: master, reason: 'copy_master' },
+    ]);
+    expect((parent.searchAttributes as Record<string, unknown[]>).AccountIds).toEqual([active]);
+  });
 });

@@ -59,6 +59,8 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
       correlationId: res.locals.correlationId as string,
     });
     if ('replayed' in result && result.replayed) res.setHeader('Idempotent-Replayed', 'true');
+    // For the request's log line: where it was routed, and which linked accounts a broadcast skipped and why.
+    if (result.routing) res.locals.routing = result.routing;
     const status = result.kind === 'accepted' ? 202 : result.kind === 'no_targets' ? 200 : 503;
     res.status(status).json(result.body);
   };
