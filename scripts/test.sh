@@ -55,6 +55,9 @@ fi
 # test/fuzz/schemathesis.test.ts fuzzes the webhook and the poll with it (a venv from PyPI, outside the checkout).
 SCHEMATHESIS_BIN="$(bash scripts/ensure-schemathesis.sh)" || fail_before_jest "scripts/ensure-schemathesis.sh"
 export SCHEMATHESIS_BIN
+# test/clients/n8n.test.ts imports and runs the n8n workflow of docs/integrations/n8n/ in a real n8n.
+N8N_BIN="$(bash scripts/ensure-n8n.sh)" || fail_before_jest "scripts/ensure-n8n.sh"
+export N8N_BIN
 # The MT5 bridge's pytest tests, and its process in test/conformance/mt5.test.ts, run on this python.
 PYTHON="$(bash scripts/ensure-python.sh)" || fail_before_jest "scripts/ensure-python.sh"
 export PYTHON
