@@ -13,10 +13,10 @@ test:
 cluster:
 	@bash scripts/cluster.sh
 
-# The end-to-end, integration and conformance suites against the cluster profile: the real Temporal server on a
+# The end-to-end, integration and conformance suites, and the cluster's own fault test, against the cluster profile: the real Temporal server on a
 # PostgreSQL of the run's own (docs/cluster-profile.md); same summary line.
 test-cluster:
-	@TEMPORAL_PROFILE=cluster bash scripts/test.sh test/e2e test/integration test/conformance
+	@TEMPORAL_PROFILE=cluster bash scripts/test.sh test/e2e test/integration test/conformance test/fault/cluster-faults.test.ts
 
 build:
 	npm run build

@@ -278,6 +278,64 @@ export async function waitForOrders(ledgerFile: string, commandIds: readonly str
   }
 }
 
+/** One buy of a mid-load fault scenario: its target account and its idempotency key. */
+export interface BuyMeta {
+  accountId: string;
+  key: string;
+}
+
+/**
+ * The load of a mid-load fault scenario: buys spread over the accounts, 4 at a time, each with its own key; callers
+ * back off 250 ms after a refusal (what "retry later" asks of a client). Once `before` buys are accepted and one is
+ * ordered, `fault` runs (once); the load stops when `after` more are accepted after the fault ended, or at the bounds.
+ */
+export async function buysAcrossAFault(opts: {
+  accountIds: readonly string[];
+  tag: string;
+  ledgerFile: string;
+  send: (meta: BuyMeta) => Promise<HttpResult>;
+  before: number;
+  after: number;
+  maxRequests: number;
+  deadlineMs: number;
+  fault: (all: readonly Sent<BuyMeta>[]) => Promise<void>;
+}): Promise<{ answers: Sent<BuyMeta>[]; faultEndedAt: number }> {
+  let faulting: Promise<void> | undefined;
+  let faultEndedAt: number | undefined;
+  let lastStatus = 202;
+  let sofar: readonly Sent<BuyMeta>[] = [];
+  const accepted = (all: readonly Sent<BuyMeta>[], since = 0) => all.filter((a) => a.status === 202 && a.sentAt >= since).length;
+  const answers = await runBounded<BuyMeta>({
+    count: opts.maxRequests,
+    concurrency: 4,
+    deadlineMs: opts.deadlineMs,
+    send: (i) => {
+      const meta = { accountId: opts.accountIds[i % opts.accountIds.length]!, key: `${opts.tag}-${i}` };
+      return {
+        meta,
+        request: async () => {
+          // The callers' backoff after a refusal, not a wait for a condition.
+          if (lastStatus !== 202) await delay(250);
+          return opts.send(meta);
+        },
+      };
+    },
+    onDone: (sent, all) => {
+      lastStatus = sent.status;
+      sofar = all;
+      if (!faulting && accepted(all) >= opts.before && ordersByCommand(opts.ledgerFile).size > 0) {
+        faulting = opts.fault(all).then(() => {
+          faultEndedAt = Date.now();
+        });
+      }
+    },
+    stop: () => faultEndedAt !== undefined && accepted(sofar, faultEndedAt) >= opts.after,
+  });
+  await faulting;
+  if (faultEndedAt === undefined) throw new Error(`the fault never ran: ${accepted(answers)} accepted, ${ordersByCommand(opts.ledgerFile).size} ordered`);
+  return { answers, faultEndedAt };
+}
+
 /**
  * The end of every mid-load fault scenario of single-account buys: each signal that got a 202 (after the callers'
  * retries) is ordered exactly once at the paper bridge, nothing else is ordered, and the poll reports that very order

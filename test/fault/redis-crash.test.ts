@@ -1,10 +1,10 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import { hashCredential } from '../../src/registry/credentials';
 import { RedisRegistry } from '../../src/registry/registry';
 import { aofState, startRedis, waitFor, type RedisServer } from '../helpers/infra';
 import { ensureBuilt, runAdminProcess, serviceEnv, startProcessStack, type ProcessStack } from '../helpers/processes';
 import {
+  buysAcrossAFault,
   expectEachAcceptedFilledOnce,
   httpGet,
   httpPost,
@@ -13,9 +13,9 @@ import {
   ordersByCommand,
   redisClient,
   retryUntilAccepted,
-  runBounded,
   scenarioFiles,
   tally,
+  type BuyMeta,
   type Sent,
 } from './kit';
 
@@ -39,10 +39,7 @@ const SETTLE_DEADLINE_MS = 120_000;
 const reg = makeRegistry('rkill', 2);
 const ids = reg.accounts.map((a) => a.id);
 
-interface Meta {
-  accountId: string;
-  key: string;
-}
+type Meta = BuyMeta;
 
 /** What the service knows of this scenario's owner, read through the registry as the ingress reads it. */
 async function registryView(redis: Redis, extraTokens: string[] = []) {
@@ -98,9 +95,6 @@ describe('Redis is killed with SIGKILL mid-load and starts again on its append-o
       // The crash, once the load is flowing: an operator edit (a new API token) lands, then SIGKILL, then, once the
       // callers have seen Redis gone, the same redis-server starts again on its files.
       const crash: { at?: number; restartedAt?: number; acceptedAtCrash?: number; ordersAtCrash?: number; token?: string } = {};
-      let crashing: Promise<void> | undefined;
-      let lastStatus = 202;
-      let sofar: readonly Sent<Meta>[] = [];
       const accepted = (all: readonly Sent<Meta>[], since = 0) => all.filter((a) => a.status === 202 && a.sentAt >= since).length;
       const crashAndRestart = async (all: readonly Sent<Meta>[]) => {
         const created = await runAdminProcess(['token', 'create', '--accounts', ids[0]!, '--json'], env);
@@ -119,29 +113,17 @@ describe('Redis is killed with SIGKILL mid-load and starts again on its append-o
         crash.restartedAt = Date.now();
       };
 
-      const answers = await runBounded<Meta>({
-        count: MAX_REQUESTS,
-        concurrency: 4,
+      const { answers } = await buysAcrossAFault({
+        accountIds: ids,
+        tag: reg.tag,
+        ledgerFile,
+        send,
+        before: BEFORE_CRASH,
+        after: AFTER_RESTART,
+        maxRequests: MAX_REQUESTS,
         deadlineMs: LOAD_DEADLINE_MS,
-        send: (i) => {
-          const meta = { accountId: ids[i % ids.length]!, key: `${reg.tag}-${i}` };
-          return {
-            meta,
-            request: async () => {
-              // The callers' backoff after a refusal (what a client told "retry later" does), not a wait for a condition.
-              if (lastStatus !== 202) await delay(250);
-              return send(meta);
-            },
-          };
-        },
-        onDone: (sent, all) => {
-          lastStatus = sent.status;
-          sofar = all;
-          if (!crashing && accepted(all) >= BEFORE_CRASH && ordersByCommand(ledgerFile).size > 0) crashing = crashAndRestart(all);
-        },
-        stop: () => crash.restartedAt !== undefined && accepted(sofar, crash.restartedAt) >= AFTER_RESTART,
+        fault: crashAndRestart,
       });
-      await crashing;
       expect(crash.restartedAt).toBeDefined();
 
       // Callers retry every refusal with the same idempotency key until it is accepted (a replay if it was, after all).

@@ -1,19 +1,17 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import Redis from 'ioredis';
 import { startRedis, waitFor, type RedisServer } from '../helpers/infra';
 import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../helpers/processes';
 import { startSentinel, type Sentinel } from '../helpers/redis-sentinel';
 import {
+  buysAcrossAFault,
   expectEachAcceptedFilledOnce,
   httpPost,
   importRegistry,
   makeRegistry,
-  ordersByCommand,
   retryUntilAccepted,
-  runBounded,
   scenarioFiles,
   tally,
-  type Sent,
+  type BuyMeta,
 } from './kit';
 
 /**
@@ -35,10 +33,7 @@ const SETTLE_DEADLINE_MS = 120_000;
 const reg = makeRegistry('rfail', 2);
 const ids = reg.accounts.map((a) => a.id);
 
-interface Meta {
-  accountId: string;
-  key: string;
-}
+type Meta = BuyMeta;
 
 async function info(port: number, section: string, field: string): Promise<string | undefined> {
   const c = new Redis({ host: '127.0.0.1', port, maxRetriesPerRequest: 0, connectTimeout: 1_000, commandTimeout: 2_000, lazyConnect: true });
@@ -102,10 +97,6 @@ describeFailover('Redis fails over to its replica through Sentinel mid-load', ()
       const buy = (m: Meta) => ({ secret: reg.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01, idempotencyKey: m.key });
       const send = (m: Meta) => httpPost(`${stack!.ingress.url}/webhook/custom/${m.accountId}`, buy(m));
       const failover: { at?: number; done?: number; newMaster?: string; commandsAtFailover?: number } = {};
-      let failing: Promise<void> | undefined;
-      let lastStatus = 202;
-      let sofar: readonly Sent<Meta>[] = [];
-      const accepted = (all: readonly Sent<Meta>[], since = 0) => all.filter((a) => a.status === 202 && a.sentAt >= since).length;
       const failOver = async () => {
         await waitFor(
           'the replica to hold every write the master acknowledged',
@@ -119,29 +110,17 @@ describeFailover('Redis fails over to its replica through Sentinel mid-load', ()
         failover.commandsAtFailover = Number(await info(replica!.port, 'stats', 'total_commands_processed'));
       };
 
-      const answers = await runBounded<Meta>({
-        count: MAX_REQUESTS,
-        concurrency: 4,
+      const { answers } = await buysAcrossAFault({
+        accountIds: ids,
+        tag: reg.tag,
+        ledgerFile,
+        send,
+        before: BEFORE_FAILOVER,
+        after: AFTER_FAILOVER,
+        maxRequests: MAX_REQUESTS,
         deadlineMs: LOAD_DEADLINE_MS,
-        send: (i) => {
-          const meta = { accountId: ids[i % ids.length]!, key: `${reg.tag}-${i}` };
-          return {
-            meta,
-            request: async () => {
-              // The callers' backoff after a refusal (what a client told "retry later" does), not a wait for a condition.
-              if (lastStatus !== 202) await delay(250);
-              return send(meta);
-            },
-          };
-        },
-        onDone: (sent, all) => {
-          lastStatus = sent.status;
-          sofar = all;
-          if (!failing && accepted(all) >= BEFORE_FAILOVER && ordersByCommand(ledgerFile).size > 0) failing = failOver();
-        },
-        stop: () => failover.done !== undefined && accepted(sofar, failover.done) >= AFTER_FAILOVER,
+        fault: failOver,
       });
-      await failing;
       expect(failover.newMaster).toBe(`127.0.0.1:${replica!.port}`);
 
       const retried = await retryUntilAccepted(answers, (r) => send(r.meta), { attempts: 20, deadlineMs: 60_000 });
