@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { API_VERSION } from '../http/openapi';
-import { isOpening } from '../signals/actions';
-import { externalSignalShape, signalFields, type ExternalSignal } from '../signals/schema';
+import { isOpening } from '../domain/actions';
+import { externalSignalShape, signalFields, type ExternalSignal } from '../domain/signal';
 import {
   MAX_RETRY_SPAN_MS,
   reportedCount,

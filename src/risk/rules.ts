@@ -1,6 +1,6 @@
-import { isOpening } from '../signals/actions';
-import type { AccountSnapshot, SignalInstruction } from '../signals/outcome';
-import type { RiskSettings } from './settings';
+import { isOpening } from '../domain/actions';
+import type { AccountSnapshot, SignalInstruction } from '../domain/workflow-input';
+import type { RiskSettings } from '../domain/risk-settings';
 import { mapSymbol } from './symbols';
 
 /**

@@ -1,7 +1,7 @@
-import { missingCapability } from '../bridge/capabilities';
-import type { Account, SecretGrant } from '../registry/model';
+import { missingCapability } from '../domain/capabilities';
+import type { Account, SecretGrant } from '../domain/account';
 import type { Registry } from '../registry/registry';
-import type { Action } from './actions';
+import type { Action } from '../domain/actions';
 import { Refusal } from './errors';
 
 /**

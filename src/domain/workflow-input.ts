@@ -1,6 +1,6 @@
 import type { Action } from './actions';
-import type { ExternalSignal } from './schema';
-import type { Account } from '../registry/model';
+import type { ExternalSignal } from './signal';
+import type { Account } from './account';
 import type { VolumeRules } from '../risk/rules';
 
 /** What the account workflow decides for one account: the poll's account outcome item (spec §2.4). */
