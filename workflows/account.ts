@@ -4,7 +4,8 @@ import type { Activities } from '../activities';
 import type { BridgeCommand, BridgeReport } from '../src/domain/bridge-protocol';
 import { planOrder } from '../src/risk/rules';
 import { isOpening } from '../src/domain/actions';
-import type { AccountOutcome, AccountWorkflowInput } from '../src/domain/workflow-input';
+import type { AccountOutcome } from '../src/domain/outcome';
+import type { AccountWorkflowInput } from '../src/domain/workflow-input';
 import { OutcomeKey } from '../src/temporal/search-attributes';
 
 /**

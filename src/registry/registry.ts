@@ -13,7 +13,7 @@ import {
   WRITE_GRANT,
 } from './scripts';
 import type { Instrument } from '../domain/bridge-protocol';
-import type { VolumeRules } from '../risk/rules';
+import type { VolumeRules } from '../domain/volume-rules';
 
 /** The registry (the dashboard's data): accounts, hashed secrets and tokens, links, risk settings. */
 export interface Registry {

@@ -4,7 +4,7 @@ import type { Registry } from '../registry/registry';
 import type { Throttle } from '../ratelimit/fairness';
 import { isMarketEntry, isOpening, requiresIdempotencyKey } from '../domain/actions';
 import { mapSymbol } from '../risk/symbols';
-import type { VolumeRules } from '../risk/rules';
+import type { VolumeRules } from '../domain/volume-rules';
 import { Refusal } from './errors';
 import type { SignalExecutions } from './executions';
 import type { AccountSnapshot, AccountTarget, SignalInstruction, SignalWorkflowInput } from '../domain/workflow-input';

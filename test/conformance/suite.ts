@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { RedisRegistry } from '../../src/registry/registry';
 import { newCredential } from '../../src/registry/credentials';
 import { isOpening, type Action } from '../../src/domain/actions';
-import type { AccountOutcome } from '../../src/domain/workflow-input';
+import type { AccountOutcome } from '../../src/domain/outcome';
 import { commandIdOf, describeOrUndefined, importRegistry, temporalAccess, workflowResult, writeRegistry, type TemporalAccess } from '../e2e/support';
 import { testEnv } from '../helpers/env';
 import { waitFor } from '../helpers/infra';

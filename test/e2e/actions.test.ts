@@ -5,7 +5,7 @@ import { DEFAULT_SYMBOLS, SyntheticFeed, type BrokerState, type Side, type Symbo
 import { readLedger, stateFileFor, type LedgerEntry } from '../../src/paper/ledger';
 import { newCredential } from '../../src/registry/credentials';
 import { isOpening, type Action } from '../../src/domain/actions';
-import type { AccountOutcome } from '../../src/domain/workflow-input';
+import type { AccountOutcome } from '../../src/domain/outcome';
 import { ensureBuilt, httpGet as get, httpPost as post, processLogDir, startProcessStack, type ProcessStack } from '../helpers/processes';
 import { admin, commandIdOf, importRegistry, temporalAccess, workflowResult, writeRegistry, type RegistryFile, type TemporalAccess } from './support';
 

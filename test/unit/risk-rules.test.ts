@@ -1,4 +1,5 @@
-import { DEFAULT_VOLUME_RULES, planOrder, sizeVolume, withinTradingHours, type Plan } from '../../src/risk/rules';
+import { DEFAULT_VOLUME_RULES } from '../../src/domain/volume-rules';
+import { planOrder, sizeVolume, withinTradingHours, type Plan } from '../../src/risk/rules';
 import { riskSettingsSchema, symbolMapSchema } from '../../src/domain/risk-settings';
 import { mapSymbol } from '../../src/risk/symbols';
 import type { AccountSnapshot, SignalInstruction } from '../../src/domain/workflow-input';
