@@ -1,6 +1,6 @@
 import type { CommandQueue, WithdrawResult } from '../src/bridge/queue';
 import type { AccountSequencer } from '../src/bridge/ordering';
-import type { BridgeCommand } from '../src/bridge/protocol';
+import type { BridgeCommand } from '../src/domain/bridge-protocol';
 import type { AdmissionLedger } from '../src/signals/admission';
 
 /** Activities touch the outside world for the workflows: here, the per-account bridge command queue. */

@@ -13,9 +13,9 @@ import { Client, Connection } from '@temporalio/client';
 import { Redis } from 'ioredis';
 import { RedisAccountSequencer } from '../src/bridge/ordering';
 import { RedisRegistry } from '../src/registry/registry';
-import type { SignalWorkflowInput } from '../src/signals/outcome';
+import type { SignalWorkflowInput } from '../src/domain/workflow-input';
 import { accountSnapshot } from '../src/signals/accept';
-import { signalWorkflowId } from '../src/temporal/ids';
+import { signalWorkflowId } from '../src/domain/ids';
 import { ActionKey, SignalIdKey, SymbolKey } from '../src/temporal/search-attributes';
 import { summarize, type Summary } from './stats';
 

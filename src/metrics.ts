@@ -1,32 +1,15 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { isReasonCode } from './domain/reason-codes';
 
 /**
  * Prometheus metrics. Labels are only ever drawn from small fixed sets (route patterns, status codes, outcome,
  * reason codes, region names from config): never a secret, a token, an id or any free-form input.
  */
 
-const REASON_CODES = new Set([
-  'signal_expired',
-  'bridge_offline',
-  'dispatch_failed',
-  'risk_close_only',
-  'risk_symbol_not_allowed',
-  'risk_symbol_blocked',
-  'risk_outside_trading_hours',
-  'risk_stop_loss_required',
-  'risk_max_volume_exceeded',
-  'risk_volume_below_minimum',
-  'risk_max_open_positions',
-  'bridge_unsupported_action',
-  'bridge_invalid_command',
-  'bridge_wrong_account',
-  'bridge_internal_error',
-]);
-
 /** A reason as a label: our own codes as they are, every broker diagnostic as `broker`. */
 export function reasonLabel(reason: string | null): string {
   if (reason === null) return 'none';
-  if (REASON_CODES.has(reason)) return reason;
+  if (isReasonCode(reason)) return reason;
   return reason.startsWith('broker:') ? 'broker' : 'other';
 }
 

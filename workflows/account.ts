@@ -1,10 +1,11 @@
 import { condition, defineSignal, defineUpdate, proxyLocalActivities, proxySinks, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { OutcomeSinks } from './sinks';
 import type { Activities } from '../activities';
-import type { BridgeCommand, BridgeReport } from '../src/bridge/protocol';
+import type { BridgeCommand, BridgeReport } from '../src/domain/bridge-protocol';
 import { planOrder } from '../src/risk/rules';
-import { isOpening } from '../src/signals/actions';
-import type { AccountOutcome, AccountWorkflowInput } from '../src/signals/outcome';
+import { isOpening } from '../src/domain/actions';
+import type { AccountOutcome } from '../src/domain/outcome';
+import type { AccountWorkflowInput } from '../src/domain/workflow-input';
 import { OutcomeKey, ReasonKey } from '../src/temporal/search-attributes';
 
 /**

@@ -1,7 +1,8 @@
 import { ParentClosePolicy, condition, defineQuery, executeChild, log, setHandler, upsertMemo } from '@temporalio/workflow';
-import { isOpening } from '../src/signals/actions';
-import type { AccountOutcome, SignalWorkflowInput } from '../src/signals/outcome';
-import { accountWorkflowId, OUTCOME_MEMO_PREFIX } from '../src/temporal/ids';
+import { isOpening } from '../src/domain/actions';
+import type { AccountOutcome } from '../src/domain/outcome';
+import type { SignalWorkflowInput } from '../src/domain/workflow-input';
+import { accountWorkflowId, OUTCOME_MEMO_PREFIX } from '../src/domain/ids';
 import { AccountIdKey, ActionKey, SignalIdKey, SymbolKey } from '../src/temporal/search-attributes';
 import { accountWorkflow } from './account';
 

@@ -1,4 +1,4 @@
-import type { BridgeHello, BridgeReport } from './protocol';
+import type { BridgeHello, BridgeReport } from '../domain/bridge-protocol';
 
 /**
  * The bridge side of the bridge API over HTTP (docs/bridge-protocol.md) for one account: hello, long-poll, reports.

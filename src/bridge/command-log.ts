@@ -1,4 +1,4 @@
-import type { BridgeCommand, BridgeReport } from './protocol';
+import type { BridgeCommand, BridgeReport } from '../domain/bridge-protocol';
 
 /** The log line a bridge writes for each command it answered: what it was told and what it reported, no secret. */
 export function commandLogLine(time: string, accountId: string, command: Partial<BridgeCommand>, report: BridgeReport, replayed: boolean) {

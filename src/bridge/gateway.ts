@@ -1,10 +1,10 @@
 import type { Registry } from '../registry/registry';
-import type { Account } from '../registry/model';
+import type { Account } from '../domain/account';
 import { Refusal } from '../signals/errors';
 import type { ReportDelivery, SignalExecutions } from '../signals/executions';
 import { isTemporalBackpressure } from '../temporal/failures';
-import { accountOfCommand } from '../temporal/ids';
-import { BRIDGE_PROTOCOL_VERSION, helloSchema, reportsBodySchema, type BridgeCommand } from './protocol';
+import { accountOfCommand } from '../domain/ids';
+import { BRIDGE_PROTOCOL_VERSION, helloSchema, reportsBodySchema, type BridgeCommand } from '../domain/bridge-protocol';
 import type { CommandQueue } from './queue';
 import type { BridgePresence } from './presence';
 

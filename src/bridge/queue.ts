@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { BridgeCommand, BridgeReport } from './protocol';
+import type { BridgeCommand, BridgeReport } from '../domain/bridge-protocol';
 import { orderingKeys } from './ordering';
 
 /**

@@ -1,7 +1,7 @@
 import { hashCredential, newCredential } from '../registry/credentials';
-import { accountSchema, type Account } from '../registry/model';
+import { accountSchema, type Account } from '../domain/account';
 import type { RedisRegistry } from '../registry/registry';
-import { riskSettingsSchema, symbolMapSchema } from '../risk/settings';
+import { riskSettingsSchema, symbolMapSchema } from '../domain/risk-settings';
 import { accountId, boolFlag, CliError, expectPositionals, jsonFlag, parseJsonFlag, requireStr, str, summariseZod } from './args';
 import { idOf, ONCE, secretView, table, tokenView, type Verb } from './verb';
 

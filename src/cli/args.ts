@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { ACCOUNT_ID_PATTERN } from '../registry/model';
+import { ACCOUNT_ID_PATTERN } from '../domain/account';
 
 /** Argument handling of the admin CLI: hand-rolled on node:util parseArgs, every failure a one-line CliError. */
 

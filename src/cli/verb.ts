@@ -1,4 +1,4 @@
-import type { SecretGrant, TokenGrant } from '../registry/model';
+import type { SecretGrant, TokenGrant } from '../domain/account';
 import type { RedisRegistry } from '../registry/registry';
 import type { OptionSpec, ParsedArgs } from './args';
 

@@ -1,7 +1,7 @@
 import { ZodError } from 'zod';
 import { hashCredential, newCredential } from '../registry/credentials';
 import { importRegistry } from '../registry/import';
-import { importDocumentSchema, type SecretGrant, type TokenGrant } from '../registry/model';
+import { importDocumentSchema, type SecretGrant, type TokenGrant } from '../domain/account';
 import type { RedisRegistry } from '../registry/registry';
 import { isStoreFailure } from '../redis';
 import { accountList_, accountRisk, accountSet, accountShow, statusVerb } from './account-verbs';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { errorSchema, signalAcceptedSchema, signalNoTargetsSchema, signalStatusSchema } from '../http/openapi';
-import { validateSignal, type ExternalSignal, type ValidationDetail } from '../signals/schema';
+import { validateSignal, type ExternalSignal, type ValidationDetail } from '../domain/signal';
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_SUBMIT_DEADLINE_MS, MAX_RETRY_SPAN_MS, retryAfterMs, retryWaitMs } from './retry';
 
 /**
@@ -10,7 +10,7 @@ import { DEFAULT_MAX_ATTEMPTS, DEFAULT_SUBMIT_DEADLINE_MS, MAX_RETRY_SPAN_MS, re
  */
 
 export { MAX_RETRY_SPAN_MS, REPLAY_WINDOW_MS, DEFAULT_SUBMIT_DEADLINE_MS, DEFAULT_MAX_ATTEMPTS } from './retry';
-export type { ExternalSignal, ValidationDetail } from '../signals/schema';
+export type { ExternalSignal, ValidationDetail } from '../domain/signal';
 
 /** Spec §8. */
 export const IDEMPOTENCY_KEY_MAX_LENGTH = 128;

@@ -1,7 +1,7 @@
 import { commandLogLine } from '../bridge/command-log';
 import { BridgeClient, commandIdOf, toReport } from '../bridge/client';
-import { commandSchema, instrumentSchema, type BridgeCommand, type BridgeReport, type Instrument } from '../bridge/protocol';
-import { ACTIONS, isOpening } from '../signals/actions';
+import { commandSchema, instrumentSchema, type BridgeCommand, type BridgeReport, type Instrument } from '../domain/bridge-protocol';
+import { ACTIONS, isOpening } from '../domain/actions';
 import type { CtraderAccount } from './account';
 import { OutcomeUnknown } from './connection';
 import { OrderStatus, OrderType, type Order } from './messages';

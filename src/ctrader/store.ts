@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { BridgeReport } from '../bridge/protocol';
+import type { BridgeReport } from '../domain/bridge-protocol';
 import { readJsonLines } from '../paper/ledger';
 
 /**

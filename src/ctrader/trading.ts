@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { CommandOutcome } from '../bridge/client';
-import type { BridgeCommand } from '../bridge/protocol';
+import type { BridgeCommand } from '../domain/bridge-protocol';
 import { ACCEPTED, CANCELLED, FILLED, MARKET_DONE, REPLACED, type CtraderAccount } from './account';
 import { NotSentInTime, OpenApiError, OutcomeUnknown } from './connection';
 import { ErrorCode, ExecutionType, OrderType, PayloadType, TimeInForce, TradeSide, type ExecutionEvent, type Order, type Position } from './messages';

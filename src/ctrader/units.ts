@@ -1,4 +1,4 @@
-import type { Instrument } from '../bridge/protocol';
+import type { Instrument } from '../domain/bridge-protocol';
 import type { FullSymbol } from './messages';
 
 /**

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { ACTIONS, requiresIdempotencyKey, type Action } from '../signals/actions';
+import { ACTIONS, requiresIdempotencyKey, type Action } from '../domain/actions';
 import type { SignalAccepted, SignalNoTargets } from '../signals/accept';
-import { ACTION_RULES, externalSignalShape, META_MAX_BYTES, META_MAX_DEPTH } from '../signals/schema';
+import { ACTION_RULES, externalSignalShape, META_MAX_BYTES, META_MAX_DEPTH } from '../domain/signal';
 import type { SignalStatus } from '../signals/status';
 
 /**

@@ -2,10 +2,10 @@ import { z } from 'zod';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { API_VERSION } from '../http/openapi';
-import { SIGNAL_ID_PATTERN } from '../temporal/ids';
+import { SIGNAL_ID_PATTERN } from '../domain/ids';
 import { getSignalStatusOutput, submitSignalOutput } from './outputs';
-import { isOpening } from '../signals/actions';
-import { externalSignalShape, signalFields, type ExternalSignal } from '../signals/schema';
+import { isOpening } from '../domain/actions';
+import { externalSignalShape, signalFields, type ExternalSignal } from '../domain/signal';
 import {
   MAX_RETRY_SPAN_MS,
   reportedCount,

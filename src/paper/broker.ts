@@ -1,5 +1,5 @@
-import type { BridgeCommand } from '../bridge/protocol';
-import type { Action } from '../signals/actions';
+import type { BridgeCommand } from '../domain/bridge-protocol';
+import type { Action } from '../domain/actions';
 
 /**
  * The paper broker: a simulated MT5 / cTrader trading account with real order semantics (docs/paper-bridge.md).

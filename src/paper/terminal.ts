@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import { z } from 'zod';
 import { commandLogLine } from '../bridge/command-log';
-import { CAPABILITIES, compareVersions } from '../bridge/capabilities';
+import { CAPABILITIES, compareVersions } from '../domain/capabilities';
 import { BridgeClient, toReport } from '../bridge/client';
-import { commandSchema, type BridgeCommand, type BridgeReport } from '../bridge/protocol';
-import { ACTIONS, type Action } from '../signals/actions';
+import { commandSchema, type BridgeCommand, type BridgeReport } from '../domain/bridge-protocol';
+import { ACTIONS, type Action } from '../domain/actions';
 import { PaperBroker, type BrokerOptions, type BrokerState, type ExecutionResult, type Platform } from './broker';
 import { MemoryJournal, type Journal } from './journal';
 import { MemoryLedger, type Ledger } from './ledger';

@@ -1,5 +1,5 @@
 import { hashCredential } from './credentials';
-import { importDocumentSchema, type ImportDocument } from './model';
+import { importDocumentSchema, type ImportDocument } from '../domain/account';
 import type { RedisRegistry } from './registry';
 
 export interface ImportSummary {

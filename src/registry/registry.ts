@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { accountSchema, type Account, type SecretGrant, type TokenGrant } from './model';
+import { accountSchema, type Account, type SecretGrant, type TokenGrant } from '../domain/account';
 import { hashCredential, sameHash } from './credentials';
 import {
   ALREADY_EXISTS,
@@ -12,8 +12,8 @@ import {
   WRITE_ACCOUNT,
   WRITE_GRANT,
 } from './scripts';
-import type { Instrument } from '../bridge/protocol';
-import type { VolumeRules } from '../risk/rules';
+import type { Instrument } from '../domain/bridge-protocol';
+import type { VolumeRules } from '../domain/volume-rules';
 
 /** The registry (the dashboard's data): accounts, hashed secrets and tokens, links, risk settings. */
 export interface Registry {

@@ -1,6 +1,8 @@
-import { isOpening } from '../signals/actions';
-import type { AccountSnapshot, SignalInstruction } from '../signals/outcome';
-import type { RiskSettings } from './settings';
+import { isOpening } from '../domain/actions';
+import type { AccountSnapshot, SignalInstruction } from '../domain/workflow-input';
+import type { RiskReason } from '../domain/reason-codes';
+import type { RiskSettings } from '../domain/risk-settings';
+import { DEFAULT_VOLUME_RULES, type VolumeRules } from '../domain/volume-rules';
 import { mapSymbol } from './symbols';
 
 /**
@@ -8,24 +10,6 @@ import { mapSymbol } from './symbols';
  * the acceptance time, so the account workflow runs them deterministically. A refusal carries a stable reason code
  * (docs/reason-codes.md).
  */
-
-export type RiskReason =
-  | 'signal_expired'
-  | 'risk_close_only'
-  | 'risk_symbol_not_allowed'
-  | 'risk_symbol_blocked'
-  | 'risk_outside_trading_hours'
-  | 'risk_stop_loss_required'
-  | 'risk_max_volume_exceeded'
-  | 'risk_volume_below_minimum';
-
-/** Broker volume rules of a symbol (from the bridge's hello); the defaults are the common forex lot rules. */
-export interface VolumeRules {
-  step: number;
-  min: number;
-  max?: number;
-}
-export const DEFAULT_VOLUME_RULES: VolumeRules = { step: 0.01, min: 0.01 };
 
 export interface PlannedOrder {
   symbol?: string;

@@ -1,4 +1,4 @@
-import type { SymbolMap } from './settings';
+import type { SymbolMap } from '../domain/risk-settings';
 
 /**
  * The trader's symbol to the broker's: an alias wins (XAUUSD → GOLD, taken as written), otherwise prefix and suffix

@@ -1,4 +1,4 @@
-import { ACCOUNT_ID_PATTERN, type SecretGrant } from '../registry/model';
+import { ACCOUNT_ID_PATTERN, type SecretGrant } from '../domain/account';
 import type { Registry } from '../registry/registry';
 import { Refusal } from './errors';
 

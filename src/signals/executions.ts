@@ -1,5 +1,6 @@
-import type { BridgeReport } from '../bridge/protocol';
-import type { AccountOutcome, SignalWorkflowInput } from './outcome';
+import type { BridgeReport } from '../domain/bridge-protocol';
+import type { AccountOutcome } from '../domain/outcome';
+import type { SignalWorkflowInput } from '../domain/workflow-input';
 
 export type ReportDelivery = 'delivered' | 'closed' | 'unknown';
 

@@ -1,6 +1,6 @@
 import type { Throttle } from '../ratelimit/fairness';
 import type { Registry } from '../registry/registry';
-import { SIGNAL_ID_PATTERN } from '../temporal/ids';
+import { SIGNAL_ID_PATTERN } from '../domain/ids';
 import { Refusal } from './errors';
 import type { SignalExecutions } from './executions';
 import { guarded } from './guarded';

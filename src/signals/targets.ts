@@ -1,9 +1,9 @@
-import { missingCapability } from '../bridge/capabilities';
-import type { Account, SecretGrant } from '../registry/model';
+import { missingCapability } from '../domain/capabilities';
+import type { Account, SecretGrant } from '../domain/account';
 import type { Registry } from '../registry/registry';
-import type { Action } from './actions';
+import type { Action } from '../domain/actions';
 import { Refusal } from './errors';
-import type { SkippedAccount } from './outcome';
+import type { SkippedAccount } from '../domain/workflow-input';
 
 export interface Routing {
   accounts: Account[];

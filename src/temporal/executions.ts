@@ -1,8 +1,9 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import type { BridgeReport } from '../bridge/protocol';
+import type { BridgeReport } from '../domain/bridge-protocol';
 import type { ReportDelivery, SignalExecutions } from '../signals/executions';
-import type { AccountOutcome, SignalWorkflowInput } from '../signals/outcome';
-import { OUTCOME_MEMO_PREFIX, signalWorkflowId } from './ids';
+import type { AccountOutcome } from '../domain/outcome';
+import type { SignalWorkflowInput } from '../domain/workflow-input';
+import { OUTCOME_MEMO_PREFIX, signalWorkflowId } from '../domain/ids';
 import type { Regions } from './regions';
 import { AmbiguousStartError, certainlyNotStarted, isTemporalBackpressure } from './failures';
 import { AccountIdsKey, ActionKey, SignalIdKey, SymbolKey } from './search-attributes';

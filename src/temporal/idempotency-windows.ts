@@ -1,6 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { AcceptanceRecord, IdempotencyWindows } from '../signals/idempotency';
-import { idempotencyWorkflowId } from './ids';
+import { idempotencyWorkflowId } from '../domain/ids';
 import type { Regions } from './regions';
 
 /**

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { DEFAULT_SYMBOLS, SyntheticFeed, type BrokerState, type Side, type SymbolSpec } from '../../src/paper/broker';
 import { readLedger, stateFileFor, type LedgerEntry } from '../../src/paper/ledger';
 import { newCredential } from '../../src/registry/credentials';
-import { isOpening, type Action } from '../../src/signals/actions';
-import type { AccountOutcome } from '../../src/signals/outcome';
+import { isOpening, type Action } from '../../src/domain/actions';
+import type { AccountOutcome } from '../../src/domain/outcome';
 import { ensureBuilt, httpGet as get, httpPost as post, processLogDir, startProcessStack, type ProcessStack } from '../helpers/processes';
 import { admin, commandIdOf, importRegistry, temporalAccess, workflowResult, writeRegistry, type RegistryFile, type TemporalAccess } from './support';
 

@@ -1,7 +1,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { RedisAccountSequencer } from '../../src/bridge/ordering';
-import type { BridgeCommand } from '../../src/bridge/protocol';
+import type { BridgeCommand } from '../../src/domain/bridge-protocol';
 import { RedisCommandQueue } from '../../src/bridge/queue';
 import { startIngress, type Ingress } from '../../src/server';
 import { startRedis, waitFor, type RedisServer } from '../helpers/infra';

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { idempotencyDigest } from '../../src/signals/idempotency';
 import { hashCredential } from '../../src/registry/credentials';
-import { idempotencyWorkflowId } from '../../src/temporal/ids';
+import { idempotencyWorkflowId } from '../../src/domain/ids';
 import { testEnv } from '../helpers/env';
 import { waitFor } from '../helpers/infra';
 import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../helpers/processes';

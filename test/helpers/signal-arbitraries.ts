@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { ACTIONS, type Action } from '../../src/signals/actions';
+import { ACTIONS, type Action } from '../../src/domain/actions';
 
 /**
  * fast-check generators of ExternalSignal bodies (spec §2.1): valid bodies for every action, and mutations of them

@@ -7,7 +7,7 @@ import { startWorker, type RunningWorker } from '../../src/worker';
 import { RedisRegistry } from '../../src/registry/registry';
 import { importRegistry } from '../../src/registry/import';
 import { newCredential } from '../../src/registry/credentials';
-import type { ImportDocument } from '../../src/registry/model';
+import type { ImportDocument } from '../../src/domain/account';
 import { testEnv } from './env';
 import { REPO_ROOT, waitFor } from './infra';
 import { get } from './http';

@@ -1,4 +1,4 @@
-import type { BridgeCommand } from '../../src/bridge/protocol';
+import type { BridgeCommand } from '../../src/domain/bridge-protocol';
 import { post, get } from './stack';
 
 /**

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { hashCredential, newCredential } from '../../src/registry/credentials';
-import { accountSchema } from '../../src/registry/model';
+import { accountSchema } from '../../src/domain/account';
 import { adminCli, adminCliJson } from '../helpers/admin';
 import { get, pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';

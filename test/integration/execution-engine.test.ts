@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { RedisCommandQueue } from '../../src/bridge/queue';
 import { RedisAccountSequencer } from '../../src/bridge/ordering';
-import type { BridgeCommand } from '../../src/bridge/protocol';
+import type { BridgeCommand } from '../../src/domain/bridge-protocol';
 import { waitFor } from '../helpers/infra';
 import { testEnv } from '../helpers/env';
 import { get, pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';

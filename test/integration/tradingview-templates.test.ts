@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { signalFields } from '../../src/signals/schema';
+import { signalFields } from '../../src/domain/signal';
 import { post, seedOwner, startStack, type Stack } from '../helpers/stack';
 
 /**

@@ -1,4 +1,4 @@
-import { ACTIONS, entrySide, isMarketEntry, isOpening, requiresIdempotencyKey, type Action } from '../../src/signals/actions';
+import { ACTIONS, entrySide, isMarketEntry, isOpening, requiresIdempotencyKey, type Action } from '../../src/domain/actions';
 
 /** Spec §1.6 (opening signals), §2.1 action table and §5 rule 4 (actions that need X-Idempotency-Key). */
 

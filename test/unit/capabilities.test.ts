@@ -1,6 +1,6 @@
-import { CAPABILITIES, compareVersions, missingCapability } from '../../src/bridge/capabilities';
-import { accountSchema, type Platform } from '../../src/registry/model';
-import { ACTIONS, type Action } from '../../src/signals/actions';
+import { CAPABILITIES, compareVersions, missingCapability } from '../../src/domain/capabilities';
+import { accountSchema, type Platform } from '../../src/domain/account';
+import { ACTIONS, type Action } from '../../src/domain/actions';
 
 /** Spec §2.1 (stop-limit entries and the modify_pending family need a recent bridge and may be unavailable on a venue). */
 

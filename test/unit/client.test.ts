@@ -7,7 +7,7 @@ import {
   type SubmitResult,
 } from '../../src/client';
 import { backoffMs, BASE_BACKOFF_MS, MAX_BACKOFF_MS, retryAfterMs, retryWaitMs } from '../../src/client/retry';
-import { validateSignal } from '../../src/signals/schema';
+import { validateSignal } from '../../src/domain/signal';
 
 /**
  * The typed client against a scripted fetch: which answers are retried (spec §4.1, §5 rule 5, §7), with which key,

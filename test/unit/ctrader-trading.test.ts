@@ -1,9 +1,9 @@
-import type { BridgeCommand } from '../../src/bridge/protocol';
+import type { BridgeCommand } from '../../src/domain/bridge-protocol';
 import { NotSentInTime, refusalOf, type Completion } from '../../src/ctrader/connection';
 import { PayloadType, type Envelope, type Order, type Position } from '../../src/ctrader/messages';
 import { executeCommand, labelOf, type TradingAccount } from '../../src/ctrader/trading';
 import { symbolSpec, type SymbolSpec } from '../../src/ctrader/units';
-import type { Action } from '../../src/signals/actions';
+import type { Action } from '../../src/domain/actions';
 import { CtraderDouble } from '../helpers/ctrader-double';
 import { checkPayload } from '../helpers/ctrader-proto';
 

@@ -1,6 +1,6 @@
 import { idempotencyDigest, requestHash } from '../../src/signals/idempotency';
 import { hashCredential } from '../../src/registry/credentials';
-import { ACCOUNT_ID_PATTERN } from '../../src/registry/model';
+import { ACCOUNT_ID_PATTERN } from '../../src/domain/account';
 
 /** Spec §5 rules 4-5: a key is scoped to the secret and the route (one account, or the broadcast URL). */
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { ACTIONS, requiresIdempotencyKey, type Action } from '../../src/signals/actions';
-import { signalFields, validateSignal } from '../../src/signals/schema';
+import { ACTIONS, requiresIdempotencyKey, type Action } from '../../src/domain/actions';
+import { signalFields, validateSignal } from '../../src/domain/signal';
 
 /**
  * The integration guides of docs/integrations are part of the product: a template that the service would refuse, or

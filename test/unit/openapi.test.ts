@@ -4,10 +4,10 @@ import pino from 'pino';
 import type { Request, Response } from 'express';
 import { buildOpenApiDocument } from '../../src/http/openapi';
 import { errorHandler, sendRefusal, type Channel } from '../../src/http/errors';
-import { ACTIONS } from '../../src/signals/actions';
+import { ACTIONS } from '../../src/domain/actions';
 import type { SignalAccepted, SignalNoTargets } from '../../src/signals/accept';
 import { Refusal } from '../../src/signals/errors';
-import { externalSignalShape, validateSignal } from '../../src/signals/schema';
+import { externalSignalShape, validateSignal } from '../../src/domain/signal';
 import type { SignalStatus } from '../../src/signals/status';
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');

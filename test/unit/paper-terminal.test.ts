@@ -3,7 +3,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { helloSchema, reportsBodySchema, type BridgeCommand, type BridgeReport } from '../../src/bridge/protocol';
+import { helloSchema, reportsBodySchema, type BridgeCommand, type BridgeReport } from '../../src/domain/bridge-protocol';
 import { DEFAULT_SYMBOLS, ManualFeed, PaperBroker, baselineQuote } from '../../src/paper/broker';
 import { FileMarket } from '../../src/paper/market-file';
 import { FileJournal } from '../../src/paper/journal';

@@ -1,7 +1,8 @@
-import { DEFAULT_VOLUME_RULES, planOrder, sizeVolume, withinTradingHours, type Plan } from '../../src/risk/rules';
-import { riskSettingsSchema, symbolMapSchema } from '../../src/risk/settings';
+import { DEFAULT_VOLUME_RULES } from '../../src/domain/volume-rules';
+import { planOrder, sizeVolume, withinTradingHours, type Plan } from '../../src/risk/rules';
+import { riskSettingsSchema, symbolMapSchema } from '../../src/domain/risk-settings';
 import { mapSymbol } from '../../src/risk/symbols';
-import type { AccountSnapshot, SignalInstruction } from '../../src/signals/outcome';
+import type { AccountSnapshot, SignalInstruction } from '../../src/domain/workflow-input';
 
 /** The account owner's risk rules (src/risk/rules.ts) and symbol mapping (src/risk/symbols.ts), on parsed settings. */
 

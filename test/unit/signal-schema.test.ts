@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { ACTIONS, type Action } from '../../src/signals/actions';
-import { validateSignal, type SignalValidation, type ValidationDetail } from '../../src/signals/schema';
+import { ACTIONS, type Action } from '../../src/domain/actions';
+import { validateSignal, type SignalValidation, type ValidationDetail } from '../../src/domain/signal';
 import {
   ALLOWED,
   FIELDS,

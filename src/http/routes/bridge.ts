@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import { bridgeAccount, bridgeCommands, bridgeHello, bridgeReports, type GatewayDeps } from '../../bridge/gateway';
-import type { Account } from '../../registry/model';
+import type { Account } from '../../domain/account';
 import { createRouteLimiter } from '../../ratelimit/route-limiter';
 import { bearerToken, jsonBody } from '../middleware';
 

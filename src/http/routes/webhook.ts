@@ -2,7 +2,7 @@ import { Router, type NextFunction, type Request, type RequestHandler, type Resp
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config';
-import type { SecretGrant } from '../../registry/model';
+import type { SecretGrant } from '../../domain/account';
 import { acceptSignal, type AcceptDeps } from '../../signals/accept';
 import { authenticateSender } from '../../signals/authenticate';
 import { guarded } from '../../signals/guarded';

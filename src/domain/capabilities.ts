@@ -1,5 +1,5 @@
-import type { Account, Platform } from '../registry/model';
-import type { Action } from '../signals/actions';
+import type { Account, Platform } from './account';
+import type { Action } from './actions';
 
 /**
  * Which bridge version an action needs, by platform (docs/capabilities.md). Every other action needs only the

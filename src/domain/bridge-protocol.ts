@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ACTIONS } from '../signals/actions';
+import { ACTIONS } from './actions';
 
 /**
  * The bridge API's messages (docs/bridge-protocol.md). An EA or cBot connects out to us, says hello, long-polls its

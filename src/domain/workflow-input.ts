@@ -1,17 +1,7 @@
 import type { Action } from './actions';
-import type { ExternalSignal } from './schema';
-import type { Account } from '../registry/model';
-import type { VolumeRules } from '../risk/rules';
-
-/** What the account workflow decides for one account: the poll's account outcome item (spec §2.4). */
-export interface AccountOutcome {
-  accountId: string;
-  /** filled/rejected for entries (reported by the poll); done/rejected for every other action. */
-  outcome: 'filled' | 'rejected' | 'done';
-  ticket: string | null;
-  reason: string | null;
-  occurredAt: string;
-}
+import type { ExternalSignal } from './signal';
+import type { Account } from './account';
+import type { VolumeRules } from './volume-rules';
 
 /** The signal as it travels into Temporal: never the secret. */
 export type SignalInstruction = Omit<ExternalSignal, 'secret'> & { action: Action };

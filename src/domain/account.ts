@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { riskSettingsSchema, symbolMapSchema } from '../risk/settings';
+import { riskSettingsSchema, symbolMapSchema } from './risk-settings';
 
 /** What the registry holds: trading accounts, webhook secrets, API tokens. The import document of the admin CLI. */
 

@@ -1,0 +1,51 @@
+/**
+ * The service's own rejection reasons, the one list of them: the metrics' reason label and the table of
+ * docs/reason-codes.md come from here (test/unit/doc-tables.test.ts fails when the doc drifts). Codes are stable:
+ * they never change meaning; new ones may be added. Risk rules run in the order of this table.
+ */
+export const REASON_CODES = {
+  signal_expired: {
+    raisedBy: 'workflow or bridge',
+    meaning: 'the signal was older than its max age (30 s for market entries by default) when it would have executed; nothing was placed',
+  },
+  bridge_offline: { raisedBy: 'workflow', meaning: 'no bridge took the command before it expired; it was withdrawn, nothing was placed' },
+  dispatch_failed: {
+    raisedBy: 'workflow',
+    meaning: 'the command could not be queued for the bridge before it expired (queue store down); it was withdrawn, nothing was placed',
+  },
+  risk_close_only: { raisedBy: 'risk rules', meaning: 'the account is in close-only mode: entries are refused, exits allowed' },
+  risk_symbol_not_allowed: { raisedBy: 'risk rules', meaning: "the symbol is not on the account's allowed list" },
+  risk_symbol_blocked: { raisedBy: 'risk rules', meaning: "the symbol is on the account's blocked list" },
+  risk_outside_trading_hours: {
+    raisedBy: 'risk rules',
+    meaning: "the signal was accepted outside the account's trading hours (UTC windows by weekday)",
+  },
+  risk_stop_loss_required: {
+    raisedBy: 'risk rules',
+    meaning: 'the account requires a stop loss on entries and the signal has neither `sl` nor `slPips`',
+  },
+  risk_max_volume_exceeded: { raisedBy: 'risk rules', meaning: "the sized volume is above the account's max volume per order" },
+  risk_volume_below_minimum: { raisedBy: 'risk rules', meaning: 'the sized volume, rounded down to the volume step, is below the minimum lot' },
+  risk_max_open_positions: { raisedBy: 'bridge', meaning: 'the account already holds its maximum number of open positions' },
+  bridge_unsupported_action: { raisedBy: 'bridge', meaning: 'the connected EA/cBot cannot perform this action' },
+  bridge_invalid_command: { raisedBy: 'bridge', meaning: "the command failed the bridge's own validation" },
+  bridge_wrong_account: { raisedBy: 'bridge', meaning: "the command named another account than the bridge's" },
+  bridge_internal_error: { raisedBy: 'bridge', meaning: 'the bridge failed before reaching the broker' },
+  bridge_outcome_unknown: {
+    raisedBy: 'bridge',
+    meaning:
+      'the answer to this command was lost (connection or restart) and the bridge could not establish from the broker whether it ran ' +
+      '(a partial close, or a command that expired meanwhile); it was not sent again: check the account',
+  },
+} as const satisfies Record<string, { raisedBy: 'workflow' | 'workflow or bridge' | 'risk rules' | 'bridge'; meaning: string }>;
+
+export type ReasonCode = keyof typeof REASON_CODES;
+
+export function isReasonCode(reason: string): reason is ReasonCode {
+  return Object.hasOwn(REASON_CODES, reason);
+}
+
+/** What the account owner's risk rules can answer at execution: an expired signal, or a rule raised by them. */
+export type RiskReason =
+  | 'signal_expired'
+  | { [K in ReasonCode]: (typeof REASON_CODES)[K]['raisedBy'] extends 'risk rules' ? K : never }[ReasonCode];
