@@ -1,4 +1,4 @@
-import type { CommandQueue, WithdrawResult } from '../src/bridge/queue';
+import type { CommandQueue, EnqueueResult, WithdrawResult } from '../src/bridge/queue';
 import type { AccountSequencer } from '../src/bridge/ordering';
 import type { BridgeCommand } from '../src/domain/bridge-protocol';
 import type { AdmissionLedger } from '../src/signals/admission';
@@ -6,10 +6,14 @@ import type { AdmissionLedger } from '../src/signals/admission';
 /** Activities touch the outside world for the workflows: here, the per-account bridge command queue. */
 export function createActivities(deps: { queue: CommandQueue; sequencer: AccountSequencer; admission: AdmissionLedger }) {
   return {
-    /** Idempotent by commandId, so a retried activity never queues a second order. */
-    async dispatchCommand(command: BridgeCommand): Promise<void> {
-      await deps.queue.enqueue(command);
+    /**
+     * Idempotent by commandId, so a retried activity never queues a second order. `overtaken`: not queued, a later
+     * command of the account ran first (src/bridge/ordering.ts). A resend queues it whatever the order.
+     */
+    async dispatchCommand(command: BridgeCommand, options?: { resend?: boolean }): Promise<EnqueueResult> {
+      const result = await deps.queue.enqueue(command, options);
       await deps.admission.settled(command.signalId, command.accountId);
+      return result;
     },
     /** No command will be queued for this signal: the account's later commands need not wait for it. */
     async releaseSequence(accountId: string, seq: number, expiresAt: string, signalId?: string): Promise<void> {

@@ -11,7 +11,7 @@ mkdir -p .run
 results=.run/jest-results.json
 pytest_results=.run/pytest-results.xml
 summary_file=.run/test-summary.txt
-rm -f "$results" "$pytest_results" "$summary_file"
+rm -f "$results" "$pytest_results" "$summary_file" .run/infra-failure.txt
 
 jest_args=()
 pytest_args=()
@@ -125,6 +125,23 @@ line="$(node -e '
   console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 ' "$results" "$rc" "$run_jest" "$pytest_results" "$pytest_rc" "$run_pytest")"
 if [ "$run_jest" -eq 1 ] && [ "$rc" -eq 0 ] && [ ! -s "$results" ]; then rc=1; fi
+# Why it failed, at the end, where a log cut to its head and tail still shows it: the test infrastructure's own
+# words, or each failed test's name and the first lines of its message.
+if [ -s .run/infra-failure.txt ]; then
+  { echo "test.sh: the test infrastructure did not start:"; cut -c1-400 .run/infra-failure.txt | tail -n 40; } >&2
+elif [ "$run_jest" -eq 1 ] && [ "$rc" -ne 0 ] && [ -s "$results" ]; then
+  node -e '
+    const r = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"));
+    for (const suite of r.testResults || []) {
+      const failed = (suite.assertionResults || []).filter((a) => a.status === "failed");
+      if (failed.length === 0 && suite.status === "failed") failed.push({ fullName: "(the file itself)", failureMessages: [suite.message || ""] });
+      for (const a of failed) {
+        const why = String((a.failureMessages || [])[0] || "").replace(/\x1b\[[0-9;]*m/g, "").split("\n").filter((l) => l.trim() && !/^\s+at /.test(l)).slice(0, 4);
+        process.stderr.write(`test.sh: FAILED ${require("path").relative(process.cwd(), suite.name)} › ${a.fullName}\n${why.map((l) => "    " + l.slice(0, 300)).join("\n")}\n`);
+      }
+    }
+  ' "$results" || true
+fi
 if [ "$rc" -eq 0 ] && [ "$pytest_rc" -ne 0 ]; then rc="$pytest_rc"; fi
 summary "$line"
 exit "$rc"

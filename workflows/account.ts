@@ -85,7 +85,8 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
       scheduleToCloseTimeout: Math.max(expiresAtMs - Date.now(), 1000),
       retry: QUEUE_RETRY,
     });
-    await dispatchCommand(command);
+    // Its number lapsed (its ingress died before confirming the start) and a later signal already ran: not queued.
+    if ((await dispatchCommand(command)) === 'overtaken') return rejected('signal_overtaken');
   } catch {
     queued = false;
   }
@@ -101,7 +102,7 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
     if (state === 'withdrawn') return rejected('bridge_offline');
     // Redis forgot a command it had queued (it restarted without its data): a bridge may have taken it. Queue it
     // again: the bridge executes a commandId at most once, so it answers with what it did, or `expired`.
-    if (state === 'forgotten') await redispatchCommand(command);
+    if (state === 'forgotten') await redispatchCommand(command, { resend: true });
     // A bridge took it: the order may be live, so the bridge's word is the only outcome.
     await condition(() => report !== undefined);
   }

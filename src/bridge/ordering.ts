@@ -4,8 +4,13 @@ import type { Redis } from 'ioredis';
  * Per-account acceptance order. Each accepted signal gets the account's next sequence number and is marked pending
  * until its command is queued (or it is known that none will be: a risk refusal, a failed start). A bridge is handed a
  * command only when no lower-numbered command of the account is still pending, so commands run in acceptance order
- * even when their workflows reach the queue in another order. A pending mark lapses at its command's deadline, so
- * a crash between numbering and starting holds an account back no longer than that.
+ * even when their workflows reach the queue in another order.
+ *
+ * A mark lapses at the instant it carries. The ingress numbers a signal with a short start lease (its Temporal budget
+ * and a margin) and, once the workflow has started, moves the mark to its command's deadline: an ingress that dies
+ * between numbering and starting (no workflow will ever queue that number) holds the account back for seconds, not
+ * until the deadline of a command that will never come. A command whose mark lapsed while a later number of its
+ * account was handed out is refused by the queue (`signal_overtaken`) rather than run out of order.
  */
 
 export const orderingKeys = {
@@ -18,19 +23,38 @@ export const orderingKeys = {
 /** A pending mark: the sequence number and the instant after which its command can never run. */
 export const pendingMember = (seq: number, deadlineMs: number) => `${seq}:${deadlineMs}`;
 
+export interface MarkRetime {
+  accountId: string;
+  seq: number;
+  fromMs: number;
+  toMs: number;
+}
+
 export interface AccountSequencer {
   /** Numbers one signal for each account, in one round trip. */
   next(targets: readonly { accountId: string; deadlineMs: number }[]): Promise<number[]>;
   /** No command will be queued for this number: stop holding later ones back. */
   release(accountId: string, seq: number, deadlineMs: number): Promise<void>;
-  /** Hold later commands behind this number only until `untilMs` (a start that may or may not have happened). */
-  holdUntil(accountId: string, seq: number, deadlineMs: number, untilMs: number): Promise<void>;
+  /**
+   * Moves marks to another lapse instant, each only if it is still there with `fromMs`: a mark that an enqueue
+   * removed, or that lapsed, stays gone. Confirms a started signal (lease → deadline), or shortens a hold.
+   */
+  retime(marks: readonly MarkRetime[]): Promise<void>;
 }
 
 const NEXT = `
 local seq = redis.call('INCR', KEYS[1])
 redis.call('ZADD', KEYS[2], seq, seq .. ':' .. ARGV[1])
 return seq`;
+
+// KEYS: pending marks; ARGV: the mark now, the mark wanted, its seq, the wake channel, whether it lapses sooner. A
+// waiting long-poll sleeps until the held mark lapses: told of a sooner lapse, it looks again.
+const RETIME = `
+if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
+  redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
+  if ARGV[5] == '1' then redis.call('PUBLISH', ARGV[4], 'held') end
+end
+return 1`;
 
 export class RedisAccountSequencer implements AccountSequencer {
   constructor(private readonly redis: Redis) {}
@@ -57,22 +81,13 @@ export class RedisAccountSequencer implements AccountSequencer {
     );
   }
 
-  async holdUntil(accountId: string, seq: number, deadlineMs: number, untilMs: number): Promise<void> {
-    if (untilMs >= deadlineMs) return;
-    const key = orderingKeys.pending(accountId);
-    // Only if the mark is still there: an enqueue that already removed it must not be undone.
-    await this.redis.eval(
-      `if redis.call('ZREM', KEYS[1], ARGV[1]) == 1 then
-        redis.call('ZADD', KEYS[1], ARGV[3], ARGV[2])
-        redis.call('PUBLISH', ARGV[4], 'held')
-      end
-      return 1`,
-      1,
-      key,
-      pendingMember(seq, deadlineMs),
-      pendingMember(seq, untilMs),
-      seq,
-      orderingKeys.wake(accountId),
-    );
+  async retime(marks: readonly MarkRetime[]): Promise<void> {
+    const moves = marks.filter((m) => m.toMs !== m.fromMs);
+    if (moves.length === 0) return;
+    const pipeline = this.redis.pipeline();
+    for (const m of moves) {
+      pipeline.eval(RETIME, 1, orderingKeys.pending(m.accountId), pendingMember(m.seq, m.fromMs), pendingMember(m.seq, m.toMs), m.seq, orderingKeys.wake(m.accountId), m.toMs < m.fromMs ? '1' : '0');
+    }
+    for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
   }
 }

@@ -9,8 +9,12 @@ import { orderingKeys } from './ordering';
  * Keys carry the account in a hash tag so that one account's keys live on one Redis Cluster slot.
  */
 export interface CommandQueue {
-  /** Idempotent by commandId: an activity retry never queues a second copy. */
-  enqueue(command: BridgeCommand): Promise<void>;
+  /**
+   * Idempotent by commandId: an activity retry never queues a second copy. `overtaken`: not queued, because a later
+   * command of the account was already handed out while this one's number was no longer held (src/bridge/ordering.ts).
+   * `resend` queues it whatever the order (Redis forgot a command that a bridge may hold).
+   */
+  enqueue(command: BridgeCommand, options?: { resend?: boolean }): Promise<EnqueueResult>;
   /** Commands the bridge should (re)execute now, in acceptance order; marks them delivered. */
   take(accountId: string, limit: number): Promise<BridgeCommand[]>;
   /**
@@ -37,6 +41,7 @@ export interface LongPoll {
 }
 
 export type WithdrawResult = 'withdrawn' | 'delivered' | 'reported' | 'forgotten';
+export type EnqueueResult = 'queued' | 'overtaken';
 
 /** The first report of a command wins; `command` is absent when Redis no longer held the command itself. */
 export type RecordedReport = { kind: 'first' | 'repeat'; report: BridgeReport; command?: BridgeCommand };
@@ -47,6 +52,8 @@ const k = {
   session: (acc: string) => `es:bs:{${acc}}`,
   channel: orderingKeys.wake,
   poll: (acc: string) => `es:bw:{${acc}}`,
+  /** The highest sequence number of the account ever handed to a bridge. */
+  handedOut: (acc: string) => `es:bh:{${acc}}`,
 };
 
 const REPORT_RETENTION_SECONDS = 7 * 24 * 3600;
@@ -54,17 +61,26 @@ const REPORT_RETENTION_SECONDS = 7 * 24 * 3600;
 const POLL_GENERATION_TTL_MS = 24 * 3600 * 1000;
 const SUPERSEDED = 'poll:';
 
-// KEYS: queue, command, pending marks; ARGV: command, seq, commandId, channel
-// The pending mark is removed by its number (its score), whatever deadline it carries by now.
+// KEYS: queue, command, pending marks, handed-out mark; ARGV: command, seq, commandId, channel, resend (1 or 0),
+// retentionSeconds. The pending mark is removed by its number (its score), whatever deadline it carries by now. A
+// command whose mark is gone (lapsed: its ingress died before confirming the start) while a later command of the
+// account was handed out already would run out of acceptance order: it is refused, and the refusal is remembered for
+// a retry. A resend (Redis forgot a command a bridge may hold) always goes in.
 const ENQUEUE = `
-redis.call('ZREMRANGEBYSCORE', KEYS[3], ARGV[2], ARGV[2])
+local marked = redis.call('ZREMRANGEBYSCORE', KEYS[3], ARGV[2], ARGV[2])
+if redis.call('HEXISTS', KEYS[2], 'overtaken') == 1 then return 2 end
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+if marked == 0 and ARGV[5] ~= '1' and tonumber(redis.call('GET', KEYS[4]) or '0') > tonumber(ARGV[2]) then
+  redis.call('HSET', KEYS[2], 'overtaken', '1')
+  redis.call('EXPIRE', KEYS[2], tonumber(ARGV[6]))
+  return 2
+end
 redis.call('HSET', KEYS[2], 'command', ARGV[1], 'seq', ARGV[2])
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
 redis.call('PUBLISH', ARGV[4], ARGV[3])
 return 1`;
 
-// KEYS: queue, session, pending marks; ARGV: now, redeliverAfterMs, limit, command key prefix
+// KEYS: queue, session, pending marks, handed-out mark; ARGV: now, redeliverAfterMs, limit, command key prefix
 // Hands out commands in acceptance order, stopping before any command that a lower pending number must precede.
 // The first element of the answer is when a command queued now becomes due without any announcement (a pending mark
 // lapses, a delivered command is due for redelivery), or -1: a waiting long-poll sleeps until then, not on a timer.
@@ -82,6 +98,7 @@ end
 local ids = redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[3]) - 1, 'WITHSCORES')
 local session = redis.call('GET', KEYS[2]) or '0'
 local out = {-1}
+local top = 0
 local function due(at) if out[1] < 0 or at < out[1] then out[1] = at end end
 for i = 1, #ids, 2 do
   local id = ids[i]
@@ -92,6 +109,7 @@ for i = 1, #ids, 2 do
     if (not h[2]) or h[3] ~= session or now - tonumber(h[2]) >= tonumber(ARGV[2]) then
       redis.call('HSET', key, 'deliveredAt', ARGV[1], 'session', session)
       table.insert(out, h[1])
+      top = tonumber(ids[i + 1])
     else
       due(tonumber(h[2]) + tonumber(ARGV[2]))
     end
@@ -99,6 +117,7 @@ for i = 1, #ids, 2 do
     redis.call('ZREM', KEYS[1], id)
   end
 end
+if top > 0 and top > tonumber(redis.call('GET', KEYS[4]) or '0') then redis.call('SET', KEYS[4], top) end
 return out`;
 
 // KEYS: poll generation; ARGV: channel, ttl. Numbers a new long-poll and tells the older ones (on any ingress) to end.
@@ -148,19 +167,23 @@ export class RedisCommandQueue implements CommandQueue {
     private readonly options: { redeliverAfterMs: number } = { redeliverAfterMs: 15_000 },
   ) {}
 
-  async enqueue(command: BridgeCommand): Promise<void> {
+  async enqueue(command: BridgeCommand, options: { resend?: boolean } = {}): Promise<EnqueueResult> {
     const acc = command.accountId;
-    await this.redis.eval(
+    const result = await this.redis.eval(
       ENQUEUE,
-      3,
+      4,
       k.queue(acc),
       k.command(acc, command.commandId),
       orderingKeys.pending(acc),
+      k.handedOut(acc),
       JSON.stringify(command),
       command.seq,
       command.commandId,
       k.channel(acc),
+      options.resend ? '1' : '0',
+      REPORT_RETENTION_SECONDS,
     );
+    return Number(result) === 2 ? 'overtaken' : 'queued';
   }
 
   async take(accountId: string, limit: number): Promise<BridgeCommand[]> {
@@ -170,10 +193,11 @@ export class RedisCommandQueue implements CommandQueue {
   private async takeDue(accountId: string, limit: number): Promise<{ commands: BridgeCommand[]; nextDueAt: number | undefined }> {
     const [next, ...raw] = (await this.redis.eval(
       TAKE,
-      3,
+      4,
       k.queue(accountId),
       k.session(accountId),
       orderingKeys.pending(accountId),
+      k.handedOut(accountId),
       Date.now(),
       this.options.redeliverAfterMs,
       limit,

@@ -13,6 +13,13 @@ export const REASON_CODES = {
     raisedBy: 'workflow',
     meaning: 'the command could not be queued for the bridge before it expired (queue store down); it was withdrawn, nothing was placed',
   },
+  signal_overtaken: {
+    raisedBy: 'workflow',
+    meaning:
+      "a later signal for the account was already handed to its bridge while this one's place in the order was no longer held " +
+      '(the service process that accepted it stopped in the instant between starting it and confirming the start); it was not ' +
+      'placed, so that the account never runs your signals out of order',
+  },
   risk_close_only: { raisedBy: 'risk rules', meaning: 'the account is in close-only mode: entries are refused, exits allowed' },
   risk_symbol_not_allowed: { raisedBy: 'risk rules', meaning: "the symbol is not on the account's allowed list" },
   risk_symbol_blocked: { raisedBy: 'risk rules', meaning: "the symbol is on the account's blocked list" },

@@ -9,7 +9,7 @@ import { Refusal } from './errors';
 import type { SignalExecutions } from './executions';
 import type { AccountSnapshot, AccountTarget, SignalInstruction, SignalWorkflowInput, SkippedAccount } from '../domain/workflow-input';
 import { validateSignal, type ExternalSignal } from '../domain/signal';
-import type { AccountSequencer } from '../bridge/ordering';
+import type { AccountSequencer, MarkRetime } from '../bridge/ordering';
 import { idempotencyDigest, requestHash, type AcceptanceRecord, type IdempotencyWindows } from './idempotency';
 import { resolveTargets } from './targets';
 import type { Account, SecretGrant } from '../domain/account';
@@ -145,6 +145,12 @@ const REPLAY_RECHECK_MS = 50;
 
 /** How long an account's later commands wait behind a start that may or may not have happened. */
 const AMBIGUOUS_HOLD_MS = 10_000;
+/**
+ * A new number holds the account's later commands for the start's budget and this much more, then for its command's
+ * deadline once the start is known (src/bridge/ordering.ts): the margin covers the confirmation's round trip and the
+ * clocks of two ingresses.
+ */
+const START_LEASE_MARGIN_MS = 5_000;
 
 /**
  * The same key inside the window: the first answer again, and no new action. A region that failed the first time
@@ -186,16 +192,19 @@ async function launch(
 ): Promise<AcceptResult> {
   const acceptedAtMs = Date.parse(base.acceptedAt);
   const expiries = accounts.map((account) => acceptedAtMs + maxAgeMs(account, base.signal, deps.settings));
+  const lease = deadline + START_LEASE_MARGIN_MS;
+  const leases = expiries.map((expiry) => Math.min(expiry, lease));
   const symbol = isOpening(base.signal.action) ? base.signal.symbol : undefined;
   const [seqs, rules] = await guarded(deps.settings.failClosedRetryAfterSeconds, () =>
     Promise.all([
-      deps.sequencer.next(accounts.map((a, i) => ({ accountId: a.id, deadlineMs: expiries[i]! }))),
+      deps.sequencer.next(accounts.map((a, i) => ({ accountId: a.id, deadlineMs: leases[i]! }))),
       deps.admission.ledger.accepted(base.signalId, accounts.map((a) => a.id), acceptedAtMs),
       symbol === undefined
         ? Promise.resolve(accounts.map(() => undefined))
         : deps.registry.volumeRules(accounts.map((a) => ({ accountId: a.id, symbols: [mapSymbol(symbol, a.symbols), symbol] }))),
     ]).then(([seqs, , rules]) => [seqs, rules] as const),
   );
+  const leaseOf = new Map(accounts.map((a, i) => [a.id, leases[i]!]));
   const byRegion = groupBy(
     accounts.map((account, i) => toTarget(account, seqs[i]!, expiries[i]!, rules[i])),
     (t) => t.account.region,
@@ -204,25 +213,29 @@ async function launch(
   const regions = Object.keys(byRegion);
   const results = await Promise.allSettled(regions.map((region) => deps.executions.launch(region, { ...base, targets: byRegion[region]! }, deadline)));
   const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  const confirmed: MarkRetime[] = [];
   for (const [i, r] of results.entries()) {
+    const targets = byRegion[regions[i]!]!;
+    const mark = (t: AccountTarget, toMs: number): MarkRetime => ({ accountId: t.account.id, seq: t.seq, fromMs: leaseOf.get(t.account.id)!, toMs });
     if (r.status === 'fulfilled') {
-      // A concurrent replay started this region first: the numbers given here will never be queued.
-      if (r.value === 'existed') {
-        for (const t of byRegion[regions[i]!]!) void deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt)).catch(() => undefined);
-      }
+      // Started: its commands will come, so later ones wait for them until their deadline. A concurrent replay
+      // started this region first: the numbers given here will never be queued.
+      if (r.value === 'existed') for (const t of targets) void deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt)).catch(() => undefined);
+      else confirmed.push(...targets.map((t) => mark(t, Date.parse(t.expiresAt))));
       continue;
     }
     deps.logger?.warn({ correlationId: base.correlationId, signalId: base.signalId, region: regions[i], err: String(r.reason) }, 'region did not start the signal');
     deps.onStartError?.(regions[i]!, r.reason);
     // Those accounts' later signals must not wait for commands that will never come. One that may come (a start whose
     // answer was lost) they wait for, but only briefly: if it did start, its command is queued within seconds.
-    for (const t of byRegion[regions[i]!]!) {
-      const done = certainlyNotStarted(r.reason)
-        ? Promise.all([deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt)), deps.admission.ledger.settled(base.signalId, t.account.id)])
-        : deps.sequencer.holdUntil(t.account.id, t.seq, Date.parse(t.expiresAt), Date.now() + AMBIGUOUS_HOLD_MS);
-      void done.catch(() => undefined);
-    }
+    const done = certainlyNotStarted(r.reason)
+      ? Promise.all(targets.flatMap((t) => [deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt)), deps.admission.ledger.settled(base.signalId, t.account.id)]))
+      : deps.sequencer.retime(targets.map((t) => mark(t, Math.min(Date.parse(t.expiresAt), Date.now() + AMBIGUOUS_HOLD_MS))));
+    void done.catch(() => undefined);
   }
+  // Before the answer: a 202 whose later signals may overtake it only if this ingress dies in this round trip (the
+  // queue then refuses it as overtaken rather than run it out of order). A failed confirmation leaves the lease.
+  await deps.sequencer.retime(confirmed).catch((err: unknown) => deps.logger?.warn({ signalId: base.signalId, err: String(err) }, 'start lease not extended'));
   const body = { success: failed.length === 0, signalId: base.signalId, correlationId: base.correlationId, accountsResolved: accounts.length };
   if (failed.length === 0) return { kind: 'accepted', body, replayed };
   // A start that may have happened is never answered "not accepted": the caller gets the signalId and polls.

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { pruneStaleRunDirs, RUN_ROOT, startRedis, startTemporal, temporalBinary, type RedisServer, type TemporalServer } from './infra';
+import { pruneStaleRunDirs, REPO_ROOT, RUN_ROOT, startRedis, startTemporal, temporalBinary, type RedisServer, type TemporalServer } from './infra';
 import { startTemporalCluster, useExternalTemporal } from './temporal-cluster';
 
 /** Shared with global-teardown.ts (jest runs both in its main process). */
@@ -40,6 +40,8 @@ export default async function globalSetup(): Promise<void> {
   if (temporal.status === 'rejected' || redis.status === 'rejected') {
     await Promise.allSettled([infra.temporal?.stop(), infra.redis?.stop()]);
     const reasons = [temporal, redis].flatMap((r) => (r.status === 'rejected' ? [String((r.reason as Error)?.stack ?? r.reason)] : []));
+    // scripts/test.sh prints this last, where a log cut to its head and tail still shows it.
+    fs.writeFileSync(path.join(REPO_ROOT, '.run', 'infra-failure.txt'), [temporal, redis].flatMap((r) => (r.status === 'rejected' ? [String((r.reason as Error)?.message ?? r.reason)] : [])).join('\n'));
     throw new Error(`test infrastructure did not start:\n${reasons.join('\n')}`);
   }
 

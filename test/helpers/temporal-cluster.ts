@@ -1,6 +1,6 @@
 /**
  * The cluster profile's Temporal for tests, the bench and `make cluster`: a private PostgreSQL 15 cluster (initdb on a
- * fresh directory, a free loopback port, a private socket dir, password auth for TCP) with Temporal's schemas created
+ * fresh directory, a free loopback port, TCP only, password auth) with Temporal's schemas created
  * by its own sql tool, and the real Temporal server (all four services in one process, N history shards) on free
  * loopback ports, with our namespaces and search attributes registered through its API. Every process runs in its own
  * process group under the watchdog of infra.ts, so a killed run leaves nothing behind.
@@ -94,48 +94,74 @@ export async function startPostgres(opts: { dir?: string; readyTimeoutMs?: numbe
   const dir = reachableByPostgres(logDir);
   const relocated = dir !== logDir;
   const dataDir = path.join(dir, 'data');
-  const socketDir = path.join(dir, 'socket');
   const logFile = path.join(logDir, 'postgres.log');
-  fs.mkdirSync(socketDir, { recursive: true, mode: 0o700 });
+  fs.mkdirSync(logDir, { recursive: true });
   const user = 'temporal';
   const passwordFile = path.join(dir, 'temporal.password');
+  const superuserPasswordFile = path.join(dir, 'postgres.password');
   const fresh = !fs.existsSync(path.join(dataDir, 'PG_VERSION'));
-  if (fresh) fs.writeFileSync(passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
+  if (fresh) {
+    fs.writeFileSync(passwordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
+    fs.writeFileSync(superuserPasswordFile, randomBytes(24).toString('base64url'), { mode: 0o600 });
+  }
   const password = fs.readFileSync(passwordFile, 'utf8').trim();
   if (isRoot()) {
-    for (const d of [dir, socketDir]) execFileSync('chown', ['postgres:postgres', d]);
+    execFileSync('chown', ['postgres:postgres', dir]);
     fs.chmodSync(dir, 0o711); // postgres must reach its data dir; nobody else may list it
+    if (fresh) execFileSync('chown', ['postgres:postgres', superuserPasswordFile]); // initdb reads it as postgres
   }
   if (fresh) {
-    const [cmd, args] = asPostgres(path.join(PG_BIN, 'initdb'), ['-D', dataDir, '-U', 'postgres', '-E', 'UTF8', '--auth-local=trust', '--auth-host=scram-sha-256']);
+    const [cmd, args] = asPostgres(path.join(PG_BIN, 'initdb'), [
+      '-D', dataDir, '-U', 'postgres', '-E', 'UTF8', `--pwfile=${superuserPasswordFile}`, '--auth-local=trust', '--auth-host=scram-sha-256',
+    ]);
     await run(cmd, args, { timeout: 60_000 });
   }
   const proc = new GroupProcess(name, logFile);
-  const port = await freePort();
-  const launch = async () => {
-    const [cmd, args] = asPostgres(path.join(PG_BIN, 'postgres'), ['-D', dataDir, '-p', String(port), '-k', socketDir, '-c', 'listen_addresses=127.0.0.1', '-c', 'max_connections=300']);
+  // TCP on loopback only, no Unix socket: a socket file needs a short path on a filesystem that can hold one, which
+  // a checkout (or its run dir) on some mounts cannot give.
+  const launch = async (port: number) => {
+    const [cmd, args] = asPostgres(path.join(PG_BIN, 'postgres'), [
+      '-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300',
+    ]);
     proc.spawn(cmd, args);
-    await waitFor(
-      `PostgreSQL on 127.0.0.1:${port}`,
-      async () => {
-        if (!proc.running) throw new Error(proc.describeExit());
-        try {
-          await run('pg_isready', ['-q', '-h', socketDir, '-p', String(port)], { timeout: 2_000 });
-          return true;
-        } catch {
-          return undefined;
-        }
-      },
-      opts.readyTimeoutMs ?? 30_000,
-      100,
-    );
+    try {
+      await waitFor(
+        `PostgreSQL on 127.0.0.1:${port}`,
+        async () => {
+          if (!proc.running) throw new Error(proc.describeExit());
+          try {
+            await run('pg_isready', ['-q', '-h', '127.0.0.1', '-p', String(port)], { timeout: 2_000 });
+            return true;
+          } catch {
+            return undefined;
+          }
+        },
+        opts.readyTimeoutMs ?? 30_000,
+        100,
+      );
+    } catch (err) {
+      // Its own words last: a CI log that keeps only the end of the output still says why.
+      const why = proc.logSinceSpawn().split('\n').filter((l) => /\b(FATAL|PANIC|ERROR|HINT):/.test(l));
+      throw new Error(`${(err as Error).message}\nPostgreSQL said:\n${why.join('\n') || '(nothing)'}`);
+    }
   };
-  await launch();
+  // The first start: if another process took the port in the meantime, take another one.
+  let port = 0;
+  for (let attempt = 1; ; attempt++) {
+    port = await freePort();
+    try {
+      await launch(port);
+      break;
+    } catch (err) {
+      await proc.stop();
+      if (attempt >= 3 || !/could not bind|address already in use/i.test(proc.logSinceSpawn())) throw err;
+    }
+  }
   if (fresh) {
-    // Over the private socket (trust): the role Temporal uses over TCP, with its password.
+    // As the superuser over TCP (its password from initdb): the role Temporal uses, with its own password.
     const sql = `CREATE ROLE ${user} LOGIN CREATEDB PASSWORD '${password}'`;
-    const [cmd, args] = asPostgres('psql', ['-q', '-h', socketDir, '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-c', sql]);
-    await run(cmd, args, { timeout: 20_000 });
+    const env = { ...process.env, PGPASSWORD: fs.readFileSync(superuserPasswordFile, 'utf8').trim() };
+    await run('psql', ['-q', '-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-c', sql], { env, timeout: 20_000 });
   }
   return {
     host: '127.0.0.1',
@@ -154,7 +180,7 @@ export async function startPostgres(opts: { dir?: string; readyTimeoutMs?: numbe
       if (relocated && !opts.keep) fs.rmSync(dir, { recursive: true, force: true });
     },
     async start() {
-      if (!proc.running) await launch();
+      if (!proc.running) await launch(port);
     },
   };
 }

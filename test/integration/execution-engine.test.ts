@@ -70,6 +70,50 @@ describe('the command queue holds later commands behind earlier pending ones (re
     await queue.startSession(acc);
     expect(await queue.take(acc, 10)).toHaveLength(1);
   });
+
+  test('when a number\'s start lease lapses (its ingress died before confirming) and a later command is handed out, then the late command is refused overtaken, on every retry; a resend still goes in', async () => {
+    const acc = `overtaken-${Date.now()}`;
+    const far = Date.now() + 60_000;
+    const lease = Date.now() + 300;
+    const [a] = await sequencer.next([{ accountId: acc, deadlineMs: lease }]);
+    const [b] = await sequencer.next([{ accountId: acc, deadlineMs: far }]);
+    await queue.enqueue(command(acc, b!, far));
+    expect(await queue.take(acc, 10)).toEqual([]);
+    await waitFor('the lease to lapse', async () => Date.now() > lease, 5_000, 20);
+    expect((await queue.take(acc, 10)).map((c) => c.seq)).toEqual([b]);
+    expect(await queue.enqueue(command(acc, a!, far))).toBe('overtaken');
+    expect(await queue.enqueue(command(acc, a!, far))).toBe('overtaken');
+    expect(await queue.take(acc, 10)).toEqual([]);
+    const resent = { ...command(acc, a!, far), commandId: `cmd-${acc}-${a}-resent` };
+    expect(await queue.enqueue(resent, { resend: true })).toBe('queued');
+    expect((await queue.take(acc, 10)).map((c) => c.commandId)).toEqual([resent.commandId]);
+  });
+
+  test('when a number\'s lease lapses but no later command was handed out yet, then its command is queued and goes first', async () => {
+    const acc = `lapsed-first-${Date.now()}`;
+    const far = Date.now() + 60_000;
+    const [a] = await sequencer.next([{ accountId: acc, deadlineMs: Date.now() - 1 }]);
+    const [b] = await sequencer.next([{ accountId: acc, deadlineMs: far }]);
+    expect(await queue.enqueue(command(acc, a!, far))).toBe('queued');
+    expect(await queue.enqueue(command(acc, b!, far))).toBe('queued');
+    expect((await queue.take(acc, 10)).map((c) => c.seq)).toEqual([a, b]);
+  });
+
+  test('when a started signal\'s lease is confirmed (moved to its deadline), then later commands wait behind it past the lease; an enqueued mark is never brought back', async () => {
+    const acc = `confirmed-${Date.now()}`;
+    const far = Date.now() + 60_000;
+    const lease = Date.now() + 300;
+    const [a] = await sequencer.next([{ accountId: acc, deadlineMs: lease }]);
+    const [b] = await sequencer.next([{ accountId: acc, deadlineMs: far }]);
+    await sequencer.retime([{ accountId: acc, seq: a!, fromMs: lease, toMs: far }]);
+    await queue.enqueue(command(acc, b!, far));
+    await waitFor('the lease to lapse', async () => Date.now() > lease + 50, 5_000, 20);
+    expect(await queue.take(acc, 10)).toEqual([]);
+    expect(await queue.enqueue(command(acc, a!, far))).toBe('queued');
+    // A confirmation that arrives after the enqueue removed the mark does not hold b again.
+    await sequencer.retime([{ accountId: acc, seq: a!, fromMs: lease, toMs: far }]);
+    expect((await queue.take(acc, 10)).map((c) => c.seq)).toEqual([a, b]);
+  });
 });
 
 describe('execution engine over the bridge API', () => {
