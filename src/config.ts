@@ -102,6 +102,11 @@ const envSchema = z.object({
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   /** How long one Redis command may take before a guard gives up and fails closed. */
   REDIS_COMMAND_TIMEOUT_MS: int(500, 1),
+  /** TLS to Redis (a `rediss://` URL): a private CA, an mTLS client certificate and key, a server name; files are PEM. */
+  REDIS_TLS_CA_FILE: z.string().min(1).optional(),
+  REDIS_TLS_CERT_FILE: z.string().min(1).optional(),
+  REDIS_TLS_KEY_FILE: z.string().min(1).optional(),
+  REDIS_TLS_SERVER_NAME: z.string().min(1).optional(),
 
   TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().default('default'),
@@ -203,6 +208,26 @@ function singleRegion(e: z.infer<typeof envSchema>): RegionConfig {
   return parsed.data;
 }
 
+/** TLS settings for Redis go with a TLS URL, and a client certificate with its key; anything else is a mistake. */
+function redisTls(e: z.infer<typeof envSchema>): { tls?: RedisTlsFiles } {
+  const files = { caFile: e.REDIS_TLS_CA_FILE, certFile: e.REDIS_TLS_CERT_FILE, keyFile: e.REDIS_TLS_KEY_FILE, serverName: e.REDIS_TLS_SERVER_NAME };
+  const given = Object.fromEntries(Object.entries(files).filter(([, v]) => v !== undefined)) as RedisTlsFiles;
+  if (Object.keys(given).length === 0) return {};
+  const problems = [
+    ...(/^rediss(\+sentinel)?:\/\//.test(e.REDIS_URL) ? [] : ['REDIS_TLS_*: set for a REDIS_URL that is not rediss:// (or rediss+sentinel://)']),
+    ...(!given.certFile === !given.keyFile ? [] : ['REDIS_TLS_CERT_FILE and REDIS_TLS_KEY_FILE go together (an mTLS client certificate and its key)']),
+  ];
+  if (problems.length > 0) throw new Error(`Invalid configuration:\n${problems.join('\n')}`);
+  return { tls: given };
+}
+
+export interface RedisTlsFiles {
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+  serverName?: string;
+}
+
 /** The environment through one schema; every problem in one error (names and rules only, never a value). */
 function parseEnv<T extends z.ZodType>(schema: T, env: NodeJS.ProcessEnv): z.infer<T> {
   const parsed = schema.safeParse(env);
@@ -227,7 +252,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     admin: e.ADMIN_PORT === 'off' ? undefined : { host: e.ADMIN_HOST, port: e.ADMIN_PORT },
     trustProxy: e.TRUST_PROXY,
     workerMetricsPort: e.WORKER_METRICS_PORT === 'off' ? undefined : e.WORKER_METRICS_PORT,
-    redis: { url: e.REDIS_URL, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS },
+    redis: { url: e.REDIS_URL, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS, ...redisTls(e) },
     temporal: {
       regions,
       taskQueue: e.TEMPORAL_TASK_QUEUE,

@@ -1,14 +1,42 @@
+import fs from 'node:fs';
+import type { ConnectionOptions } from 'node:tls';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
+import type { RedisTlsFiles } from './config';
 
 /**
  * Where Redis is, from REDIS_URL: `redis://[user:password@]host:port[/db]` (an ACL user), `rediss://…` (TLS), or
  * `redis+sentinel://[user:password@]host:port[,host:port…]/master[/db]` (Sentinel; `rediss+sentinel` for TLS to the
  * data nodes): ioredis asks the sentinels who the master is, and again after a failover.
  */
-export function openRedis(url: string, options: RedisOptions): Redis {
+export function openRedis(target: string | RedisTarget, options: RedisOptions): Redis {
+  const { url, tls } = typeof target === 'string' ? { url: target, tls: undefined } : target;
+  const secured = tls ? { ...options, tls: tlsOptions(tls) } : options;
   const sentinel = sentinelOptions(url);
-  return sentinel ? new Redis({ ...options, ...sentinel }) : new Redis(url, options);
+  return sentinel ? new Redis({ ...secured, ...sentinel, ...(tls ? { tls: secured.tls } : {}) }) : new Redis(url, secured);
+}
+
+/** Where Redis is and how the connection is secured (config.redis). */
+export interface RedisTarget {
+  url: string;
+  tls?: RedisTlsFiles;
+}
+
+/** The PEM files are read once, at start: a missing file stops the process with its name, not a failed handshake later. */
+export function tlsOptions(files: RedisTlsFiles): ConnectionOptions {
+  const read = (what: string, file: string) => {
+    try {
+      return fs.readFileSync(file);
+    } catch (err) {
+      throw new Error(`Invalid configuration:\n${what}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  };
+  return {
+    ...(files.caFile ? { ca: read('REDIS_TLS_CA_FILE', files.caFile) } : {}),
+    ...(files.certFile ? { cert: read('REDIS_TLS_CERT_FILE', files.certFile) } : {}),
+    ...(files.keyFile ? { key: read('REDIS_TLS_KEY_FILE', files.keyFile) } : {}),
+    ...(files.serverName ? { servername: files.serverName } : {}),
+  };
 }
 
 export function sentinelOptions(url: string): RedisOptions | undefined {
@@ -45,8 +73,8 @@ export function sentinelOptions(url: string): RedisOptions | undefined {
  * once that it cannot do its job (and fails closed) instead of hanging. It reconnects by itself when Redis is back,
  * and a process started while Redis is down keeps running.
  */
-export function connectRedis(url: string, options: { commandTimeoutMs: number; logger?: Logger; name: string }): Redis {
-  const redis = openRedis(url, {
+export function connectRedis(target: string | RedisTarget, options: { commandTimeoutMs: number; logger?: Logger; name: string }): Redis {
+  const redis = openRedis(target, {
     connectionName: options.name,
     enableOfflineQueue: false,
     commandTimeout: options.commandTimeoutMs,

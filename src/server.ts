@@ -30,7 +30,7 @@ export interface Ingress {
 /** Starts the ingress; a test starts and stops it the same way the process does. */
 export async function startIngress(config: Config = loadConfig()): Promise<Ingress> {
   const logger = createLogger(config.logLevel, 'ingress');
-  const redis = connectRedis(config.redis.url, { commandTimeoutMs: config.redis.commandTimeoutMs, logger, name: 'ingress' });
+  const redis = connectRedis(config.redis, { commandTimeoutMs: config.redis.commandTimeoutMs, logger, name: 'ingress' });
   const regions = new Regions(config.temporal.regions, config.temporal.startTimeoutMs, config.temporal.connectTimeoutMs);
   const registry = new RedisRegistry(redis);
   const throttle = new RedisThrottle(redis, {
@@ -40,7 +40,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
   }, config.limits.keyPrefix);
   const executions = new TemporalExecutions(regions, config.temporal.taskQueue);
   // Long-polls block on their own connection, never on the guards' fail-fast one.
-  const queueRedis = connectRedis(config.redis.url, { commandTimeoutMs: config.redis.commandTimeoutMs, logger, name: 'ingress-bridge' });
+  const queueRedis = connectRedis(config.redis, { commandTimeoutMs: config.redis.commandTimeoutMs, logger, name: 'ingress-bridge' });
   const queue = new RedisCommandQueue(queueRedis);
   // Serve as soon as Redis answers, but never wait long: with Redis down the guards fail closed until it is back.
   await Promise.all([waitUntilReady(redis, 3000), waitUntilReady(queueRedis, 3000)]);

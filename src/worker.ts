@@ -40,7 +40,7 @@ export async function startWorker(config: Config = loadConfig()): Promise<Runnin
     });
   }
   // Activities may wait for Redis to come back (Temporal retries them), so this connection queues while offline.
-  const redis = openRedis(config.redis.url, { connectionName: 'worker', commandTimeout: 5000, maxRetriesPerRequest: 2 });
+  const redis = openRedis(config.redis, { connectionName: 'worker', commandTimeout: 5000, maxRetriesPerRequest: 2 });
   logRedisErrors(redis, 'worker', logger);
   const activities = createActivities({
     queue: new RedisCommandQueue(redis),

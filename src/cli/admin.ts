@@ -78,7 +78,7 @@ export async function runAdmin(argv: string[], io: Io): Promise<number> {
     const ctx: VerbContext = {
       async registry() {
         if (!registry) {
-          redis = openRedis(config.redis.url, {
+          redis = openRedis(config.redis, {
             lazyConnect: true,
             connectionName: 'admin-cli',
             enableOfflineQueue: false,

@@ -31,12 +31,10 @@ const SETTLE_DEADLINE_MS = 180_000;
 
 const reg = makeRegistry('clfault', 2);
 const ids = reg.accounts.map((a) => a.id);
-// KNOWN FAILURE, skipped until fixed (docs/cluster-profile.md, "What is not here yet"). Runs of 2026-11-24 05:49 to
-// 05:58: with PostgreSQL restarted under the running server, 112 of 124 accepted signals were still unreported 180 s
-// later (the server logged its last persistence error 5 s after the restart, then nothing moved); with only the worker
-// and the ingress killed -9 (CLUSTER_FAULTS=processes), 45 of 120 were never ordered: they waited behind a sequence
-// number that the killed ingress had taken for a signal it never started, and expired. RUN_CLUSTER_FAULTS=1 runs it.
-const describeOnCluster = process.env.TEMPORAL_PROFILE === 'cluster' && process.env.RUN_CLUSTER_FAULTS === '1' ? describe : describe.skip;
+// Runs in make test-cluster (the dev-server profile has no PostgreSQL to restart). Its findings of 2026-11-24 05:49
+// (45 of 120 accepted market orders expired behind a number a killed ingress had taken for a signal it never started)
+// are fixed by the start lease of src/bridge/ordering.ts; docs/cluster-profile.md has the history.
+const describeOnCluster = process.env.TEMPORAL_PROFILE === 'cluster' ? describe : describe.skip;
 
 type Meta = BuyMeta;
 
@@ -64,7 +62,7 @@ describeOnCluster('the cluster profile: worker and ingress killed -9, PostgreSQL
 
   test(
     'when the worker and the ingress are killed with SIGKILL and restarted, and PostgreSQL restarts under Temporal, while signals flow, ' +
-      'then every accepted signal is reported, filled by its one order or expired behind a number a killed ingress left, and nothing is ordered twice',
+      'then every accepted signal is reported, filled by its one order (or refused overtaken, never ordered), and nothing is ordered twice',
     async () => {
       const describeAll = () => stack!.all().map((p) => p.describe()).join('\n');
       const buy = (m: Meta) => ({ secret: reg.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01, idempotencyKey: m.key });
@@ -100,9 +98,9 @@ describeOnCluster('the cluster profile: worker and ingress killed -9, PostgreSQL
       const final = answers.map((a) => retried.get(a.index) ?? a);
       expect(final.filter((a) => a.status !== 202).map((a) => ({ index: a.index, status: a.status, body: a.body, error: a.error }))).toEqual([]);
       // Every accepted signal gets an outcome, and none is ordered twice. A signal numbered behind one whose ingress
-      // died between numbering and starting it waits for that number to lapse at its deadline: a market order
-      // accepted in that window can expire (rejected signal_expired, never ordered). That is the finding this test
-      // counts (docs/cluster-profile.md, "What is not here yet"); a fill is always the one order the bridge placed.
+      // died between numbering and starting it waits only for that number's start lease (seconds), so it still fills.
+      // One whose ingress died between starting it and confirming the start may be overtaken by a later one: it is
+      // then refused signal_overtaken and never ordered. A fill is always the one order the bridge placed.
       const signals = final.map((a) => ({ signalId: a.body.signalId as string, accountId: a.meta.accountId }));
       expect(new Set(signals.map((x) => x.signalId)).size).toBe(signals.length);
       const outcomes = await pollUntilReported(() => stack!.ingress.url, reg.token, signals.map((x) => x.signalId), { deadlineMs: SETTLE_DEADLINE_MS, describe: describeAll });
@@ -115,7 +113,7 @@ describeOnCluster('the cluster profile: worker and ingress killed -9, PostgreSQL
         return order ? `rejected ${outcome!.reason} but ordered` : `rejected ${outcome!.reason}`;
       });
       const counted = tally(verdicts, (v) => v);
-      expect(Object.keys(counted).filter((v) => v !== 'filled, its one order' && v !== 'rejected signal_expired')).toEqual([]);
+      expect(Object.keys(counted).filter((v) => v !== 'filled, its one order' && v !== 'rejected signal_overtaken')).toEqual([]);
       // No order placed for anything the service did not accept.
       expect([...orders.keys()].filter((id) => !signals.some((x) => commandIdOf(x.signalId, x.accountId) === id))).toEqual([]);
       console.log(

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { groupAlive, terminateGroup, track, untrack, WRAPPER } from './process-group';
 import { Connection } from '@temporalio/client';
-import Redis from 'ioredis';
+import Redis, { type RedisOptions } from 'ioredis';
 import { SEARCH_ATTRIBUTE_NAMES, SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import { temporalDevProfileArgs } from '../../scripts/temporal-profile';
 
@@ -417,6 +417,11 @@ export interface StartRedisOptions {
   durable?: boolean;
   /** More redis-server arguments (e.g. `--replicaof 127.0.0.1 PORT` for a replica). */
   args?: string[];
+  /**
+   * TLS only (no plain port; client certificates required: mTLS) and one ACL user instead of the default user. The
+   * URL is then `rediss://user:password@127.0.0.1:port`; readiness is checked over TLS with the CA and the client pair.
+   */
+  tls?: { caFile: string; certFile: string; keyFile: string; clientCertFile: string; clientKeyFile: string; user: string; password: string };
 }
 
 /** The persistence flags of a redis-server: none, or the AOF of `make start` and docker-compose.yml. */
@@ -435,9 +440,17 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisSer
   const proc = new GroupProcess(name, logFile);
   const bin = process.env.REDIS_SERVER_BIN ?? 'redis-server';
 
+  const tls = opts.tls;
+  const tlsArgs = (port: number) =>
+    tls
+      ? ['--port', '0', '--tls-port', String(port), '--tls-cert-file', tls.certFile, '--tls-key-file', tls.keyFile, '--tls-ca-cert-file', tls.caFile,
+          '--tls-auth-clients', 'yes', '--user', 'default', 'off', '--user', tls.user, 'on', `>${tls.password}`, '~*', '&*', '+@all']
+      : ['--port', String(port)];
+  const urlOf = (port: number) => (tls ? `rediss://${tls.user}:${tls.password}@127.0.0.1:${port}` : `redis://127.0.0.1:${port}`);
+  const pingOptions = tls ? { tls: { ca: fs.readFileSync(tls.caFile), cert: fs.readFileSync(tls.clientCertFile), key: fs.readFileSync(tls.clientKeyFile) } } : {};
   const launch = async (port: number) => {
     proc.spawn(bin, [
-      '--port', String(port),
+      ...tlsArgs(port),
       '--bind', '127.0.0.1',
       ...persistenceArgs(durable),
       '--daemonize', 'no',
@@ -445,7 +458,7 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisSer
       '--logfile', '',
       ...(opts.args ?? []),
     ]);
-    await waitRedisReady(port, proc, readyTimeoutMs);
+    await waitRedisReady(urlOf(port), proc, readyTimeoutMs, pingOptions);
   };
 
   const fixed = await (async () => {
@@ -461,7 +474,7 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisSer
     }
   })();
   return {
-    url: `redis://127.0.0.1:${fixed}`,
+    url: urlOf(fixed),
     port: fixed,
     logFile,
     dir,
@@ -485,8 +498,9 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisSer
 }
 
 /** True when a Redis at `url` answers PING within `timeoutMs`. Never retries on its own. */
-export async function redisPing(url: string, timeoutMs = 1_000): Promise<boolean> {
+export async function redisPing(url: string, timeoutMs = 1_000, options: RedisOptions = {}): Promise<boolean> {
   const client = new Redis(url, {
+    ...options,
     lazyConnect: true,
     connectTimeout: timeoutMs,
     commandTimeout: timeoutMs,
@@ -523,13 +537,13 @@ export async function aofState(url: string): Promise<{ pendingBytes: number; pos
   }
 }
 
-async function waitRedisReady(port: number, proc: GroupProcess, timeoutMs: number): Promise<void> {
+async function waitRedisReady(url: string, proc: GroupProcess, timeoutMs: number, options: RedisOptions = {}): Promise<void> {
   try {
     await waitFor(
-      `redis-server on 127.0.0.1:${port} to answer PING`,
+      `redis-server on ${url.replace(/\/\/[^@]*@/, '//')} to answer PING`,
       async () => {
         if (!proc.running) throw new Error(`redis-server did not become ready: ${proc.describeExit()}`);
-        return redisPing(`redis://127.0.0.1:${port}`, 500);
+        return redisPing(url, 500, options);
       },
       timeoutMs,
     );

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { openRedis } from '../../src/redis';
 import { loadConfig, type Config } from '../../src/config';
 import { startIngress, type Ingress } from '../../src/server';
 import { startWorker, type RunningWorker } from '../../src/worker';
@@ -63,7 +64,7 @@ export async function startStack(options: { env?: Record<string, string>; worker
   const config = testConfig(options.env);
   const worker = options.worker === false ? undefined : await startWorker(config);
   const ingress = await startIngress(config);
-  const redis = new Redis(config.redis.url);
+  const redis = openRedis(config.redis, {});
   return {
     config,
     ingress,

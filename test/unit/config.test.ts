@@ -342,3 +342,23 @@ describe('loadConnectorConfig: the cTrader connector', () => {
     expect(() => loadConnectorConfig({ CTRADER_CREDENTIALS_KEY: KEY, CTRADER_LIVE_URL: 'https://live.ctraderapi.com:5036' })).toThrow(/CTRADER_LIVE_URL/);
   });
 });
+
+describe('loadConfig: Redis over TLS', () => {
+  test('when REDIS_TLS_* files come with a rediss:// URL, then they are the connection\'s TLS settings', () => {
+    const c = loadConfig({ REDIS_URL: 'rediss://svc:pw@redis.internal:6380', REDIS_TLS_CA_FILE: '/etc/ca.pem', REDIS_TLS_CERT_FILE: '/etc/c.pem', REDIS_TLS_KEY_FILE: '/etc/k.pem' });
+    expect(c.redis.tls).toEqual({ caFile: '/etc/ca.pem', certFile: '/etc/c.pem', keyFile: '/etc/k.pem' });
+  });
+
+  test('when no REDIS_TLS_* is set, then there are no TLS settings (a rediss:// URL alone uses the system CAs)', () => {
+    expect(loadConfig({ REDIS_URL: 'rediss://redis.internal:6380' }).redis.tls).toBeUndefined();
+  });
+
+  test('when REDIS_TLS_* is set for a plain redis:// URL, then loading throws: TLS files would be silently unused', () => {
+    expect(() => loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_TLS_CA_FILE: '/etc/ca.pem' })).toThrow(/REDIS_TLS_\*: set for a REDIS_URL that is not rediss/);
+  });
+
+  test('when a client certificate comes without its key (or the key without the certificate), then loading throws', () => {
+    expect(() => loadConfig({ REDIS_URL: 'rediss://h:1', REDIS_TLS_CERT_FILE: '/etc/c.pem' })).toThrow(/REDIS_TLS_CERT_FILE and REDIS_TLS_KEY_FILE go together/);
+    expect(() => loadConfig({ REDIS_URL: 'rediss://h:1', REDIS_TLS_KEY_FILE: '/etc/k.pem' })).toThrow(/go together/);
+  });
+});
