@@ -45,6 +45,11 @@ export interface ClusterServerConfigInput {
   shards: number;
   dynamicConfigFile: string;
   logLevel?: 'debug' | 'info' | 'warn' | 'error';
+  /**
+   * TLS on the frontend, client certificates required (mTLS), all signed by one CA; the server's own system worker
+   * connects to the frontend with a certificate of its own. Internode traffic stays on loopback, in the clear.
+   */
+  tls?: { caFile: string; certFile: string; keyFile: string; serverName: string; systemWorkerCertFile: string; systemWorkerKeyFile: string };
 }
 
 /** PostgreSQL connections per store: history shards share them, so they grow with the shards. */
@@ -87,7 +92,7 @@ ${store('temporal', conns.default)}
     postgres-visibility:
 ${store('temporal_visibility', conns.visibility)}
 
-global:
+global:${tlsSection(input.tls)}
   membership:
     maxJoinDuration: 30s
     broadcastAddress: "127.0.0.1"
@@ -127,6 +132,25 @@ dynamicConfigClient:
   filepath: ${yamlString(input.dynamicConfigFile)}
   pollInterval: "10s"
 `;
+}
+
+function tlsSection(tls: ClusterServerConfigInput['tls']): string {
+  if (!tls) return '';
+  const client = `
+      client:
+        serverName: ${yamlString(tls.serverName)}
+        rootCaFiles: [${yamlString(tls.caFile)}]`;
+  return `
+  tls:
+    frontend:
+      server:
+        certFile: ${yamlString(tls.certFile)}
+        keyFile: ${yamlString(tls.keyFile)}
+        requireClientAuth: true
+        clientCaFiles: [${yamlString(tls.caFile)}]${client}
+    systemWorker:
+      certFile: ${yamlString(tls.systemWorkerCertFile)}
+      keyFile: ${yamlString(tls.systemWorkerKeyFile)}${client}`;
 }
 
 /** The dynamic config file the server polls. */

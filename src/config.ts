@@ -102,6 +102,12 @@ const envSchema = z.object({
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
   /** How long one Redis command may take before a guard gives up and fails closed. */
   REDIS_COMMAND_TIMEOUT_MS: int(500, 1),
+  /**
+   * With replicas (Sentinel): a queued command and a new sequence number count as written only when this many replicas
+   * hold them (Redis WAIT), so a failover cannot lose them with the old master; 0 (one Redis with its AOF) skips it.
+   */
+  REDIS_MIN_REPLICAS_ACK: int(0, 0, 5),
+  REDIS_REPLICA_ACK_TIMEOUT_MS: int(200, 1, 5000),
   /** TLS to Redis (a `rediss://` URL): a private CA, an mTLS client certificate and key, a server name; files are PEM. */
   REDIS_TLS_CA_FILE: z.string().min(1).optional(),
   REDIS_TLS_CERT_FILE: z.string().min(1).optional(),
@@ -252,7 +258,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     admin: e.ADMIN_PORT === 'off' ? undefined : { host: e.ADMIN_HOST, port: e.ADMIN_PORT },
     trustProxy: e.TRUST_PROXY,
     workerMetricsPort: e.WORKER_METRICS_PORT === 'off' ? undefined : e.WORKER_METRICS_PORT,
-    redis: { url: e.REDIS_URL, commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS, ...redisTls(e) },
+    redis: {
+      url: e.REDIS_URL,
+      commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
+      replicaAck: { min: e.REDIS_MIN_REPLICAS_ACK, timeoutMs: e.REDIS_REPLICA_ACK_TIMEOUT_MS },
+      ...redisTls(e),
+    },
     temporal: {
       regions,
       taskQueue: e.TEMPORAL_TASK_QUEUE,

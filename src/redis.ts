@@ -97,10 +97,27 @@ export function logRedisErrors(redis: Redis, name: string, logger?: Logger): voi
   });
 }
 
+/** How many replicas must hold a write before it counts (config.redis.replicaAck). */
+export interface ReplicaAck {
+  min: number;
+  timeoutMs: number;
+}
+
+/**
+ * Waits until `min` replicas hold every write this connection made (Redis WAIT). Fewer in time is a store failure:
+ * the write may vanish in a failover (an old master's last writes are dropped when it follows the new one), so its
+ * caller retries or fails closed, as when Redis is down.
+ */
+export async function awaitReplicas(redis: Redis, ack: ReplicaAck | undefined): Promise<void> {
+  if (!ack || ack.min === 0) return;
+  const acked = await redis.wait(ack.min, ack.timeoutMs);
+  if (acked < ack.min) throw new Error(`NOREPLICAS ${acked} of ${ack.min} replicas acknowledged the write within ${ack.timeoutMs} ms`);
+}
+
 /** Errors that mean the store did not answer (down, unreachable, too slow, failing over), not a bug of ours. */
 export function isStoreFailure(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
-  return /Connection is closed|Stream isn't writeable|enableOfflineQueue|Command timed out|ECONNREFUSED|ECONNRESET|ETIMEDOUT|MaxRetriesPerRequest|LOADING|CLUSTERDOWN|READONLY|TRYAGAIN/i.test(
+  return /Connection is closed|Stream isn't writeable|enableOfflineQueue|Command timed out|ECONNREFUSED|ECONNRESET|ETIMEDOUT|MaxRetriesPerRequest|LOADING|CLUSTERDOWN|READONLY|TRYAGAIN|NOREPLICAS/i.test(
     err.message,
   );
 }

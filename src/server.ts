@@ -41,7 +41,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
   const executions = new TemporalExecutions(regions, config.temporal.taskQueue);
   // Long-polls block on their own connection, never on the guards' fail-fast one.
   const queueRedis = connectRedis(config.redis, { commandTimeoutMs: config.redis.commandTimeoutMs, logger, name: 'ingress-bridge' });
-  const queue = new RedisCommandQueue(queueRedis);
+  const queue = new RedisCommandQueue(queueRedis, { redeliverAfterMs: 15_000, replicaAck: config.redis.replicaAck });
   // Serve as soon as Redis answers, but never wait long: with Redis down the guards fail closed until it is back.
   await Promise.all([waitUntilReady(redis, 3000), waitUntilReady(queueRedis, 3000)]);
   const admissionLedger = new RedisAdmissionLedger(redis, config.temporal.taskQueue, config.bridge.defaultCommandTtlMs);
@@ -59,7 +59,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
     accept: {
       registry,
       throttle,
-      sequencer: new RedisAccountSequencer(redis),
+      sequencer: new RedisAccountSequencer(redis, config.redis.replicaAck),
       executions,
       logger,
       onStartError: (region, err) => metrics.temporalStartErrors.inc({ region, kind: isTemporalBackpressure(err) ? 'backpressure' : 'other' }),

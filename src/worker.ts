@@ -43,8 +43,8 @@ export async function startWorker(config: Config = loadConfig()): Promise<Runnin
   const redis = openRedis(config.redis, { connectionName: 'worker', commandTimeout: 5000, maxRetriesPerRequest: 2 });
   logRedisErrors(redis, 'worker', logger);
   const activities = createActivities({
-    queue: new RedisCommandQueue(redis),
-    sequencer: new RedisAccountSequencer(redis),
+    queue: new RedisCommandQueue(redis, { redeliverAfterMs: 15_000, replicaAck: config.redis.replicaAck }),
+    sequencer: new RedisAccountSequencer(redis, config.redis.replicaAck),
     admission: new RedisAdmissionLedger(redis, config.temporal.taskQueue, config.bridge.defaultCommandTtlMs),
   });
   const source = workflowSource(config);

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { awaitReplicas, type ReplicaAck } from '../redis';
 
 /**
  * Per-account acceptance order. Each accepted signal gets the account's next sequence number and is marked pending
@@ -57,17 +58,23 @@ end
 return 1`;
 
 export class RedisAccountSequencer implements AccountSequencer {
-  constructor(private readonly redis: Redis) {}
+  constructor(
+    private readonly redis: Redis,
+    /** Numbers and confirmations count once replicas hold them (src/redis.ts, awaitReplicas). */
+    private readonly replicaAck?: ReplicaAck,
+  ) {}
 
   async next(targets: readonly { accountId: string; deadlineMs: number }[]): Promise<number[]> {
     if (targets.length === 0) return [];
     const pipeline = this.redis.pipeline();
     for (const t of targets) pipeline.eval(NEXT, 2, orderingKeys.counter(t.accountId), orderingKeys.pending(t.accountId), t.deadlineMs);
     const results = (await pipeline.exec()) ?? [];
-    return results.map(([err, value]) => {
+    const seqs = results.map(([err, value]) => {
       if (err) throw err;
       return Number(value);
     });
+    await awaitReplicas(this.redis, this.replicaAck);
+    return seqs;
   }
 
   // A waiting long-poll sleeps until it is told: a mark that goes (or lapses sooner) may free a command held behind it.
@@ -89,5 +96,6 @@ export class RedisAccountSequencer implements AccountSequencer {
       pipeline.eval(RETIME, 1, orderingKeys.pending(m.accountId), pendingMember(m.seq, m.fromMs), pendingMember(m.seq, m.toMs), m.seq, orderingKeys.wake(m.accountId), m.toMs < m.fromMs ? '1' : '0');
     }
     for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
+    await awaitReplicas(this.redis, this.replicaAck);
   }
 }

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { BridgeCommand, BridgeReport } from '../domain/bridge-protocol';
 import { orderingKeys } from './ordering';
+import { awaitReplicas, type ReplicaAck } from '../redis';
 
 /**
  * The per-account command queue in Redis. A command stays queued until the bridge reports it, so delivery is
@@ -164,7 +165,7 @@ export class RedisCommandQueue implements CommandQueue {
 
   constructor(
     private readonly redis: Redis,
-    private readonly options: { redeliverAfterMs: number } = { redeliverAfterMs: 15_000 },
+    private readonly options: { redeliverAfterMs: number; replicaAck?: ReplicaAck } = { redeliverAfterMs: 15_000 },
   ) {}
 
   async enqueue(command: BridgeCommand, options: { resend?: boolean } = {}): Promise<EnqueueResult> {
@@ -183,6 +184,8 @@ export class RedisCommandQueue implements CommandQueue {
       options.resend ? '1' : '0',
       REPORT_RETENTION_SECONDS,
     );
+    // Queued only once the replicas hold it: a retry of an unacknowledged enqueue finds it there, or queues it anew.
+    await awaitReplicas(this.redis, this.options.replicaAck);
     return Number(result) === 2 ? 'overtaken' : 'queued';
   }
 

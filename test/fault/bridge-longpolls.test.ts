@@ -5,6 +5,7 @@ import type { BridgeCommand } from '../../src/domain/bridge-protocol';
 import { RedisCommandQueue } from '../../src/bridge/queue';
 import { startIngress, type Ingress } from '../../src/server';
 import { startRedis, waitFor, type RedisServer } from '../helpers/infra';
+import { buyCommand } from '../helpers/commands';
 import { post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 
 /**
@@ -13,17 +14,7 @@ import { post, seedOwner, startStack, type Fixture, type Stack } from '../helper
  * wake on an announcement (a command queued, a pending mark released) or at the instant a held command becomes due.
  */
 
-const command = (accountId: string, seq: number, deadlineMs: number): BridgeCommand => ({
-  commandId: `signal/sig-lp-${seq}/account/${accountId}`,
-  seq,
-  signalId: `sig-lp-${seq}`,
-  accountId,
-  action: 'buy',
-  symbol: 'EURUSD',
-  volume: 0.01,
-  acceptedAt: new Date().toISOString(),
-  expiresAt: new Date(deadlineMs).toISOString(),
-});
+const command = (accountId: string, seq: number, deadlineMs: number) => buyCommand(accountId, seq, deadlineMs, 'sig-lp');
 
 interface PollAnswer {
   status: number;

@@ -352,7 +352,21 @@ export async function expectEachAcceptedFilledOnce(opts: {
   const signals = opts.final.map((a) => ({ signalId: a.body.signalId as string, accountId: a.meta.accountId, key: a.meta.key }));
   expect(new Set(signals.map((s) => s.signalId)).size).toBe(signals.length);
   const commandIds = signals.map((s) => commandIdOf(s.signalId, s.accountId));
-  await waitForOrders(opts.ledgerFile, commandIds, opts.deadlineMs, opts.describe);
+  try {
+    await waitForOrders(opts.ledgerFile, commandIds, opts.deadlineMs, opts.describe);
+  } catch (err) {
+    // What became of the ones that never reached the bridge: the poll says, one read each.
+    const placed = ordersByCommand(opts.ledgerFile);
+    const missing = signals.filter((s) => !placed.has(commandIdOf(s.signalId, s.accountId)));
+    const seen = await Promise.all(
+      missing.map(async (s) => {
+        const res = await httpGet(`${opts.ingressUrl()}/v1/signals/${s.signalId}`, { authorization: `Bearer ${opts.token}` }).catch(() => undefined);
+        const account = (res?.body?.accounts as AccountOutcome[] | undefined)?.[0];
+        return res?.status !== 200 ? `poll ${res?.status ?? 'unanswered'}` : account ? `${account.outcome} ${account.reason ?? ''}`.trim() : 'unreported';
+      }),
+    );
+    throw new Error(`${(err as Error).message}\nthe ${missing.length} not ordered, on the poll: ${JSON.stringify(tally(seen, (v) => v))}`);
+  }
   const outcomes = await pollUntilReported(opts.ingressUrl, opts.token, signals.map((s) => s.signalId), { deadlineMs: opts.deadlineMs, describe: opts.describe });
   const orders = ordersByCommand(opts.ledgerFile);
   expect([...orders.keys()].sort()).toEqual([...commandIds].sort());

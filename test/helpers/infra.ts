@@ -16,7 +16,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { groupAlive, terminateGroup, track, untrack, WRAPPER } from './process-group';
-import { Connection } from '@temporalio/client';
+import { Connection, type ConnectionOptions } from '@temporalio/client';
 import Redis, { type RedisOptions } from 'ioredis';
 import { SEARCH_ATTRIBUTE_NAMES, SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import { temporalDevProfileArgs } from '../../scripts/temporal-profile';
@@ -352,7 +352,7 @@ export async function startTemporal(opts: StartTemporalOptions = {}): Promise<Te
   return server;
 }
 
-export async function waitTemporalReady(address: string, namespaces: string[], proc: GroupProcess, timeoutMs: number): Promise<void> {
+export async function waitTemporalReady(address: string, namespaces: string[], proc: GroupProcess, timeoutMs: number, tls?: ConnectionOptions['tls']): Promise<void> {
   let connection: Connection | undefined;
   let last = 'no attempt yet';
   try {
@@ -363,7 +363,7 @@ export async function waitTemporalReady(address: string, namespaces: string[], p
         // A refused port answers at once; a gRPC connect to it would back off for up to its timeout.
         if (!connection && !(await isPortOpen(Number(address.split(':').pop()), 200))) return undefined;
         try {
-          connection ??= await Connection.connect({ address, connectTimeout: 1_000 });
+          connection ??= await Connection.connect({ address, connectTimeout: 1_000, ...(tls ? { tls } : {}) });
           const conn = connection;
           await conn.withDeadline(Date.now() + 2_000, async () => {
             for (const namespace of namespaces) {

@@ -11,7 +11,8 @@ import { newCredential } from '../../src/registry/credentials';
 import type { ImportDocument } from '../../src/domain/account';
 import { testEnv } from './env';
 import { REPO_ROOT, waitFor } from './infra';
-import { get } from './http';
+import { get, post } from './http';
+import { ScriptedTerminal } from './terminal';
 
 /**
  * The real service in-process: ingress and worker against the run's real Temporal and Redis. Each test file gets its
@@ -124,4 +125,19 @@ export function pollUntilReported(ingressUrl: string, signalId: string, token: s
     },
     timeoutMs,
   );
+}
+
+/**
+ * The whole path once, as a caller and a bridge would: a fresh owner and account, the bridge says hello, a buy is
+ * POSTed (202), the bridge takes the command and reports it filled with `ticket`; returns the poll's answer.
+ */
+export async function buyAndFill(stack: Stack, ticket: string, timeoutMs = 15_000) {
+  const f = await seedOwner(stack.registry);
+  const terminal = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
+  await terminal.hello();
+  const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
+  expect(res.status).toBe(202);
+  const [command] = await terminal.nextCommands(1, timeoutMs);
+  await terminal.report([{ commandId: command!.commandId, status: 'filled', ticket }]);
+  return pollUntilReported(stack.ingress.url, res.body.signalId, f.token, 1, timeoutMs);
 }

@@ -10,7 +10,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
 import { temporal as proto } from '@temporalio/proto';
 import {
@@ -18,6 +18,7 @@ import {
   DEFAULT_HISTORY_SHARDS,
   dynamicConfigYaml,
   type ClusterPorts,
+  type ClusterServerConfigInput,
 } from '../../scripts/temporal-cluster-profile';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import {
@@ -222,6 +223,8 @@ export interface StartTemporalClusterOptions {
   readyTimeoutMs?: number;
   /** Where its PostgreSQL, config and logs live; default a fresh directory in the run dir (a fresh database). */
   dir?: string;
+  /** The frontend on TLS with client certificates required (scripts/temporal-cluster-profile.ts), and the client pair this helper uses. */
+  tls?: NonNullable<ClusterServerConfigInput['tls']> & { clientCertFile: string; clientKeyFile: string };
 }
 
 export async function startTemporalCluster(opts: StartTemporalClusterOptions = {}): Promise<TemporalCluster> {
@@ -254,7 +257,10 @@ export async function startTemporalCluster(opts: StartTemporalClusterOptions = {
   const dynamicConfigFile = path.join(dir, 'dynamicconfig.yaml');
   fs.writeFileSync(dynamicConfigFile, dynamicConfigYaml());
   const configFile = path.join(dir, 'temporal.yaml');
-  fs.writeFileSync(configFile, clusterServerConfig({ ports, postgres, shards, dynamicConfigFile }), { mode: 0o600 });
+  fs.writeFileSync(configFile, clusterServerConfig({ ports, postgres, shards, dynamicConfigFile, ...(opts.tls ? { tls: opts.tls } : {}) }), { mode: 0o600 });
+  const tls = opts.tls
+    ? { serverNameOverride: opts.tls.serverName, serverRootCACertificate: fs.readFileSync(opts.tls.caFile), clientCertPair: { crt: fs.readFileSync(opts.tls.clientCertFile), key: fs.readFileSync(opts.tls.clientKeyFile) } }
+    : undefined;
   const logFile = path.join(dir, 'temporal.log');
   const proc = new GroupProcess(name, logFile);
   const address = `127.0.0.1:${ports.frontendGrpc}`;
@@ -262,8 +268,8 @@ export async function startTemporalCluster(opts: StartTemporalClusterOptions = {
 
   const launch = async () => {
     proc.spawn(server, ['--config-file', configFile, '--allow-no-auth', 'start']);
-    await registerNamespaces(address, namespaces, proc, readyTimeoutMs);
-    await waitTemporalReady(address, namespaces, proc, readyTimeoutMs);
+    await registerNamespaces(address, namespaces, proc, readyTimeoutMs, tls);
+    await waitTemporalReady(address, namespaces, proc, readyTimeoutMs, tls);
   };
   try {
     await launch();
@@ -303,14 +309,14 @@ export async function startTemporalCluster(opts: StartTemporalClusterOptions = {
  * Registers each namespace (a day's retention) and our search attributes, once the frontend answers; an existing
  * namespace or attribute is left as it is. A new namespace reaches every service's cache within seconds.
  */
-async function registerNamespaces(address: string, namespaces: string[], proc: GroupProcess, timeoutMs: number): Promise<void> {
+async function registerNamespaces(address: string, namespaces: string[], proc: GroupProcess, timeoutMs: number, tls?: ConnectionOptions['tls']): Promise<void> {
   const connection = await waitFor(
     `the Temporal frontend at ${address}`,
     async () => {
       if (!proc.running) throw new Error(proc.describeExit());
       if (!(await isPortOpen(Number(address.split(':').pop()), 200))) return undefined;
       try {
-        const c = await Connection.connect({ address, connectTimeout: 1_000 });
+        const c = await Connection.connect({ address, connectTimeout: 1_000, ...(tls ? { tls } : {}) });
         await c.withDeadline(Date.now() + 2_000, () => c.workflowService.getSystemInfo({}));
         return c;
       } catch {

@@ -1,8 +1,7 @@
 import path from 'node:path';
 import { makePki } from '../helpers/certs';
 import { runDir, startRedis, type RedisServer } from '../helpers/infra';
-import { pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
-import { ScriptedTerminal } from '../helpers/terminal';
+import { buyAndFill, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 
 /**
  * Redis as a real deployment secures it (docs/cluster-profile.md, "Connections"): TLS only, client certificates
@@ -33,14 +32,7 @@ describe('the service on a Redis that takes only TLS with client certificates an
   test('when the ingress and the worker connect with the CA, their client certificate and the ACL user, then a signal is accepted, executed and reported filled', async () => {
     expect(redis.url).toMatch(/^rediss:\/\/signals:/);
     stack = await startStack({ env: tlsEnv });
-    const f = await seedOwner(stack.registry);
-    const terminal = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
-    await terminal.hello();
-    const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
-    expect(res.status).toBe(202);
-    const [command] = await terminal.nextCommands(1);
-    await terminal.report([{ commandId: command!.commandId, status: 'filled', ticket: 'TLS-1' }]);
-    const status = await pollUntilReported(stack.ingress.url, res.body.signalId, f.token, 1, 15_000);
+    const status = await buyAndFill(stack, 'TLS-1');
     expect(status.accounts[0]).toMatchObject({ outcome: 'filled', ticket: 'TLS-1' });
   });
 

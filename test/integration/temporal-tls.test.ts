@@ -1,0 +1,81 @@
+import path from 'node:path';
+import { makePki } from '../helpers/certs';
+import { runDir } from '../helpers/infra';
+import { buyAndFill, post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { startTemporalCluster, type TemporalCluster } from '../helpers/temporal-cluster';
+
+/**
+ * Temporal as a real deployment secures it (docs/cluster-profile.md, "Connections"): the real server (cluster
+ * profile) with its frontend on TLS and client certificates required, signed by a private CA. The service's worker and
+ * ingress connect with TEMPORAL_TLS_CA_FILE / CERT_FILE / KEY_FILE / SERVER_NAME and execute a signal; without a
+ * client certificate, or with one from another CA, the handshake fails and the ingress refuses signals (503).
+ * Runs in make test-cluster (it needs the server binary that profile builds).
+ */
+const describeOnCluster = process.env.TEMPORAL_PROFILE === 'cluster' ? describe : describe.skip;
+
+describeOnCluster('the service on a Temporal server that takes only mTLS', () => {
+  let temporal: TemporalCluster | undefined;
+  let stack: Stack | undefined;
+  let tlsEnv: Record<string, string>;
+  let pkiDir: string;
+
+  beforeAll(async () => {
+    pkiDir = path.join(runDir(), `temporal-tls-pki-${process.pid}`);
+    const pki = makePki(pkiDir);
+    const server = pki.issue('temporal-frontend', 'server');
+    const systemWorker = pki.issue('temporal-system-worker', 'client');
+    const helper = pki.issue('test-helper', 'client');
+    const service = pki.issue('external-signals', 'client');
+    temporal = await startTemporalCluster({
+      tls: {
+        caFile: pki.caFile,
+        certFile: server.certFile,
+        keyFile: server.keyFile,
+        serverName: 'localhost',
+        systemWorkerCertFile: systemWorker.certFile,
+        systemWorkerKeyFile: systemWorker.keyFile,
+        clientCertFile: helper.certFile,
+        clientKeyFile: helper.keyFile,
+      },
+    });
+    tlsEnv = {
+      TEMPORAL_ADDRESS: temporal.address,
+      TEMPORAL_NAMESPACE: 'default',
+      TEMPORAL_TLS_CA_FILE: pki.caFile,
+      TEMPORAL_TLS_CERT_FILE: service.certFile,
+      TEMPORAL_TLS_KEY_FILE: service.keyFile,
+      TEMPORAL_TLS_SERVER_NAME: 'localhost',
+    };
+  }, 240_000);
+  afterAll(async () => {
+    await stack?.stop();
+    await temporal?.stop();
+  });
+
+  test('when the worker and the ingress connect with the CA and their client certificate, then a signal is accepted, executed and reported filled', async () => {
+    stack = await startStack({ env: tlsEnv });
+    const status = await buyAndFill(stack, 'MTLS-1', 30_000);
+    expect(status.accounts[0]).toMatchObject({ outcome: 'filled', ticket: 'MTLS-1' });
+  });
+
+  test.each([
+    ['without a client certificate', () => ({ TEMPORAL_TLS_CERT_FILE: undefined, TEMPORAL_TLS_KEY_FILE: undefined })],
+    ['with a certificate from another CA', () => otherCaClient()],
+  ])('when the ingress connects %s, then no signal is accepted: 503, never 202', async (_what, change) => {
+    const env = Object.fromEntries(Object.entries({ ...tlsEnv, ...change() }).filter(([, v]) => v !== undefined)) as Record<string, string>;
+    const refused = await startStack({ env, worker: false });
+    try {
+      const f = await seedOwner(refused.registry);
+      const res = await post(`${refused.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
+      expect(res.status).toBe(503);
+    } finally {
+      await refused.stop();
+    }
+  });
+
+  function otherCaClient(): Record<string, string> {
+    const other = makePki(path.join(pkiDir, 'other'), 'someone else');
+    const c = other.issue('intruder', 'client');
+    return { TEMPORAL_TLS_CERT_FILE: c.certFile, TEMPORAL_TLS_KEY_FILE: c.keyFile };
+  }
+});
