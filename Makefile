@@ -1,4 +1,4 @@
-.PHONY: start test test-cluster cluster build install clean
+.PHONY: start test test-cluster lint cluster build install clean
 
 # Everything runs on this machine: Temporal dev server, redis-server, worker, ingress, paper bridge.
 start:
@@ -17,6 +17,10 @@ cluster:
 # PostgreSQL of the run's own (docs/cluster-profile.md); same summary line.
 test-cluster:
 	@TEMPORAL_PROFILE=cluster bash scripts/test.sh test/e2e test/integration test/conformance test/fault/cluster-faults.test.ts
+
+# ESLint (strict type-checked rules), Prettier's check, no import cycle, src/domain importing nothing of ours.
+lint:
+	@bash scripts/lint.sh
 
 build:
 	npm run build

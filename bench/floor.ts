@@ -50,7 +50,6 @@ export interface FloorResult {
   signalIds: string[];
 }
 
-
 async function main(): Promise<void> {
   const [specFile, outFile] = process.argv.slice(2);
   if (!specFile || !outFile) throw new Error('usage: floor.js SPEC.json OUT.json');

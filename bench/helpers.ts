@@ -107,7 +107,7 @@ let hooked = false;
 function registerTypeScript(): void {
   if (hooked) return;
   hooked = true;
-  const extensions = (Module as unknown as { _extensions: Record<string, (m: NodeModule, filename: string) => void> })._extensions;
+  const extensions = (Module as unknown as { _extensions: Record<string, (m: NodeJS.Module, filename: string) => void> })._extensions;
   if (extensions['.ts']) return;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const swc = require('@swc/core') as typeof import('@swc/core');

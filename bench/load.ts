@@ -132,7 +132,7 @@ async function main(): Promise<void> {
           requests: [request],
         },
         (err, result) => {
-          if (err) return reject(err);
+          if (err) return void reject(err instanceof Error ? err : new Error(String(err)));
           sent += result?.requests?.sent ?? 0;
           resolve();
         },
@@ -160,9 +160,7 @@ async function main(): Promise<void> {
       const conns = Math.floor(rate / k) + (i < rate % k ? 1 : 0);
       connectionsTotal += conns;
       instances++;
-      runs.push(
-        new Promise((resolve) => setTimeout(resolve, Math.round((i * 1000) / k))).then(() => startOne(conns, 1)),
-      );
+      runs.push(new Promise((resolve) => setTimeout(resolve, Math.round((i * 1000) / k))).then(() => startOne(conns, 1)));
     }
   } else {
     const connections = spec.connections ?? 50;
@@ -238,7 +236,7 @@ function buildRequest(
           // counted by status anyway
         }
       },
-    } as autocannon.Request;
+    };
   }
   const ids = spec.signalIds ?? [];
   if (ids.length === 0 || !spec.token) throw new Error('poll load needs signalIds and a token');
@@ -255,7 +253,7 @@ function buildRequest(
         hooks.onPoll(false);
       }
     },
-  } as autocannon.Request;
+  };
 }
 
 if (require.main === module) {

@@ -21,7 +21,14 @@ interface Profile {
 }
 
 function area(url: string, fn: string): string {
-  if (!url) return fn === '(garbage collector)' ? 'GC' : fn === '(idle)' ? 'idle' : fn === '(program)' ? 'program (native, unattributed)' : `native: ${fn || '(anonymous)'}`;
+  if (!url)
+    return fn === '(garbage collector)'
+      ? 'GC'
+      : fn === '(idle)'
+        ? 'idle'
+        : fn === '(program)'
+          ? 'program (native, unattributed)'
+          : `native: ${fn || '(anonymous)'}`;
   const u = url.replace(/^file:\/\//, '');
   const nm = u.lastIndexOf('node_modules/');
   if (nm >= 0) {
@@ -30,7 +37,12 @@ function area(url: string, fn: string): string {
   }
   if (u.startsWith('node:')) return `node: ${u.slice(5).split('/')[0]}`;
   const d = u.indexOf('/dist/');
-  if (d >= 0) return `ours: ${u.slice(d + 6).split('/').slice(0, 2).join('/')}`;
+  if (d >= 0)
+    return `ours: ${u
+      .slice(d + 6)
+      .split('/')
+      .slice(0, 2)
+      .join('/')}`;
   return u;
 }
 
@@ -44,7 +56,12 @@ export function summarizeProfile(file: string, top = 25): string {
   if (p.samples && p.timeDeltas) {
     for (let i = 0; i < p.samples.length; i++) self.set(p.samples[i]!, (self.get(p.samples[i]!) ?? 0) + (p.timeDeltas[i + 1] ?? 0));
   } else {
-    const per = (p.endTime - p.startTime) / Math.max(1, p.nodes.reduce((s, n) => s + (n.hitCount ?? 0), 0));
+    const per =
+      (p.endTime - p.startTime) /
+      Math.max(
+        1,
+        p.nodes.reduce((s, n) => s + (n.hitCount ?? 0), 0),
+      );
     for (const n of p.nodes) self.set(n.id, (n.hitCount ?? 0) * per);
   }
   const total = [...self.values()].reduce((a, b) => a + b, 0);
@@ -75,15 +92,48 @@ export function summarizeProfile(file: string, top = 25): string {
   const ms = (us: number) => (us / 1000).toFixed(0).padStart(7);
   const pct = (us: number) => `${((100 * us) / Math.max(1, busy)).toFixed(1).padStart(5)}%`;
   const lines: string[] = [];
-  lines.push(`${path.basename(file)}: ${(total / 1e6).toFixed(1)} s profiled, ${(busy / 1e6).toFixed(1)} s busy (${((100 * busy) / Math.max(1, total)).toFixed(0)}%)`);
+  lines.push(
+    `${path.basename(file)}: ${(total / 1e6).toFixed(1)} s profiled, ${(busy / 1e6).toFixed(1)} s busy (${((100 * busy) / Math.max(1, total)).toFixed(0)}%)`,
+  );
   lines.push('', 'self time by area (share of busy):');
-  for (const [a, us] of [...byArea].filter(([a]) => a !== 'idle').sort((x, y) => y[1] - x[1]).slice(0, top)) lines.push(`  ${ms(us)} ms ${pct(us)}  ${a}`);
+  for (const [a, us] of [...byArea]
+    .filter(([a]) => a !== 'idle')
+    .sort((x, y) => y[1] - x[1])
+    .slice(0, top))
+    lines.push(`  ${ms(us)} ms ${pct(us)}  ${a}`);
   lines.push('', 'top functions by self time:');
   for (const [f, us] of [...byFn].sort((x, y) => y[1] - x[1]).slice(0, top)) lines.push(`  ${ms(us)} ms ${pct(us)}  ${f}`);
   const interesting = [
-    'acceptSignal', 'readSignalStatus', 'bridgeCommands', 'bridgeReports', 'bridgeHello', 'launch', 'resolveTargets', 'validateSignal',
-    'authenticateSecret', 'authenticateToken', 'authenticateBridge', 'getAccounts', 'hit', 'next', 'takeOrWait', 'take', 'recordReport', 'deliverReport',
-    'outcomes', 'started', 'call', 'start', 'describe', 'signal', 'write', 'asJson', 'parse', 'stringify', 'sendCommand', 'evalsha',
+    'acceptSignal',
+    'readSignalStatus',
+    'bridgeCommands',
+    'bridgeReports',
+    'bridgeHello',
+    'launch',
+    'resolveTargets',
+    'validateSignal',
+    'authenticateSecret',
+    'authenticateToken',
+    'authenticateBridge',
+    'getAccounts',
+    'hit',
+    'next',
+    'takeOrWait',
+    'take',
+    'recordReport',
+    'deliverReport',
+    'outcomes',
+    'started',
+    'call',
+    'start',
+    'describe',
+    'signal',
+    'write',
+    'asJson',
+    'parse',
+    'stringify',
+    'sendCommand',
+    'evalsha',
   ];
   lines.push('', 'inclusive time of selected functions (share of busy):');
   for (const name of interesting) {

@@ -17,7 +17,19 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { loadHelpers, REPO_ROOT, type IngressProcess, type InfraModule, type PaperBridgeProcess, type ProcessesModule, type RedisServer, type ServiceProcess, type TemporalServer, type TemporalCluster, type ClusterModule } from './helpers';
+import {
+  loadHelpers,
+  REPO_ROOT,
+  type IngressProcess,
+  type InfraModule,
+  type PaperBridgeProcess,
+  type ProcessesModule,
+  type RedisServer,
+  type ServiceProcess,
+  type TemporalServer,
+  type TemporalCluster,
+  type ClusterModule,
+} from './helpers';
 import type { AcceptedRecord, LoadResult, LoadSpec } from './load';
 import type { FloorResult, FloorSpec } from './floor';
 import { goalRow, infoRow, renderTable, round, summarize, type Row, type Summary } from './stats';
@@ -234,7 +246,9 @@ async function runChild<T>(runDir: string, label: string, script: 'load' | 'floo
   }
   liveChildren.add(child);
   child.stdin?.on('error', () => undefined);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   try {
     const ac = new AbortController();
     const result = await Promise.race([exited, sleep(deadlineMs, 'timeout' as const, { signal: ac.signal }).catch(() => 'aborted' as const)]);
@@ -483,7 +497,13 @@ function cpuSnapshot(groups: Record<string, number>, trees: Record<string, numbe
       // gone meanwhile
     }
   }
-  return { t: Date.now(), busy: user + nice + system + irq + softirq + steal, steal, groups: out, self: ticksOf(fs.readFileSync('/proc/self/stat', 'utf8')).ticks };
+  return {
+    t: Date.now(),
+    busy: user + nice + system + irq + softirq + steal,
+    steal,
+    groups: out,
+    self: ticksOf(fs.readFileSync('/proc/self/stat', 'utf8')).ticks,
+  };
 }
 
 function cpuUsage(a: CpuSnapshot, b: CpuSnapshot): CpuUsage {
@@ -507,7 +527,9 @@ function cpuUsage(a: CpuSnapshot, b: CpuSnapshot): CpuUsage {
 }
 
 function describeCpu(u: CpuUsage): string {
-  const programs = Object.entries(u.byProgram).map(([k, v]) => `${k} ${v}`).join(', ');
+  const programs = Object.entries(u.byProgram)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
   return `CPU (cores) over ${u.seconds} s: machine ${u.machine}; ${programs}, bench+load ${u.benchAndLoad}; other processes ${u.others}; steal ${u.steal}`;
 }
 
@@ -586,7 +608,10 @@ export function persistenceUsage(a: PersistenceTotals | undefined, b: Persistenc
     meanMs: calls > 0 ? round(totalMs / calls, 2) : 0,
     totalMs: round(totalMs, 0),
     callsPerSignal: signals > 0 ? round(calls / signals, 1) : null,
-    top: ops.filter((o) => o.calls > 0).sort((x, y) => y.totalMs - x.totalMs).slice(0, 8),
+    top: ops
+      .filter((o) => o.calls > 0)
+      .sort((x, y) => y.totalMs - x.totalMs)
+      .slice(0, 8),
   };
 }
 
@@ -659,7 +684,11 @@ function registryDocument(accounts: string[], tokens: Record<string, string>, se
   };
 }
 
-export async function startStack(helpers: { infra: InfraModule; processes: ProcessesModule; cluster: ClusterModule }, opts: Options, runDir: string): Promise<Stack> {
+export async function startStack(
+  helpers: { infra: InfraModule; processes: ProcessesModule; cluster: ClusterModule },
+  opts: Options,
+  runDir: string,
+): Promise<Stack> {
   const { infra, processes } = helpers;
   processes.ensureBuilt();
   for (const f of ['load.js', 'floor.js']) {
@@ -859,17 +888,19 @@ export async function warmUp(stack: Stack, helpers: { infra: InfraModule }): Pro
       ids.push(r.body.signalId as string);
     }
   }
-  await helpers.infra.waitFor(
-    `the ${n} warm-up signals to be filled by the paper bridge`,
-    async () => {
-      stack.ledger.update();
-      return ids.every((id) => stack.ledger.bySignal.has(id));
-    },
-    60_000,
-    200,
-  ).catch((err: Error) => {
-    throw new StageError(`warm-up: ${err.message}`);
-  });
+  await helpers.infra
+    .waitFor(
+      `the ${n} warm-up signals to be filled by the paper bridge`,
+      async () => {
+        stack.ledger.update();
+        return ids.every((id) => stack.ledger.bySignal.has(id));
+      },
+      60_000,
+      200,
+    )
+    .catch((err: Error) => {
+      throw new StageError(`warm-up: ${err.message}`);
+    });
   return ids;
 }
 
@@ -923,7 +954,7 @@ async function fanoutOnce(stack: Stack, deadlineMs: number): Promise<FanoutRun> 
   if (res.status !== 202) throw new StageError(`fan-out: the broadcast answered ${res.status} ${JSON.stringify(res.body)} instead of 202`);
   const signalId = res.body.signalId as string;
   let polls = 0;
-  let last: { reported: number; accounts: { outcome: string; occurredAt: string }[] } = { reported: 0, accounts: [] };
+  let last: { reported: number; accounts: { outcome: string; occurredAt: string }[] };
   const deadline = t202 + deadlineMs;
   for (;;) {
     polls++;
@@ -932,7 +963,9 @@ async function fanoutOnce(stack: Stack, deadlineMs: number): Promise<FanoutRun> 
     last = poll.body;
     if (last.reported >= ACCOUNTS) break;
     if (Date.now() >= deadline) {
-      throw new StageError(`fan-out: only ${last.reported} of ${ACCOUNTS} outcomes recorded ${Math.round(deadlineMs / 1000)} s after the 202 (signal ${signalId})`);
+      throw new StageError(
+        `fan-out: only ${last.reported} of ${ACCOUNTS} outcomes recorded ${Math.round(deadlineMs / 1000)} s after the 202 (signal ${signalId})`,
+      );
     }
     await sleep(100);
   }
@@ -997,7 +1030,15 @@ interface Results {
   /** Signal workflows started per phase against the 202s given. */
   startedVs202: Record<
     string,
-    { started: number; answered202: number; answered503: number; pollable503: number; inFlightAtStop: number; startedDespite503AtLeast: number; startedDespiteRetryAtLeast: number }
+    {
+      started: number;
+      answered202: number;
+      answered503: number;
+      pollable503: number;
+      inFlightAtStop: number;
+      startedDespite503AtLeast: number;
+      startedDespiteRetryAtLeast: number;
+    }
   >;
   /** Temporal dev server persistence calls per stage (from its metrics). */
   temporalPersistence: Record<string, PersistenceUsage>;
@@ -1009,7 +1050,9 @@ interface Results {
 
 async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts: Options, plan: Plan, results: Results): Promise<void> {
   const want = (n: number) => opts.scenarios.has(n);
-  const timeline = new MemoryTimeline((['ingress', 'worker', 'bridge'] as const).flatMap((name) => (stack.pids[name] ? [{ name, pid: stack.pids[name]! }] : [])));
+  const timeline = new MemoryTimeline(
+    (['ingress', 'worker', 'bridge'] as const).flatMap((name) => (stack.pids[name] ? [{ name, pid: stack.pids[name] }] : [])),
+  );
   timeline.start();
   results.memoryByPhase = timeline.peaks;
   const mark = (stage: string) => {
@@ -1037,10 +1080,19 @@ async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts:
       const usage = cpuUsage(before, cpuSnapshot(groups(), trees()));
       results.cpu[stage] = usage;
       log(`${stage}: ${describeCpu(usage)}`);
-      const p = persistenceUsage(persistenceBefore, await scrapePersistence(stack.temporalMetricsPort), result !== undefined && signalsOf ? signalsOf(result) : 0);
+      const p = persistenceUsage(
+        persistenceBefore,
+        await scrapePersistence(stack.temporalMetricsPort),
+        result !== undefined && signalsOf ? signalsOf(result) : 0,
+      );
       if (p) {
         results.temporalPersistence[stage] = p;
-        log(`${stage}: Temporal persistence: ${p.calls} calls${p.callsPerSignal !== null ? ` (${p.callsPerSignal} per signal)` : ''}, mean ${p.meanMs} ms; top: ${p.top.slice(0, 4).map((o) => `${o.op} ${o.calls}× ${o.meanMs} ms`).join(', ')}`);
+        log(
+          `${stage}: Temporal persistence: ${p.calls} calls${p.callsPerSignal !== null ? ` (${p.callsPerSignal} per signal)` : ''}, mean ${p.meanMs} ms; top: ${p.top
+            .slice(0, 4)
+            .map((o) => `${o.op} ${o.calls}× ${o.meanMs} ms`)
+            .join(', ')}`,
+        );
       }
     }
   };
@@ -1062,7 +1114,15 @@ async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts:
     // poll it"; beyond those, a signal ran although its caller was told to retry (a retry would run it twice).
     const startedDespite503 = Math.max(0, started - answered202 - inFlightAtStop);
     const startedDespiteRetry = Math.max(0, started - answered202 - pollable503 - inFlightAtStop);
-    results.startedVs202[stage] = { started, answered202, answered503, pollable503, inFlightAtStop, startedDespite503AtLeast: startedDespite503, startedDespiteRetryAtLeast: startedDespiteRetry };
+    results.startedVs202[stage] = {
+      started,
+      answered202,
+      answered503,
+      pollable503,
+      inFlightAtStop,
+      startedDespite503AtLeast: startedDespite503,
+      startedDespiteRetryAtLeast: startedDespiteRetry,
+    };
     log(
       `${stage}: ${started} signal workflows started; ${answered202} answered 202, ${answered503} answered 503 (${pollable503} of them with a signalId: "may run, poll it"), ` +
         `${inFlightAtStop} unanswered when the load stopped: at least ${startedDespite503} ran after a 503, at least ${startedDespiteRetry} after a 503 that said "retry"`,
@@ -1086,7 +1146,7 @@ async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts:
   const memoryNow = () =>
     Object.fromEntries(
       (['ingress', 'worker', 'bridge'] as const).flatMap((name) => {
-        const m = stack.pids[name] ? readMemory(stack.pids[name]!) : undefined;
+        const m = stack.pids[name] ? readMemory(stack.pids[name]) : undefined;
         return m ? [[name, { rssMb: round(m.rssKb / 1024, 1), hwmMb: round(m.hwmKb / 1024, 1) }]] : [];
       }),
     );
@@ -1098,68 +1158,89 @@ async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts:
   log(`memory at rest after the warm-up: ${JSON.stringify(results.memoryBaseline.afterWarmUp)}`);
 
   // 1. Floor
-  if (want(1)) await scenario('1', async () => {
-    mark('floor');
-    log(`scenario 1 (floor): signalWorkflow started straight through @temporalio/client, concurrency ${CONCURRENCY}, ${plan.floorSec} s`);
-    const spec: FloorSpec = {
-      temporalAddress: stack.temporal.address,
-      namespace: 'default',
-      taskQueue: stack.taskQueue,
-      redisUrl: stack.redis.url,
-      accounts: stack.accounts,
-      concurrency: CONCURRENCY,
-      durationSec: plan.floorSec,
-      warmupStarts: 100,
-      maxSignalAgeMs: MAX_SIGNAL_AGE_MS,
-      symbol: 'EURUSD',
-      volume: 0.01,
-    };
-    const floor = await measure('floor', () => runChild<FloorResult>(stack.runDir, 'scenario1-floor', 'floor', spec, (plan.floorSec + 90) * 1000), (f) => f.starts);
-    results.floor = floor;
-    log(`floor: ${floor.starts} starts, ${floor.startsPerSec.toFixed(1)}/s, start p50 ${floor.startLatencyMs.p50?.toFixed(1)} ms, p99 ${floor.startLatencyMs.p99?.toFixed(1)} ms, errors ${floor.errors}`);
-    results.drains.floor = await drainMeasured('floor', 'scenario 1', floor.starts + 100);
-  });
+  if (want(1))
+    await scenario('1', async () => {
+      mark('floor');
+      log(`scenario 1 (floor): signalWorkflow started straight through @temporalio/client, concurrency ${CONCURRENCY}, ${plan.floorSec} s`);
+      const spec: FloorSpec = {
+        temporalAddress: stack.temporal.address,
+        namespace: 'default',
+        taskQueue: stack.taskQueue,
+        redisUrl: stack.redis.url,
+        accounts: stack.accounts,
+        concurrency: CONCURRENCY,
+        durationSec: plan.floorSec,
+        warmupStarts: 100,
+        maxSignalAgeMs: MAX_SIGNAL_AGE_MS,
+        symbol: 'EURUSD',
+        volume: 0.01,
+      };
+      const floor = await measure(
+        'floor',
+        () => runChild<FloorResult>(stack.runDir, 'scenario1-floor', 'floor', spec, (plan.floorSec + 90) * 1000),
+        (f) => f.starts,
+      );
+      results.floor = floor;
+      log(
+        `floor: ${floor.starts} starts, ${floor.startsPerSec.toFixed(1)}/s, start p50 ${floor.startLatencyMs.p50?.toFixed(1)} ms, p99 ${floor.startLatencyMs.p99?.toFixed(1)} ms, errors ${floor.errors}`,
+      );
+      results.drains.floor = await drainMeasured('floor', 'scenario 1', floor.starts + 100);
+    });
 
   // 2. Ingress at saturation, then at half that rate
-  if (want(2)) await scenario('2', async () => {
-    mark('saturation');
-    const workflowsBeforeSat = await signalWorkflows();
-    log(`scenario 2 (ingress): POST /webhook/custom/<account> over ${ACCOUNTS} accounts, ${CONCURRENCY} connections, ${plan.saturationSec} s`);
-    const sat = await measure('saturation', () =>
-      runChild<LoadResult>(
-        stack.runDir,
-        'scenario2-saturation',
-        'load',
-        loadSpec(stack, { label: 'saturation', kind: 'webhook', durationSec: plan.saturationSec, connections: CONCURRENCY, secret: stack.secret, accounts: stack.accounts, recordAccepted: true, maxRecords: 200_000 }),
-        loadDeadline(plan.saturationSec),
-      ),
-      (r) => r.statusCounts['202'] ?? 0,
-    );
-    results.saturation = sat;
-    log(`saturation: ${describeLoad(sat)}`);
-    if ((sat.statusCounts['202'] ?? 0) === 0) throw new StageError(`scenario 2: no 202 at all at saturation: ${JSON.stringify(sat.statusCounts)}`);
-    results.drains.saturation = await drainMeasured('saturation', 'scenario 2 (saturation)', sat.statusCounts['202'] ?? 0);
-    await unanswered('saturation', workflowsBeforeSat, sat);
+  if (want(2))
+    await scenario('2', async () => {
+      mark('saturation');
+      const workflowsBeforeSat = await signalWorkflows();
+      log(`scenario 2 (ingress): POST /webhook/custom/<account> over ${ACCOUNTS} accounts, ${CONCURRENCY} connections, ${plan.saturationSec} s`);
+      const sat = await measure(
+        'saturation',
+        () =>
+          runChild<LoadResult>(
+            stack.runDir,
+            'scenario2-saturation',
+            'load',
+            loadSpec(stack, {
+              label: 'saturation',
+              kind: 'webhook',
+              durationSec: plan.saturationSec,
+              connections: CONCURRENCY,
+              secret: stack.secret,
+              accounts: stack.accounts,
+              recordAccepted: true,
+              maxRecords: 200_000,
+            }),
+            loadDeadline(plan.saturationSec),
+          ),
+        (r) => r.statusCounts['202'] ?? 0,
+      );
+      results.saturation = sat;
+      log(`saturation: ${describeLoad(sat)}`);
+      if ((sat.statusCounts['202'] ?? 0) === 0) throw new StageError(`scenario 2: no 202 at all at saturation: ${JSON.stringify(sat.statusCounts)}`);
+      results.drains.saturation = await drainMeasured('saturation', 'scenario 2 (saturation)', sat.statusCounts['202'] ?? 0);
+      await unanswered('saturation', workflowsBeforeSat, sat);
 
-    const halfRate = Math.max(1, Math.round(sat.okPerSec / 2));
-    mark('half');
-    const workflowsBeforeHalf = await signalWorkflows();
-    log(`scenario 2 (ingress): the same at half the saturated rate, ${halfRate}/s paced, ${plan.halfSec} s`);
-    const half = await measure('half', () =>
-      runChild<LoadResult>(
-        stack.runDir,
-        'scenario2-half',
-        'load',
-        loadSpec(stack, { label: 'half', kind: 'webhook', durationSec: plan.halfSec, rate: halfRate, secret: stack.secret, accounts: stack.accounts }),
-        loadDeadline(plan.halfSec),
-      ),
-      (r) => r.statusCounts['202'] ?? 0,
-    );
-    results.half = half;
-    log(`half rate: ${describeLoad(half)}`);
-    results.drains.half = await drainMeasured('half', 'scenario 2 (half rate)', half.statusCounts['202'] ?? 0);
-    await unanswered('half', workflowsBeforeHalf, half);
-  });
+      const halfRate = Math.max(1, Math.round(sat.okPerSec / 2));
+      mark('half');
+      const workflowsBeforeHalf = await signalWorkflows();
+      log(`scenario 2 (ingress): the same at half the saturated rate, ${halfRate}/s paced, ${plan.halfSec} s`);
+      const half = await measure(
+        'half',
+        () =>
+          runChild<LoadResult>(
+            stack.runDir,
+            'scenario2-half',
+            'load',
+            loadSpec(stack, { label: 'half', kind: 'webhook', durationSec: plan.halfSec, rate: halfRate, secret: stack.secret, accounts: stack.accounts }),
+            loadDeadline(plan.halfSec),
+          ),
+        (r) => r.statusCounts['202'] ?? 0,
+      );
+      results.half = half;
+      log(`half rate: ${describeLoad(half)}`);
+      results.drains.half = await drainMeasured('half', 'scenario 2 (half rate)', half.statusCounts['202'] ?? 0);
+      await unanswered('half', workflowsBeforeHalf, half);
+    });
 
   // Signals to poll: accepted ones from earlier scenarios, spread over the accounts.
   const pollIds = (() => {
@@ -1170,201 +1251,270 @@ async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts:
   })();
 
   // 7. One signal at a time: what a single caller sees, with nothing else going on.
-  if (want(7)) await scenario('7', async () => {
-    mark('oneAtATime');
-    log(`scenario 7: ${plan.oneAtATime} signals one at a time over 10 accounts: 202 → filled (ledger) and 202 → visible to the poll`);
-    results.oneAtATime = await measure(
-      'oneAtATime',
-      () =>
-        oneAtATime({
-          http: httpJson,
-          ingressUrl: stack.ingress.url,
-          secret: stack.secret,
-          token: stack.token,
-          accounts: stack.accounts.slice(0, 10),
-          count: plan.oneAtATime,
-          fillTimeOf: (id) => {
-            stack.ledger.update();
-            return stack.ledger.bySignal.get(id)?.[0]?.t;
-          },
-          deadlineMs: 30_000,
-        }),
-      (r) => r.signals,
-    );
-    log(`one at a time: filled p50 ${results.oneAtATime.filledMs.p50} ms p99 ${results.oneAtATime.filledMs.p99} ms; visible p50 ${results.oneAtATime.visibleMs.p50} ms p99 ${results.oneAtATime.visibleMs.p99} ms`);
-    results.drains.oneAtATime = await drainMeasured('oneAtATime', 'scenario 7', plan.oneAtATime);
-  });
+  if (want(7))
+    await scenario('7', async () => {
+      mark('oneAtATime');
+      log(`scenario 7: ${plan.oneAtATime} signals one at a time over 10 accounts: 202 → filled (ledger) and 202 → visible to the poll`);
+      results.oneAtATime = await measure(
+        'oneAtATime',
+        () =>
+          oneAtATime({
+            http: httpJson,
+            ingressUrl: stack.ingress.url,
+            secret: stack.secret,
+            token: stack.token,
+            accounts: stack.accounts.slice(0, 10),
+            count: plan.oneAtATime,
+            fillTimeOf: (id) => {
+              stack.ledger.update();
+              return stack.ledger.bySignal.get(id)?.[0]?.t;
+            },
+            deadlineMs: 30_000,
+          }),
+        (r) => r.signals,
+      );
+      log(
+        `one at a time: filled p50 ${results.oneAtATime.filledMs.p50} ms p99 ${results.oneAtATime.filledMs.p99} ms; visible p50 ${results.oneAtATime.visibleMs.p50} ms p99 ${results.oneAtATime.visibleMs.p99} ms`,
+      );
+      results.drains.oneAtATime = await drainMeasured('oneAtATime', 'scenario 7', plan.oneAtATime);
+    });
 
   // 3, 5, 6: one steady phase: 50 signals/s on 10 accounts, the poll at 100/s beside it, memory sampled.
-  if (want(3) || want(5) || want(6)) await scenario('3/5/6', async () => {
-    mark('steady');
-    const workflowsBeforeSteady = await signalWorkflows();
-    const steadyAccounts = stack.accounts.slice(0, STEADY_ACCOUNTS);
-    log(`scenarios 3, 5, 6: ${opts.steadyRate} signals/s on ${STEADY_ACCOUNTS} accounts for ${plan.steadySec} s, ${opts.pollRate > 0 ? `the poll at ${opts.pollRate}/s beside it` : 'no poll beside it'}, RSS every 250 ms`);
-    const sampler = new RssSampler(
-      (['ingress', 'worker', 'bridge'] as const).flatMap((name) => (stack.pids[name] ? [{ name, pid: stack.pids[name]! }] : [])),
-    );
-    sampler.start(250);
-    let memory: Record<string, MemoryFigures>;
-    let load: LoadResult;
-    let poll: LoadResult;
-    try {
-      const idle: LoadResult = {
-        label: 'poll (off)', kind: 'poll', mode: 'paced', connections: 0, instances: 0, targetRate: 0, durationSec: 0, startedAt: 0, endedAt: 0, elapsedMs: 0,
-        requests: 0, sent: 0, statusCounts: {}, errors: 0, timeouts: 0, okLatencyMs: summarize([]), allLatencyMs: summarize([]), okPerSec: 0,
-      };
-      [load, poll] = await measure(
-        'steady',
-        () =>
-          Promise.all([
-            runChild<LoadResult>(
-              stack.runDir,
-              'scenario3-steady',
-              'load',
-              loadSpec(stack, { label: 'steady', kind: 'webhook', durationSec: plan.steadySec, rate: opts.steadyRate, secret: stack.secret, accounts: steadyAccounts, recordAccepted: true }),
-              loadDeadline(plan.steadySec),
-            ),
-            opts.pollRate > 0
-              ? runChild<LoadResult>(
-                  stack.runDir,
-                  'scenario5-poll',
-                  'load',
-                  loadSpec(stack, { label: 'poll', kind: 'poll', durationSec: plan.steadySec, rate: opts.pollRate, token: stack.token, signalIds: pollIds }),
-                  loadDeadline(plan.steadySec),
-                )
-              : Promise.resolve(idle),
-          ]),
-        ([l]) => l.statusCounts['202'] ?? 0,
+  if (want(3) || want(5) || want(6))
+    await scenario('3/5/6', async () => {
+      mark('steady');
+      const workflowsBeforeSteady = await signalWorkflows();
+      const steadyAccounts = stack.accounts.slice(0, STEADY_ACCOUNTS);
+      log(
+        `scenarios 3, 5, 6: ${opts.steadyRate} signals/s on ${STEADY_ACCOUNTS} accounts for ${plan.steadySec} s, ${opts.pollRate > 0 ? `the poll at ${opts.pollRate}/s beside it` : 'no poll beside it'}, RSS every 250 ms`,
       );
-    } finally {
-      memory = sampler.stop();
-    }
-    log(`steady load: ${describeLoad(load)}`);
-    log(`poll beside it: ${describeLoad(poll)}`);
-    log(`memory: ${Object.entries(memory).map(([k, v]) => `${k} peak ${v.peakRssMb} MB (VmHWM ${v.hwmMb} MB)`).join(', ')}`);
-
-    const accepted: AcceptedRecord[] = load.accepted ?? [];
-    // Wait for the fills: every accepted signal in the ledger, or nothing running any more (the rest were refused).
-    // On the deadline the figures measured so far are kept (the scenario is still reported as failed).
-    let running = -1;
-    let incomplete: string | undefined;
-    const fillDeadlineMs = 120_000 + accepted.length * 200;
-    await helpers.infra
-      .waitFor(
-        `the ${accepted.length} signals of scenario 3 to be filled (or finished)`,
-        async () => {
-          stack.ledger.update();
-          if (accepted.every((a) => stack.ledger.bySignal.has(a.signalId))) return true;
-          running = (await stack.client.workflow.count('ExecutionStatus="Running"')).count;
-          return running === 0;
-        },
-        fillDeadlineMs,
-        500,
-      )
-      .catch((err: Error) => {
-        incomplete = `scenario 3: ${err.message} (${running} workflows still running); the end-to-end figures cover the signals filled by then`;
-      });
-    stack.ledger.update();
-    const e2e: number[] = [];
-    let notFilled = 0;
-    for (const a of accepted) {
-      const fill = stack.ledger.bySignal.get(a.signalId)?.[0];
-      if (fill) e2e.push(fill.t - a.t202);
-      else notFilled++;
-    }
-    // Cross-check a sample against the recorded outcomes (the poll's occurredAt).
-    const sample = accepted.filter((_, i) => i % Math.max(1, Math.floor(accepted.length / 40)) === 0).slice(0, 40);
-    let checkFilled = 0;
-    let maxDiff: number | null = null;
-    for (const a of sample) {
-      const r = await httpJson(`${stack.ingress.url}/v1/signals/${a.signalId}`, { headers: { authorization: `Bearer ${stack.token}` } }).catch(() => ({ status: 0, body: undefined }));
-      const item = r.status === 200 ? (r.body.accounts?.[0] as { outcome: string; occurredAt: string } | undefined) : undefined;
-      if (item?.outcome === 'filled') {
-        checkFilled++;
-        const fill = stack.ledger.bySignal.get(a.signalId)?.[0];
-        if (fill) maxDiff = Math.max(maxDiff ?? 0, Math.abs(Date.parse(item.occurredAt) - fill.t));
+      const sampler = new RssSampler((['ingress', 'worker', 'bridge'] as const).flatMap((name) => (stack.pids[name] ? [{ name, pid: stack.pids[name] }] : [])));
+      sampler.start(250);
+      let memory: Record<string, MemoryFigures>;
+      let load: LoadResult;
+      let poll: LoadResult;
+      try {
+        const idle: LoadResult = {
+          label: 'poll (off)',
+          kind: 'poll',
+          mode: 'paced',
+          connections: 0,
+          instances: 0,
+          targetRate: 0,
+          durationSec: 0,
+          startedAt: 0,
+          endedAt: 0,
+          elapsedMs: 0,
+          requests: 0,
+          sent: 0,
+          statusCounts: {},
+          errors: 0,
+          timeouts: 0,
+          okLatencyMs: summarize([]),
+          allLatencyMs: summarize([]),
+          okPerSec: 0,
+        };
+        [load, poll] = await measure(
+          'steady',
+          () =>
+            Promise.all([
+              runChild<LoadResult>(
+                stack.runDir,
+                'scenario3-steady',
+                'load',
+                loadSpec(stack, {
+                  label: 'steady',
+                  kind: 'webhook',
+                  durationSec: plan.steadySec,
+                  rate: opts.steadyRate,
+                  secret: stack.secret,
+                  accounts: steadyAccounts,
+                  recordAccepted: true,
+                }),
+                loadDeadline(plan.steadySec),
+              ),
+              opts.pollRate > 0
+                ? runChild<LoadResult>(
+                    stack.runDir,
+                    'scenario5-poll',
+                    'load',
+                    loadSpec(stack, { label: 'poll', kind: 'poll', durationSec: plan.steadySec, rate: opts.pollRate, token: stack.token, signalIds: pollIds }),
+                    loadDeadline(plan.steadySec),
+                  )
+                : Promise.resolve(idle),
+            ]),
+          ([l]) => l.statusCounts['202'] ?? 0,
+        );
+      } finally {
+        memory = sampler.stop();
       }
-    }
-    results.steady = {
-      load,
-      poll,
-      accepted: accepted.length,
-      filled: e2e.length,
-      notFilled,
-      incomplete: incomplete !== undefined,
-      e2eMs: summarize(e2e),
-      check: { sampled: sample.length, filled: checkFilled, maxAbsOccurredVsLedgerMs: maxDiff },
-      memory,
-    };
-    log(`end to end: ${e2e.length} filled of ${accepted.length}, p50 ${results.steady.e2eMs.p50} ms, p99 ${results.steady.e2eMs.p99} ms; sample check ${checkFilled}/${sample.length} filled, |occurredAt − ledger| ≤ ${maxDiff} ms`);
-    results.drains.steady = await drainMeasured('steady', 'scenario 3', accepted.length);
-    results.steady.outcomes = await tallyOutcomes(httpJson, stack.ingress.url, stack.token, accepted.map((a) => a.signalId));
-    log(`outcomes of the ${accepted.length} accepted: ${JSON.stringify(results.steady.outcomes)}`);
-    await unanswered('steady', workflowsBeforeSteady, load);
-    if (incomplete) throw new StageError(incomplete);
-  });
+      log(`steady load: ${describeLoad(load)}`);
+      log(`poll beside it: ${describeLoad(poll)}`);
+      log(
+        `memory: ${Object.entries(memory)
+          .map(([k, v]) => `${k} peak ${v.peakRssMb} MB (VmHWM ${v.hwmMb} MB)`)
+          .join(', ')}`,
+      );
+
+      const accepted: AcceptedRecord[] = load.accepted ?? [];
+      // Wait for the fills: every accepted signal in the ledger, or nothing running any more (the rest were refused).
+      // On the deadline the figures measured so far are kept (the scenario is still reported as failed).
+      let running = -1;
+      let incomplete: string | undefined;
+      const fillDeadlineMs = 120_000 + accepted.length * 200;
+      await helpers.infra
+        .waitFor(
+          `the ${accepted.length} signals of scenario 3 to be filled (or finished)`,
+          async () => {
+            stack.ledger.update();
+            if (accepted.every((a) => stack.ledger.bySignal.has(a.signalId))) return true;
+            running = (await stack.client.workflow.count('ExecutionStatus="Running"')).count;
+            return running === 0;
+          },
+          fillDeadlineMs,
+          500,
+        )
+        .catch((err: Error) => {
+          incomplete = `scenario 3: ${err.message} (${running} workflows still running); the end-to-end figures cover the signals filled by then`;
+        });
+      stack.ledger.update();
+      const e2e: number[] = [];
+      let notFilled = 0;
+      for (const a of accepted) {
+        const fill = stack.ledger.bySignal.get(a.signalId)?.[0];
+        if (fill) e2e.push(fill.t - a.t202);
+        else notFilled++;
+      }
+      // Cross-check a sample against the recorded outcomes (the poll's occurredAt).
+      const sample = accepted.filter((_, i) => i % Math.max(1, Math.floor(accepted.length / 40)) === 0).slice(0, 40);
+      let checkFilled = 0;
+      let maxDiff: number | null = null;
+      for (const a of sample) {
+        const r = await httpJson(`${stack.ingress.url}/v1/signals/${a.signalId}`, { headers: { authorization: `Bearer ${stack.token}` } }).catch(() => ({
+          status: 0,
+          body: undefined,
+        }));
+        const item = r.status === 200 ? (r.body.accounts?.[0] as { outcome: string; occurredAt: string } | undefined) : undefined;
+        if (item?.outcome === 'filled') {
+          checkFilled++;
+          const fill = stack.ledger.bySignal.get(a.signalId)?.[0];
+          if (fill) maxDiff = Math.max(maxDiff ?? 0, Math.abs(Date.parse(item.occurredAt) - fill.t));
+        }
+      }
+      results.steady = {
+        load,
+        poll,
+        accepted: accepted.length,
+        filled: e2e.length,
+        notFilled,
+        incomplete: incomplete !== undefined,
+        e2eMs: summarize(e2e),
+        check: { sampled: sample.length, filled: checkFilled, maxAbsOccurredVsLedgerMs: maxDiff },
+        memory,
+      };
+      log(
+        `end to end: ${e2e.length} filled of ${accepted.length}, p50 ${results.steady.e2eMs.p50} ms, p99 ${results.steady.e2eMs.p99} ms; sample check ${checkFilled}/${sample.length} filled, |occurredAt − ledger| ≤ ${maxDiff} ms`,
+      );
+      results.drains.steady = await drainMeasured('steady', 'scenario 3', accepted.length);
+      results.steady.outcomes = await tallyOutcomes(
+        httpJson,
+        stack.ingress.url,
+        stack.token,
+        accepted.map((a) => a.signalId),
+      );
+      log(`outcomes of the ${accepted.length} accepted: ${JSON.stringify(results.steady.outcomes)}`);
+      await unanswered('steady', workflowsBeforeSteady, load);
+      if (incomplete) throw new StageError(incomplete);
+    });
 
   // 4. Fan-out
-  if (want(4)) await scenario('4', async () => {
-    mark('fanout');
-    results.fanout = { runs: [] };
-    for (let i = 0; i < plan.fanoutRuns; i++) {
-      log(`scenario 4 (fan-out): one broadcast buy to ${ACCOUNTS} accounts (run ${i + 1} of ${plan.fanoutRuns})`);
-      const run = await measure(`fanout${i + 1}`, () => fanoutOnce(stack, 120_000));
-      results.fanout.runs.push(run);
-      log(`fan-out: 202 in ${run.acceptMs} ms; all ${ACCOUNTS} reported ${run.allReportedMs} ms after it (first ${run.firstReportedMs} ms; poll saw it at ${run.observedMs} ms); ${run.filled} filled, ${run.rejected} rejected; parent history ${JSON.stringify(run.parentHistory ?? null)}`);
-      results.drains[`fanout${i + 1}`] = await drainMeasured(`fanout${i + 1}`, `fan-out run ${i + 1}`, ACCOUNTS);
-    }
-  });
+  if (want(4))
+    await scenario('4', async () => {
+      mark('fanout');
+      results.fanout = { runs: [] };
+      for (let i = 0; i < plan.fanoutRuns; i++) {
+        log(`scenario 4 (fan-out): one broadcast buy to ${ACCOUNTS} accounts (run ${i + 1} of ${plan.fanoutRuns})`);
+        const run = await measure(`fanout${i + 1}`, () => fanoutOnce(stack, 120_000));
+        results.fanout.runs.push(run);
+        log(
+          `fan-out: 202 in ${run.acceptMs} ms; all ${ACCOUNTS} reported ${run.allReportedMs} ms after it (first ${run.firstReportedMs} ms; poll saw it at ${run.observedMs} ms); ${run.filled} filled, ${run.rejected} rejected; parent history ${JSON.stringify(run.parentHistory ?? null)}`,
+        );
+        results.drains[`fanout${i + 1}`] = await drainMeasured(`fanout${i + 1}`, `fan-out run ${i + 1}`, ACCOUNTS);
+      }
+    });
 
   // 8. Overload: twice what the stack sustains. The excess must be refused at once, and nothing accepted may expire.
-  if (want(8)) await scenario('8', async () => {
-    mark('overload');
-    // What the stack sustains: the best of the closed-loop saturation (where a storm of instant 503s competes for
-    // the CPU) and the steady phase's accepted rate; the steady rate itself when neither ran.
-    const steadyRate = results.steady ? results.steady.accepted / plan.steadySec : 0;
-    const sustainedRate = Math.round(Math.max(results.saturation?.okPerSec ?? 0, steadyRate) || opts.steadyRate);
-    const offeredRate = Math.min(1000, 2 * sustainedRate);
-    const workflowsBefore = await signalWorkflows();
-    log(`scenario 8 (overload): ${offeredRate} signals/s (twice ${sustainedRate}/s, what scenarios 2 and 3 sustained) over ${STEADY_ACCOUNTS} accounts for ${plan.overloadSec} s`);
-    const load = await measure(
-      'overload',
-      () =>
-        runChild<LoadResult>(
-          stack.runDir,
-          'scenario8-overload',
-          'load',
-          loadSpec(stack, { label: 'overload', kind: 'webhook', durationSec: plan.overloadSec, rate: offeredRate, secret: stack.secret, accounts: stack.accounts.slice(0, STEADY_ACCOUNTS), recordAccepted: true }),
-          loadDeadline(plan.overloadSec),
-        ),
-      (l) => l.statusCounts['202'] ?? 0,
-    );
-    log(`overload: ${describeLoad(load)}; 503 p50 ${load.refusedLatencyMs?.p50 ?? '—'} ms p99 ${load.refusedLatencyMs?.p99 ?? '—'} ms`);
-    const accepted = load.accepted ?? [];
-    results.drains.overload = await drainMeasured('overload', 'scenario 8', accepted.length);
-    const outcomes = await tallyOutcomes(httpJson, stack.ingress.url, stack.token, accepted.map((a) => a.signalId));
-    log(`outcomes of the ${accepted.length} accepted under overload: ${JSON.stringify(outcomes)}`);
-    results.overload = { load, offeredRate, sustainedRate, outcomes };
-    await unanswered('overload', workflowsBefore, load);
-  });
+  if (want(8))
+    await scenario('8', async () => {
+      mark('overload');
+      // What the stack sustains: the best of the closed-loop saturation (where a storm of instant 503s competes for
+      // the CPU) and the steady phase's accepted rate; the steady rate itself when neither ran.
+      const steadyRate = results.steady ? results.steady.accepted / plan.steadySec : 0;
+      const sustainedRate = Math.round(Math.max(results.saturation?.okPerSec ?? 0, steadyRate) || opts.steadyRate);
+      const offeredRate = Math.min(1000, 2 * sustainedRate);
+      const workflowsBefore = await signalWorkflows();
+      log(
+        `scenario 8 (overload): ${offeredRate} signals/s (twice ${sustainedRate}/s, what scenarios 2 and 3 sustained) over ${STEADY_ACCOUNTS} accounts for ${plan.overloadSec} s`,
+      );
+      const load = await measure(
+        'overload',
+        () =>
+          runChild<LoadResult>(
+            stack.runDir,
+            'scenario8-overload',
+            'load',
+            loadSpec(stack, {
+              label: 'overload',
+              kind: 'webhook',
+              durationSec: plan.overloadSec,
+              rate: offeredRate,
+              secret: stack.secret,
+              accounts: stack.accounts.slice(0, STEADY_ACCOUNTS),
+              recordAccepted: true,
+            }),
+            loadDeadline(plan.overloadSec),
+          ),
+        (l) => l.statusCounts['202'] ?? 0,
+      );
+      log(`overload: ${describeLoad(load)}; 503 p50 ${load.refusedLatencyMs?.p50 ?? '—'} ms p99 ${load.refusedLatencyMs?.p99 ?? '—'} ms`);
+      const accepted = load.accepted ?? [];
+      results.drains.overload = await drainMeasured('overload', 'scenario 8', accepted.length);
+      const outcomes = await tallyOutcomes(
+        httpJson,
+        stack.ingress.url,
+        stack.token,
+        accepted.map((a) => a.signalId),
+      );
+      log(`outcomes of the ${accepted.length} accepted under overload: ${JSON.stringify(outcomes)}`);
+      results.overload = { load, offeredRate, sustainedRate, outcomes };
+      await unanswered('overload', workflowsBefore, load);
+    });
 
   // 5 (second half): the poll with the worker stopped.
-  if (want(5)) await scenario('5 (no worker)', async () => {
-    mark('pollNoWorker');
-    log('scenario 5: stopping the worker (SIGTERM), then the poll alone');
-    await withDeadline('stopping the workers', 30_000, () => Promise.all([stack.worker, ...stack.moreWorkers].map((w) => w.stop(15_000))));
-    log(`scenario 5: GET /v1/signals/<id> at ${opts.pollRate || POLL_RATE}/s for ${plan.pollNoWorkerSec} s, no worker running`);
-    results.pollNoWorker = await measure('pollNoWorker', () =>
-      runChild<LoadResult>(
-        stack.runDir,
-        'scenario5-poll-no-worker',
-        'load',
-        loadSpec(stack, { label: 'poll-no-worker', kind: 'poll', durationSec: plan.pollNoWorkerSec, rate: opts.pollRate || POLL_RATE, token: stack.token, signalIds: pollIds }),
-        loadDeadline(plan.pollNoWorkerSec),
-      ),
-    );
-    log(`poll without a worker: ${describeLoad(results.pollNoWorker)}`);
-  });
+  if (want(5))
+    await scenario('5 (no worker)', async () => {
+      mark('pollNoWorker');
+      log('scenario 5: stopping the worker (SIGTERM), then the poll alone');
+      await withDeadline('stopping the workers', 30_000, () => Promise.all([stack.worker, ...stack.moreWorkers].map((w) => w.stop(15_000))));
+      log(`scenario 5: GET /v1/signals/<id> at ${opts.pollRate || POLL_RATE}/s for ${plan.pollNoWorkerSec} s, no worker running`);
+      results.pollNoWorker = await measure('pollNoWorker', () =>
+        runChild<LoadResult>(
+          stack.runDir,
+          'scenario5-poll-no-worker',
+          'load',
+          loadSpec(stack, {
+            label: 'poll-no-worker',
+            kind: 'poll',
+            durationSec: plan.pollNoWorkerSec,
+            rate: opts.pollRate || POLL_RATE,
+            token: stack.token,
+            signalIds: pollIds,
+          }),
+          loadDeadline(plan.pollNoWorkerSec),
+        ),
+      );
+      log(`poll without a worker: ${describeLoad(results.pollNoWorker)}`);
+    });
   timeline.stop();
 }
 
@@ -1384,19 +1534,53 @@ function rowsOf(r: Results, opts: Options): Row[] {
     const s = r.saturation;
     const h = r.half;
     const non202 = s ? s.requests - (s.statusCounts['202'] ?? 0) + s.errors + s.timeouts : null;
-    rows.push(infoRow('2 ingress', `accepted/s at saturation (${CONCURRENCY} conns)`, s ? round(s.okPerSec, 1) : null, '/s', non202 ? `${non202} not 202` : undefined));
+    rows.push(
+      infoRow('2 ingress', `accepted/s at saturation (${CONCURRENCY} conns)`, s ? round(s.okPerSec, 1) : null, '/s', non202 ? `${non202} not 202` : undefined),
+    );
     const ratio = s && r.floor ? round(s.okPerSec / r.floor.startsPerSec, 3) : null;
-    rows.push(goalRow('2 ingress', 'ingress / floor', ratio, '', '>=', GOALS.ingressVsFloor, `≥ ${GOALS.ingressVsFloor}`, r.floor ? undefined : 'needs scenario 1'));
+    rows.push(
+      goalRow('2 ingress', 'ingress / floor', ratio, '', '>=', GOALS.ingressVsFloor, `≥ ${GOALS.ingressVsFloor}`, r.floor ? undefined : 'needs scenario 1'),
+    );
     rows.push(infoRow('2 ingress', 'accept p50 at saturation', s?.okLatencyMs.p50 ?? null, 'ms'));
     rows.push(infoRow('2 ingress', 'accept p99 at saturation', s?.okLatencyMs.p99 ?? null, 'ms'));
     const halfNon202 = h ? h.requests - (h.statusCounts['202'] ?? 0) + h.errors + h.timeouts : null;
-    rows.push(infoRow('2 ingress', `accept p50 at half rate (${h?.targetRate ?? '—'}/s)`, h?.okLatencyMs.p50 ?? null, 'ms', halfNon202 ? `${halfNon202} not 202` : undefined));
+    rows.push(
+      infoRow(
+        '2 ingress',
+        `accept p50 at half rate (${h?.targetRate ?? '—'}/s)`,
+        h?.okLatencyMs.p50 ?? null,
+        'ms',
+        halfNon202 ? `${halfNon202} not 202` : undefined,
+      ),
+    );
     rows.push(goalRow('2 ingress', 'accept p99 at half rate', h?.okLatencyMs.p99 ?? null, 'ms', '<=', GOALS.acceptP99HalfMs));
   }
   if (want(7)) {
     const o = r.oneAtATime;
-    rows.push(goalRow('7 one at a time', '202 → filled p50', o?.filledMs.p50 ?? null, 'ms', '<=', GOALS.oneFilledP50Ms, undefined, o ? `p99 ${o.filledMs.p99} ms over ${o.signals}` : undefined));
-    rows.push(goalRow('7 one at a time', '202 → visible to the poll p50', o?.visibleMs.p50 ?? null, 'ms', '<=', GOALS.oneVisibleP50Ms, undefined, o ? `p99 ${o.visibleMs.p99} ms` : undefined));
+    rows.push(
+      goalRow(
+        '7 one at a time',
+        '202 → filled p50',
+        o?.filledMs.p50 ?? null,
+        'ms',
+        '<=',
+        GOALS.oneFilledP50Ms,
+        undefined,
+        o ? `p99 ${o.filledMs.p99} ms over ${o.signals}` : undefined,
+      ),
+    );
+    rows.push(
+      goalRow(
+        '7 one at a time',
+        '202 → visible to the poll p50',
+        o?.visibleMs.p50 ?? null,
+        'ms',
+        '<=',
+        GOALS.oneVisibleP50Ms,
+        undefined,
+        o ? `p99 ${o.visibleMs.p99} ms` : undefined,
+      ),
+    );
   }
   if (want(3)) {
     const st = r.steady;
@@ -1406,22 +1590,59 @@ function rowsOf(r: Results, opts: Options): Row[] {
     const out = st?.outcomes;
     const expired = out ? (out.rejected['signal_expired'] ?? 0) : null;
     const note = st ? `${st.accepted} of ${offered} accepted; ${st.load.statusCounts['503'] ?? 0} got 503` : undefined;
-    rows.push(goalRow('3 end to end', `accepted of offered (${opts.steadyRate}/s, ${STEADY_ACCOUNTS} accts)`, ratio, '', '>=', GOALS.steadyAcceptedRatio, undefined, note));
-    rows.push(goalRow('3 end to end', 'accepted not filled (expired, unreported, rejected)', out ? out.signals - out.filled : null, '', '<=', 0, '0', out ? `expired ${expired}, unreported ${out.unreported}, rejected ${JSON.stringify(out.rejected)}` : undefined));
+    rows.push(
+      goalRow(
+        '3 end to end',
+        `accepted of offered (${opts.steadyRate}/s, ${STEADY_ACCOUNTS} accts)`,
+        ratio,
+        '',
+        '>=',
+        GOALS.steadyAcceptedRatio,
+        undefined,
+        note,
+      ),
+    );
+    rows.push(
+      goalRow(
+        '3 end to end',
+        'accepted not filled (expired, unreported, rejected)',
+        out ? out.signals - out.filled : null,
+        '',
+        '<=',
+        0,
+        '0',
+        out ? `expired ${expired}, unreported ${out.unreported}, rejected ${JSON.stringify(out.rejected)}` : undefined,
+      ),
+    );
     rows.push(infoRow('3 end to end', '202 → filled p50', st?.e2eMs.p50 ?? null, 'ms'));
     rows.push(goalRow('3 end to end', '202 → filled p99', st?.e2eMs.p99 ?? null, 'ms', '<=', GOALS.e2eP99Ms));
   }
   if (want(8)) {
     const o = r.overload;
-    const note = o ? `offered ${o.offeredRate}/s (2 × ${o.sustainedRate}/s): ${o.load.statusCounts['202'] ?? 0} × 202, ${o.load.statusCounts['503'] ?? 0} × 503` : undefined;
+    const note = o
+      ? `offered ${o.offeredRate}/s (2 × ${o.sustainedRate}/s): ${o.load.statusCounts['202'] ?? 0} × 202, ${o.load.statusCounts['503'] ?? 0} × 503`
+      : undefined;
     rows.push(goalRow('8 overload', '503 answered within (p99)', o?.load.refusedLatencyMs?.p99 ?? null, 'ms', '<=', GOALS.refusedP99Ms, undefined, note));
     const expired = o ? (o.outcomes.rejected['signal_expired'] ?? 0) : null;
-    rows.push(goalRow('8 overload', 'accepted signals expired', expired, '', '<=', 0, '0', o ? `${o.outcomes.filled} of ${o.outcomes.signals} filled, unreported ${o.outcomes.unreported}` : undefined));
+    rows.push(
+      goalRow(
+        '8 overload',
+        'accepted signals expired',
+        expired,
+        '',
+        '<=',
+        0,
+        '0',
+        o ? `${o.outcomes.filled} of ${o.outcomes.signals} filled, unreported ${o.outcomes.unreported}` : undefined,
+      ),
+    );
   }
   if (want(4)) {
     const runs = r.fanout?.runs ?? [];
     const worst = runs.length ? Math.max(...runs.map((x) => x.allReportedMs)) : null;
-    const note = runs.length ? `${runs.length === 1 ? 'one run' : `worst of ${runs.length}: ${runs.map((x) => x.allReportedMs).join(', ')} ms`}; ${runs.map((x) => x.filled).join('/')} filled` : undefined;
+    const note = runs.length
+      ? `${runs.length === 1 ? 'one run' : `worst of ${runs.length}: ${runs.map((x) => x.allReportedMs).join(', ')} ms`}; ${runs.map((x) => x.filled).join('/')} filled`
+      : undefined;
     rows.push(goalRow('4 fan-out', `202 → all ${ACCOUNTS} outcomes (max occurredAt)`, worst, 'ms', '<=', GOALS.fanoutMs, undefined, note));
   }
   if (want(5)) {
@@ -1434,11 +1655,44 @@ function rowsOf(r: Results, opts: Options): Row[] {
   }
   if (want(6)) {
     const m = r.steady?.memory;
-    rows.push(goalRow('6 memory', 'ingress peak RSS (scenario 3)', m?.ingress?.peakRssMb ?? null, 'MB', '<=', GOALS.ingressRssMb, undefined, m?.ingress ? `VmHWM ${m.ingress.hwmMb} MB` : undefined));
+    rows.push(
+      goalRow(
+        '6 memory',
+        'ingress peak RSS (scenario 3)',
+        m?.ingress?.peakRssMb ?? null,
+        'MB',
+        '<=',
+        GOALS.ingressRssMb,
+        undefined,
+        m?.ingress ? `VmHWM ${m.ingress.hwmMb} MB` : undefined,
+      ),
+    );
     const u = r.cpu['steady'];
-    const cpuMsPer202 = u && r.steady && r.steady.accepted > 0 ? round(((u.byProgram['ingress'] ?? 0) * u.seconds * 1000) / (r.steady.load.requests || 1), 2) : null;
-    rows.push(infoRow('6 memory', 'ingress CPU per request (scenario 3)', cpuMsPer202, 'ms', u ? `ingress ${u.byProgram['ingress'] ?? 0} cores over ${u.seconds} s, ${r.steady?.load.requests ?? 0} webhook requests and the polls beside them` : undefined));
-    rows.push(goalRow('6 memory', 'worker peak RSS (scenario 3)', m?.worker?.peakRssMb ?? null, 'MB', '<=', GOALS.workerRssMb, undefined, m?.worker ? `VmHWM ${m.worker.hwmMb} MB` : undefined));
+    const cpuMsPer202 =
+      u && r.steady && r.steady.accepted > 0 ? round(((u.byProgram['ingress'] ?? 0) * u.seconds * 1000) / (r.steady.load.requests || 1), 2) : null;
+    rows.push(
+      infoRow(
+        '6 memory',
+        'ingress CPU per request (scenario 3)',
+        cpuMsPer202,
+        'ms',
+        u
+          ? `ingress ${u.byProgram['ingress'] ?? 0} cores over ${u.seconds} s, ${r.steady?.load.requests ?? 0} webhook requests and the polls beside them`
+          : undefined,
+      ),
+    );
+    rows.push(
+      goalRow(
+        '6 memory',
+        'worker peak RSS (scenario 3)',
+        m?.worker?.peakRssMb ?? null,
+        'MB',
+        '<=',
+        GOALS.workerRssMb,
+        undefined,
+        m?.worker ? `VmHWM ${m.worker.hwmMb} MB` : undefined,
+      ),
+    );
   }
   // The machine is shared: what other processes used while each stage ran.
   for (const [stage, label] of [
@@ -1452,7 +1706,18 @@ function rowsOf(r: Results, opts: Options): Row[] {
     ['overload', '8 overload'],
   ] as const) {
     const u = r.cpu[stage];
-    if (u) rows.push(infoRow('· machine', `CPU of other processes during ${label}`, u.others, 'cores', `machine busy ${u.machine} of ${os.cpus().length}; ours: ${Object.entries(u.byProgram).map(([k, v]) => `${k} ${v}`).join(', ')}, load ${u.benchAndLoad}`));
+    if (u)
+      rows.push(
+        infoRow(
+          '· machine',
+          `CPU of other processes during ${label}`,
+          u.others,
+          'cores',
+          `machine busy ${u.machine} of ${os.cpus().length}; ours: ${Object.entries(u.byProgram)
+            .map(([k, v]) => `${k} ${v}`)
+            .join(', ')}, load ${u.benchAndLoad}`,
+        ),
+      );
   }
   return rows;
 }
@@ -1521,10 +1786,21 @@ async function main(argv: string[]): Promise<number> {
 
   const loadBefore = os.loadavg().map((v) => round(v));
   const git = gitState();
-  log(`${opts.quick ? 'quick' : 'full'} run of scenarios ${[...opts.scenarios].sort().join(', ')} on ${os.cpus().length} CPUs; load average before: ${loadBefore.join(' ')}`);
+  log(
+    `${opts.quick ? 'quick' : 'full'} run of scenarios ${[...opts.scenarios].sort().join(', ')} on ${os.cpus().length} CPUs; load average before: ${loadBefore.join(' ')}`,
+  );
   if (loadBefore[0]! > 0.5) log(`warning: the machine is already busy (load average ${loadBefore[0]}); the figures will show it`);
 
-  const results: Results = { drains: {}, loadavg: { before: loadBefore }, cpu: {}, errors: [], memoryBaseline: {}, temporalPersistence: {}, startedVs202: {}, memoryByPhase: {} };
+  const results: Results = {
+    drains: {},
+    loadavg: { before: loadBefore },
+    cpu: {},
+    errors: [],
+    memoryBaseline: {},
+    temporalPersistence: {},
+    startedVs202: {},
+    memoryByPhase: {},
+  };
   let failure: Error | undefined;
   let stack: Stack | undefined;
   try {
@@ -1547,10 +1823,29 @@ async function main(argv: string[]): Promise<number> {
     ok: failure === undefined && results.errors.length === 0,
     error: failure ? failure.message : null,
     stageErrors: results.errors,
-    machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? null, memMb: Math.round(os.totalmem() / 2 ** 20), node: process.version, platform: `${os.type()} ${os.release()}` },
+    machine: {
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model ?? null,
+      memMb: Math.round(os.totalmem() / 2 ** 20),
+      node: process.version,
+      platform: `${os.type()} ${os.release()}`,
+    },
     git,
     plan,
-    parameters: { accounts: ACCOUNTS, concurrency: CONCURRENCY, steadyRate: opts.steadyRate, steadyAccounts: STEADY_ACCOUNTS, pollRate: opts.pollRate, logLevel: 'info', limitsRaisedTo: Number(LIMIT_RAISED), cpuProf: opts.cpuProf, ingressNodeOptions: opts.ingressNodeOptions ?? null, temporal: opts.temporal ?? 'dev', workers: opts.workers ?? 1, temporalDb: opts.temporalDbDir ? `${opts.temporalDbDir} (fresh file)` : 'run directory (fresh file)' },
+    parameters: {
+      accounts: ACCOUNTS,
+      concurrency: CONCURRENCY,
+      steadyRate: opts.steadyRate,
+      steadyAccounts: STEADY_ACCOUNTS,
+      pollRate: opts.pollRate,
+      logLevel: 'info',
+      limitsRaisedTo: Number(LIMIT_RAISED),
+      cpuProf: opts.cpuProf,
+      ingressNodeOptions: opts.ingressNodeOptions ?? null,
+      temporal: opts.temporal ?? 'dev',
+      workers: opts.workers ?? 1,
+      temporalDb: opts.temporalDbDir ? `${opts.temporalDbDir} (fresh file)` : 'run directory (fresh file)',
+    },
     goals: GOALS,
     rows,
     scenarioData: {
@@ -1572,7 +1867,9 @@ async function main(argv: string[]): Promise<number> {
   };
   const file = writeResults(doc, stamp);
 
-  process.stdout.write(`\nExternal Signals Service benchmark (${doc.mode}; ${doc.machine.cpus} CPUs; Temporal db in ${doc.parameters.temporalDb}; load average before ${loadBefore.join(' ')}; ${doc.startedAt})\n\n${renderTable(rows)}\n\n`);
+  process.stdout.write(
+    `\nExternal Signals Service benchmark (${doc.mode}; ${doc.machine.cpus} CPUs; Temporal db in ${doc.parameters.temporalDb}; load average before ${loadBefore.join(' ')}; ${doc.startedAt})\n\n${renderTable(rows)}\n\n`,
+  );
   const missed = rows.filter((r) => r.verdict === 'missed').length;
   const met = rows.filter((r) => r.verdict === 'met').length;
   process.stdout.write(`${met} goals met, ${missed} missed. Figures: ${path.relative(REPO_ROOT, file)} (and bench/results/latest.json); logs: ${doc.runDir}\n`);

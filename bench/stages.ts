@@ -27,10 +27,24 @@ import { signalWorkflowId } from '../src/domain/ids';
 import { ActionKey, SignalIdKey, SymbolKey } from '../src/temporal/search-attributes';
 import type { AccountSnapshot, SignalWorkflowInput } from '../src/domain/workflow-input';
 import { loadHelpers, REPO_ROOT } from './helpers';
-import { cleanup, drain, fileStamp, httpJson, log, persistenceUsage, scrapePersistence, startStack, warmUp, writeResults, type Options, type PersistenceUsage, type Stack } from './run';
+import {
+  cleanup,
+  drain,
+  fileStamp,
+  httpJson,
+  log,
+  persistenceUsage,
+  scrapePersistence,
+  startStack,
+  warmUp,
+  writeResults,
+  type Options,
+  type PersistenceUsage,
+  type Stack,
+} from './run';
 import { summarize, type Summary } from './stats';
 
-async function time(n: number, fn: (i: number) => Promise<unknown> | unknown): Promise<Summary> {
+async function time(n: number, fn: (i: number) => unknown): Promise<Summary> {
   const out: number[] = [];
   for (let i = 0; i < n; i++) {
     const t0 = performance.now();
@@ -103,9 +117,15 @@ async function measureStages(stack: Stack, n: number): Promise<Record<string, Su
   res['accept: JSON.parse of the body'] = await time(n * 10, () => JSON.parse(bodyText));
   res['accept: validateSignal (zod, schema built per call)'] = await time(n * 5, () => validateSignal(JSON.parse(bodyText)));
   const logFile = path.join(stack.runDir, 'stages-pino.log');
-  const logger = pino({ name: 'ingress', level: 'info', redact: { paths: ['secret', '*.secret'], censor: '[redacted]' } }, pino.destination({ dest: logFile, sync: true }));
+  const logger = pino(
+    { name: 'ingress', level: 'info', redact: { paths: ['secret', '*.secret'], censor: '[redacted]' } },
+    pino.destination({ dest: logFile, sync: true }),
+  );
   res['accept: one access-log line (pino, sync to a file)'] = await time(n * 10, () =>
-    logger.info({ correlationId: 'req_0123456789abcdef0123456789abcdef', method: 'POST', route: '/webhook/custom/:accountId', status: 202, ms: 3.21 }, 'request'),
+    logger.info(
+      { correlationId: 'req_0123456789abcdef0123456789abcdef', method: 'POST', route: '/webhook/custom/:accountId', status: 202, ms: 3.21 },
+      'request',
+    ),
   );
 
   log('timing poll guard stages');
@@ -119,7 +139,15 @@ async function measureStages(stack: Stack, n: number): Promise<Record<string, Su
 
   log('timing Temporal stages');
   const snapshot = (await registry.getAccounts([account]))[0]!;
-  const target: AccountSnapshot = { id: snapshot.id, owner: snapshot.owner, platform: snapshot.platform, region: snapshot.region, bridgeVersion: snapshot.bridgeVersion, risk: snapshot.risk, symbols: snapshot.symbols };
+  const target: AccountSnapshot = {
+    id: snapshot.id,
+    owner: snapshot.owner,
+    platform: snapshot.platform,
+    region: snapshot.region,
+    bridgeVersion: snapshot.bridgeVersion,
+    risk: snapshot.risk,
+    symbols: snapshot.symbols,
+  };
   const started: string[] = [];
   // Real signals on real accounts (filled by the paper bridge), one at a time, spread over the accounts.
   res['accept: Temporal start of signalWorkflow (gRPC)'] = await time(Math.min(n, 100), async (i) => {
@@ -149,7 +177,9 @@ async function measureStages(stack: Stack, n: number): Promise<Record<string, Su
     started.push(signalId);
   });
   await drain(stack, 'the Temporal start stage', started.length, { infra: loadHelpers().infra });
-  res['poll: Temporal describe() of a finished signal'] = await time(n, (i) => stack.client.workflow.getHandle(signalWorkflowId(started[i % started.length]!)).describe());
+  res['poll: Temporal describe() of a finished signal'] = await time(n, (i) =>
+    stack.client.workflow.getHandle(signalWorkflowId(started[i % started.length]!)).describe(),
+  );
 
   log('timing whole requests through the ingress, one at a time');
   const accepted: { signalId: string; t202: number }[] = [];
@@ -171,7 +201,11 @@ async function measureStages(stack: Stack, n: number): Promise<Record<string, Su
   const persistenceBefore = await scrapePersistence(stack.temporalMetricsPort);
   const redisBefore = await redisCommandsProcessed(redis);
   for (let i = 0; i < Math.min(n, 50); i++) {
-    const r = await httpJson(`${stack.ingress.url}/webhook/custom/${stack.accounts[i % 10]}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: bodyText });
+    const r = await httpJson(`${stack.ingress.url}/webhook/custom/${stack.accounts[i % 10]}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: bodyText,
+    });
     const t202 = Date.now();
     if (r.status !== 202) throw new Error(`accept answered ${r.status}`);
     const id = r.body.signalId as string;
@@ -192,7 +226,7 @@ async function measureStages(stack: Stack, n: number): Promise<Record<string, Su
   await drain(stack, 'the end-to-end stage', e2eSignals.length, { infra: loadHelpers().infra });
   work.persistence = persistenceUsage(persistenceBefore, await scrapePersistence(stack.temporalMetricsPort), e2eSignals.length);
   // Includes the paper bridge's idle long-polls over 200 accounts during the phase: an upper bound.
-  work.redisCommandsPerSignal = Math.round(((await redisCommandsProcessed(redis)) - redisBefore) / e2eSignals.length * 10) / 10;
+  work.redisCommandsPerSignal = Math.round((((await redisCommandsProcessed(redis)) - redisBefore) / e2eSignals.length) * 10) / 10;
   work.signals = e2eSignals.length;
   log('reading the Temporal histories of those signals');
   Object.assign(res, await timeline(stack, e2eSignals));
@@ -201,7 +235,22 @@ async function measureStages(stack: Stack, n: number): Promise<Record<string, Su
 }
 
 type Ev = { eventType?: number | null; eventTime?: { seconds?: unknown; nanos?: number | null } | null };
-const T = { STARTED: 1, COMPLETED: 2, WFT_SCHEDULED: 5, WFT_STARTED: 6, WFT_COMPLETED: 7, ACT_SCHEDULED: 10, ACT_STARTED: 11, ACT_COMPLETED: 12, SIGNALED: 26, UPDATE_ACCEPTED: 41, CHILD_INITIATED: 29, CHILD_STARTED: 31, CHILD_COMPLETED: 32, PROPERTIES_MODIFIED: 46 };
+const T = {
+  STARTED: 1,
+  COMPLETED: 2,
+  WFT_SCHEDULED: 5,
+  WFT_STARTED: 6,
+  WFT_COMPLETED: 7,
+  ACT_SCHEDULED: 10,
+  ACT_STARTED: 11,
+  ACT_COMPLETED: 12,
+  SIGNALED: 26,
+  UPDATE_ACCEPTED: 41,
+  CHILD_INITIATED: 29,
+  CHILD_STARTED: 31,
+  CHILD_COMPLETED: 32,
+  PROPERTIES_MODIFIED: 46,
+};
 
 function ms(e: Ev | undefined): number | undefined {
   if (!e?.eventTime) return undefined;
@@ -264,7 +313,11 @@ async function timeline(stack: Stack, signals: { signalId: string; accountId: st
   const per = (v: number) => Math.round((v / Math.max(signals.length, 1)) * 10) / 10;
   work.historyEvents = { parent: per(counts.parentEvents), child: per(counts.childEvents) };
   work.workflowTasks = { parent: per(counts.parentTasks), child: per(counts.childTasks) };
-  return Object.fromEntries(Object.entries(seg).sort(([a], [b]) => Number(a.slice(1, 3)) - Number(b.slice(1, 3))).map(([k, v]) => [`E2E ${k}`, summarize(v)]));
+  return Object.fromEntries(
+    Object.entries(seg)
+      .sort(([a], [b]) => Number(a.slice(1, 3)) - Number(b.slice(1, 3)))
+      .map(([k, v]) => [`E2E ${k}`, summarize(v)]),
+  );
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -308,10 +361,20 @@ async function main(argv: string[]): Promise<number> {
   }
   const width = Math.max(...Object.keys(stages).map((k) => k.length), 10);
   const fmt = (v: number | null) => (v === null ? '—' : v < 1 ? v.toFixed(3) : v < 10 ? v.toFixed(2) : v.toFixed(1)).padStart(9);
-  process.stdout.write(`\nstage timings, one at a time (ms); ${os.cpus().length} CPUs, load average before ${loadBefore.map((v) => v.toFixed(2)).join(' ')}; Temporal db in ${opts.temporalDbDir ?? 'the run directory'}\n\n`);
+  process.stdout.write(
+    `\nstage timings, one at a time (ms); ${os.cpus().length} CPUs, load average before ${loadBefore.map((v) => v.toFixed(2)).join(' ')}; Temporal db in ${opts.temporalDbDir ?? 'the run directory'}\n\n`,
+  );
   process.stdout.write(`${'stage'.padEnd(width)}  ${'count'.padStart(6)} ${'p50'.padStart(9)} ${'p99'.padStart(9)} ${'mean'.padStart(9)}\n`);
-  for (const [k, v] of Object.entries(stages)) process.stdout.write(`${k.padEnd(width)}  ${String(v.count).padStart(6)} ${fmt(v.p50)} ${fmt(v.p99)} ${fmt(v.mean)}\n`);
-  const profile = opts.temporal === 'cluster' ? `cluster (${process.env.TEMPORAL_CLUSTER_SHARDS ?? 8} shards)` : process.env.TEMPORAL_DEV_PROFILE === 'stock' ? 'stock' : process.env.TEMPORAL_DEV_PROFILE_WITHOUT ? `project without ${process.env.TEMPORAL_DEV_PROFILE_WITHOUT}` : 'project';
+  for (const [k, v] of Object.entries(stages))
+    process.stdout.write(`${k.padEnd(width)}  ${String(v.count).padStart(6)} ${fmt(v.p50)} ${fmt(v.p99)} ${fmt(v.mean)}\n`);
+  const profile =
+    opts.temporal === 'cluster'
+      ? `cluster (${process.env.TEMPORAL_CLUSTER_SHARDS ?? 8} shards)`
+      : process.env.TEMPORAL_DEV_PROFILE === 'stock'
+        ? 'stock'
+        : process.env.TEMPORAL_DEV_PROFILE_WITHOUT
+          ? `project without ${process.env.TEMPORAL_DEV_PROFILE_WITHOUT}`
+          : 'project';
   process.stdout.write(
     `\nwork per signal (Temporal dev-server profile: ${profile}), over ${work.signals} signals one at a time: ` +
       `persistence calls ${work.persistence?.callsPerSignal ?? '?'} (mean ${work.persistence?.meanMs ?? '?'} ms), ` +
@@ -320,7 +383,20 @@ async function main(argv: string[]): Promise<number> {
       `Redis commands ${work.redisCommandsPerSignal ?? '?'} (with the bridge's idle polls)\n` +
       `top persistence operations: ${(work.persistence?.top ?? []).map((o) => `${o.op} ${Math.round((o.calls / Math.max(work.signals, 1)) * 10) / 10}×`).join(', ')}\n`,
   );
-  const file = writeResults({ at: new Date().toISOString(), n, temporalDb: opts.temporalDbDir ?? 'run directory', temporalProfile: profile, loadavgBefore: loadBefore, stages, work, error: failure?.message ?? null }, stamp, 'stages-');
+  const file = writeResults(
+    {
+      at: new Date().toISOString(),
+      n,
+      temporalDb: opts.temporalDbDir ?? 'run directory',
+      temporalProfile: profile,
+      loadavgBefore: loadBefore,
+      stages,
+      work,
+      error: failure?.message ?? null,
+    },
+    stamp,
+    'stages-',
+  );
   process.stdout.write(`\n${path.relative(REPO_ROOT, file)}\n`);
   if (failure) {
     process.stderr.write(`stages FAILED: ${failure.message}\n`);

@@ -50,7 +50,16 @@ export interface Row {
 }
 
 /** A figure with a goal `value op limit`; null values are n/a (the scenario did not run or produced nothing). */
-export function goalRow(scenario: string, figure: string, value: number | null, unit: string, op: '<=' | '>=', limit: number, goalText?: string, note?: string): Row {
+export function goalRow(
+  scenario: string,
+  figure: string,
+  value: number | null,
+  unit: string,
+  op: '<=' | '>=',
+  limit: number,
+  goalText?: string,
+  note?: string,
+): Row {
   const verdict: Verdict = value === null || !Number.isFinite(value) ? 'n/a' : (op === '<=' ? value <= limit : value >= limit) ? 'met' : 'missed';
   return { scenario, figure, value, unit, goal: goalText ?? `${op === '<=' ? '≤' : '≥'} ${limit}${unit ? ` ${unit}` : ''}`, verdict, note };
 }
@@ -71,7 +80,11 @@ export function renderTable(rows: readonly Row[]): string {
   const header = ['scenario', 'figure', 'measured', 'goal', 'result', 'note'];
   const body = rows.map((r) => [r.scenario, r.figure, fmt(r.value, r.unit), r.goal || '—', r.verdict || 'info', r.note ?? '']);
   const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join(' │ ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join(' │ ')
+      .trimEnd();
   const sep = widths.map((w) => '─'.repeat(w)).join('─┼─');
   return [line(header), sep, ...body.map(line)].join('\n');
 }

@@ -22,7 +22,7 @@ const log = (line: string) => process.stderr.write(`cluster: ${line}\n`);
 async function stopAll(): Promise<void> {
   for (const s of stops.reverse()) {
     log(`stopping ${s.name}`);
-    await s.stop().catch((err: Error) => log(`${s.name} did not stop cleanly: ${err.message}`));
+    await s.stop().catch((err: unknown) => log(`${s.name} did not stop cleanly: ${err instanceof Error ? err.message : String(err)}`));
   }
 }
 
@@ -38,7 +38,13 @@ async function main(): Promise<void> {
   stops.push({ name: 'Temporal and PostgreSQL', stop: () => temporal.stop() });
   const redis = await infra.startRedis({ durable: true });
   stops.push({ name: 'redis-server', stop: () => redis.stop() });
-  Object.assign(process.env, { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: 'default', TEST_TEMPORAL_NAMESPACE_B: 'region-b', TEST_TEMPORAL_DB: temporal.dbFile, REDIS_URL: redis.url });
+  Object.assign(process.env, {
+    TEMPORAL_ADDRESS: temporal.address,
+    TEMPORAL_NAMESPACE: 'default',
+    TEST_TEMPORAL_NAMESPACE_B: 'region-b',
+    TEST_TEMPORAL_DB: temporal.dbFile,
+    REDIS_URL: redis.url,
+  });
 
   const ui = startUi(temporal.address);
   stops.push({ name: 'Temporal UI', stop: ui.stop });
@@ -65,7 +71,12 @@ async function main(): Promise<void> {
   );
   stops.push({ name: 'round-robin', stop: () => rr.close() });
   const url = `http://127.0.0.1:${rr.port}`;
-  const bridge = await processes.startPaperBridgeProcess({ registryFile: REGISTRY, ledgerFile: path.join(runDir, 'ledger.jsonl'), ingressUrl: url, label: 'paper-bridge' });
+  const bridge = await processes.startPaperBridgeProcess({
+    registryFile: REGISTRY,
+    ledgerFile: path.join(runDir, 'ledger.jsonl'),
+    ingressUrl: url,
+    label: 'paper-bridge',
+  });
   stops.push({ name: 'paper bridge', stop: () => bridge.stop(10_000) });
 
   const doc = JSON.parse(fs.readFileSync(REGISTRY, 'utf8')) as { secrets: { secret: string }[]; tokens: { token: string }[] };
@@ -89,7 +100,10 @@ function startUi(address: string): { stop: () => Promise<void> } {
   const bin = loadHelpers().cluster.clusterBinary('ui');
   const root = path.join(REPO_ROOT, '.run', 'cluster', 'ui');
   fs.mkdirSync(path.join(root, 'config'), { recursive: true });
-  fs.writeFileSync(path.join(root, 'config', 'development.yaml'), `temporalGrpcAddress: ${address}\nport: ${UI_PORT}\nenableUi: true\ndefaultNamespace: default\ncors:\n  cookieInsecure: true\n`);
+  fs.writeFileSync(
+    path.join(root, 'config', 'development.yaml'),
+    `temporalGrpcAddress: ${address}\nport: ${UI_PORT}\nenableUi: true\ndefaultNamespace: default\ncors:\n  cookieInsecure: true\n`,
+  );
   const log = fs.openSync(path.join(root, 'ui.log'), 'a');
   const child = spawn(bin, ['--root', root, '--config', 'config', '--env', 'development', 'start'], { stdio: ['ignore', log, log] });
   return {
@@ -109,8 +123,8 @@ const onSignal = () => {
 };
 process.on('SIGINT', onSignal);
 process.on('SIGTERM', onSignal);
-main().catch(async (err: Error) => {
-  log(`ERROR: ${err.message}`);
+main().catch(async (err: unknown) => {
+  log(`ERROR: ${err instanceof Error ? err.message : String(err)}`);
   await stopAll();
   process.exit(1);
 });

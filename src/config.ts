@@ -64,17 +64,17 @@ const trustProxy = z
     if (v === '' || /^(false|off|0)$/i.test(v)) return false;
     if (/^\d+$/.test(v)) {
       const hops = Number(v);
-      if (hops > 10) ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'at most 10 proxy hops' });
+      if (hops > 10) ctx.addIssue({ code: 'custom', message: 'at most 10 proxy hops' });
       return hops;
     }
     if (/^(true|on|yes)$/i.test(v)) {
       // Express would then believe any X-Forwarded-For a caller sends, and every per-IP limit could be dodged.
-      ctx.addIssue({ code: z.ZodIssueCode.custom, message: 'trusting every proxy is refused: give the number of proxies in front, or their addresses' });
+      ctx.addIssue({ code: 'custom', message: 'trusting every proxy is refused: give the number of proxies in front, or their addresses' });
       return false;
     }
     const entries = v.split(',').map((e) => e.trim());
     const bad = entries.filter((e) => !PROXY_NAMES.includes(e) && !isAddressOrRange(e));
-    if (bad.length > 0) ctx.addIssue({ code: z.ZodIssueCode.custom, message: `not an address, a CIDR range or one of ${PROXY_NAMES.join(', ')}: ${bad.join(', ')}` });
+    if (bad.length > 0) ctx.addIssue({ code: 'custom', message: `not an address, a CIDR range or one of ${PROXY_NAMES.join(', ')}: ${bad.join(', ')}` });
     return entries;
   });
 
@@ -166,7 +166,10 @@ const envSchema = z.object({
   POLL_ACCOUNT_MAX: int(300, 1),
   POLL_ACCOUNT_WINDOW_MS: int(60_000, 1),
   /** Key prefix of every limiter's counters, so deployments (or test runs) sharing one Redis do not share counts. */
-  RATE_LIMIT_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:_-]{1,32}$/).default('es:rl:'),
+  RATE_LIMIT_KEY_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9:_-]{1,32}$/)
+    .default('es:rl:'),
   /** Seconds a client is told to wait when a limiter cannot reach its store. */
   FAIL_CLOSED_RETRY_AFTER_SECONDS: int(5, 1),
 
@@ -202,10 +205,21 @@ function parseRegions(raw: string): RegionConfig[] {
 
 /** The one region of TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE, secured by the TEMPORAL_TLS_* and API key settings. */
 function singleRegion(e: z.infer<typeof envSchema>): RegionConfig {
-  const files = { caFile: e.TEMPORAL_TLS_CA_FILE, certFile: e.TEMPORAL_TLS_CERT_FILE, keyFile: e.TEMPORAL_TLS_KEY_FILE, serverName: e.TEMPORAL_TLS_SERVER_NAME };
+  const files = {
+    caFile: e.TEMPORAL_TLS_CA_FILE,
+    certFile: e.TEMPORAL_TLS_CERT_FILE,
+    keyFile: e.TEMPORAL_TLS_KEY_FILE,
+    serverName: e.TEMPORAL_TLS_SERVER_NAME,
+  };
   const given = Object.fromEntries(Object.entries(files).filter(([, v]) => v !== undefined));
   const tls = Object.keys(given).length > 0 ? given : e.TEMPORAL_TLS === 'true' ? true : undefined;
-  const region = { name: 'default', address: e.TEMPORAL_ADDRESS, namespace: e.TEMPORAL_NAMESPACE, ...(tls ? { tls } : {}), ...(e.TEMPORAL_API_KEY_FILE ? { apiKeyFile: e.TEMPORAL_API_KEY_FILE } : {}) };
+  const region = {
+    name: 'default',
+    address: e.TEMPORAL_ADDRESS,
+    namespace: e.TEMPORAL_NAMESPACE,
+    ...(tls ? { tls } : {}),
+    ...(e.TEMPORAL_API_KEY_FILE ? { apiKeyFile: e.TEMPORAL_API_KEY_FILE } : {}),
+  };
   const parsed = regionSchema.safeParse(region);
   if (!parsed.success) {
     const env: Record<string, string> = { certFile: 'TEMPORAL_TLS_CERT_FILE', keyFile: 'TEMPORAL_TLS_KEY_FILE', apiKeyFile: 'TEMPORAL_API_KEY_FILE' };
@@ -303,15 +317,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
 
 const connectorSchema = z.object({
   /** Where the bridge API is. */
-  INGRESS_URL: z.string().url().default('http://127.0.0.1:8080'),
+  INGRESS_URL: z.url().default('http://127.0.0.1:8080'),
   /** 32 random bytes, base64: the key of the encrypted credentials file. Required: there is no default key. */
   CTRADER_CREDENTIALS_KEY: z.string().min(1, 'CTRADER_CREDENTIALS_KEY is required (openssl rand -base64 32)'),
   CTRADER_CREDENTIALS_FILE: z.string().min(1).default('ctrader/credentials.enc'),
   /** Each account's exactly-once store (<dir>/<accountId>.commands.jsonl). */
   CTRADER_STATE_DIR: z.string().min(1).default('ctrader/state'),
   /** Open API JSON endpoints (port 5036 is JSON; 5035 would be protobuf). */
-  CTRADER_DEMO_URL: z.string().regex(/^wss?:\/\//).default('wss://demo.ctraderapi.com:5036'),
-  CTRADER_LIVE_URL: z.string().regex(/^wss?:\/\//).default('wss://live.ctraderapi.com:5036'),
+  CTRADER_DEMO_URL: z
+    .string()
+    .regex(/^wss?:\/\//)
+    .default('wss://demo.ctraderapi.com:5036'),
+  CTRADER_LIVE_URL: z
+    .string()
+    .regex(/^wss?:\/\//)
+    .default('wss://live.ctraderapi.com:5036'),
   /** Open API allows 50 requests per second per connection; never more. */
   CTRADER_REQUESTS_PER_SECOND: int(50, 1, 50),
   CTRADER_HEARTBEAT_MS: int(10_000, 100, 25_000),

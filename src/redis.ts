@@ -28,7 +28,7 @@ export function tlsOptions(files: RedisTlsFiles): ConnectionOptions {
     try {
       return fs.readFileSync(file);
     } catch (err) {
-      throw new Error(`Invalid configuration:\n${what}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new Error(`Invalid configuration:\n${what}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`, { cause: err });
     }
   };
   return {
@@ -42,7 +42,8 @@ export function tlsOptions(files: RedisTlsFiles): ConnectionOptions {
 export function sentinelOptions(url: string): RedisOptions | undefined {
   const m = /^(rediss?)\+sentinel:\/\/(?:([^:@/]*)(?::([^@/]*))?@)?([^/]+)\/([^/?]+)(?:\/(\d+))?$/.exec(url);
   if (!m) {
-    if (/^rediss?\+sentinel:/.test(url)) throw new Error('Invalid configuration:\nREDIS_URL: a Sentinel URL is redis+sentinel://[user:password@]host:port[,host:port...]/master[/db]');
+    if (/^rediss?\+sentinel:/.test(url))
+      throw new Error('Invalid configuration:\nREDIS_URL: a Sentinel URL is redis+sentinel://[user:password@]host:port[,host:port...]/master[/db]');
     return undefined;
   }
   const [, scheme, user, password, hosts, master, db] = m;

@@ -33,11 +33,15 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
   const redis = connectRedis(config.redis, { commandTimeoutMs: config.redis.commandTimeoutMs, logger, name: 'ingress' });
   const regions = new Regions(config.temporal.regions, config.temporal.startTimeoutMs, config.temporal.connectTimeoutMs);
   const registry = new RedisRegistry(redis);
-  const throttle = new RedisThrottle(redis, {
-    account_write: config.limits.fairnessAccount,
-    broadcast: config.limits.fairnessBroadcast,
-    account_read: config.limits.pollAccount,
-  }, config.limits.keyPrefix);
+  const throttle = new RedisThrottle(
+    redis,
+    {
+      account_write: config.limits.fairnessAccount,
+      broadcast: config.limits.fairnessBroadcast,
+      account_read: config.limits.pollAccount,
+    },
+    config.limits.keyPrefix,
+  );
   const executions = new TemporalExecutions(regions, config.temporal.taskQueue);
   // Long-polls block on their own connection, never on the guards' fail-fast one.
   const queueRedis = connectRedis(config.redis, { commandTimeoutMs: config.redis.commandTimeoutMs, logger, name: 'ingress-bridge' });

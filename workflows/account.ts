@@ -1,4 +1,13 @@
-import { condition, defineSignal, defineUpdate, proxyLocalActivities, proxySinks, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import {
+  condition,
+  defineSignal,
+  defineUpdate,
+  proxyLocalActivities,
+  proxySinks,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { OutcomeSinks } from './sinks';
 import type { Activities } from '../activities';
 import type { BridgeCommand, BridgeReport } from '../src/domain/bridge-protocol';
@@ -25,7 +34,11 @@ const QUEUE_RETRY = { initialInterval: '100ms', backoffCoefficient: 2, maximumIn
 const { outcomes } = proxySinks<OutcomeSinks>();
 
 /** Withdrawing is what keeps us from reporting `rejected` for an order that may be live, so it retries until it answers. */
-const { withdrawCommand, releaseSequence, dispatchCommand: redispatchCommand } = proxyLocalActivities<Activities>({ startToCloseTimeout: '5s', retry: QUEUE_RETRY });
+const {
+  withdrawCommand,
+  releaseSequence,
+  dispatchCommand: redispatchCommand,
+} = proxyLocalActivities<Activities>({ startToCloseTimeout: '5s', retry: QUEUE_RETRY });
 
 /**
  * One signal on one account: the owner's risk rules on the snapshot taken at acceptance, one bridge command,
@@ -42,7 +55,7 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
     return 'recorded';
   };
   setHandler(bridgeReportUpdate, take, {
-    validator: (r) => {
+    validator: (r: BridgeReport) => {
       if (r.commandId !== commandId) throw new Error(`report for ${r.commandId} sent to ${commandId}`);
     },
   });
@@ -53,7 +66,10 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
   const finish = (outcome: Omit<AccountOutcome, 'accountId' | 'occurredAt'>, occurredAt?: string): AccountOutcome => {
     // A rejection stays a Completed workflow (the business outcome is its result, not a failure); Outcome and Reason
     // are what an operator filters on: `Outcome = "rejected" AND Reason = "bridge_offline"`.
-    upsertSearchAttributes([{ key: OutcomeKey, value: outcome.outcome }, ...(outcome.reason ? [{ key: ReasonKey, value: reasonKeyword(outcome.reason) }] : [])]);
+    upsertSearchAttributes([
+      { key: OutcomeKey, value: outcome.outcome },
+      ...(outcome.reason ? [{ key: ReasonKey, value: reasonKeyword(outcome.reason) }] : []),
+    ]);
     outcomes.record(outcome.outcome, outcome.reason, signal.action, target.account.platform);
     return { accountId, ...outcome, occurredAt: occurredAt ?? new Date(Date.now()).toISOString() };
   };

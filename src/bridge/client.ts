@@ -12,7 +12,7 @@ export class HttpStatusError extends Error {
     readonly what: string,
     body: unknown,
   ) {
-    super(`${what}: HTTP ${status} ${typeof body === 'object' && body && 'error' in body ? String((body as { error: unknown }).error) : ''}`.trim());
+    super(`${what}: HTTP ${status} ${typeof body === 'object' && body && 'error' in body ? String(body.error) : ''}`.trim());
   }
 }
 
@@ -43,7 +43,7 @@ export class BridgeClient {
   async hello(body: BridgeHello): Promise<{ accountId?: string }> {
     const res = await this.call('POST', '/bridge/v1/hello', body, 10_000);
     if (res.status !== 200) throw new HttpStatusError(res.status, 'hello', res.body);
-    return (res.body ?? {}) as { accountId?: string };
+    return res.body ?? {};
   }
 
   /**
@@ -60,13 +60,20 @@ export class BridgeClient {
       this.superseded++;
       if (this.superseded > 1) {
         const backoff = Math.min(this.initialBackoff * 2 ** this.superseded, 30_000);
-        this.opts.diag({ time: new Date().toISOString(), event: 'poll_superseded', accountId: this.opts.accountId, times: this.superseded, retryInMs: backoff, hint: 'another bridge uses this token' });
+        this.opts.diag({
+          time: new Date().toISOString(),
+          event: 'poll_superseded',
+          accountId: this.opts.accountId,
+          times: this.superseded,
+          retryInMs: backoff,
+          hint: 'another bridge uses this token',
+        });
         await this.sleep(backoff);
       }
     } else {
       this.superseded = 0;
     }
-    return [...commands].sort((a, b) => seqOf(a) - seqOf(b));
+    return (commands as unknown[]).slice().sort((a, b) => seqOf(a) - seqOf(b));
   }
 
   private superseded = 0;
@@ -81,7 +88,8 @@ export class BridgeClient {
           if (res.status === 200) {
             const results = (res.body as { results?: { commandId: string; result: string }[] } | undefined)?.results ?? [];
             for (const r of results) {
-              if (r.result === 'unknown') this.opts.diag({ time: new Date().toISOString(), event: 'report_unknown_command', accountId: this.opts.accountId, commandId: r.commandId });
+              if (r.result === 'unknown')
+                this.opts.diag({ time: new Date().toISOString(), event: 'report_unknown_command', accountId: this.opts.accountId, commandId: r.commandId });
             }
             break;
           }
@@ -89,7 +97,13 @@ export class BridgeClient {
           throw new Error(`reports: HTTP ${res.status}`);
         } catch (err) {
           if (this.opts.signal.aborted || err instanceof HttpStatusError) throw err;
-          this.opts.diag({ time: new Date().toISOString(), event: 'report_retry', accountId: this.opts.accountId, error: (err as Error)?.message ?? String(err), retryInMs: delay });
+          this.opts.diag({
+            time: new Date().toISOString(),
+            event: 'report_retry',
+            accountId: this.opts.accountId,
+            error: (err as Error)?.message ?? String(err),
+            retryInMs: delay,
+          });
           await this.sleep(delay);
           if (this.opts.signal.aborted) throw err;
           delay = Math.min(delay * 2, this.maxBackoff);
@@ -101,7 +115,10 @@ export class BridgeClient {
   sleep(ms: number): Promise<void> {
     const signal = this.opts.signal;
     return new Promise((resolve) => {
-      if (signal.aborted) return resolve();
+      if (signal.aborted) {
+        resolve();
+        return;
+      }
       const done = () => {
         clearTimeout(timer);
         signal.removeEventListener('abort', done);

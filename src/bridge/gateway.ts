@@ -29,7 +29,8 @@ export async function bridgeAccount(deps: GatewayDeps, token: string | undefined
 export async function bridgeHello(deps: GatewayDeps, token: string | undefined, body: unknown) {
   const account = await bridgeAccount(deps, token);
   const parsed = helloSchema.safeParse(body);
-  if (!parsed.success) throw new Refusal('invalid', 'Invalid hello', { details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
+  if (!parsed.success)
+    throw new Refusal('invalid', 'Invalid hello', { details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
   if (parsed.data.platform !== account.platform) {
     throw new Refusal('invalid', `This token belongs to a ${account.platform} account, not ${parsed.data.platform}`);
   }
@@ -58,7 +59,8 @@ export async function bridgeCommands(
 export async function bridgeReports(deps: GatewayDeps, token: string | undefined, body: unknown) {
   const account = await bridgeAccount(deps, token);
   const parsed = reportsBodySchema.safeParse(body);
-  if (!parsed.success) throw new Refusal('invalid', 'Invalid reports', { details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
+  if (!parsed.success)
+    throw new Refusal('invalid', 'Invalid reports', { details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
   const results: { commandId: string; result: 'recorded' | 'duplicate' | 'unknown' }[] = [];
   for (const report of parsed.data.reports) {
     // Only this account's commands; the commandId is the account workflow id, so Temporal, not Redis, knows it.

@@ -93,7 +93,16 @@ export class RedisAccountSequencer implements AccountSequencer {
     if (moves.length === 0) return;
     const pipeline = this.redis.pipeline();
     for (const m of moves) {
-      pipeline.eval(RETIME, 1, orderingKeys.pending(m.accountId), pendingMember(m.seq, m.fromMs), pendingMember(m.seq, m.toMs), m.seq, orderingKeys.wake(m.accountId), m.toMs < m.fromMs ? '1' : '0');
+      pipeline.eval(
+        RETIME,
+        1,
+        orderingKeys.pending(m.accountId),
+        pendingMember(m.seq, m.fromMs),
+        pendingMember(m.seq, m.toMs),
+        m.seq,
+        orderingKeys.wake(m.accountId),
+        m.toMs < m.fromMs ? '1' : '0',
+      );
     }
     for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
     await awaitReplicas(this.redis, this.replicaAck);

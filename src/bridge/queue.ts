@@ -206,7 +206,7 @@ export class RedisCommandQueue implements CommandQueue {
       limit,
       k.command(accountId, ''),
     )) as [number, ...string[]];
-    return { commands: raw.map((r) => JSON.parse(r) as BridgeCommand), nextDueAt: Number(next) >= 0 ? Number(next) : undefined };
+    return { commands: raw.map((r) => JSON.parse(r) as BridgeCommand), nextDueAt: next >= 0 ? next : undefined };
   }
 
   async withdraw(accountId: string, commandId: string, queued: boolean): Promise<WithdrawResult> {
@@ -301,7 +301,10 @@ export class RedisCommandQueue implements CommandQueue {
       this.subscriber.on('message', (channel: string, message: string) => {
         const acc = /^es:bn:\{(.*)\}$/.exec(channel)?.[1];
         if (acc === undefined) return;
-        if (message.startsWith(SUPERSEDED)) return this.supersede(acc, Number(message.slice(SUPERSEDED.length)));
+        if (message.startsWith(SUPERSEDED)) {
+          this.supersede(acc, Number(message.slice(SUPERSEDED.length)));
+          return;
+        }
         for (const waiter of [...(this.waiters.get(acc) ?? [])]) waiter.wake();
       });
       // Announcements sent while the subscription was down are lost: every waiting poll looks again once it is back.

@@ -125,7 +125,10 @@ export const accountSet: Verb = {
     lines.push(`${existing ? 'updated' : 'created'} account ${id} (${describeAccount(account)})`);
     if (moved) lines.push(moved.human);
     if (bridgeToken) lines.push(`bridge token (replaces any earlier one):`, bridgeToken, ONCE);
-    return { human: lines.join('\n'), json: { created: !existing, account, ...(moved ? { ownerChange: moved.json } : {}), ...(bridgeToken ? { bridgeToken } : {}) } };
+    return {
+      human: lines.join('\n'),
+      json: { created: !existing, account, ...(moved ? { ownerChange: moved.json } : {}), ...(bridgeToken ? { bridgeToken } : {}) },
+    };
   },
 };
 
@@ -214,7 +217,6 @@ export const accountRisk: Verb = {
     return { human: `risk settings of ${id}: ${JSON.stringify(risk)}`, json: await mustGetAccount(registry, id) };
   },
 };
-
 
 function describeAccount(a: Account): string {
   return `${a.owner}, ${a.platform}, ${a.type}, ${a.status}${a.entitled ? '' : ', not entitled'}, region ${a.region}`;

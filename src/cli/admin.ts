@@ -58,11 +58,10 @@ export async function runAdmin(argv: string[], io: Io): Promise<number> {
 
   let redis: Redis | undefined;
   let redisUrl = '';
-  let json = leading.includes('--json');
   try {
     const { verb, rest } = findVerb(words);
     const args = parseVerbArgs([...leading, ...rest], verb.options);
-    json = args.values.json === true;
+    const json = args.values.json === true;
     if (args.values.help === true) {
       io.stdout(`usage: npm run admin -- ${verb.usage}\n  ${verb.summary}\n`);
       return 0;
@@ -89,14 +88,15 @@ export async function runAdmin(argv: string[], io: Io): Promise<number> {
           });
           let lastError: Error | undefined;
           redis.on('error', (err: Error) => (lastError = err)); // reported through the failing command instead
-          await redis.connect().catch((err: Error) => {
-            throw lastError && lastError !== err ? new Error(`${lastError.message} (${err.message})`) : err;
+          await redis.connect().catch((err: unknown) => {
+            const failure = err instanceof Error ? err : new Error(String(err));
+            throw lastError && lastError !== failure ? new Error(`${lastError.message} (${failure.message})`, { cause: failure }) : failure;
           });
           registry = new RedisRegistry(redis);
         }
         return registry;
       },
-      readStdin: io.stdin,
+      readStdin: () => io.stdin(),
       now: () => Date.now(),
     };
     const result = await verb.run(args, ctx);
@@ -126,7 +126,10 @@ export async function runAdmin(argv: string[], io: Io): Promise<number> {
 }
 
 function isConnectionError(err: unknown): boolean {
-  return err instanceof Error && /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|Connection is closed|enableOfflineQueue|timed out|NOAUTH|WRONGPASS/i.test(err.message);
+  return (
+    err instanceof Error &&
+    /ECONNREFUSED|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|Connection is closed|enableOfflineQueue|timed out|NOAUTH|WRONGPASS/i.test(err.message)
+  );
 }
 
 /** The Redis URL without its password, fit for an error message. */

@@ -32,7 +32,7 @@ export function parseVerbArgs(args: string[], options: OptionSpec): ParsedArgs {
       allowPositionals: true,
       strict: true,
     });
-    return { positionals, values: values as ParsedArgs['values'] };
+    return { positionals, values: values };
   } catch (err) {
     // node's hint about '--' after an unknown option is noise here.
     throw new CliError(oneLine((err as Error).message).replace(/\. To specify a positional argument.*$/, '.'));
@@ -75,7 +75,14 @@ export function accountId(value: string, what = 'account id'): string {
 /** `--accounts a,b`: at least one, each a valid account id, duplicates dropped. */
 export function accountList(value: string | undefined): string[] {
   if (value === undefined) throw new CliError('--accounts is required (comma-separated account ids)');
-  const ids = [...new Set(value.split(',').map((s) => s.trim()).filter(Boolean))];
+  const ids = [
+    ...new Set(
+      value
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
   if (ids.length === 0) throw new CliError('--accounts needs at least one account id');
   return ids.map((id) => accountId(id));
 }
@@ -96,7 +103,8 @@ const isoDate = z.iso.datetime({ offset: true });
 
 /** An ISO 8601 date-time (with Z or an offset) in the future. */
 export function futureIso(name: string, value: string, now = Date.now()): string {
-  if (!isoDate.safeParse(value).success) throw new CliError(`--${name} must be an ISO 8601 date-time such as 2030-01-31T18:00:00Z, not ${JSON.stringify(value)}`);
+  if (!isoDate.safeParse(value).success)
+    throw new CliError(`--${name} must be an ISO 8601 date-time such as 2030-01-31T18:00:00Z, not ${JSON.stringify(value)}`);
   if (Date.parse(value) <= now) throw new CliError(`--${name} ${value} is not in the future`);
   return value;
 }

@@ -60,10 +60,17 @@ const importVerb: Verb = {
             `account ${c.accountId} changed owner: unlinked secret(s) ${c.secretsUnlinked.map(idOf).join(', ') || 'none'} and token(s) ${c.tokensUnlinked.map(idOf).join(', ') || 'none'}; its old bridge token no longer works`,
         ),
       ].join('\n'),
-      json: summary.ownerChanges.length === 0 ? { accounts: summary.accounts, secrets: summary.secrets, tokens: summary.tokens } : {
-        ...summary,
-        ownerChanges: summary.ownerChanges.map((c) => ({ ...c, secretsUnlinked: c.secretsUnlinked.map(idOf), tokensUnlinked: c.tokensUnlinked.map(idOf) })),
-      },
+      json:
+        summary.ownerChanges.length === 0
+          ? { accounts: summary.accounts, secrets: summary.secrets, tokens: summary.tokens }
+          : {
+              ...summary,
+              ownerChanges: summary.ownerChanges.map((c) => ({
+                ...c,
+                secretsUnlinked: c.secretsUnlinked.map(idOf),
+                tokensUnlinked: c.tokensUnlinked.map(idOf),
+              })),
+            },
     };
   },
 };
@@ -80,7 +87,9 @@ const migrateVerb: Verb = {
     return {
       human:
         `converted ${plural(result.accountsConverted, 'account')} to field records; gave ${plural(result.tokensOwned, 'token')} an owner; ` +
-        (revoked.length === 0 ? 'revoked no token' : `revoked token(s) ${revoked.join(', ')}: each granted accounts of several owners (or none); make one token per owner`),
+        (revoked.length === 0
+          ? 'revoked no token'
+          : `revoked token(s) ${revoked.join(', ')}: each granted accounts of several owners (or none); make one token per owner`),
       json: { ...result, tokensRevoked: revoked },
     };
   },
@@ -111,7 +120,8 @@ async function soleOwner(registry: RedisRegistry, ids: string[]): Promise<string
   const missing = ids.find((_, i) => !accounts[i]);
   if (missing !== undefined) throw new CliError(`unknown account ${missing}`);
   const owners = [...new Set(accounts.map((a) => a!.owner))];
-  if (owners.length > 1) throw new CliError(`the accounts belong to ${owners.join(', ')}: a token may grant only one owner's accounts; make one token per owner`);
+  if (owners.length > 1)
+    throw new CliError(`the accounts belong to ${owners.join(', ')}: a token may grant only one owner's accounts; make one token per owner`);
   return owners[0]!;
 }
 
@@ -145,10 +155,21 @@ async function selectCredential<T>(
 }
 
 const selectSecret = (args: ParsedArgs, ctx: VerbContext) =>
-  selectCredential<SecretGrant>(args, ctx, 'secret', (r, p) => r.findSecretsByHashPrefix(p), (r, v) => r.authenticateSecret(v));
+  selectCredential<SecretGrant>(
+    args,
+    ctx,
+    'secret',
+    (r, p) => r.findSecretsByHashPrefix(p),
+    (r, v) => r.authenticateSecret(v),
+  );
 const selectToken = (args: ParsedArgs, ctx: VerbContext) =>
-  selectCredential<TokenGrant>(args, ctx, 'token', (r, p) => r.findTokensByHashPrefix(p), (r, v) => r.authenticateToken(v));
-
+  selectCredential<TokenGrant>(
+    args,
+    ctx,
+    'token',
+    (r, p) => r.findTokensByHashPrefix(p),
+    (r, v) => r.authenticateToken(v),
+  );
 
 const secretCreate: Verb = {
   words: ['secret', 'create'],
@@ -333,4 +354,3 @@ export const VERBS: Verb[] = [
   statusVerb('unlock'),
   accountRisk,
 ];
-

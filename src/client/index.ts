@@ -359,11 +359,7 @@ export class SignalsClient {
   // -------------------------------------------------------------------------------------------------------------
 
   /** What the service itself would refuse before doing anything, with its own status and message (src/signals/accept.ts). */
-  private checkLocally(
-    signal: unknown,
-    optionKey: string | undefined,
-    key: string,
-  ): Pick<SubmitRefused, 'status' | 'error' | 'details'> | undefined {
+  private checkLocally(signal: unknown, optionKey: string | undefined, key: string): Pick<SubmitRefused, 'status' | 'error' | 'details'> | undefined {
     if (typeof signal !== 'object' || signal === null || Array.isArray(signal)) {
       return { status: 400, error: 'Invalid signal: the body must be a JSON object', details: [{ path: '', message: 'expected a JSON object' }] };
     }

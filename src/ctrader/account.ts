@@ -60,7 +60,9 @@ export class CtraderAccount {
     opts.connection.onReady(async () => {
       this.authorized = false;
       this.endSession();
-      await this.authorizeDuringSetup().catch((err: Error) => this.diag({ event: 'account_auth_error', accountId: this.accountId, error: err.message }));
+      await this.authorizeDuringSetup().catch((err: unknown) =>
+        this.diag({ event: 'account_auth_error', accountId: this.accountId, error: errorMessage(err) }),
+      );
     });
     opts.connection.onEvent((env) => this.onEvent(env));
   }
@@ -127,7 +129,7 @@ export class CtraderAccount {
     const wait = Math.max(1_000, Math.min(at - Date.now() - (this.opts.refreshAheadMs ?? 3_600_000), 2_147_000_000));
     this.refreshTimer = setTimeout(() => {
       this.authorized = false;
-      void this.authorize().catch((err: Error) => this.diag({ event: 'account_auth_error', accountId: this.accountId, error: err.message }));
+      void this.authorize().catch((err: unknown) => this.diag({ event: 'account_auth_error', accountId: this.accountId, error: errorMessage(err) }));
     }, wait);
     this.refreshTimer.unref();
   }
@@ -145,7 +147,11 @@ export class CtraderAccount {
     this.credential = { ...this.credential, ...tokens };
     this.opts.store?.updateTokens(this.accountId, tokens);
     this.stats.refreshes++;
-    this.diag({ event: 'token_refreshed', accountId: this.accountId, expiresAt: tokens.accessTokenExpiresAt ? new Date(tokens.accessTokenExpiresAt).toISOString() : null });
+    this.diag({
+      event: 'token_refreshed',
+      accountId: this.accountId,
+      expiresAt: tokens.accessTokenExpiresAt ? new Date(tokens.accessTokenExpiresAt).toISOString() : null,
+    });
   }
 
   /** Subscriptions belong to an account session: a new session subscribes again. */
@@ -160,7 +166,10 @@ export class CtraderAccount {
       const spot = env.payload as { symbolId: number; bid?: number; ask?: number };
       const prev = this.quotes.get(spot.symbolId) ?? {};
       // bid and ask are "in 1/100000 of unit of a price"; an event may carry only one of them.
-      this.quotes.set(spot.symbolId, { bid: spot.bid !== undefined ? spot.bid / 100_000 : prev.bid, ask: spot.ask !== undefined ? spot.ask / 100_000 : prev.ask });
+      this.quotes.set(spot.symbolId, {
+        bid: spot.bid !== undefined ? spot.bid / 100_000 : prev.bid,
+        ask: spot.ask !== undefined ? spot.ask / 100_000 : prev.ask,
+      });
       for (const w of this.quoteWaiters.splice(0)) w();
       return;
     }
@@ -171,7 +180,7 @@ export class CtraderAccount {
     this.authorized = false;
     this.endSession();
     this.diag({ event: 'account_session_ended', accountId: this.accountId, payloadType: env.payloadType });
-    void this.authorize().catch((err: Error) => this.diag({ event: 'account_auth_error', accountId: this.accountId, error: err.message }));
+    void this.authorize().catch((err: unknown) => this.diag({ event: 'account_auth_error', accountId: this.accountId, error: errorMessage(err) }));
   }
 
   /**
@@ -296,3 +305,7 @@ export const ACCEPTED = byExecution(ExecutionType.ORDER_ACCEPTED);
 export const REPLACED = byExecution(ExecutionType.ORDER_REPLACED);
 export const CANCELLED = byExecution(ExecutionType.ORDER_CANCELLED);
 export const FILLED = byExecution(ExecutionType.ORDER_FILLED);
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -97,7 +97,7 @@ export class CtraderBridge {
           }
         }
         if (reports.length > 0) await this.client.sendReports(reports);
-        if (lost !== undefined) throw lost;
+        if (lost !== undefined) throw lost instanceof Error ? lost : new Error('a command failed', { cause: lost });
       } catch (err) {
         if (!this.running) break;
         connected = false;
@@ -116,7 +116,14 @@ export class CtraderBridge {
     const all = specs.map(toInstrument).filter((s) => instrumentSchema.safeParse(s).success);
     const symbols = fitHello(all);
     if (symbols.length < all.length) {
-      this.diag({ time: now(), event: 'symbols_truncated', accountId: this.accountId, sent: symbols.length, listed: all.length, lastSent: symbols[symbols.length - 1]?.name });
+      this.diag({
+        time: now(),
+        event: 'symbols_truncated',
+        accountId: this.accountId,
+        sent: symbols.length,
+        listed: all.length,
+        lastSent: symbols[symbols.length - 1]?.name,
+      });
     }
     const trader = await acct.trader().catch(() => undefined);
     const answer = await this.client.hello({
@@ -127,7 +134,14 @@ export class CtraderBridge {
       ...(trader ? { account: { balance: trader.balance } } : {}),
     });
     this.stats.hellos++;
-    this.diag({ time: now(), event: 'hello', accountId: this.accountId, serverAccountId: answer.accountId, symbols: symbols.length, bridgeVersion: CTRADER_CONNECTOR_VERSION });
+    this.diag({
+      time: now(),
+      event: 'hello',
+      accountId: this.accountId,
+      serverAccountId: answer.accountId,
+      symbols: symbols.length,
+      bridgeVersion: CTRADER_CONNECTOR_VERSION,
+    });
   }
 
   /**
@@ -199,7 +213,11 @@ export class CtraderBridge {
     const expiresAt = Date.parse(cmd.expiresAt);
     const fresh = Date.now() <= expiresAt;
     const expired: Outcome = { status: 'expired', message: `not executed: expired at ${cmd.expiresAt}` };
-    const unknown = (why: string): Outcome => ({ status: 'rejected', retcode: OUTCOME_UNKNOWN, message: `the answer to this command was lost (connection or restart) and ${why}; it was not sent again: check the account` });
+    const unknown = (why: string): Outcome => ({
+      status: 'rejected',
+      retcode: OUTCOME_UNKNOWN,
+      message: `the answer to this command was lost (connection or restart) and ${why}; it was not sent again: check the account`,
+    });
     const { positions, orders } = await acct.reconcile();
     const lots = (symbolId: number, volume: number) => {
       const spec = acct.symbolById(symbolId);
@@ -209,17 +227,39 @@ export class CtraderBridge {
     if (isOpening(cmd.action)) {
       const mine = (o: Order) => o.tradeData.label === intent.label || o.clientOrderId === intent.label;
       const position = positions.find((p) => p.tradeData.label === intent.label);
-      if (position) return { status: 'filled', ticket: String(position.positionId), price: position.price ?? null, volume: lots(position.tradeData.symbolId, position.tradeData.volume), message: resolved };
+      if (position)
+        return {
+          status: 'filled',
+          ticket: String(position.positionId),
+          price: position.price ?? null,
+          volume: lots(position.tradeData.symbolId, position.tradeData.volume),
+          message: resolved,
+        };
       const order = orders.find(mine);
-      if (order) return { status: 'filled', ticket: String(order.orderId), price: order.limitPrice ?? order.stopPrice ?? null, volume: lots(order.tradeData.symbolId, order.tradeData.volume), message: resolved };
+      if (order)
+        return {
+          status: 'filled',
+          ticket: String(order.orderId),
+          price: order.limitPrice ?? order.stopPrice ?? null,
+          volume: lots(order.tradeData.symbolId, order.tradeData.volume),
+          message: resolved,
+        };
       const since = Date.parse(intent.at) - 60_000;
       const past = (await acct.orderHistory(since, Date.now() + 60_000)).find(mine);
       if (!past) return fresh ? this.attempt(cmd, intent.label, expiresAt) : expired;
-      if (past.orderStatus === OrderStatus.ORDER_STATUS_REJECTED) return { status: 'rejected', retcode: 'ORDER_REJECTED', message: `the broker rejected order ${past.orderId} (${resolved})` };
+      if (past.orderStatus === OrderStatus.ORDER_STATUS_REJECTED)
+        return { status: 'rejected', retcode: 'ORDER_REJECTED', message: `the broker rejected order ${past.orderId} (${resolved})` };
       const market = past.orderType === OrderType.MARKET;
-      if (market && past.orderStatus !== OrderStatus.ORDER_STATUS_FILLED) return { status: 'rejected', retcode: 'ORDER_CANCELLED', message: `market order ${past.orderId} ended without a fill (${resolved})` };
+      if (market && past.orderStatus !== OrderStatus.ORDER_STATUS_FILLED)
+        return { status: 'rejected', retcode: 'ORDER_CANCELLED', message: `market order ${past.orderId} ended without a fill (${resolved})` };
       const ticket = market ? past.positionId : past.orderId;
-      return { status: 'filled', ticket: ticket === undefined ? null : String(ticket), price: past.executionPrice ?? past.limitPrice ?? past.stopPrice ?? null, volume: lots(past.tradeData.symbolId, past.tradeData.volume), message: `${resolved}; no longer open` };
+      return {
+        status: 'filled',
+        ticket: ticket === undefined ? null : String(ticket),
+        price: past.executionPrice ?? past.limitPrice ?? past.stopPrice ?? null,
+        volume: lots(past.tradeData.symbolId, past.tradeData.volume),
+        message: `${resolved}; no longer open`,
+      };
     }
     if (cmd.action === 'close' && cmd.positionId !== undefined && !positions.some((p) => String(p.positionId) === cmd.positionId)) {
       return { status: 'done', ticket: cmd.positionId, message: `position no longer open (${resolved})` };
@@ -235,7 +275,6 @@ export class CtraderBridge {
   private logCommand(raw: unknown, report: BridgeReport, replayed: boolean): void {
     this.log(commandLogLine(now(), this.accountId, raw as Partial<BridgeCommand>, report, replayed));
   }
-
 }
 
 /**

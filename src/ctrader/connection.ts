@@ -147,14 +147,22 @@ export class OpenApiConnection {
    * send once that moment has passed. Rejects with OpenApiError when the broker refused, OutcomeUnknown when the
    * answer was lost.
    */
-  async request(payloadType: number, payload: Record<string, unknown>, opts: { done?: Completion; notAfter?: number; timeoutMs?: number } = {}): Promise<Envelope> {
-    await this.whenReady(opts.notAfter !== undefined ? Math.max(1, opts.notAfter - Date.now()) : 30_000).catch((err: Error) => {
-      throw opts.notAfter !== undefined && Date.now() >= opts.notAfter ? new NotSentInTime(err.message) : err;
+  async request(
+    payloadType: number,
+    payload: Record<string, unknown>,
+    opts: { done?: Completion; notAfter?: number; timeoutMs?: number } = {},
+  ): Promise<Envelope> {
+    await this.whenReady(opts.notAfter !== undefined ? Math.max(1, opts.notAfter - Date.now()) : 30_000).catch((err: unknown) => {
+      throw opts.notAfter !== undefined && Date.now() >= opts.notAfter ? new NotSentInTime(err instanceof Error ? err.message : String(err)) : err;
     });
     return this.send(payloadType, payload, opts);
   }
 
-  private async send(payloadType: number, payload: Record<string, unknown>, opts: { done?: Completion; notAfter?: number; timeoutMs?: number }): Promise<Envelope> {
+  private async send(
+    payloadType: number,
+    payload: Record<string, unknown>,
+    opts: { done?: Completion; notAfter?: number; timeoutMs?: number },
+  ): Promise<Envelope> {
     await this.limiter.take();
     if (opts.notAfter !== undefined && Date.now() > opts.notAfter) throw new NotSentInTime('past the deadline before it could be sent');
     const socket = this.socket;
@@ -305,13 +313,18 @@ export class OpenApiConnection {
 
 /** The broker's refusal carried by an answer, if it is one. */
 export function refusalOf(env: Envelope): OpenApiError | undefined {
-  const p = (env.payload ?? {}) as Record<string, unknown>;
+  const p = env.payload ?? {};
   const text = (v: unknown) => (typeof v === 'string' ? v : '');
   switch (env.payloadType) {
     case PayloadType.ERROR_RES:
     case PayloadType.PROTO_OA_ERROR_RES:
     case PayloadType.PROTO_OA_ORDER_ERROR_EVENT:
-      return new OpenApiError(text(p.errorCode) || 'UNKNOWN_ERROR', text(p.description), env.payloadType, typeof p.retryAfter === 'number' ? p.retryAfter : undefined);
+      return new OpenApiError(
+        text(p.errorCode) || 'UNKNOWN_ERROR',
+        text(p.description),
+        env.payloadType,
+        typeof p.retryAfter === 'number' ? p.retryAfter : undefined,
+      );
     case PayloadType.PROTO_OA_EXECUTION_EVENT: {
       const e = p as unknown as ExecutionEvent;
       if (e.executionType === ExecutionType.ORDER_REJECTED || e.executionType === ExecutionType.ORDER_CANCEL_REJECTED) {

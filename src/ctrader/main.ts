@@ -141,9 +141,9 @@ async function main(argv: string[]): Promise<number> {
 if (require.main === module) {
   main(process.argv.slice(2)).then(
     (code) => process.exit(code),
-    (err: Error) => {
+    (err: unknown) => {
       // Configuration and credential errors only: their messages name settings, never a secret's value.
-      process.stderr.write(`ctrader-connector: ${err.message}\n`);
+      process.stderr.write(`ctrader-connector: ${err instanceof Error ? err.message : String(err)}\n`);
       process.exit(2);
     },
   );

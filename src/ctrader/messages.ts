@@ -55,7 +55,13 @@ export const TimeInForce = { GOOD_TILL_DATE: 1, GOOD_TILL_CANCEL: 2 } as const;
 /** ProtoOAPositionStatus */
 export const PositionStatus = { POSITION_STATUS_OPEN: 1, POSITION_STATUS_CLOSED: 2 } as const;
 /** ProtoOAOrderStatus */
-export const OrderStatus = { ORDER_STATUS_ACCEPTED: 1, ORDER_STATUS_FILLED: 2, ORDER_STATUS_REJECTED: 3, ORDER_STATUS_EXPIRED: 4, ORDER_STATUS_CANCELLED: 5 } as const;
+export const OrderStatus = {
+  ORDER_STATUS_ACCEPTED: 1,
+  ORDER_STATUS_FILLED: 2,
+  ORDER_STATUS_REJECTED: 3,
+  ORDER_STATUS_EXPIRED: 4,
+  ORDER_STATUS_CANCELLED: 5,
+} as const;
 /** ProtoOAExecutionType */
 export const ExecutionType = {
   ORDER_ACCEPTED: 2,
@@ -99,7 +105,11 @@ export const ErrorCode = {
 export type ErrorCodeName = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 /** Codes that mean "authorize this account again (after refreshing its token)", not "the order was refused". */
-export const REAUTH_CODES: ReadonlySet<string> = new Set([ErrorCode.OA_AUTH_TOKEN_EXPIRED, ErrorCode.ACCOUNT_NOT_AUTHORIZED, ErrorCode.CH_ACCESS_TOKEN_INVALID]);
+export const REAUTH_CODES: ReadonlySet<string> = new Set([
+  ErrorCode.OA_AUTH_TOKEN_EXPIRED,
+  ErrorCode.ACCOUNT_NOT_AUTHORIZED,
+  ErrorCode.CH_ACCESS_TOKEN_INVALID,
+]);
 
 /** `ProtoMessage` in its JSON form. */
 export interface Envelope {

@@ -131,7 +131,7 @@ async function marketEntry(acct: TradingAccount, cmd: BridgeCommand, label: stri
   }
   // A fill whose answer lacks the position: the broker did act, so find it by label rather than report a refusal.
   if (!ev.position) throw new OutcomeUnknown('ORDER_FILLED without a position');
-  const position = ev.position!;
+  const position = ev.position;
   const partial = ev.executionType !== ExecutionType.ORDER_FILLED;
   return {
     status: 'filled',
@@ -164,7 +164,7 @@ async function pendingEntry(acct: TradingAccount, cmd: BridgeCommand, label: str
   const res = await acct.call(PayloadType.PROTO_OA_NEW_ORDER_REQ, req, { done: ACCEPTED, notAfter });
   const order = (res.payload as unknown as ExecutionEvent).order;
   if (!order) throw new OutcomeUnknown('ORDER_ACCEPTED without an order');
-  return { status: 'filled', ticket: String(order!.orderId), price, volume: volumeToLots(order!.tradeData.volume, spec) };
+  return { status: 'filled', ticket: String(order.orderId), price, volume: volumeToLots(order.tradeData.volume, spec) };
 }
 
 function stops(spec: SymbolSpec, sl: number | undefined, tp: number | undefined): Record<string, number> {
@@ -256,7 +256,11 @@ async function closeMatching(acct: TradingAccount, cmd: BridgeCommand, notAfter:
     }
   }
   if (closed.length + cancelled.length === 0 && failed.length > 0) {
-    return { status: 'rejected', retcode: failed[0]!.err.errorCode, message: failed.map((f) => `${f.id}: ${f.err.errorCode} ${f.err.description}`.trim()).join('; ') };
+    return {
+      status: 'rejected',
+      retcode: failed[0]!.err.errorCode,
+      message: failed.map((f) => `${f.id}: ${f.err.errorCode} ${f.err.description}`.trim()).join('; '),
+    };
   }
   const parts = [`closed ${closed.length} position(s)${closed.length ? ` ${closed.join(',')}` : ''}`];
   if (all) parts.push(`cancelled ${cancelled.length} order(s)${cancelled.length ? ` ${cancelled.join(',')}` : ''}`);
@@ -303,7 +307,8 @@ async function cancelPending(acct: TradingAccount, cmd: BridgeCommand, notAfter:
 async function modifyPending(acct: TradingAccount, cmd: BridgeCommand, notAfter: number): Promise<Outcome> {
   const { order, spec } = await findOrder(acct, cmd.orderId);
   const given = cmd.action === 'modify_pending_expiry' ? (['expiry'] as const) : (['price', 'stopLimitPrice', 'sl', 'tp', 'expiry'] as const);
-  if (!given.some((f) => cmd[f] !== undefined)) refuse(ErrorCode.INVALID_REQUEST, cmd.action === 'modify_pending_expiry' ? 'expiry is required' : 'nothing to modify');
+  if (!given.some((f) => cmd[f] !== undefined))
+    refuse(ErrorCode.INVALID_REQUEST, cmd.action === 'modify_pending_expiry' ? 'expiry is required' : 'nothing to modify');
   if (cmd.action === 'modify_pending' && cmd.stopLimitPrice !== undefined && order.orderType !== OrderType.STOP_LIMIT) {
     refuse(ErrorCode.INVALID_REQUEST, `order ${order.orderId} is not a stop-limit order, it has no stop-limit trigger`);
   }

@@ -16,9 +16,7 @@ export const accountSchema = z.strictObject({
   region: z.string().min(1).max(63).default('default'),
   bridgeVersion: semver.default('0.0.0'),
   /** What this account's venue offers, whatever the bridge could do. */
-  venue: z
-    .strictObject({ stopLimit: z.boolean().default(true), modifyPending: z.boolean().default(true) })
-    .default({ stopLimit: true, modifyPending: true }),
+  venue: z.strictObject({ stopLimit: z.boolean().default(true), modifyPending: z.boolean().default(true) }).default({ stopLimit: true, modifyPending: true }),
   risk: riskSettingsSchema.default(riskSettingsSchema.parse({})),
   symbols: symbolMapSchema.default(symbolMapSchema.parse({})),
 });

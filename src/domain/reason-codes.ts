@@ -53,6 +53,4 @@ export function isReasonCode(reason: string): reason is ReasonCode {
 }
 
 /** What the account owner's risk rules can answer at execution: an expired signal, or a rule raised by them. */
-export type RiskReason =
-  | 'signal_expired'
-  | { [K in ReasonCode]: (typeof REASON_CODES)[K]['raisedBy'] extends 'risk rules' ? K : never }[ReasonCode];
+export type RiskReason = 'signal_expired' | { [K in ReasonCode]: (typeof REASON_CODES)[K]['raisedBy'] extends 'risk rules' ? K : never }[ReasonCode];

@@ -25,7 +25,7 @@ function metaProblem(meta: unknown): string | undefined {
   for (let depth = 1; level.length > 0; depth++) {
     if (depth > META_MAX_DEPTH) return `must nest at most ${META_MAX_DEPTH} levels deep`;
     const next: object[] = [];
-    for (const v of level) for (const child of Object.values(v as object)) if (child !== null && typeof child === 'object') next.push(child);
+    for (const v of level) for (const child of Object.values(v) as unknown[]) if (child !== null && typeof child === 'object') next.push(child);
     level = next;
   }
   if (new TextEncoder().encode(JSON.stringify(meta)).length > META_MAX_BYTES) return `must be at most ${META_MAX_BYTES} bytes as JSON`;

@@ -5,4 +5,3 @@ export interface VolumeRules {
   max?: number;
 }
 export const DEFAULT_VOLUME_RULES: VolumeRules = { step: 0.01, min: 0.01 };
-

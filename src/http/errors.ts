@@ -71,10 +71,12 @@ export function errorHandler(logger: Logger, failClosedRetryAfterSeconds: number
     }
     if (err instanceof Refusal) {
       res.locals.refusal = err.kind;
-      return sendRefusal(res, err, channel, correlationId);
+      sendRefusal(res, err, channel, correlationId);
+      return;
     }
     if (isStoreFailure(err)) {
-      return sendRefusal(res, new Refusal('store_unavailable', 'service_unavailable', { retryAfterSeconds: failClosedRetryAfterSeconds }), channel, correlationId);
+      sendRefusal(res, new Refusal('store_unavailable', 'service_unavailable', { retryAfterSeconds: failClosedRetryAfterSeconds }), channel, correlationId);
+      return;
     }
     if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) {
       res.status(400).json({ error: 'Malformed request' });

@@ -27,7 +27,10 @@ export function methodNotAllowed(app: Express): RequestHandler {
   };
   return (req, res, next) => {
     const methods = allowed(req.path);
-    if (methods.size === 0 || methods.has(req.method)) return next();
+    if (methods.size === 0 || methods.has(req.method)) {
+      next();
+      return;
+    }
     const allow = [...methods].sort().join(', ');
     res.set('Allow', allow);
     if (req.method === 'OPTIONS') return res.status(204).end();

@@ -26,7 +26,7 @@ export function accessLog(logger: Logger): RequestHandler {
         {
           correlationId: res.locals.correlationId,
           method: req.method,
-          route: (req.route?.path as string | undefined) ?? req.path.slice(0, 64),
+          route: routeOf(req) ?? req.path.slice(0, 64),
           status: res.statusCode,
           ms: Number(process.hrtime.bigint() - started) / 1e6,
           // What an operator needs when no workflow was made (a refusal) or some accounts were left out (a broadcast).
@@ -77,7 +77,10 @@ export function jsonBody(limit: number, readTimeoutMs: number, channel: Channel)
 
 function bodyDeadline(ms: number, channel: Channel): RequestHandler {
   return (req, res, next) => {
-    if (req.complete) return next();
+    if (req.complete) {
+      next();
+      return;
+    }
     const timer = setTimeout(() => {
       if (req.complete || res.headersSent) return;
       res.setHeader('Connection', 'close');
@@ -98,7 +101,10 @@ function bodyDeadline(ms: number, channel: Channel): RequestHandler {
 export function inFlightCap(max: number): RequestHandler {
   let inFlight = 0;
   return (_req, res, next) => {
-    if (inFlight >= max) return next(new Refusal('backpressure', 'System under high load, retry later'));
+    if (inFlight >= max) {
+      next(new Refusal('backpressure', 'System under high load, retry later'));
+      return;
+    }
     inFlight++;
     let released = false;
     const release = () => {
@@ -111,6 +117,12 @@ export function inFlightCap(max: number): RequestHandler {
     res.on('close', release);
     next();
   };
+}
+
+/** The route pattern Express matched (`/v1/signals/:id`), never the raw path: logs and metric labels stay bounded. */
+export function routeOf(req: Request): string | undefined {
+  const route = req.route as { path?: unknown } | undefined;
+  return typeof route?.path === 'string' ? route.path : undefined;
 }
 
 export function bearerToken(req: Request): string | undefined {

@@ -1,12 +1,13 @@
 import type { RequestHandler } from 'express';
 import type { IngressMetrics } from '../metrics';
+import { routeOf } from './middleware';
 
 /** Counts every request by route pattern (never the raw path: it carries ids) and times webhook submissions. */
 export function observe(metrics: IngressMetrics): RequestHandler {
   return (req, res, next) => {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
-      const route = (req.route?.path as string | undefined) ?? 'unmatched';
+      const route = routeOf(req) ?? 'unmatched';
       const status = String(res.statusCode);
       metrics.requests.inc({ route, method: req.method, status });
       if (route.startsWith('/webhook/custom')) {

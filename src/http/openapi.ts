@@ -33,7 +33,7 @@ export const signalAcceptedSchema = z
       .string()
       .describe(
         'Trace id of the request that was accepted (its logs and its workflow carry it): equals the X-Request-ID response header of that request. ' +
-          'On an idempotent replay (Idempotent-Replayed: true) the body is the first answer replayed, so correlationId is the first request\'s id, ' +
+          "On an idempotent replay (Idempotent-Replayed: true) the body is the first answer replayed, so correlationId is the first request's id, " +
           'while the X-Request-ID header names this request.',
       ),
     accountsResolved: count.describe('Number of trading accounts the signal was routed to.'),
@@ -123,12 +123,11 @@ export const tokenSuspendedSchema = z
 
 // What the use cases return must be what the document promises (compile-time checks; no runtime effect).
 type Conforms<Actual, Documented> = [Actual] extends [Documented] ? true : false;
-const conformance: [
+const _conformance: [
   Conforms<SignalAccepted, z.infer<typeof signalAcceptedSchema>>,
   Conforms<SignalNoTargets, z.infer<typeof signalNoTargetsSchema>>,
   Conforms<SignalStatus, z.infer<typeof signalStatusSchema>>,
 ] = [true, true, true];
-void conformance;
 
 // ---------------------------------------------------------------------------------------------------------------
 // ExternalSignal (spec §2.1): shape from externalSignalShape, conditions from ACTION_RULES
@@ -200,7 +199,7 @@ function actionTable(): string {
 
 function externalSignalDescription(): string {
   return [
-    'A trade signal for the caller\'s own trading account(s). `secret` (the webhook secret) authenticates it; there is no header signature scheme.',
+    "A trade signal for the caller's own trading account(s). `secret` (the webhook secret) authenticates it; there is no header signature scheme.",
     '',
     'Fields an action does not use are refused (400), so a mistaken template is caught:',
     '',
@@ -401,7 +400,7 @@ function build() {
       title: 'External Signals API',
       version: API_VERSION,
       description: [
-        'Executes the caller\'s own trade signals on the caller\'s own broker account(s) (MT5 or cTrader), with the account owner\'s risk rules applied to every order. ' +
+        "Executes the caller's own trade signals on the caller's own broker account(s) (MT5 or cTrader), with the account owner's risk rules applied to every order. " +
           'The service is not a broker and provides no trading signals or investment advice.',
         '',
         'Webhook secrets and API tokens are created, and secrets linked to trading accounts, in the External Signals dashboard.',
@@ -425,7 +424,8 @@ function build() {
         bearerAuth: {
           type: 'http',
           scheme: 'bearer',
-          description: 'API token created in the External Signals dashboard: `Authorization: Bearer <API_TOKEN>`. Results are limited to the accounts granted to the token.',
+          description:
+            'API token created in the External Signals dashboard: `Authorization: Bearer <API_TOKEN>`. Results are limited to the accounts granted to the token.',
         },
       },
     },

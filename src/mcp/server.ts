@@ -13,8 +13,7 @@ export async function main(env: NodeJS.ProcessEnv = process.env): Promise<void> 
   await server.connect(transport);
   const missing = [!config.webhookSecret && 'SIGNALS_WEBHOOK_SECRET', !config.apiToken && 'SIGNALS_API_TOKEN'].filter(Boolean);
   process.stderr.write(
-    `external-signals MCP server on stdio, service at ${new URL(config.baseUrl).origin}` +
-      `${missing.length > 0 ? `; not set: ${missing.join(', ')}` : ''}\n`,
+    `external-signals MCP server on stdio, service at ${new URL(config.baseUrl).origin}` + `${missing.length > 0 ? `; not set: ${missing.join(', ')}` : ''}\n`,
   );
   const stop = () => {
     void server.close().finally(() => process.exit(0));

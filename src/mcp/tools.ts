@@ -6,15 +6,7 @@ import { SIGNAL_ID_PATTERN } from '../domain/ids';
 import { getSignalStatusOutput, submitSignalOutput } from './outputs';
 import { isOpening } from '../domain/actions';
 import { externalSignalShape, signalFields, type ExternalSignal } from '../domain/signal';
-import {
-  MAX_RETRY_SPAN_MS,
-  reportedCount,
-  SignalsClient,
-  StatusError,
-  UnexpectedResponseError,
-  type SignalStatus,
-  type SubmitResult,
-} from '../client';
+import { MAX_RETRY_SPAN_MS, reportedCount, SignalsClient, StatusError, UnexpectedResponseError, type SignalStatus, type SubmitResult } from '../client';
 
 /**
  * The MCP tools over the typed client: an AI agent submits signals and reads outcomes; the webhook secret and the API
@@ -54,12 +46,7 @@ export const submitSignalInput = externalSignalShape.omit({ secret: true }).exte
       'Omit for a new action (a key is generated). To retry an action whose earlier call did not clearly succeed, pass the idempotencyKey ' +
         'that call returned: within 45 s of the first attempt the service runs it at most once.',
     ),
-  accountId: z
-    .string()
-    .min(1)
-    .max(128)
-    .optional()
-    .describe('Send to this one trading account. Omit to send to every account linked to the webhook secret.'),
+  accountId: z.string().min(1).max(128).optional().describe('Send to this one trading account. Omit to send to every account linked to the webhook secret.'),
 });
 
 export const getSignalStatusInput = z.strictObject({
@@ -113,8 +100,8 @@ export function createSignalsMcpServer(deps: ToolDeps): McpServer {
     {
       title: 'Submit a trade signal',
       description:
-        'Sends a trade signal (spec ExternalSignal, without the secret: this server adds it) for execution on the user\'s own trading account(s), ' +
-        'with the account owner\'s risk rules applied. Fields by action: buy/sell need symbol, volume (lots, >0, ≤100), optional sl/tp or slPips/tpPips; ' +
+        "Sends a trade signal (spec ExternalSignal, without the secret: this server adds it) for execution on the user's own trading account(s), " +
+        "with the account owner's risk rules applied. Fields by action: buy/sell need symbol, volume (lots, >0, ≤100), optional sl/tp or slPips/tpPips; " +
         'buy_limit/sell_limit/buy_stop/sell_stop also need price; buy_stop_limit/sell_stop_limit also stopLimitPrice; close needs positionId or a filter ' +
         '(symbol, side, pnl); close_all nothing; partial_close positionId and partialVolume; cancel_pending orderId; modify_sl positionId and sl; ' +
         'modify_tp positionId and tp; modify_pending orderId and one of price, stopLimitPrice, sl, tp, expiry; modify_pending_expiry orderId and expiry; ' +
@@ -151,7 +138,7 @@ export function createSignalsMcpServer(deps: ToolDeps): McpServer {
   server.registerTool(
     'get_signal_status',
     {
-      title: 'Read a signal\'s outcome',
+      title: "Read a signal's outcome",
       description:
         'Reads the per-account outcome of an entry signal submitted earlier: "filled" with the broker ticket, or "rejected" with the reason. ' +
         'status pending_or_unknown means no outcome yet (or an unknown signalId). With waitMs (≤ 30000) it waits for the outcomes to arrive. ' +
@@ -231,7 +218,7 @@ const REFUSAL_HINTS: Record<number, string> = {
   401: 'the webhook secret of this MCP server was not accepted, or the accountId is not linked to it; check the accountId, otherwise the operator must fix the configuration — retrying as is will not help',
   403: 'the target account is locked or not entitled to execute signals; retrying will not help',
   409: 'this account type does not accept signals (e.g. a copy-only master account); use another account',
-  412: 'the account\'s bridge (EA/cBot) is too old for this action; it must be updated first',
+  412: "the account's bridge (EA/cBot) is too old for this action; it must be updated first",
   413: 'the signal is larger than 64 KB; shorten meta',
 };
 

@@ -682,7 +682,14 @@ export class PaperBroker {
     const spec = this.specOf(pos);
     const value = cmd[which];
     if (value === undefined) this.reject('invalid_request', `${which} is required`);
-    return this.setPositionStops(cmd, pos, spec, which === 'sl' ? roundTo(value, spec.digits) : pos.sl, which === 'tp' ? roundTo(value, spec.digits) : pos.tp, ops);
+    return this.setPositionStops(
+      cmd,
+      pos,
+      spec,
+      which === 'sl' ? roundTo(value, spec.digits) : pos.sl,
+      which === 'tp' ? roundTo(value, spec.digits) : pos.tp,
+      ops,
+    );
   }
 
   /** SL to the entry price. MT5-like: refused (invalid stops) unless the entry is already beyond the closing price. */

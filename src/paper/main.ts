@@ -4,7 +4,7 @@ import type { Platform } from './broker';
 import { FileJournal, MemoryJournal } from './journal';
 import { FileLedger, journalFileFor, MemoryLedger, stateFileFor } from './ledger';
 import { FileMarket } from './market-file';
-import { DEFAULT_BRIDGE_VERSIONS, parseFaults, PaperTerminal, type CrashPoint, type Fault } from './terminal';
+import { DEFAULT_BRIDGE_VERSIONS, parseFaults, PaperTerminal, type Fault } from './terminal';
 
 /**
  * The paper bridge (docs/paper-bridge.md): one simulated terminal per account of a registry document that has a
@@ -91,7 +91,10 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     versions,
     balance: number('balance', 0),
     leverage: number('leverage', 1),
-    closed: (values.get('closed') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    closed: (values.get('closed') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     market: values.get('market'),
     faults,
     waitMs: number('wait-ms', 0),
@@ -101,9 +104,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
 
 /** Only what the paper bridge needs of the import document; everything else in it is ignored. */
 const registrySchema = z.looseObject({
-  accounts: z
-    .array(z.looseObject({ id: z.string().min(1), platform: z.enum(['mt5', 'ctrader']), bridgeToken: z.string().min(1).optional() }))
-    .default([]),
+  accounts: z.array(z.looseObject({ id: z.string().min(1), platform: z.enum(['mt5', 'ctrader']), bridgeToken: z.string().min(1).optional() })).default([]),
 });
 
 export function terminalsFor(options: CliOptions): PaperTerminal[] {
@@ -125,7 +126,7 @@ export function terminalsFor(options: CliOptions): PaperTerminal[] {
         ingressUrl: options.ingress,
         bridgeVersion: options.versions[a.platform],
         brokerOptions: { balance: options.balance, leverage: options.leverage, ...(feed ? { feed } : {}) },
-        ...(crash ? { crash: { at: (crash.kind === 'crash-before-fill' ? 'before_fill' : 'after_fill') as CrashPoint, die } } : {}),
+        ...(crash ? { crash: { at: crash.kind === 'crash-before-fill' ? 'before_fill' : 'after_fill', die } } : {}),
         ledger,
         journal: options.ledger ? new FileJournal(journalFileFor(options.ledger), a.id) : new MemoryJournal(),
         stateFile: options.ledger ? stateFileFor(options.ledger, a.id) : undefined,
@@ -164,7 +165,7 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     event: 'started',
     ingress: options.ingress,
     ledger: options.ledger ?? null,
-    accounts: terminals.map((t) => ({ id: t.accountId, platform: t.platform, bridgeVersion: t.bridgeVersion})),
+    accounts: terminals.map((t) => ({ id: t.accountId, platform: t.platform, bridgeVersion: t.bridgeVersion })),
   });
   for (const t of terminals) t.start();
 
@@ -186,8 +187,8 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
 if (require.main === module) {
   main().then(
     (code) => process.exit(code),
-    (err) => {
-      process.stderr.write(`paper-bridge: ${(err as Error)?.stack ?? String(err)}\n`);
+    (err: unknown) => {
+      process.stderr.write(`paper-bridge: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
       process.exit(1);
     },
   );

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { commandLogLine } from '../bridge/command-log';
 import { CAPABILITIES, compareVersions } from '../domain/capabilities';
 import { BridgeClient, toReport } from '../bridge/client';
-import { commandSchema, type BridgeCommand, type BridgeReport } from '../domain/bridge-protocol';
+import { commandSchema, type BridgeReport } from '../domain/bridge-protocol';
 import { ACTIONS, type Action } from '../domain/actions';
 import { PaperBroker, type BrokerOptions, type BrokerState, type ExecutionResult, type Platform } from './broker';
 import { MemoryJournal, type Journal } from './journal';
@@ -146,7 +146,17 @@ export class PaperTerminal {
     if (ops.length === 0) return;
     this.ledger.append(this.accountId, ops);
     this.saveState();
-    for (const op of ops) this.diag({ time: op.time, event: 'market', accountId: this.accountId, op: op.op, cause: op.cause, ticket: op.ticket, symbol: op.symbol, price: op.price });
+    for (const op of ops)
+      this.diag({
+        time: op.time,
+        event: 'market',
+        accountId: this.accountId,
+        op: op.op,
+        cause: op.cause,
+        ticket: op.ticket,
+        symbol: op.symbol,
+        price: op.price,
+      });
   }
 
   /**
@@ -154,7 +164,10 @@ export class PaperTerminal {
    * then journaled. Undefined only for something that has no commandId to report against.
    */
   handle(raw: unknown): Handled | undefined {
-    const commandId = typeof raw === 'object' && raw !== null && typeof (raw as { commandId?: unknown }).commandId === 'string' ? (raw as { commandId: string }).commandId : undefined;
+    const commandId =
+      typeof raw === 'object' && raw !== null && typeof (raw as { commandId?: unknown }).commandId === 'string'
+        ? (raw as { commandId: string }).commandId
+        : undefined;
     if (commandId === undefined || commandId.length === 0) return undefined;
     const recorded = this.journal.get(commandId);
     if (recorded) {
@@ -285,9 +298,8 @@ export class PaperTerminal {
 
   private logHandled(handled: Handled, raw: unknown): void {
     const cmd = (handled.command ?? raw) as Partial<PaperCommand>;
-    this.log(commandLogLine(this.now(), this.accountId, cmd as Partial<BridgeCommand>, handled.report, handled.replayed));
+    this.log(commandLogLine(this.now(), this.accountId, cmd, handled.report, handled.replayed));
   }
-
 
   private now(): string {
     return new Date(this.clock()).toISOString();
@@ -315,9 +327,7 @@ type Outcome = ExecutionResult | { status: 'expired'; message: string; ticket?: 
  * `crash-before-fill[@accountId]` / `crash-after-fill[@accountId]` (the process dies with SIGKILL at that point of the
  * first command that reaches the broker: what the bridge conformance suite uses for its crash tests).
  */
-export type Fault =
-  | { kind: 'drop-before-report'; times: number; accountId?: string }
-  | { kind: 'crash-before-fill' | 'crash-after-fill'; accountId?: string };
+export type Fault = { kind: 'drop-before-report'; times: number; accountId?: string } | { kind: 'crash-before-fill' | 'crash-after-fill'; accountId?: string };
 
 export function parseFaults(spec: string | undefined): Fault[] {
   if (!spec || spec.trim() === '') return [];

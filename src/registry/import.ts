@@ -37,7 +37,11 @@ export async function importRegistry(registry: RedisRegistry, input: unknown): P
     for (const id of t.accounts) if (!owners.has(id)) throw new Error(`token grants unknown account ${id}`);
     const found = [...new Set(t.accounts.map((id) => owners.get(id)!))];
     if (t.owner === undefined && found.length !== 1) {
-      throw new Error(found.length === 0 ? 'a token without accounts needs an owner' : `a token grants accounts of several owners (${found.join(', ')}): make one token per owner`);
+      throw new Error(
+        found.length === 0
+          ? 'a token without accounts needs an owner'
+          : `a token grants accounts of several owners (${found.join(', ')}): make one token per owner`,
+      );
     }
     const owner = t.owner ?? found[0]!;
     checkLinks('token', owner, t.accounts);

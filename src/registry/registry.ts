@@ -1,17 +1,7 @@
 import type { Redis } from 'ioredis';
 import { accountSchema, type Account, type SecretGrant, type TokenGrant } from '../domain/account';
 import { hashCredential, sameHash } from './credentials';
-import {
-  ALREADY_EXISTS,
-  CHANGED_MEANWHILE,
-  CONVERT_ACCOUNT,
-  LEGACY_RECORD,
-  NO_ACCOUNT,
-  OWNER_DIFFERS,
-  runScript,
-  WRITE_ACCOUNT,
-  WRITE_GRANT,
-} from './scripts';
+import { ALREADY_EXISTS, CHANGED_MEANWHILE, CONVERT_ACCOUNT, LEGACY_RECORD, NO_ACCOUNT, OWNER_DIFFERS, runScript, WRITE_ACCOUNT, WRITE_GRANT } from './scripts';
 import type { Instrument } from '../domain/bridge-protocol';
 import type { VolumeRules } from '../domain/volume-rules';
 
@@ -228,6 +218,7 @@ export class RedisRegistry implements Registry {
   async unlinkFromOtherOwners(accountId: string, owner: string): Promise<{ secrets: string[]; tokens: string[] }> {
     const strip = <T extends { owner?: string; accounts: string[] }>(g: T): T | null =>
       g.owner === owner || !g.accounts.includes(accountId) ? null : { ...g, accounts: g.accounts.filter((a) => a !== accountId) };
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- T is the kind of grant modifyGrant reads and writes back
     const changed = async <T extends { hash: string; owner?: string; accounts: string[] }>(grants: T[], keyOf: (h: string) => string) => {
       const done: string[] = [];
       for (const g of grants.filter((x) => strip(x) !== null)) {
@@ -367,9 +358,7 @@ export class RedisRegistry implements Registry {
     const keys = await this.scanKeys(`${keyPrefix}${hashPrefix}*`);
     if (keys.length === 0) return [];
     const raws = await this.redis.mget(keys);
-    return raws
-      .flatMap((raw) => (raw ? [JSON.parse(raw) as T] : []))
-      .sort((a, b) => a.hash.localeCompare(b.hash));
+    return raws.flatMap((raw) => (raw ? [JSON.parse(raw) as T] : [])).sort((a, b) => a.hash.localeCompare(b.hash));
   }
 
   private async lookup<T extends { hash: string }>(keyOf: (hash: string) => string, credential: string): Promise<T | null> {

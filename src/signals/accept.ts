@@ -87,7 +87,9 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
   const idempotencyKey = checkIdempotencyKey(signal, req.idempotencyKey, deps.settings.idempotencyKeyMaxLength);
 
   const { grant } = req;
-  const { accounts, skipped } = await guarded(deps.settings.failClosedRetryAfterSeconds, () => resolveTargets(deps.registry, grant, signal.action, req.routeAccountId));
+  const { accounts, skipped } = await guarded(deps.settings.failClosedRetryAfterSeconds, () =>
+    resolveTargets(deps.registry, grant, signal.action, req.routeAccountId),
+  );
   const routing: RoutingNote = { accounts: accounts.map((a) => a.id), skipped };
   if (accounts.length === 0) {
     return { kind: 'no_targets', body: { success: false, accountsResolved: 0, correlationId: req.correlationId }, routing };
@@ -96,11 +98,17 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
   const scope = req.routeAccountId !== undefined ? 'account_write' : 'broadcast';
   const throttled = await guarded(deps.settings.failClosedRetryAfterSeconds, () => deps.throttle.hit(scope, req.routeAccountId ?? grant.owner));
   if (!throttled.allowed) {
-    throw new Refusal('throttled', scope === 'account_write' ? 'Too many signals for this account; slow down and retry later' : 'Too many broadcast signals for this owner; slow down and retry later', {
-      scope,
-      limit: throttled.limit,
-      windowMs: throttled.windowMs,
-    });
+    throw new Refusal(
+      'throttled',
+      scope === 'account_write'
+        ? 'Too many signals for this account; slow down and retry later'
+        : 'Too many broadcast signals for this owner; slow down and retry later',
+      {
+        scope,
+        limit: throttled.limit,
+        windowMs: throttled.windowMs,
+      },
+    );
   }
 
   const { secret: _secret, idempotencyKey: _key, ...request } = signal;
@@ -120,7 +128,7 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
     signalId: newSignalId(),
     correlationId: req.correlationId,
     acceptedAt: new Date(now()).toISOString(),
-    signal: instruction as SignalInstruction,
+    signal: instruction,
     ...(skipped.length > 0 ? { skipped } : {}),
   };
   if (idempotencyKey === undefined) return { ...(await launch(deps, base, accounts, deadline, false)), routing };
@@ -130,7 +138,11 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
     accountsResolved: accounts.length,
     // The whole request, meta included: the same key with a different meta is a different request.
     bodyHash: requestHash(request, req.routeAccountId),
-    regions: groupBy(accounts, (a) => a.region, (a) => a.id),
+    regions: groupBy(
+      accounts,
+      (a) => a.region,
+      (a) => a.id,
+    ),
   };
   const claim = await temporalStep(() => deps.windows.claim(digest!, record, deps.settings.idempotencyWindowMs, deadline));
   if (claim.first) return { ...(await launch(deps, base, accounts, deadline, false)), routing };
@@ -176,7 +188,10 @@ async function replay(deps: AcceptDeps, first: AcceptanceRecord, bodyHash: strin
     }
   });
   const base: LaunchBase = { signalId: first.signalId, correlationId: first.correlationId, acceptedAt: first.acceptedAt, signal };
-  const accounts = missing.length === 0 ? [] : (await guarded(deps.settings.failClosedRetryAfterSeconds, () => deps.registry.getAccounts(missing))).filter((a): a is Account => a !== null);
+  const accounts =
+    missing.length === 0
+      ? []
+      : (await guarded(deps.settings.failClosedRetryAfterSeconds, () => deps.registry.getAccounts(missing))).filter((a): a is Account => a !== null);
   const result = await launch(deps, base, accounts, deadline, true, missing.length < first.accountsResolved);
   return { ...result, body: { ...result.body, accountsResolved: first.accountsResolved } } as AcceptResult;
 }
@@ -198,7 +213,11 @@ async function launch(
   const [seqs, rules] = await guarded(deps.settings.failClosedRetryAfterSeconds, () =>
     Promise.all([
       deps.sequencer.next(accounts.map((a, i) => ({ accountId: a.id, deadlineMs: leases[i]! }))),
-      deps.admission.ledger.accepted(base.signalId, accounts.map((a) => a.id), acceptedAtMs),
+      deps.admission.ledger.accepted(
+        base.signalId,
+        accounts.map((a) => a.id),
+        acceptedAtMs,
+      ),
       symbol === undefined
         ? Promise.resolve(accounts.map(() => undefined))
         : deps.registry.volumeRules(accounts.map((a) => ({ accountId: a.id, symbols: [mapSymbol(symbol, a.symbols), symbol] }))),
@@ -224,12 +243,20 @@ async function launch(
       else confirmed.push(...targets.map((t) => mark(t, Date.parse(t.expiresAt))));
       continue;
     }
-    deps.logger?.warn({ correlationId: base.correlationId, signalId: base.signalId, region: regions[i], err: String(r.reason) }, 'region did not start the signal');
+    deps.logger?.warn(
+      { correlationId: base.correlationId, signalId: base.signalId, region: regions[i], err: String(r.reason) },
+      'region did not start the signal',
+    );
     deps.onStartError?.(regions[i]!, r.reason);
     // Those accounts' later signals must not wait for commands that will never come. One that may come (a start whose
     // answer was lost) they wait for, but only briefly: if it did start, its command is queued within seconds.
     const done = certainlyNotStarted(r.reason)
-      ? Promise.all(targets.flatMap((t) => [deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt)), deps.admission.ledger.settled(base.signalId, t.account.id)]))
+      ? Promise.all(
+          targets.flatMap((t) => [
+            deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt)),
+            deps.admission.ledger.settled(base.signalId, t.account.id),
+          ]),
+        )
       : deps.sequencer.retime(targets.map((t) => mark(t, Math.min(Date.parse(t.expiresAt), Date.now() + AMBIGUOUS_HOLD_MS))));
     void done.catch(() => undefined);
   }

@@ -25,12 +25,16 @@ export interface IdempotencyWindows {
 }
 
 export function idempotencyDigest(secretHash: string, routeAccountId: string | undefined, key: string): string {
-  return createHash('sha256').update(`${secretHash}|${routeAccountId ?? '*'}|${key}`).digest('hex');
+  return createHash('sha256')
+    .update(`${secretHash}|${routeAccountId ?? '*'}|${key}`)
+    .digest('hex');
 }
 
 /** A stable hash of the request (the validated signal without its secret, and the route). */
 export function requestHash(signal: Record<string, unknown>, routeAccountId: string | undefined): string {
-  return createHash('sha256').update(canonicalJson({ route: routeAccountId ?? '*', signal })).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson({ route: routeAccountId ?? '*', signal }))
+    .digest('hex');
 }
 
 function canonicalJson(value: unknown): string {

@@ -62,6 +62,12 @@ export async function readSignalStatus(deps: StatusDeps, req: { token: string | 
     signalId: req.signalId,
     status: 'reported',
     reported: owned.length,
-    accounts: owned.map((o) => ({ accountId: o.accountId, outcome: o.outcome as 'filled' | 'rejected', ticket: o.ticket, reason: o.reason, occurredAt: o.occurredAt })),
+    accounts: owned.map((o) => ({
+      accountId: o.accountId,
+      outcome: o.outcome as 'filled' | 'rejected',
+      ticket: o.ticket,
+      reason: o.reason,
+      occurredAt: o.occurredAt,
+    })),
   };
 }

@@ -20,7 +20,10 @@ export function temporalConnectionOptions(region: RegionConfig, read: (file: str
       if (content.length === 0) throw new Error('empty');
       return content;
     } catch (err) {
-      throw new Error(`Invalid configuration:\nregion ${region.name}: ${what} ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+      throw new Error(
+        `Invalid configuration:\nregion ${region.name}: ${what} ${file} cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`,
+        { cause: err },
+      );
     }
   };
   const options: TemporalConnectionOptions = { address: region.address };

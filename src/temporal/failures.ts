@@ -66,7 +66,8 @@ function messages(err: unknown): string {
   const out: string[] = [];
   let e: unknown = err;
   for (let depth = 0; e && depth < 5; depth++) {
-    out.push(String((e as Error).message ?? ''), String((e as { details?: unknown }).details ?? ''));
+    const details = (e as { details?: unknown }).details;
+    out.push((e as Error).message, typeof details === 'string' ? details : details === undefined ? '' : JSON.stringify(details));
     e = (e as Error).cause;
   }
   return out.join(' ');

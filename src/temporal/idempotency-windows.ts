@@ -19,23 +19,30 @@ export class TemporalIdempotencyWindows implements IdempotencyWindows {
     private readonly taskQueue: string,
   ) {}
 
-  async claim(digest: string, record: AcceptanceRecord, windowMs: number, deadline?: number): Promise<{ first: true } | { first: false; record: AcceptanceRecord }> {
+  async claim(
+    digest: string,
+    record: AcceptanceRecord,
+    windowMs: number,
+    deadline?: number,
+  ): Promise<{ first: true } | { first: false; record: AcceptanceRecord }> {
     const workflowId = idempotencyWorkflowId(digest);
     try {
-      await this.regions.call(this.homeRegion, (client) =>
-        client.workflow.start('idempotencyWindowWorkflow', {
-          taskQueue: this.taskQueue,
-          workflowId,
-          args: [windowMs],
-          workflowIdConflictPolicy: 'FAIL',
-          workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-          workflowExecutionTimeout: windowMs,
-          // Past the timeout, so the timeout always wins and no task is ever dispatched.
-          startDelay: windowMs * 2,
-          memo: { acceptance: record },
-          // The window's only state is its existence; it ends Timed Out by design, which the UI says next to it.
-          staticSummary: 'Idempotency window: holds an X-Idempotency-Key for the replay window; ends Timed Out by design, never run by a worker',
-        }),
+      await this.regions.call(
+        this.homeRegion,
+        (client) =>
+          client.workflow.start('idempotencyWindowWorkflow', {
+            taskQueue: this.taskQueue,
+            workflowId,
+            args: [windowMs],
+            workflowIdConflictPolicy: 'FAIL',
+            workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+            workflowExecutionTimeout: windowMs,
+            // Past the timeout, so the timeout always wins and no task is ever dispatched.
+            startDelay: windowMs * 2,
+            memo: { acceptance: record },
+            // The window's only state is its existence; it ends Timed Out by design, which the UI says next to it.
+            staticSummary: 'Idempotency window: holds an X-Idempotency-Key for the replay window; ends Timed Out by design, never run by a worker',
+          }),
         deadline,
       );
       return { first: true };

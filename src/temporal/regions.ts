@@ -22,7 +22,9 @@ export class Regions {
     const retry = defaultGrpcRetryOptions();
     // A call that could not be sent (no connection) fails at once instead of backing off past the caller's deadline,
     // so a start that certainly did not happen is answered "not accepted" quickly (TemporalExecutions.launch).
-    const interceptors = [makeGrpcRetryInterceptor({ ...retry, retryableDecider: (attempt, status) => !neverSent(status) && retry.retryableDecider(attempt, status) })];
+    const interceptors = [
+      makeGrpcRetryInterceptor({ ...retry, retryableDecider: (attempt, status) => !neverSent(status) && retry.retryableDecider(attempt, status) }),
+    ];
     const connection = Connection.lazy({ ...temporalConnectionOptions(config), connectTimeout: this.connectTimeoutMs, interceptors });
     return { config, connection, client: new Client({ connection, namespace: config.namespace }) };
   }

@@ -50,9 +50,18 @@ describe('the n8n workflow in a real n8n', () => {
     });
 
   /** Imports the credentials (first) and the workflow with Build signal's values set, runs it, returns the last node's items. */
-  async function execute(f: Fixture, token: string, build: { accountId: string; expectAccounts?: number; maxPolls?: number }): Promise<{ items: OutcomeItem[]; lastNode: string }> {
+  async function execute(
+    f: Fixture,
+    token: string,
+    build: { accountId: string; expectAccounts?: number; maxPolls?: number },
+  ): Promise<{ items: OutcomeItem[]; lastNode: string }> {
     const credentials = [
-      { id: 'esWebhookSecret1', name: 'External Signals webhook secret', type: 'httpCustomAuth', data: { json: JSON.stringify({ body: { secret: f.secret } }) } },
+      {
+        id: 'esWebhookSecret1',
+        name: 'External Signals webhook secret',
+        type: 'httpCustomAuth',
+        data: { json: JSON.stringify({ body: { secret: f.secret } }) },
+      },
       { id: 'esApiToken000001', name: 'External Signals API token', type: 'httpHeaderAuth', data: { name: 'Authorization', value: `Bearer ${token}` } },
     ];
     const credentialsFile = path.join(home, 'credentials.json');

@@ -110,26 +110,54 @@ export class CtraderConnectorDriver implements BridgeUnderTest {
     const side = (s: number) => (s === TradeSide.BUY ? ('buy' as const) : ('sell' as const));
     const lots = (id: number, volume: number) => Number((volume / symbol(id).lotSize).toPrecision(12));
     const position = (p: Position) => ({
-      ticket: String(p.positionId), symbol: symbol(p.tradeData.symbolId).symbolName, side: side(p.tradeData.tradeSide), volume: lots(p.tradeData.symbolId, p.tradeData.volume),
-      openPrice: p.price!, sl: p.stopLoss ?? null, tp: p.takeProfit ?? null,
+      ticket: String(p.positionId),
+      symbol: symbol(p.tradeData.symbolId).symbolName,
+      side: side(p.tradeData.tradeSide),
+      volume: lots(p.tradeData.symbolId, p.tradeData.volume),
+      openPrice: p.price!,
+      sl: p.stopLoss ?? null,
+      tp: p.takeProfit ?? null,
     });
     const order = (o: Order) => {
       const s = symbol(o.tradeData.symbolId);
       const type = o.orderType === OrderType.LIMIT ? ('limit' as const) : o.orderType === OrderType.STOP ? ('stop' as const) : ('stop_limit' as const);
       // A STOP_LIMIT's limit is its slippage range from the trigger, on the side the connector put it (docs/ctrader-connector.md).
       const dir = o.tradeData.tradeSide === TradeSide.BUY ? 1 : -1;
-      const price = type === 'limit' ? o.limitPrice! : type === 'stop' ? o.stopPrice! : Number((o.stopPrice! - (dir * (o.slippageInPoints ?? 0)) / 10 ** s.digits).toFixed(s.digits));
+      const price =
+        type === 'limit'
+          ? o.limitPrice!
+          : type === 'stop'
+            ? o.stopPrice!
+            : Number((o.stopPrice! - (dir * (o.slippageInPoints ?? 0)) / 10 ** s.digits).toFixed(s.digits));
       return {
-        ticket: String(o.orderId), symbol: s.symbolName, side: side(o.tradeData.tradeSide), type, volume: lots(o.tradeData.symbolId, o.tradeData.volume), price,
-        stopLimitPrice: type === 'stop_limit' ? o.stopPrice! : null, sl: o.stopLoss ?? null, tp: o.takeProfit ?? null,
+        ticket: String(o.orderId),
+        symbol: s.symbolName,
+        side: side(o.tradeData.tradeSide),
+        type,
+        volume: lots(o.tradeData.symbolId, o.tradeData.volume),
+        price,
+        stopLimitPrice: type === 'stop_limit' ? o.stopPrice! : null,
+        sl: o.stopLoss ?? null,
+        tp: o.takeProfit ?? null,
         expiry: o.expirationTimestamp !== undefined ? new Date(o.expirationTimestamp).toISOString() : null,
       };
     };
     return {
       positions: [...account.positions.values()].map(position),
       orders: [...account.orders.values()].map(order),
-      entries: account.entries.map((e) => ({ kind: e.kind, ticket: String(e.id), symbol: symbol(e.symbolId).symbolName, side: side(e.tradeSide), volume: lots(e.symbolId, e.volume) })),
-      native: { positions: [...account.positions.values()], orders: [...account.orders.values()], violations: double.violations, selfViolations: double.selfViolations },
+      entries: account.entries.map((e) => ({
+        kind: e.kind,
+        ticket: String(e.id),
+        symbol: symbol(e.symbolId).symbolName,
+        side: side(e.tradeSide),
+        volume: lots(e.symbolId, e.volume),
+      })),
+      native: {
+        positions: [...account.positions.values()],
+        orders: [...account.orders.values()],
+        violations: double.violations,
+        selfViolations: double.selfViolations,
+      },
     };
   }
 
@@ -142,7 +170,7 @@ export class CtraderConnectorDriver implements BridgeUnderTest {
   }
 
   async cleanup(): Promise<void> {
-    await Promise.all([...this.runs.values()].map((r) => r.process?.stop()));
+    await Promise.all([...this.runs.values()].map((r) => r.process?.stop() ?? Promise.resolve()));
     for (const r of this.runs.values()) {
       // The suite ran against the published definitions only: no request of the connector broke them.
       if (r.double.violations.length > 0) throw new Error(`the connector sent requests outside the Open API definitions: ${r.double.violations.join('; ')}`);

@@ -15,7 +15,9 @@ import { ProcessPerAccountDriver, type SteeredMarket } from './process-driver';
 
 export const MT5_BRIDGE_DIR = path.join(REPO_ROOT, 'bridges', 'mt5');
 /** The bridge's version (bridges/mt5/src/es_mt5_bridge/__init__.py), which its hello reports. */
-export const MT5_BRIDGE_VERSION = /__version__ = "(\d+\.\d+\.\d+)"/.exec(fs.readFileSync(path.join(MT5_BRIDGE_DIR, 'src', 'es_mt5_bridge', '__init__.py'), 'utf8'))![1]!;
+export const MT5_BRIDGE_VERSION = /__version__ = "(\d+\.\d+\.\d+)"/.exec(
+  fs.readFileSync(path.join(MT5_BRIDGE_DIR, 'src', 'es_mt5_bridge', '__init__.py'), 'utf8'),
+)![1]!;
 /** The double's trade server runs two hours ahead of UTC, as many brokers' servers do. */
 const SERVER_UTC_OFFSET_S = 7200;
 
@@ -86,8 +88,14 @@ export class Mt5BridgeDriver extends ProcessPerAccountDriver<Market> implements 
 
   async start(account: ConformanceAccount, ingressUrl: string, options: StartOptions = {}): Promise<void> {
     const run = this.prepare(account.id, 'mt5', () => ({
-      symbols: doubleSymbols, quotes: {}, closed: [], server_utc_offset: SERVER_UTC_OFFSET_S, balance: 100_000, leverage: 100,
-      login: randomInt(5_000_000, 9_000_000), algo_trading: true,
+      symbols: doubleSymbols,
+      quotes: {},
+      closed: [],
+      server_utc_offset: SERVER_UTC_OFFSET_S,
+      balance: 100_000,
+      leverage: 100,
+      login: randomInt(5_000_000, 9_000_000),
+      algo_trading: true,
     }));
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '',
@@ -114,28 +122,46 @@ export class Mt5BridgeDriver extends ProcessPerAccountDriver<Market> implements 
 
   async broker(accountId: string): Promise<BrokerView> {
     const file = path.join(this.run(accountId).dir, 'server.json');
-    const state: ServerState = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as ServerState) : { positions: [], orders: [], history_orders: [] };
+    const state: ServerState = fs.existsSync(file)
+      ? (JSON.parse(fs.readFileSync(file, 'utf8')) as ServerState)
+      : { positions: [], orders: [], history_orders: [] };
     const offset = this.run(accountId).market.server_utc_offset;
     const pending = [...state.orders, ...state.history_orders.filter((o) => o.type >= 2)];
     const opened = state.history_orders.filter((o) => o.type <= 1 && o.position_id === o.ticket);
     return {
       positions: state.positions.map((p) => ({
-        ticket: String(p.ticket), symbol: p.symbol, side: p.type === 0 ? 'buy' : 'sell', volume: p.volume, openPrice: p.price_open, sl: level(p.sl), tp: level(p.tp),
+        ticket: String(p.ticket),
+        symbol: p.symbol,
+        side: p.type === 0 ? 'buy' : 'sell',
+        volume: p.volume,
+        openPrice: p.price_open,
+        sl: level(p.sl),
+        tp: level(p.tp),
       })),
       orders: state.orders.map((o) => {
         const stopLimit = o.type === 6 || o.type === 7;
         return {
-          ticket: String(o.ticket), symbol: o.symbol, ...ORDER_TYPES[o.type]!, volume: o.volume_initial,
+          ticket: String(o.ticket),
+          symbol: o.symbol,
+          ...ORDER_TYPES[o.type]!,
+          volume: o.volume_initial,
           // MT5 keeps a stop-limit's trigger in price_open and its limit price in price_stoplimit.
           price: stopLimit ? o.price_stoplimit : o.price_open,
           stopLimitPrice: stopLimit ? o.price_open : null,
-          sl: level(o.sl), tp: level(o.tp),
+          sl: level(o.sl),
+          tp: level(o.tp),
           expiry: o.time_expiration ? new Date((o.time_expiration - offset) * 1000).toISOString() : null,
         };
       }),
       entries: [...opened.map((o) => ({ o, kind: 'position' as const })), ...pending.map((o) => ({ o, kind: 'order' as const }))]
         .sort((a, b) => a.o.ticket - b.o.ticket)
-        .map(({ o, kind }) => ({ kind, ticket: String(o.ticket), symbol: o.symbol, side: o.type % 2 === 0 ? ('buy' as const) : ('sell' as const), volume: o.volume_initial })),
+        .map(({ o, kind }) => ({
+          kind,
+          ticket: String(o.ticket),
+          symbol: o.symbol,
+          side: o.type % 2 === 0 ? ('buy' as const) : ('sell' as const),
+          volume: o.volume_initial,
+        })),
       native: state,
     };
   }

@@ -40,16 +40,41 @@ export class PaperBridgeDriver extends ProcessPerAccountDriver<MarketFile> imple
 
   async broker(accountId: string): Promise<BrokerView> {
     const file = stateFileFor(this.ledgerFile(accountId), accountId);
-    const state: BrokerState = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as BrokerState) : { nextTicket: 0, balance: 0, positions: [], orders: [] };
+    const state: BrokerState = fs.existsSync(file)
+      ? (JSON.parse(fs.readFileSync(file, 'utf8')) as BrokerState)
+      : { nextTicket: 0, balance: 0, positions: [], orders: [] };
     const ledger = readLedger(this.ledgerFile(accountId)).filter((l) => l.accountId === accountId);
     return {
-      positions: state.positions.map((p) => ({ ticket: p.ticket, symbol: p.symbol, side: p.side, volume: p.volume, openPrice: p.openPrice, sl: p.sl, tp: p.tp })),
+      positions: state.positions.map((p) => ({
+        ticket: p.ticket,
+        symbol: p.symbol,
+        side: p.side,
+        volume: p.volume,
+        openPrice: p.openPrice,
+        sl: p.sl,
+        tp: p.tp,
+      })),
       orders: state.orders.map((o) => ({
-        ticket: o.ticket, symbol: o.symbol, side: o.side, type: o.type, volume: o.volume, price: o.price, stopLimitPrice: o.stopLimitPrice, sl: o.sl, tp: o.tp, expiry: o.expiry,
+        ticket: o.ticket,
+        symbol: o.symbol,
+        side: o.side,
+        type: o.type,
+        volume: o.volume,
+        price: o.price,
+        stopLimitPrice: o.stopLimitPrice,
+        sl: o.sl,
+        tp: o.tp,
+        expiry: o.expiry,
       })),
       entries: ledger
         .filter((l) => l.cause === 'command' && (l.op === 'open' || l.op === 'place'))
-        .map((l) => ({ kind: l.op === 'open' ? ('position' as const) : ('order' as const), ticket: l.ticket, symbol: l.symbol, side: l.side, volume: l.volume })),
+        .map((l) => ({
+          kind: l.op === 'open' ? ('position' as const) : ('order' as const),
+          ticket: l.ticket,
+          symbol: l.symbol,
+          side: l.side,
+          volume: l.volume,
+        })),
       native: { state, ledger },
     };
   }

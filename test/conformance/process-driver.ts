@@ -64,7 +64,7 @@ export abstract class ProcessPerAccountDriver<M extends SteeredMarket> {
   }
 
   async cleanup(): Promise<void> {
-    await Promise.all([...this.runs.values()].map((r) => r.process?.stop()));
+    await Promise.all([...this.runs.values()].map((r) => r.process?.stop() ?? Promise.resolve()));
   }
 
   protected marketFile(accountId: string): string {

@@ -7,7 +7,16 @@ import type { AccountOutcome } from '../../src/domain/outcome';
 import { commandIdOf, describeOrUndefined, importRegistry, temporalAccess, workflowResult, writeRegistry, type TemporalAccess } from '../e2e/support';
 import { testEnv } from '../helpers/env';
 import { waitFor } from '../helpers/infra';
-import { ensureBuilt, httpGet, httpPost, serviceEnv, startIngressProcess, startWorkerProcess, type IngressProcess, type ServiceProcess } from '../helpers/processes';
+import {
+  ensureBuilt,
+  httpGet,
+  httpPost,
+  serviceEnv,
+  startIngressProcess,
+  startWorkerProcess,
+  type IngressProcess,
+  type ServiceProcess,
+} from '../helpers/processes';
 import { CONFORMANCE_SYMBOLS, type BridgeUnderTest, type BrokerEntry, type BrokerView, type ConformanceAccount, type RefusalKind } from './driver';
 
 /**
@@ -119,7 +128,7 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
         tokens: [{ token, accounts: all.map((a) => a.id), suspendedUntil: null }],
       };
       const registry = writeRegistry(doc, 'conformance');
-      removeRegistry = registry.remove;
+      removeRegistry = () => registry.remove();
       expect(await importRegistry(registry.file)).toEqual({ accounts: 4, secrets: 1, tokens: 1 });
       const env = serviceEnv();
       [worker, ingress] = await Promise.all([startWorkerProcess(env), startIngressProcess(env)]);
@@ -138,7 +147,7 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       removeRegistry?.();
     }, 60_000);
 
-    test('when the bridge says hello, then the account takes its version and its symbols with each one\'s volume step, minimum and maximum', async () => {
+    test("when the bridge says hello, then the account takes its version and its symbols with each one's volume step, minimum and maximum", async () => {
       const registry = new RedisRegistry(redis!);
       expect((await registry.getAccount(main.id))?.bridgeVersion).toBe(driver.bridgeVersion);
       const rules = await registry.volumeRules(CONFORMANCE_SYMBOLS.map((s) => ({ accountId: main.id, symbols: [s.name] })));
@@ -157,8 +166,24 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       const v = await view(main);
       const eur = baseQuote('EURUSD');
       const jpy = baseQuote('USDJPY');
-      expect(position(v, b)).toEqual({ ticket: b, symbol: 'EURUSD', side: 'buy', volume: 0.1, openPrice: eur.ask, sl: away('EURUSD', eur.ask, -100), tp: away('EURUSD', eur.ask, 150) });
-      expect(position(v, s)).toEqual({ ticket: s, symbol: 'USDJPY', side: 'sell', volume: 0.2, openPrice: jpy.bid, sl: away('USDJPY', jpy.bid, 100), tp: away('USDJPY', jpy.bid, -150) });
+      expect(position(v, b)).toEqual({
+        ticket: b,
+        symbol: 'EURUSD',
+        side: 'buy',
+        volume: 0.1,
+        openPrice: eur.ask,
+        sl: away('EURUSD', eur.ask, -100),
+        tp: away('EURUSD', eur.ask, 150),
+      });
+      expect(position(v, s)).toEqual({
+        ticket: s,
+        symbol: 'USDJPY',
+        side: 'sell',
+        volume: 0.2,
+        openPrice: jpy.bid,
+        sl: away('USDJPY', jpy.bid, 100),
+        tp: away('USDJPY', jpy.bid, -150),
+      });
       await workflowResult(temporal!.client, `signal/${buy!.signalId}`);
       const polled = await httpGet(`${url()}/v1/signals/${buy!.signalId}`, { authorization: `Bearer ${token}` });
       expect(polled.body).toMatchObject({ status: 'reported', reported: 1, accounts: [{ accountId: main.id, outcome: 'filled', ticket: b }] });
@@ -184,8 +209,16 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
         const t = filled(r);
         const e = expected[i]!;
         expect(order(v, t)).toEqual({
-          ticket: t, symbol: e.symbol, side: e.side, type: e.type, volume: e.volume, price: e.price, stopLimitPrice: null,
-          sl: away(e.symbol, e.price, e.sl), tp: away(e.symbol, e.price, e.tp), expiry: null,
+          ticket: t,
+          symbol: e.symbol,
+          side: e.side,
+          type: e.type,
+          volume: e.volume,
+          price: e.price,
+          stopLimitPrice: null,
+          sl: away(e.symbol, e.price, e.sl),
+          tp: away(e.symbol, e.price, e.tp),
+          expiry: null,
         });
         expect(v.positions.map((p) => p.ticket)).not.toContain(t);
         return t;
@@ -207,12 +240,28 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       const bt = filled(b!);
       const st = filled(s!);
       expect(order(v, bt)).toEqual({
-        ticket: bt, symbol: 'EURUSD', side: 'buy', type: 'stop_limit', volume: 0.1, price: buy.price, stopLimitPrice: buy.trigger,
-        sl: away('EURUSD', buy.price, -25), tp: away('EURUSD', buy.price, 50), expiry: null,
+        ticket: bt,
+        symbol: 'EURUSD',
+        side: 'buy',
+        type: 'stop_limit',
+        volume: 0.1,
+        price: buy.price,
+        stopLimitPrice: buy.trigger,
+        sl: away('EURUSD', buy.price, -25),
+        tp: away('EURUSD', buy.price, 50),
+        expiry: null,
       });
       expect(order(v, st)).toEqual({
-        ticket: st, symbol: 'GBPUSD', side: 'sell', type: 'stop_limit', volume: 0.2, price: sell.price, stopLimitPrice: sell.trigger,
-        sl: away('GBPUSD', sell.price, 25), tp: null, expiry: null,
+        ticket: st,
+        symbol: 'GBPUSD',
+        side: 'sell',
+        type: 'stop_limit',
+        volume: 0.2,
+        price: sell.price,
+        stopLimitPrice: sell.trigger,
+        sl: away('GBPUSD', sell.price, 25),
+        tp: null,
+        expiry: null,
       });
       book.buyStopLimit = bt;
       book.sellStopLimit = st;
@@ -229,7 +278,15 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       const sellExpiry = inHours(2);
       const newLimit = away('EURUSD', eur.bid, -55);
       const runs = await runAll(main, [
-        { action: 'modify_pending', orderId: book.buyStopLimit, price, stopLimitPrice: trigger, sl: away('EURUSD', price, -20), tp: away('EURUSD', price, 40), expiry },
+        {
+          action: 'modify_pending',
+          orderId: book.buyStopLimit,
+          price,
+          stopLimitPrice: trigger,
+          sl: away('EURUSD', price, -20),
+          tp: away('EURUSD', price, 40),
+          expiry,
+        },
         { action: 'modify_pending', orderId: book.buyLimit, price: newLimit },
         { action: 'modify_pending_expiry', orderId: book.sellLimit, expiry: sellExpiry },
       ]);
@@ -237,7 +294,13 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       done(runs[1]!, book.buyLimit);
       done(runs[2]!, book.sellLimit);
       const v = await view(main);
-      expect(order(v, book.buyStopLimit!)).toMatchObject({ price, stopLimitPrice: trigger, sl: away('EURUSD', price, -20), tp: away('EURUSD', price, 40), expiry });
+      expect(order(v, book.buyStopLimit!)).toMatchObject({
+        price,
+        stopLimitPrice: trigger,
+        sl: away('EURUSD', price, -20),
+        tp: away('EURUSD', price, 40),
+        expiry,
+      });
       expect(order(v, book.buyLimit!)).toMatchObject({ price: newLimit, sl: limit.sl, tp: limit.tp, expiry: null });
       expect(order(v, book.sellLimit!)).toMatchObject({ price: sellLimit.price, sl: sellLimit.sl, tp: sellLimit.tp, expiry: sellExpiry });
     }, 60_000);
@@ -264,7 +327,7 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       expect(position(await view(main), book.buyEURUSD!)).toMatchObject({ sl, tp });
     }, 60_000);
 
-    test('when partial_close and close by positionId arrive, then part of one position and all of another are closed; an off-step partial volume is the broker\'s bad volume', async () => {
+    test("when partial_close and close by positionId arrive, then part of one position and all of another are closed; an off-step partial volume is the broker's bad volume", async () => {
       const [part, offStep, close] = await runAll(main, [
         { action: 'partial_close', positionId: book.buyEURUSD, partialVolume: 0.04 },
         { action: 'partial_close', positionId: book.buyEURUSD, partialVolume: 0.015 },
@@ -292,7 +355,7 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       book.buyXAUUSD = bt;
     }, 60_000);
 
-    test('when breakeven arrives for a position not in profit, then it is the broker\'s invalid stops; once in profit, the SL moves to the entry; a close by pnl picks loss, then profit', async () => {
+    test("when breakeven arrives for a position not in profit, then it is the broker's invalid stops; once in profit, the SL moves to the entry; a close by pnl picks loss, then profit", async () => {
       const q = baseQuote('AUDUSD');
       const [buy, sell] = await runAll(main, [
         { action: 'buy', symbol: 'AUDUSD', volume: 0.01 },
@@ -315,7 +378,7 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       await driver.setQuote(main.id, 'AUDUSD', q);
     }, 60_000);
 
-    test('when the broker refuses, then the outcome is rejected with the broker\'s own code and nothing happened on the broker side', async () => {
+    test("when the broker refuses, then the outcome is rejected with the broker's own code and nothing happened on the broker side", async () => {
       const eur = baseQuote('EURUSD');
       const limit = away('EURUSD', eur.bid, -50);
       await driver.setMarketOpen(main.id, 'US30', false);
@@ -341,11 +404,19 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       ];
       let runs: Run[];
       try {
-        runs = await runAll(main, cases.map(([b]) => b));
+        runs = await runAll(
+          main,
+          cases.map(([b]) => b),
+        );
       } finally {
         await driver.setMarketOpen(main.id, 'US30', true);
       }
-      const got = runs.map((r, i) => ({ action: cases[i]![0].action, kind: cases[i]![1], outcome: r.outcome.outcome, reason: r.outcome.reason?.split(' ')[0] }));
+      const got = runs.map((r, i) => ({
+        action: cases[i]![0].action,
+        kind: cases[i]![1],
+        outcome: r.outcome.outcome,
+        reason: r.outcome.reason?.split(' ')[0],
+      }));
       expect(got).toEqual(cases.map(([b, kind]) => ({ action: b.action, kind, outcome: 'rejected', reason: `broker:${driver.codes[kind]}` })));
       const after = await view(main);
       expect(after.entries.length).toBe(before.entries.length);
@@ -353,7 +424,7 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       expect(after.orders).toEqual(before.orders);
     }, 90_000);
 
-    test('when an entry\'s volume is off the symbol\'s step from hello, then the service sizes it down to the step before the broker sees it', async () => {
+    test("when an entry's volume is off the symbol's step from hello, then the service sizes it down to the step before the broker sees it", async () => {
       const [eur, us30] = await runAll(main, [
         { action: 'buy', symbol: 'EURUSD', volume: 0.015 },
         { action: 'buy', symbol: 'US30', volume: 0.15 },
@@ -365,7 +436,10 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
 
     test('when five entries are accepted back to back, then the broker receives them in acceptance (seq) order', async () => {
       const volumes = [0.01, 0.02, 0.03, 0.04, 0.05];
-      const runs = await runAll(main, volumes.map((volume) => ({ action: 'buy', symbol: 'USDJPY', volume })));
+      const runs = await runAll(
+        main,
+        volumes.map((volume) => ({ action: 'buy', symbol: 'USDJPY', volume })),
+      );
       const tickets = runs.map(filled);
       expect(entriesOf(await view(main), tickets).map((e) => e.volume)).toEqual(volumes);
     }, 60_000);
@@ -389,7 +463,7 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       expect((await view(guard)).entries.map((e) => e.ticket)).toEqual([t]);
     }, 60_000);
 
-    test('when the bridge dies between the broker\'s fill and its report, then after its restart and new hello the command is reported with that fill\'s ticket and the broker holds one order', async () => {
+    test("when the bridge dies between the broker's fill and its report, then after its restart and new hello the command is reported with that fill's ticket and the broker holds one order", async () => {
       await driver.start(crash, url(), { crash: 'after_fill' });
       const s = await submit(crash, { action: 'buy', symbol: 'EURUSD', volume: 0.1 });
       await driver.exited(crash.id, 20_000);

@@ -200,7 +200,13 @@ describe('all 17 actions through the built processes on an MT5 and a cTrader acc
 
   /** An entry the broker accepted: `filled` with a ticket in Temporal, and the poll reports exactly that outcome. */
   function expectFilled(r: Run): string {
-    expect(r.outcome).toEqual({ accountId: r.accountId, outcome: 'filled', ticket: expect.stringMatching(/^\d+$/), reason: null, occurredAt: expect.any(String) });
+    expect(r.outcome).toEqual({
+      accountId: r.accountId,
+      outcome: 'filled',
+      ticket: expect.stringMatching(/^\d+$/),
+      reason: null,
+      occurredAt: expect.any(String),
+    });
     expect(r.polled).toEqual({ signalId: r.signalId, status: 'reported', reported: 1, accounts: [r.outcome] });
     expect(r.bridge).toMatchObject({ action: r.action, status: 'filled', ticket: r.outcome.ticket, replayed: false });
     return r.outcome.ticket!;
@@ -230,7 +236,12 @@ describe('all 17 actions through the built processes on an MT5 and a cTrader acc
 
   test('the processes run and the bridge said hello for all four accounts', () => {
     for (const p of stack!.all()) expect(p.running).toBe(true);
-    const hellos = new Set(stack!.bridge.jsonLines('stderr').filter((l) => l.event === 'hello').map((l) => l.serverAccountId));
+    const hellos = new Set(
+      stack!.bridge
+        .jsonLines('stderr')
+        .filter((l) => l.event === 'hello')
+        .map((l) => l.serverAccountId),
+    );
     expect([...hellos].sort()).toEqual([...allAccounts].sort());
   });
 
@@ -288,16 +299,50 @@ describe('all 17 actions through the built processes on an MT5 and a cTrader acc
         { action: 'sell_stop', symbol: 'GBPUSD', volume: 0.4, price: sellStop, slPips: 40, tpPips: 80 },
       ]);
       const expected = [
-        { side: 'buy', orderType: 'limit', symbol: 'EURUSD', volume: 0.1, price: buyLimit, sl: away('EURUSD', buyLimit, -30), tp: away('EURUSD', buyLimit, +60) },
-        { side: 'sell', orderType: 'limit', symbol: 'EURUSD', volume: 0.2, price: sellLimit, sl: away('EURUSD', sellLimit, +30), tp: away('EURUSD', sellLimit, -60) },
+        {
+          side: 'buy',
+          orderType: 'limit',
+          symbol: 'EURUSD',
+          volume: 0.1,
+          price: buyLimit,
+          sl: away('EURUSD', buyLimit, -30),
+          tp: away('EURUSD', buyLimit, +60),
+        },
+        {
+          side: 'sell',
+          orderType: 'limit',
+          symbol: 'EURUSD',
+          volume: 0.2,
+          price: sellLimit,
+          sl: away('EURUSD', sellLimit, +30),
+          tp: away('EURUSD', sellLimit, -60),
+        },
         { side: 'buy', orderType: 'stop', symbol: 'GBPUSD', volume: 0.3, price: buyStop, sl: away('GBPUSD', buyStop, -40), tp: away('GBPUSD', buyStop, +80) },
-        { side: 'sell', orderType: 'stop', symbol: 'GBPUSD', volume: 0.4, price: sellStop, sl: away('GBPUSD', sellStop, +40), tp: away('GBPUSD', sellStop, -80) },
+        {
+          side: 'sell',
+          orderType: 'stop',
+          symbol: 'GBPUSD',
+          volume: 0.4,
+          price: sellStop,
+          sl: away('GBPUSD', sellStop, +40),
+          tp: away('GBPUSD', sellStop, -80),
+        },
       ];
       const tickets = runs.map((r, i) => {
         const ticket = expectFilled(r);
         const op = onlyOp(r);
         const e = expected[i]!;
-        expect(op).toMatchObject({ accountId: acc, op: 'place', ticket, action: r.action, symbol: e.symbol, side: e.side, orderType: e.orderType, volume: e.volume, expiry: null });
+        expect(op).toMatchObject({
+          accountId: acc,
+          op: 'place',
+          ticket,
+          action: r.action,
+          symbol: e.symbol,
+          side: e.side,
+          orderType: e.orderType,
+          volume: e.volume,
+          expiry: null,
+        });
         expectPrice(op.price, e.price, e.symbol, `${r.action} price`);
         expectPrice(op.sl, e.sl, e.symbol, `${r.action} sl`);
         expectPrice(op.tp, e.tp, e.symbol, `${r.action} tp`);
@@ -308,7 +353,9 @@ describe('all 17 actions through the built processes on an MT5 and a cTrader acc
       expect(new Set(tickets).size).toBe(4);
       const s = state(acc);
       for (const [i, ticket] of tickets.entries()) {
-        expect(s.orders).toContainEqual(expect.objectContaining({ ticket, type: expected[i]!.orderType, side: expected[i]!.side, volume: expected[i]!.volume }));
+        expect(s.orders).toContainEqual(
+          expect.objectContaining({ ticket, type: expected[i]!.orderType, side: expected[i]!.side, volume: expected[i]!.volume }),
+        );
         expect(s.positions.map((x) => x.ticket)).not.toContain(ticket);
       }
       [book[p].buyLimit, book[p].sellLimit, book[p].buyStop, book[p].sellStop] = tickets;
@@ -402,7 +449,9 @@ describe('all 17 actions through the built processes on an MT5 and a cTrader acc
       });
 
       const orders = state(acc).orders;
-      expect(orders).toContainEqual(expect.objectContaining({ ticket: book[p].buyStopLimit, price: m.price, stopLimitPrice: m.stopLimitPrice, sl: m.sl, tp: m.tp, expiry }));
+      expect(orders).toContainEqual(
+        expect.objectContaining({ ticket: book[p].buyStopLimit, price: m.price, stopLimitPrice: m.stopLimitPrice, sl: m.sl, tp: m.tp, expiry }),
+      );
       expect(orders).toContainEqual(expect.objectContaining({ ticket: book[p].buyLimit, price: m2.price, sl: limitBefore.sl, tp: limitBefore.tp }));
       expect(orders).toContainEqual(expect.objectContaining({ ticket: book[p].sellLimit, price: sellLimitBefore.price, expiry: sellExpiry }));
     });
@@ -431,7 +480,11 @@ describe('all 17 actions through the built processes on an MT5 and a cTrader acc
         [{ action: 'close', symbol: 'EURUSD' }, 'a filtered close'],
       ] as const) {
         const noKey = await post(`${url()}/webhook/custom/${acc}`, { secret, ...body });
-        expect({ what, status: noKey.status, details: noKey.body.details }).toEqual({ what, status: 400, details: [{ path: 'X-Idempotency-Key', message: `required for ${what}` }] });
+        expect({ what, status: noKey.status, details: noKey.body.details }).toEqual({
+          what,
+          status: 400,
+          details: [{ path: 'X-Idempotency-Key', message: `required for ${what}` }],
+        });
       }
 
       const pos = state(acc).positions.find((x) => x.ticket === book[p].buyEURUSD)!;
@@ -466,7 +519,13 @@ describe('all 17 actions through the built processes on an MT5 and a cTrader acc
         { action: 'partial_close', positionId: book[p].buyEURUSD, partialVolume: 0.015 },
       ]);
       expectDone(part!, book[p].buyEURUSD!);
-      expect(onlyOp(part!)).toMatchObject({ op: 'partial_close', ticket: book[p].buyEURUSD, volume: 0.04, profit: expect.any(Number), balance: expect.any(Number) });
+      expect(onlyOp(part!)).toMatchObject({
+        op: 'partial_close',
+        ticket: book[p].buyEURUSD,
+        volume: 0.04,
+        profit: expect.any(Number),
+        balance: expect.any(Number),
+      });
       expect(part!.bridge).toMatchObject({ volume: 0.04 });
       expectRejected(offStep!, BROKER[p].badVolume);
       const pos = state(acc).positions.filter((x) => x.ticket === book[p].buyEURUSD);
@@ -517,7 +576,10 @@ describe('all 17 actions through the built processes on an MT5 and a cTrader acc
         .map((symbol) => {
           const fillAt = Date.now() + 1500;
           const q = quote(symbol, fillAt);
-          const at = Math.min(profitWindow(symbol, 'buy', q.ask, q.bid, fillAt + 2000) ?? Infinity, profitWindow(symbol, 'sell', q.bid, q.ask, fillAt + 2000) ?? Infinity);
+          const at = Math.min(
+            profitWindow(symbol, 'buy', q.ask, q.bid, fillAt + 2000) ?? Infinity,
+            profitWindow(symbol, 'sell', q.bid, q.ask, fillAt + 2000) ?? Infinity,
+          );
           return { symbol, at };
         })
         .sort((a, b) => a.at - b.at)[0]!;
@@ -588,7 +650,17 @@ describe('all 17 actions through the built processes on an MT5 and a cTrader acc
       ]);
       const b = BROKER[p];
       const expected = [
-        b.badStops, b.badStops, b.badPrice, b.unknownSymbol, b.noPosition, b.noPosition, b.noPosition, b.noPosition, b.noOrder, b.noOrder, b.noOrder,
+        b.badStops,
+        b.badStops,
+        b.badPrice,
+        b.unknownSymbol,
+        b.noPosition,
+        b.noPosition,
+        b.noPosition,
+        b.noPosition,
+        b.noOrder,
+        b.noOrder,
+        b.noOrder,
         b.badVolume,
       ];
       for (const [i, reason] of expected.entries()) {
@@ -677,13 +749,28 @@ describe('all 17 actions through the built processes on an MT5 and a cTrader acc
   test('every action ran on both platforms', () => {
     const ran = new Map<string, Set<string>>();
     for (const line of stack!.bridge.commands()) {
-      const key = `${line.accountId}`;
+      const key = String(line.accountId);
       if (!ran.has(key)) ran.set(key, new Set());
       ran.get(key)!.add(String(line.action));
     }
     const every = [
-      'buy', 'sell', 'buy_limit', 'sell_limit', 'buy_stop', 'sell_stop', 'buy_stop_limit', 'sell_stop_limit', 'close', 'close_all',
-      'partial_close', 'cancel_pending', 'modify_sl', 'modify_tp', 'modify_pending', 'modify_pending_expiry', 'breakeven',
+      'buy',
+      'sell',
+      'buy_limit',
+      'sell_limit',
+      'buy_stop',
+      'sell_stop',
+      'buy_stop_limit',
+      'sell_stop_limit',
+      'close',
+      'close_all',
+      'partial_close',
+      'cancel_pending',
+      'modify_sl',
+      'modify_tp',
+      'modify_pending',
+      'modify_pending_expiry',
+      'breakeven',
     ];
     for (const p of PLATFORMS) expect([...(ran.get(ACC[p]) ?? [])].sort()).toEqual([...every].sort());
   });

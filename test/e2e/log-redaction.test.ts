@@ -108,7 +108,10 @@ describe('credentials never reach the logs, at LOG_LEVEL=debug', () => {
     const hook = `${ingressUrl}/webhook/custom`;
     const buy = record('buy on mt5', await post(`${hook}/${mt5}`, { secret, action: 'buy', symbol: 'EURUSD', volume: 0.1, slPips: 50 }));
     expect(buy.status).toBe(202);
-    const broadcast = record('broadcast sell', await post(hook, { secret, action: 'sell', symbol: 'GBPUSD', volume: 0.1 }, { 'x-request-id': `caller-${tag}` }));
+    const broadcast = record(
+      'broadcast sell',
+      await post(hook, { secret, action: 'sell', symbol: 'GBPUSD', volume: 0.1 }, { 'x-request-id': `caller-${tag}` }),
+    );
     expect(broadcast.status).toBe(202);
     expect(broadcast.headers.get('x-request-id')).toBe(`caller-${tag}`);
     expect(broadcast.body.correlationId).toBe(`caller-${tag}`);
@@ -128,7 +131,9 @@ describe('credentials never reach the logs, at LOG_LEVEL=debug', () => {
     expect(record('secret as symbol', await post(hook, { secret, action: 'buy', symbol: secret, volume: 0.1 })).status).toBe(400);
     expect(record('secret as action', await post(hook, { secret, action: secret })).status).toBe(400);
     expect(record('secret in an unknown field', await post(hook, { secret, action: 'buy', symbol: 'EURUSD', volume: 0.1, comment: secret })).status).toBe(400);
-    expect(record('secret in meta', await post(`${hook}/${mt5}`, { secret, action: 'modify_sl', positionId: '1', sl: 1, meta: { origin: secret } })).status).toBe(400);
+    expect(
+      record('secret in meta', await post(`${hook}/${mt5}`, { secret, action: 'modify_sl', positionId: '1', sl: 1, meta: { origin: secret } })).status,
+    ).toBe(400);
     expect(record('token as secret', await post(hook, { secret: token, action: 'buy', symbol: 'EURUSD', volume: 0.1 })).status).toBe(401);
 
     // The poll: right token until reported, a wrong one, the secret as a token, a malformed header.
@@ -149,10 +154,29 @@ describe('credentials never reach the logs, at LOG_LEVEL=debug', () => {
     expect(record('poll, token without Bearer', await get(`${ingressUrl}/v1/signals/${signalIds[0]}`, { authorization: token })).status).toBe(401);
 
     // The bridge API: a wrong bridge token; a right one with a refused body.
-    expect(record('bridge hello, wrong token', await post(`${ingressUrl}/bridge/v1/hello`, { platform: 'mt5', bridgeVersion: '2.1.0' }, { authorization: `Bearer ${wrongBridgeToken}` })).status).toBe(401);
-    expect(record('bridge poll, wrong token', await get(`${ingressUrl}/bridge/v1/commands?waitMs=0`, { authorization: `Bearer ${wrongBridgeToken}` })).status).toBe(401);
-    expect(record('bridge hello, wrong platform', await post(`${ingressUrl}/bridge/v1/hello`, { platform: 'ctrader', bridgeVersion: '2.1.0' }, { authorization: `Bearer ${bridgeTokens.mt5}` })).status).toBe(400);
-    expect(record('bridge reports, malformed', await post(`${ingressUrl}/bridge/v1/reports`, `{"reports":[{"commandId":"${bridgeTokens.ctrader}"`, { authorization: `Bearer ${bridgeTokens.ctrader}` })).status).toBe(400);
+    expect(
+      record(
+        'bridge hello, wrong token',
+        await post(`${ingressUrl}/bridge/v1/hello`, { platform: 'mt5', bridgeVersion: '2.1.0' }, { authorization: `Bearer ${wrongBridgeToken}` }),
+      ).status,
+    ).toBe(401);
+    expect(
+      record('bridge poll, wrong token', await get(`${ingressUrl}/bridge/v1/commands?waitMs=0`, { authorization: `Bearer ${wrongBridgeToken}` })).status,
+    ).toBe(401);
+    expect(
+      record(
+        'bridge hello, wrong platform',
+        await post(`${ingressUrl}/bridge/v1/hello`, { platform: 'ctrader', bridgeVersion: '2.1.0' }, { authorization: `Bearer ${bridgeTokens.mt5}` }),
+      ).status,
+    ).toBe(400);
+    expect(
+      record(
+        'bridge reports, malformed',
+        await post(`${ingressUrl}/bridge/v1/reports`, `{"reports":[{"commandId":"${bridgeTokens.ctrader}"`, {
+          authorization: `Bearer ${bridgeTokens.ctrader}`,
+        }),
+      ).status,
+    ).toBe(400);
 
     // The close_all reached both bridges (a non-opening action: not on the poll; its line on the bridge's stdout).
     const bridge = procs[2] as ServiceProcess;
@@ -210,7 +234,9 @@ describe('credentials never reach the logs, at LOG_LEVEL=debug', () => {
       for (const [name, value] of Object.entries(NEEDLES)) if (text.includes(value)) leaks.push(`${name} in ${path.relative(testEnv().runDir, file)}`);
     }
     expect(leaks).toEqual([]);
-    console.log(`[log-redaction] searched ${files.length} log files (${files.reduce((n, f) => n + fs.statSync(f).size, 0)} bytes) for ${Object.keys(NEEDLES).length} values`);
+    console.log(
+      `[log-redaction] searched ${files.length} log files (${files.reduce((n, f) => n + fs.statSync(f).size, 0)} bytes) for ${Object.keys(NEEDLES).length} values`,
+    );
 
     // Every line the ingress wrote about a request (the access log, errors, warnings) carries a correlationId, and
     // every response's X-Request-ID is in the access log with the response's status.
@@ -219,11 +245,18 @@ describe('credentials never reach the logs, at LOG_LEVEL=debug', () => {
     const aboutRequests = [...ingressLines, ...ingress.jsonLines('stderr')].filter((l) => !processLevel.has(String(l.msg)));
     expect(aboutRequests.length).toBeGreaterThanOrEqual(responses.length);
     for (const line of aboutRequests) {
-      expect({ msg: line.msg, correlationId: typeof line.correlationId === 'string' && line.correlationId.length > 0 }).toEqual({ msg: line.msg, correlationId: true });
+      expect({ msg: line.msg, correlationId: typeof line.correlationId === 'string' && line.correlationId.length > 0 }).toEqual({
+        msg: line.msg,
+        correlationId: true,
+      });
     }
     const logged = new Map(requestLines.map((l) => [l.correlationId as string, l.status]));
     for (const r of responses) {
-      expect({ what: r.what, requestId: r.requestId, logged: r.requestId ? logged.get(r.requestId) : undefined }).toEqual({ what: r.what, requestId: r.requestId, logged: r.status });
+      expect({ what: r.what, requestId: r.requestId, logged: r.requestId ? logged.get(r.requestId) : undefined }).toEqual({
+        what: r.what,
+        requestId: r.requestId,
+        logged: r.status,
+      });
     }
   }, 60_000);
 });

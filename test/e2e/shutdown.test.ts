@@ -180,7 +180,8 @@ describe('graceful shutdown of the built processes under load', () => {
     await waitFor(
       'every workflow of this stack to close',
       async () => {
-        for await (const _ of temporal.client.workflow.list({ query: `TaskQueue = "${stack!.env.TEMPORAL_TASK_QUEUE}" AND ExecutionStatus = "Running"` })) return false;
+        for await (const _ of temporal.client.workflow.list({ query: `TaskQueue = "${stack!.env.TEMPORAL_TASK_QUEUE}" AND ExecutionStatus = "Running"` }))
+          return false;
         return true;
       },
       30_000,

@@ -90,7 +90,12 @@ describe('a signal through the built processes (admin CLI, worker, ingress, pape
       REPORTED_DEADLINE_MS - (Date.now() - acceptedAt),
       25,
     ).catch((err: Error) => {
-      throw new Error(`${err.message}\n${stack!.all().map((p) => p.describe()).join('\n')}`);
+      throw new Error(
+        `${err.message}\n${stack!
+          .all()
+          .map((p) => p.describe())
+          .join('\n')}`,
+      );
     });
     latencies.push({ what, ms: Date.now() - acceptedAt });
     return body;
@@ -139,7 +144,13 @@ describe('a signal through the built processes (admin CLI, worker, ingress, pape
     expect(Object.keys(byAccount).sort()).toEqual([ctrader, mt5].sort());
     const ledger = readLedger(ledgerFile);
     for (const accountId of [mt5, ctrader]) {
-      expect(byAccount[accountId]).toEqual({ accountId, outcome: 'filled', ticket: expect.stringMatching(/^\d+$/), reason: null, occurredAt: expect.any(String) });
+      expect(byAccount[accountId]).toEqual({
+        accountId,
+        outcome: 'filled',
+        ticket: expect.stringMatching(/^\d+$/),
+        reason: null,
+        occurredAt: expect.any(String),
+      });
       expect(ordersOf(ledger, commandIdOf(signalId, accountId))).toEqual([
         expect.objectContaining({ accountId, op: 'open', ticket: byAccount[accountId].ticket, symbol: 'GBPUSD', side: 'sell', volume: 0.2 }),
       ]);
@@ -158,7 +169,13 @@ describe('a signal through the built processes (admin CLI, worker, ingress, pape
 
     const status = await untilReported('rejected buy on mt5 + ctrader', signalId, acceptedAt, 2);
     const byAccount = Object.fromEntries(status.accounts.map((a: { accountId: string }) => [a.accountId, a]));
-    expect(byAccount[mt5]).toEqual({ accountId: mt5, outcome: 'rejected', ticket: null, reason: expect.stringMatching(/^broker:10016 /), occurredAt: expect.any(String) });
+    expect(byAccount[mt5]).toEqual({
+      accountId: mt5,
+      outcome: 'rejected',
+      ticket: null,
+      reason: expect.stringMatching(/^broker:10016 /),
+      occurredAt: expect.any(String),
+    });
     expect(byAccount[ctrader]).toEqual({
       accountId: ctrader,
       outcome: 'rejected',

@@ -1,7 +1,19 @@
 import path from 'node:path';
 import { testEnv } from '../helpers/env';
 import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../helpers/processes';
-import { commandIdOf, httpPost, importRegistry, makeRegistry, ordersByCommand, pollUntilReported, scenarioDir, temporalClient, waitForOrders, writeRegistryFile, type TemporalView } from './kit';
+import {
+  commandIdOf,
+  httpPost,
+  importRegistry,
+  makeRegistry,
+  ordersByCommand,
+  pollUntilReported,
+  scenarioDir,
+  temporalClient,
+  waitForOrders,
+  writeRegistryFile,
+  type TemporalView,
+} from './kit';
 
 /**
  * Fault injection at the terminal: the paper bridge places the order and then loses its connection before it can
@@ -39,12 +51,21 @@ describe('the bridge drops its connection after placing an order and before repo
   });
 
   async function broadcastAndSettle(signal: Record<string, unknown>) {
-    const describeAll = () => stack!.all().map((p) => p.describe()).join('\n');
+    const describeAll = () =>
+      stack!
+        .all()
+        .map((p) => p.describe())
+        .join('\n');
     const res = await httpPost(`${stack!.ingress.url}/webhook/custom`, { secret: reg.secret, ...signal });
     expect(res.status).toBe(202);
     expect(res.body.accountsResolved).toBe(2);
     const signalId = res.body.signalId as string;
-    await waitForOrders(ledgerFile, reg.accounts.map((a) => commandIdOf(signalId, a.id)), 20_000, describeAll);
+    await waitForOrders(
+      ledgerFile,
+      reg.accounts.map((a) => commandIdOf(signalId, a.id)),
+      20_000,
+      describeAll,
+    );
     const outcomes = await pollUntilReported(() => stack!.ingress.url, reg.token, [signalId], { expected: 2, deadlineMs: 30_000, describe: describeAll });
     return { signalId, byAccount: new Map(outcomes.get(signalId)!.map((o) => [o.accountId, o])) };
   }
@@ -59,13 +80,20 @@ describe('the bridge drops its connection after placing an order and before repo
         const commandId = commandIdOf(signalId, account.id);
         // Exactly one order at the broker for the command, although it was handed out twice.
         const lines = orders.get(commandId)!;
-        expect(lines.map((l) => ({ op: l.op, accountId: l.accountId, side: l.side, volume: l.volume }))).toEqual([{ op: 'open', accountId: account.id, side: 'buy', volume: 0.1 }]);
+        expect(lines.map((l) => ({ op: l.op, accountId: l.accountId, side: l.side, volume: l.volume }))).toEqual([
+          { op: 'open', accountId: account.id, side: 'buy', volume: 0.1 },
+        ]);
         const ticket = lines[0]!.ticket;
         expect(byAccount.get(account.id)).toEqual({ accountId: account.id, outcome: 'filled', ticket, reason: null, occurredAt: expect.any(String) });
         expect(await temporal!.client.workflow.getHandle(commandId).result()).toMatchObject({ accountId: account.id, outcome: 'filled', ticket });
         // The terminal executed it once, dropped the report, said hello again, and answered the redelivery from its
         // journal with the same ticket.
-        expect(stack!.bridge.commands().filter((c) => c.commandId === commandId).map((c) => ({ replayed: c.replayed, ticket: c.ticket, status: c.status }))).toEqual([
+        expect(
+          stack!.bridge
+            .commands()
+            .filter((c) => c.commandId === commandId)
+            .map((c) => ({ replayed: c.replayed, ticket: c.ticket, status: c.status })),
+        ).toEqual([
           { replayed: false, ticket, status: 'filled' },
           { replayed: true, ticket, status: 'filled' },
         ]);

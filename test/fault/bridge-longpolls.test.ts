@@ -25,7 +25,10 @@ interface PollAnswer {
 
 async function longPoll(baseUrl: string, token: string, waitMs: number, signal?: AbortSignal): Promise<PollAnswer> {
   const started = performance.now();
-  const res = await fetch(`${baseUrl}/bridge/v1/commands?waitMs=${waitMs}`, { headers: { authorization: `Bearer ${token}` }, signal: signal ?? AbortSignal.timeout(waitMs + 10_000) });
+  const res = await fetch(`${baseUrl}/bridge/v1/commands?waitMs=${waitMs}`, {
+    headers: { authorization: `Bearer ${token}` },
+    signal: signal ?? AbortSignal.timeout(waitMs + 10_000),
+  });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : undefined, retryAfter: res.headers.get('retry-after'), ms: performance.now() - started };
 }
@@ -81,11 +84,20 @@ describe('300 concurrent long-polls with one bridge token, against a Redis of th
     const own = new Redis(redisServer.url);
     try {
       // The steady state: one poll live, every other loop told to come back later. Then measure over 5 s.
-      await waitFor('299 loops to back off after a 429', async () => {
-        if (errors.length > 0) throw new Error(`a poll failed: ${errors[0]}`);
-        return backingOff === 299;
-      }, 60_000).catch((err: Error) => {
-        const statuses = JSON.stringify(answers.reduce<Record<string, number>>((m, a) => ((m[`${a.status}${a.body?.superseded ? 's' : ''}`] = (m[`${a.status}${a.body?.superseded ? 's' : ''}`] ?? 0) + 1), m), {}));
+      await waitFor(
+        '299 loops to back off after a 429',
+        async () => {
+          if (errors.length > 0) throw new Error(`a poll failed: ${errors[0]}`);
+          return backingOff === 299;
+        },
+        60_000,
+      ).catch((err: Error) => {
+        const statuses = JSON.stringify(
+          answers.reduce<Record<string, number>>(
+            (m, a) => ((m[`${a.status}${a.body?.superseded ? 's' : ''}`] = (m[`${a.status}${a.body?.superseded ? 's' : ''}`] ?? 0) + 1), m),
+            {},
+          ),
+        );
         throw new Error(`${err.message}; backing off ${backingOff}, answers ${statuses}`);
       });
       const before = await commandsProcessed(own);
@@ -93,7 +105,7 @@ describe('300 concurrent long-polls with one bridge token, against a Redis of th
       await delay(5_000);
       const perSecond = ((await commandsProcessed(own)) - before - 1) / ((performance.now() - t0) / 1000);
       const instantaneous = Number(/instantaneous_ops_per_sec:(\d+)/.exec(await own.info('stats'))![1]);
-      // eslint-disable-next-line no-console
+
       console.log(
         `300 long-polls, one token: Redis ${perSecond.toFixed(1)} commands/s over 5 s (instantaneous_ops_per_sec ${instantaneous}); ` +
           `answers so far: ${answers.length} (superseded ${answers.filter((a) => a.body?.superseded).length}, 429 ${answers.filter((a) => a.status === 429).length})`,
@@ -104,9 +116,14 @@ describe('300 concurrent long-polls with one bridge token, against a Redis of th
       const countBefore = answers.length;
       const queued = performance.now();
       await new RedisCommandQueue(own).enqueue(command(accountId, seq!, Date.now() + 60_000));
-      const delivered = await waitFor('the queued command to reach a poll', async () => answers.slice(countBefore).find((a) => a.body?.commands?.length > 0), 5_000, 10);
+      const delivered = await waitFor(
+        'the queued command to reach a poll',
+        async () => answers.slice(countBefore).find((a) => a.body?.commands?.length > 0),
+        5_000,
+        10,
+      );
       const deliveredMs = performance.now() - queued;
-      // eslint-disable-next-line no-console
+
       console.log(`queued command delivered after ${deliveredMs.toFixed(0)} ms`);
 
       // The admission gate's 1 a second, and nothing from 300 looping polls (before the fix: 1,200 a second).
@@ -165,7 +182,7 @@ describe('one live long-poll per account, woken on announcements', () => {
     expect(b.ms).toBeLessThan(5_000);
   });
 
-  test('when a command is held behind a pending mark, then the waiting poll gets it when the mark lapses (not before, not at the poll\'s end)', async () => {
+  test("when a command is held behind a pending mark, then the waiting poll gets it when the mark lapses (not before, not at the poll's end)", async () => {
     const { id: accountId, bridgeToken } = f.accounts[1]!;
     const lapse = Date.now() + 1_500;
     const [held] = await sequencer.next([{ accountId, deadlineMs: lapse }]);
@@ -180,7 +197,10 @@ describe('one live long-poll per account, woken on announcements', () => {
   });
 
   test('when the pending mark a command waits behind is released (or shortened), then the waiting poll gets it at once', async () => {
-    for (const [i, how] of [[2, 'release'], [3, 'retime']] as const) {
+    for (const [i, how] of [
+      [2, 'release'],
+      [3, 'retime'],
+    ] as const) {
       const { id: accountId, bridgeToken } = f.accounts[i]!;
       const far = Date.now() + 60_000;
       const [held] = await sequencer.next([{ accountId, deadlineMs: far }]);
@@ -197,7 +217,7 @@ describe('one live long-poll per account, woken on announcements', () => {
     }
   });
 
-  test('when a handed-out command goes unreported, then a waiting poll gets it again at its redelivery time, not at the poll\'s end', async () => {
+  test("when a handed-out command goes unreported, then a waiting poll gets it again at its redelivery time, not at the poll's end", async () => {
     const accountId = f.accounts[0]!.id;
     const quick = new RedisCommandQueue(stack.redis, { redeliverAfterMs: 1_000 });
     try {
@@ -214,7 +234,7 @@ describe('one live long-poll per account, woken on announcements', () => {
     }
   });
 
-  test('when a signal is accepted, then its number holds the account\'s later commands until the command\'s deadline (the start confirmed), not only for the start lease', async () => {
+  test("when a signal is accepted, then its number holds the account's later commands until the command's deadline (the start confirmed), not only for the start lease", async () => {
     const accountId = f.accounts[3]!.id;
     const before = Date.now();
     const res = await post(`${stack.ingress.url}/webhook/custom/${accountId}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 });
@@ -235,5 +255,3 @@ describe('one live long-poll per account, woken on announcements', () => {
     expect(await stack.redis.keys(`${stack.config.limits.keyPrefix}bridge:*`)).toEqual(before);
   });
 });
-
-

@@ -64,7 +64,11 @@ describeOnCluster('the cluster profile: worker and ingress killed -9, PostgreSQL
     'when the worker and the ingress are killed with SIGKILL and restarted, and PostgreSQL restarts under Temporal, while signals flow, ' +
       'then every accepted signal is reported, filled by its one order (or refused overtaken, never ordered), and nothing is ordered twice',
     async () => {
-      const describeAll = () => stack!.all().map((p) => p.describe()).join('\n');
+      const describeAll = () =>
+        stack!
+          .all()
+          .map((p) => p.describe())
+          .join('\n');
       const buy = (m: Meta) => ({ secret: reg.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01, idempotencyKey: m.key });
       const send = (m: Meta) => httpPost(`${stack!.ingress.url}/webhook/custom/${m.accountId}`, buy(m));
       const faults: { at?: number; done?: number; postgresDownMs?: number } = {};
@@ -103,13 +107,19 @@ describeOnCluster('the cluster profile: worker and ingress killed -9, PostgreSQL
       // then refused signal_overtaken and never ordered. A fill is always the one order the bridge placed.
       const signals = final.map((a) => ({ signalId: a.body.signalId as string, accountId: a.meta.accountId }));
       expect(new Set(signals.map((x) => x.signalId)).size).toBe(signals.length);
-      const outcomes = await pollUntilReported(() => stack!.ingress.url, reg.token, signals.map((x) => x.signalId), { deadlineMs: SETTLE_DEADLINE_MS, describe: describeAll });
+      const outcomes = await pollUntilReported(
+        () => stack!.ingress.url,
+        reg.token,
+        signals.map((x) => x.signalId),
+        { deadlineMs: SETTLE_DEADLINE_MS, describe: describeAll },
+      );
       const orders = ordersByCommand(ledgerFile);
       expect([...orders.entries()].filter(([, lines]) => lines.length !== 1).map(([id]) => id)).toEqual([]);
       const verdicts = signals.map((x) => {
         const [outcome] = outcomes.get(x.signalId)!;
         const order = orders.get(commandIdOf(x.signalId, x.accountId))?.[0];
-        if (outcome!.outcome === 'filled') return order && order.ticket === outcome!.ticket ? 'filled, its one order' : `filled ${outcome!.ticket} without that order`;
+        if (outcome!.outcome === 'filled')
+          return order && order.ticket === outcome!.ticket ? 'filled, its one order' : `filled ${outcome!.ticket} without that order`;
         return order ? `rejected ${outcome!.reason} but ordered` : `rejected ${outcome!.reason}`;
       });
       const counted = tally(verdicts, (v) => v);

@@ -5,7 +5,21 @@ import { idempotencyWorkflowId } from '../../src/domain/ids';
 import { testEnv } from '../helpers/env';
 import { waitFor } from '../helpers/infra';
 import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../helpers/processes';
-import { commandIdOf, httpPost, importRegistry, listExecutions, makeRegistry, ordersByCommand, pollUntilReported, redisClient, scenarioDir, temporalClient, waitForOrders, writeRegistryFile, type TemporalView } from './kit';
+import {
+  commandIdOf,
+  httpPost,
+  importRegistry,
+  listExecutions,
+  makeRegistry,
+  ordersByCommand,
+  pollUntilReported,
+  redisClient,
+  scenarioDir,
+  temporalClient,
+  waitForOrders,
+  writeRegistryFile,
+  type TemporalView,
+} from './kit';
 
 /**
  * Fault injection at the edge: a caller (a TradingView alert retried by a flaky network, a script in a loop) sends the
@@ -49,7 +63,11 @@ describe('the same idempotency key, 20 times at once and once after the window',
       const url = `${stack!.ingress.url}/webhook/custom/${account.id}`;
       const key = `${reg.tag}-same-key`;
       const body = { secret: reg.secret, action: 'buy', symbol: 'EURUSD', volume: 0.05 };
-      const describeAll = () => stack!.all().map((p) => p.describe()).join('\n');
+      const describeAll = () =>
+        stack!
+          .all()
+          .map((p) => p.describe())
+          .join('\n');
 
       const burstAt = Date.now();
       const burst = await Promise.all(Array.from({ length: CONCURRENT }, () => httpPost(url, body, { 'x-idempotency-key': key })));
@@ -78,9 +96,14 @@ describe('the same idempotency key, 20 times at once and once after the window',
       const commands = [commandIdOf(first.signalId, account.id), commandIdOf(again.body.signalId, account.id)];
       const orders = await waitForOrders(ledgerFile, commands, EXECUTION_DEADLINE_MS + 15_000, describeAll);
       const executedAfterMs = [Date.parse(orders.get(commands[0]!)![0]!.time) - burstAt, Date.parse(orders.get(commands[1]!)![0]!.time) - againAt];
-      console.log(`[fault] idempotency: ${CONCURRENT} concurrent → 1 signal; after the window → 1 more; order placed ${executedAfterMs.join(' / ')} ms after the requests`);
+      console.log(
+        `[fault] idempotency: ${CONCURRENT} concurrent → 1 signal; after the window → 1 more; order placed ${executedAfterMs.join(' / ')} ms after the requests`,
+      );
 
-      const outcomes = await pollUntilReported(() => stack!.ingress.url, reg.token, [first.signalId, again.body.signalId], { deadlineMs: 30_000, describe: describeAll });
+      const outcomes = await pollUntilReported(() => stack!.ingress.url, reg.token, [first.signalId, again.body.signalId], {
+        deadlineMs: 30_000,
+        describe: describeAll,
+      });
       for (const [i, signalId] of [first.signalId, again.body.signalId].entries()) {
         const ticket = orders.get(commands[i]!)![0]!.ticket;
         expect(outcomes.get(signalId)).toEqual([{ accountId: account.id, outcome: 'filled', ticket, reason: null, occurredAt: expect.any(String) }]);

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { Redis } from 'ioredis';
 import { readLedger, type LedgerEntry } from '../../src/paper/ledger';
 import { newCredential } from '../../src/registry/credentials';
@@ -43,7 +44,11 @@ export interface FaultRegistry {
  * that a burst that takes a loaded machine a minute tests delivery, not the staleness guard); 'service-default' leaves
  * the account without its own setting (DEFAULT_MAX_SIGNAL_AGE_MS, 30 s).
  */
-export function makeRegistry(label: string, count: number, opts: { platform?: 'mt5' | 'ctrader'; maxSignalAgeMs?: number | 'service-default' } = {}): FaultRegistry {
+export function makeRegistry(
+  label: string,
+  count: number,
+  opts: { platform?: 'mt5' | 'ctrader'; maxSignalAgeMs?: number | 'service-default' } = {},
+): FaultRegistry {
   const tag = `${label}-${randomBytes(4).toString('hex')}`;
   const owner = `fault-owner-${tag}`;
   const accounts: FaultAccount[] = Array.from({ length: count }, (_, i) => ({
@@ -78,9 +83,7 @@ export function scenarioDir(tag: string): string {
 /** Writes a registry document (or the part of it with only `accountIds`, for a bridge of its own) and returns its path. */
 export function writeRegistryFile(dir: string, name: string, reg: FaultRegistry, accountIds?: string[]): string {
   const file = path.join(dir, name);
-  const doc = accountIds
-    ? { accounts: (reg.doc.accounts as { id: string }[]).filter((a) => accountIds.includes(a.id)) }
-    : reg.doc;
+  const doc = accountIds ? { accounts: (reg.doc.accounts as { id: string }[]).filter((a) => accountIds.includes(a.id)) } : reg.doc;
   fs.writeFileSync(file, JSON.stringify(doc, null, 2), { mode: 0o600 });
   return file;
 }
@@ -260,7 +263,12 @@ export function ordersByCommand(ledgerFile: string): Map<string, LedgerEntry[]> 
  * Waits until the ledger holds an order for every one of `commandIds` (a cheap file read, so a burst's progress can be
  * watched without loading Temporal with polls); returns the orders by commandId.
  */
-export async function waitForOrders(ledgerFile: string, commandIds: readonly string[], deadlineMs: number, describe?: () => string): Promise<Map<string, LedgerEntry[]>> {
+export async function waitForOrders(
+  ledgerFile: string,
+  commandIds: readonly string[],
+  deadlineMs: number,
+  describe?: () => string,
+): Promise<Map<string, LedgerEntry[]>> {
   let missing: string[] = [];
   try {
     return await waitFor(
@@ -367,7 +375,12 @@ export async function expectEachAcceptedFilledOnce(opts: {
     );
     throw new Error(`${(err as Error).message}\nthe ${missing.length} not ordered, on the poll: ${JSON.stringify(tally(seen, (v) => v))}`);
   }
-  const outcomes = await pollUntilReported(opts.ingressUrl, opts.token, signals.map((s) => s.signalId), { deadlineMs: opts.deadlineMs, describe: opts.describe });
+  const outcomes = await pollUntilReported(
+    opts.ingressUrl,
+    opts.token,
+    signals.map((s) => s.signalId),
+    { deadlineMs: opts.deadlineMs, describe: opts.describe },
+  );
   const orders = ordersByCommand(opts.ledgerFile);
   expect([...orders.keys()].sort()).toEqual([...commandIds].sort());
   const doubled = [...orders.entries()].filter(([, lines]) => lines.length !== 1).map(([id, lines]) => `${id}: ${lines.length}`);
@@ -478,7 +491,8 @@ export async function retryUntilAccepted<T>(
       if (last.status !== 202) await delay(200 * attempt);
     }
     // A partial 503 named the signal already: the retry with the same key is a replay of that very signal.
-    if (kindOf503(r) === 'partial' && last.status === 202) expect({ index: r.index, signalId: last.body.signalId }).toEqual({ index: r.index, signalId: r.body.signalId });
+    if (kindOf503(r) === 'partial' && last.status === 202)
+      expect({ index: r.index, signalId: last.body.signalId }).toEqual({ index: r.index, signalId: r.body.signalId });
     out.set(r.index, last);
   }
   return out;
@@ -488,14 +502,23 @@ export async function retryUntilAccepted<T>(
 export async function temporalDiagnosis(client: Client, taskQueue: string, workflowIds: readonly string[]): Promise<string> {
   const lines: string[] = [];
   try {
-    for (const [type, name] of [[1, 'workflow'], [2, 'activity']] as const) {
+    const { TASK_QUEUE_TYPE_WORKFLOW, TASK_QUEUE_TYPE_ACTIVITY } = temporal.api.enums.v1.TaskQueueType;
+    for (const [type, name] of [
+      [TASK_QUEUE_TYPE_WORKFLOW, 'workflow'],
+      [TASK_QUEUE_TYPE_ACTIVITY, 'activity'],
+    ] as const) {
       const d = await client.workflowService.describeTaskQueue({ namespace: client.options.namespace, taskQueue: { name: taskQueue }, taskQueueType: type });
-      lines.push(`${name} pollers on ${taskQueue}: ${(d.pollers ?? []).map((p) => `${p.identity} (last ${p.lastAccessTime?.seconds})`).join(', ') || 'none'}`);
+      lines.push(
+        `${name} pollers on ${taskQueue}: ${(d.pollers ?? []).map((p) => `${p.identity} (last ${String(p.lastAccessTime?.seconds)})`).join(', ') || 'none'}`,
+      );
     }
     for (const workflowId of workflowIds.slice(0, 3)) {
       const handle = client.workflow.getHandle(workflowId);
       const d = await handle.describe();
-      const raw = d.raw as { pendingActivities?: { activityType?: { name?: string }; attempt?: number; lastFailure?: { message?: string } }[]; pendingWorkflowTask?: { state?: unknown; attempt?: number } };
+      const raw = d.raw as {
+        pendingActivities?: { activityType?: { name?: string }; attempt?: number; lastFailure?: { message?: string } }[];
+        pendingWorkflowTask?: { state?: unknown; attempt?: number };
+      };
       const history = await handle.fetchHistory();
       const events = (history.events ?? []).slice(-6).map((e) => String(e.eventType));
       lines.push(

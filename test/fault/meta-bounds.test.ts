@@ -68,7 +68,7 @@ describe('meta: bounded, and only its origin is kept in Temporal', () => {
     expect((await post(url(), buy(f.secret, { note: 'x'.repeat(4000) }))).status).toBe(202);
   });
 
-  test('when a signal carries meta with origin and other fields, then its workflows\' histories hold the origin and nothing else of meta', async () => {
+  test("when a signal carries meta with origin and other fields, then its workflows' histories hold the origin and nothing else of meta", async () => {
     const marker = `apikey-${randomBytes(8).toString('hex')}`;
     const origin = `tv-${randomBytes(4).toString('hex')}`;
     const res = await post(url(), buy(f.secret, { origin, apiKey: marker, nested: { note: marker } }));
@@ -76,7 +76,18 @@ describe('meta: bounded, and only its origin is kept in Temporal', () => {
     const signalWorkflowId = `signal/${res.body.signalId}`;
     const accountWorkflowId = `${signalWorkflowId}/account/${f.accounts[0]!.id}`;
     // The account workflow runs once the worker has started it (its bridge is offline, so it waits for it).
-    await waitFor('the account workflow to start', () => view.client.workflow.getHandle(accountWorkflowId).describe().then(() => true, () => undefined), 20_000);
+    await waitFor(
+      'the account workflow to start',
+      () =>
+        view.client.workflow
+          .getHandle(accountWorkflowId)
+          .describe()
+          .then(
+            () => true,
+            () => undefined,
+          ),
+      20_000,
+    );
     for (const id of [signalWorkflowId, accountWorkflowId]) {
       const text = await historyText(view, id);
       expect(text).toContain(origin);

@@ -84,7 +84,11 @@ describe('Redis is killed with SIGKILL mid-load and starts again on its append-o
     `when Redis is killed with SIGKILL after ${BEFORE_CRASH} accepted signals and started again on the same data while the load goes on, ` +
       'then every accepted signal is executed exactly once and reported filled, and the registry, with an edit made just before the crash, is whole',
     async () => {
-      const describeAll = () => stack!.all().map((p) => p.describe()).join('\n');
+      const describeAll = () =>
+        stack!
+          .all()
+          .map((p) => p.describe())
+          .join('\n');
       const before = await registryView(reader!);
       expect(before.accounts.map((a) => a?.id)).toEqual(ids);
       expect(before.bridges).toEqual(ids);
@@ -134,7 +138,14 @@ describe('Redis is killed with SIGKILL mid-load and starts again on its append-o
       // During the crash the service refused (503, fail closed); it never answered anything else.
       expect(Object.keys(tally(answers, (a) => a.status)).sort()).toEqual(['202', '503']);
 
-      const { signals, orders } = await expectEachAcceptedFilledOnce({ final, ledgerFile, ingressUrl: () => stack!.ingress.url, token: reg.token, deadlineMs: SETTLE_DEADLINE_MS, describe: describeAll });
+      const { signals, orders } = await expectEachAcceptedFilledOnce({
+        final,
+        ledgerFile,
+        ingressUrl: () => stack!.ingress.url,
+        token: reg.token,
+        deadlineMs: SETTLE_DEADLINE_MS,
+        describe: describeAll,
+      });
 
       // The registry is whole, the operator's last edit included, and works: the new token reads its account's outcome.
       const after = await registryView(reader!, [crash.token!]);

@@ -65,7 +65,12 @@ async function orderingState(ports: number[], accountIds: string[]): Promise<str
       await c.connect();
       const role = /role:(\S+)/.exec(await c.info('replication'))?.[1];
       for (const acc of accountIds) {
-        const [seq, handed, marks, queued] = await Promise.all([c.get(`es:seq:{${acc}}`), c.get(`es:bh:{${acc}}`), c.zrange(`es:bp:{${acc}}`, 0, 4), c.zcard(`es:bq:{${acc}}`)]);
+        const [seq, handed, marks, queued] = await Promise.all([
+          c.get(`es:seq:{${acc}}`),
+          c.get(`es:bh:{${acc}}`),
+          c.zrange(`es:bp:{${acc}}`, 0, 4),
+          c.zcard(`es:bq:{${acc}}`),
+        ]);
         lines.push(`redis :${port} (${role}) ${acc}: seq ${seq}, handed out ${handed}, marks [${marks.join(' ')}], queued ${queued}`);
       }
     } catch (err) {
@@ -109,7 +114,11 @@ describe('Redis fails over to its replica through Sentinel mid-load', () => {
     `when the Sentinel promotes the replica after ${BEFORE_FAILOVER} accepted signals while the load goes on, ` +
       'then every accepted signal is executed exactly once and reported filled, and the service answered only 202 or 503',
     async () => {
-      const describeAll = () => stack!.all().map((p) => p.describe()).join('\n');
+      const describeAll = () =>
+        stack!
+          .all()
+          .map((p) => p.describe())
+          .join('\n');
       const buy = (m: Meta) => ({ secret: reg.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01, idempotencyKey: m.key });
       const send = (m: Meta) => httpPost(`${stack!.ingress.url}/webhook/custom/${m.accountId}`, buy(m));
       const failover: { at?: number; done?: number; newMaster?: string; commandsAtFailover?: number } = {};
@@ -144,11 +153,16 @@ describe('Redis fails over to its replica through Sentinel mid-load', () => {
       expect(final.filter((a) => a.status !== 202).map((a) => ({ index: a.index, status: a.status, body: a.body }))).toEqual([]);
       expect(Object.keys(tally(answers, (a) => a.status)).every((s) => s === '202' || s === '503')).toBe(true);
 
-      const { signals, orders } = await expectEachAcceptedFilledOnce({ final, ledgerFile, ingressUrl: () => stack!.ingress.url, token: reg.token, deadlineMs: SETTLE_DEADLINE_MS, describe: describeAll }).catch(
-        async (err: unknown) => {
-          throw new Error(`${(err as Error).message}\n${await orderingState([master!.port, replica!.port], ids)}`);
-        },
-      );
+      const { signals, orders } = await expectEachAcceptedFilledOnce({
+        final,
+        ledgerFile,
+        ingressUrl: () => stack!.ingress.url,
+        token: reg.token,
+        deadlineMs: SETTLE_DEADLINE_MS,
+        describe: describeAll,
+      }).catch(async (err: unknown) => {
+        throw new Error(`${(err as Error).message}\n${await orderingState([master!.port, replica!.port], ids)}`);
+      });
       for (const p of stack!.all()) expect({ name: p.name, running: p.running, spawns: p.spawns }).toEqual({ name: p.name, running: true, spawns: 1 });
       // The roles swapped, and the service's work after the failover went to the new master.
       expect(await info(replica!.port, 'replication', 'role')).toBe('master');

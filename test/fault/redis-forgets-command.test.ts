@@ -26,7 +26,7 @@ describe('when Redis forgets a command a bridge already took', () => {
     await redis.stop();
     await redis.start();
     await waitFor('the stack to reach the restarted Redis', async () => (await stack.redis.ping().catch(() => '')) === 'PONG', 10_000);
-    await importRegistry(stack.registry, f.doc as never);
+    await importRegistry(stack.registry, f.doc);
     // The ingress's own connections reconnect with a backoff of their own.
     await waitFor('the ingress to be ready again', async () => (await get(`${stack.ingress.adminUrl}/readyz`)).status === 200, 15_000, 100);
   }

@@ -1,7 +1,20 @@
 import path from 'node:path';
 import { startRedis, waitFor, type RedisServer } from '../helpers/infra';
 import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../helpers/processes';
-import { commandIdOf, httpGet, httpPost, importRegistry, makeRegistry, ordersByCommand, pollUntilReported, runBounded, scenarioDir, tally, waitForOrders, writeRegistryFile } from './kit';
+import {
+  commandIdOf,
+  httpGet,
+  httpPost,
+  importRegistry,
+  makeRegistry,
+  ordersByCommand,
+  pollUntilReported,
+  runBounded,
+  scenarioDir,
+  tally,
+  waitForOrders,
+  writeRegistryFile,
+} from './kit';
 
 /**
  * Fault injection: Redis (registry, limiter counters, bridge queues) goes away while the ingress, the worker and the
@@ -40,7 +53,11 @@ describe('Redis stops while the service runs, and comes back empty', () => {
     await redis?.stop();
   });
 
-  const describeAll = () => stack!.all().map((p) => p.describe()).join('\n');
+  const describeAll = () =>
+    stack!
+      .all()
+      .map((p) => p.describe())
+      .join('\n');
   const buy = (i: number) => ({ secret: reg.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01, idempotencyKey: `${reg.tag}-${i}` });
 
   async function acceptedAndFilled(i: number, deadlineMs: number) {

@@ -29,7 +29,11 @@ describe('a bridge hello racing an operator edit', () => {
       for (let i = 0; !stop || i < 2; i++) {
         const res = await post(
           `${stack.ingress.url}/bridge/v1/hello`,
-          { platform: 'mt5', bridgeVersion: `2.${s}.${i}`, symbols: [{ name: 'EURUSD', digits: 5, pipSize: 0.0001, volumeStep: 0.01, volumeMin: 0.01, volumeMax: 100 }] },
+          {
+            platform: 'mt5',
+            bridgeVersion: `2.${s}.${i}`,
+            symbols: [{ name: 'EURUSD', digits: 5, pipSize: 0.0001, volumeStep: 0.01, volumeMin: 0.01, volumeMax: 100 }],
+          },
           { authorization: `Bearer ${account.bridgeToken}` },
         );
         if (res.status !== 200) {
@@ -43,7 +47,7 @@ describe('a bridge hello racing an operator edit', () => {
     await waitFor(
       'hellos streaming',
       async () => {
-        if (failure) throw failure;
+        if (failure) throw failure instanceof Error ? failure : new Error(String(failure));
         return hellos >= HELLO_STREAMS;
       },
       10_000,

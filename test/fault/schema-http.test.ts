@@ -85,7 +85,12 @@ describe('the request schema over HTTP (fast-check against the running ingress)'
         else headers['x-idempotency-key'] = key;
         const res = await send(body, route, headers);
         if (res.status !== 202) throw new Error(`expected 202, got ${res.status} ${res.text}`);
-        expect(res.body).toEqual({ success: true, signalId: expect.stringMatching(/^sig_[0-9a-f]{32}$/), correlationId: expect.any(String), accountsResolved: 1 });
+        expect(res.body).toEqual({
+          success: true,
+          signalId: expect.stringMatching(/^sig_[0-9a-f]{32}$/),
+          correlationId: expect.any(String),
+          accountsResolved: 1,
+        });
         expect(res.headers.get('idempotent-replayed')).toBeNull();
         accepted.push(res.body.signalId as string);
       }),
@@ -97,10 +102,15 @@ describe('the request schema over HTTP (fast-check against the running ingress)'
     try {
       // Visibility is eventually consistent: wait for the count to catch up, then it must be exactly one per 202.
       const query = `TaskQueue = "${env.TEMPORAL_TASK_QUEUE}" AND WorkflowType = "signalWorkflow"`;
-      const count = await waitFor('visibility to count every signal workflow', async () => {
-        const c = (await view.client.workflow.count(query)).count;
-        return c >= VALID_RUNS ? c : undefined;
-      }, 15_000, 200).catch(async () => (await view.client.workflow.count(query)).count);
+      const count = await waitFor(
+        'visibility to count every signal workflow',
+        async () => {
+          const c = (await view.client.workflow.count(query)).count;
+          return c >= VALID_RUNS ? c : undefined;
+        },
+        15_000,
+        200,
+      ).catch(async () => (await view.client.workflow.count(query)).count);
       expect(count).toBe(VALID_RUNS);
       const sample = accepted.filter((_, i) => i % 100 === 0);
       for (const signalId of sample) expect((await view.client.workflow.getHandle(`signal/${signalId}`).describe()).type).toBe('signalWorkflow');
@@ -141,8 +151,19 @@ describe('the request schema over HTTP (fast-check against the running ingress)'
   }, 180_000);
 
   test(`when ${SECRET_RUNS} generated bodies (valid or not) carry a missing, empty or non-string secret, then each gets a 401 whatever else is wrong`, async () => {
-    const badSecret = fc.oneof(fc.constant(undefined), fc.constant(''), fc.integer(), fc.boolean(), fc.constant(null), fc.array(fc.string(), { maxLength: 2 }), fc.object({ maxDepth: 1 }));
-    const anyBody = fc.oneof(arbs.validBodyArb, invalidArb.map((c) => c.body));
+    const badSecret = fc.oneof(
+      fc.constant(undefined),
+      fc.constant(''),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.array(fc.string(), { maxLength: 2 }),
+      fc.object({ maxDepth: 1 }),
+    );
+    const anyBody = fc.oneof(
+      arbs.validBodyArb,
+      invalidArb.map((c) => c.body),
+    );
     await fc.assert(
       fc.asyncProperty(anyBody, badSecret, routeArb, async (b, secret, route) => {
         const body: Body = { ...b };
@@ -158,7 +179,10 @@ describe('the request schema over HTTP (fast-check against the running ingress)'
 
   test(`when ${SHAPE_RUNS} generated bodies are not a JSON object (arrays, scalars, malformed text), then each gets a 400 with details`, async () => {
     const notObject = fc.oneof(
-      fc.jsonValue().filter((v) => typeof v !== 'object' || v === null || Array.isArray(v)).map((v) => ({ text: JSON.stringify(v), malformed: false })),
+      fc
+        .jsonValue()
+        .filter((v) => typeof v !== 'object' || v === null || Array.isArray(v))
+        .map((v) => ({ text: JSON.stringify(v), malformed: false })),
       fc
         .string({ minLength: 1, maxLength: 200 })
         .filter((t) => {

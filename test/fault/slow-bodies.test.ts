@@ -25,7 +25,9 @@ async function halfSent(port: number, path: string, localAddress: string): Promi
   const ended = new Promise<{ status: number | undefined; at: number }>((resolve) => {
     socket.on('data', (chunk) => (received += chunk.toString('latin1')));
     socket.on('error', () => undefined);
-    socket.on('close', () => resolve({ status: /^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ? Number(/^HTTP\/1\.1 (\d{3})/.exec(received)![1]) : undefined, at: Date.now() }));
+    socket.on('close', () =>
+      resolve({ status: /^HTTP\/1\.1 (\d{3})/.exec(received)?.[1] ? Number(/^HTTP\/1\.1 (\d{3})/.exec(received)![1]) : undefined, at: Date.now() }),
+    );
   });
   await new Promise<void>((resolve, reject) => {
     socket.once('connect', resolve);
@@ -66,7 +68,7 @@ describe('with the default settings (512 in flight, 5 s body deadline, 256 conne
     const ends = await Promise.all(slow.map((s) => s.ended));
     expect(ends.map((e) => e.status)).toEqual(slow.map(() => 408));
     const late = ends.map((e) => e.at - started);
-    // eslint-disable-next-line no-console
+
     console.log(`half-sent bodies closed after ${Math.min(...late)}-${Math.max(...late)} ms`);
     expect(Math.min(...late)).toBeGreaterThanOrEqual(4_900);
     expect(Math.max(...late)).toBeLessThan(15_000);

@@ -36,7 +36,7 @@ describe('spec §5 rule 1: the secret is checked before the rest of the body', (
     expect(res.body.details).toEqual(expect.arrayContaining([expect.objectContaining({ path: 'volume' })]));
   });
 
-  test('when a valid secret comes with a bad body for another owner\'s account and for an account that does not exist, then both get the same answer', async () => {
+  test("when a valid secret comes with a bad body for another owner's account and for an account that does not exist, then both get the same answer", async () => {
     const other = await seedOwner(stack.registry);
     const answers = [];
     for (const id of [other.accounts[0]!.id, 'acc-does-not-exist']) {
@@ -50,14 +50,17 @@ describe('spec §5 rule 1: the secret is checked before the rest of the body', (
   });
 });
 
-describe('the only region\'s Temporal goes down after the ingress has talked to it', () => {
+describe("the only region's Temporal goes down after the ingress has talked to it", () => {
   let temporal: TemporalServer;
   let stack: Stack;
   let f: Fixture;
   beforeAll(async () => {
     temporal = await startTemporal();
     // The service's default Temporal deadlines (1.5 s for a submission, 1 s to connect), not the tests' longer ones.
-    stack = await startStack({ worker: false, env: { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_START_TIMEOUT_MS: '1500', TEMPORAL_CONNECT_TIMEOUT_MS: '1000' } });
+    stack = await startStack({
+      worker: false,
+      env: { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_START_TIMEOUT_MS: '1500', TEMPORAL_CONNECT_TIMEOUT_MS: '1000' },
+    });
     f = await seedOwner(stack.registry);
   }, 120_000);
   afterAll(async () => {
@@ -77,7 +80,7 @@ describe('the only region\'s Temporal goes down after the ingress has talked to 
       const r = await timed(() => post(url, buy(f.secret)));
       answers.push({ status: r.value.status, body: r.value.body, ms: Math.round(r.ms) });
     }
-    // eslint-disable-next-line no-console
+
     console.log(`time to the 503 with Temporal down: ${answers.map((a) => a.ms).join(', ')} ms`);
     for (const a of answers) {
       expect({ status: a.status, body: a.body }).toEqual({ status: 503, body: BACKPRESSURE_BODY });

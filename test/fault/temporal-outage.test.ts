@@ -64,7 +64,11 @@ describe('the Temporal server stops mid-burst and starts again on the same datab
     const registryFile = writeRegistryFile(dir, 'registry.json', reg);
     temporal = await startTemporal();
     await importRegistry(registryFile, serviceEnv());
-    stack = await startProcessStack({ registryFile, ledgerFile, env: { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: 'default', ...TEMPORAL_DEADLINES } });
+    stack = await startProcessStack({
+      registryFile,
+      ledgerFile,
+      env: { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: 'default', ...TEMPORAL_DEADLINES },
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -85,7 +89,9 @@ describe('the Temporal server stops mid-burst and starts again on the same datab
     redis.disconnect();
     const view = await temporalClient(temporal!.address);
     const pending = signalIds.filter((id) => !ordersByCommand(ledgerFile).has(commandIdOf(id, reg.accounts[0]!.id)));
-    const diag = pending.length ? await temporalDiagnosis(view.client, stack!.env.TEMPORAL_TASK_QUEUE!, [`signal/${pending[0]}`, commandIdOf(pending[0]!, reg.accounts[0]!.id)]) : '';
+    const diag = pending.length
+      ? await temporalDiagnosis(view.client, stack!.env.TEMPORAL_TASK_QUEUE!, [`signal/${pending[0]}`, commandIdOf(pending[0]!, reg.accounts[0]!.id)])
+      : '';
     await view.close();
     return `--- Redis:\n${marks.join('\n')}\n--- Temporal:\n${diag}`;
   }
@@ -99,7 +105,12 @@ describe('the Temporal server stops mid-burst and starts again on the same datab
       const url = stack!.ingress.url;
       const phase = { stopBegin: 0, stopEnd: 0, startBegin: 0, startEnd: 0 };
       let done = false;
-      const request = (i: number) => httpPost(`${url}/webhook/custom`, { secret: reg.secret, action: i % 2 ? 'sell' : 'buy', symbol: 'EURUSD', volume: 0.01 }, { 'x-idempotency-key': `${reg.tag}-${i}` });
+      const request = (i: number) =>
+        httpPost(
+          `${url}/webhook/custom`,
+          { secret: reg.secret, action: i % 2 ? 'sell' : 'buy', symbol: 'EURUSD', volume: 0.01 },
+          { 'x-idempotency-key': `${reg.tag}-${i}` },
+        );
       const live: Sent<null>[] = [];
       const sender = runBounded({
         count: 500,
@@ -144,7 +155,13 @@ describe('the Temporal server stops mid-burst and starts again on the same datab
         // No hang, no 500: a 202, or one of spec §4.1's two 503s (a request caught while the server was going down may
         // get the pollable partial acceptance: its start may have happened).
         for (const s of results) {
-          if (s.status !== 202) expect({ i: s.index, status: s.status, kind: kindOf503(s), error: s.error }).toEqual({ i: s.index, status: 503, kind: expect.any(String), error: undefined });
+          if (s.status !== 202)
+            expect({ i: s.index, status: s.status, kind: kindOf503(s), error: s.error }).toEqual({
+              i: s.index,
+              status: 503,
+              kind: expect.any(String),
+              error: undefined,
+            });
         }
         expect(outage.length).toBeGreaterThanOrEqual(DURING - 2);
         // While it is down: backpressure, nothing else.
@@ -171,9 +188,11 @@ describe('the Temporal server stops mid-burst and starts again on the same datab
         // None lost: every signal reaches an outcome on both accounts. Filled means exactly one order at the broker with
         // that ticket; rejected (too late for the staleness guard) means no order at all; nothing else is in the ledger.
         const settleStarted = Date.now();
-        const outcomes = await pollUntilReported(() => url, reg.token, signalIds, { expected: 2, deadlineMs: 150_000, concurrency: 4 }).catch(async (err: Error) => {
-          throw new Error(`${err.message.split('\n')[0]}\n${await diagnose(signalIds)}\n--- processes:\n${describeAll()}`);
-        });
+        const outcomes = await pollUntilReported(() => url, reg.token, signalIds, { expected: 2, deadlineMs: 150_000, concurrency: 4 }).catch(
+          async (err: Error) => {
+            throw new Error(`${err.message.split('\n')[0]}\n${await diagnose(signalIds)}\n--- processes:\n${describeAll()}`);
+          },
+        );
         const settledMs = Date.now() - settleStarted;
         const orders = ordersByCommand(ledgerFile);
         const all = [...outcomes.entries()].flatMap(([signalId, accounts]) => accounts.map((o) => ({ signalId, ...o })));
@@ -181,7 +200,11 @@ describe('the Temporal server stops mid-burst and starts again on the same datab
         for (const o of all) {
           const lines = orders.get(commandIdOf(o.signalId, o.accountId)) ?? [];
           if (o.outcome === 'filled') {
-            expect({ signalId: o.signalId, accountId: o.accountId, tickets: lines.map((l) => l.ticket) }).toEqual({ signalId: o.signalId, accountId: o.accountId, tickets: [o.ticket] });
+            expect({ signalId: o.signalId, accountId: o.accountId, tickets: lines.map((l) => l.ticket) }).toEqual({
+              signalId: o.signalId,
+              accountId: o.accountId,
+              tickets: [o.ticket],
+            });
           } else {
             expect({ signalId: o.signalId, accountId: o.accountId, reason: o.reason, orders: lines.length }).toEqual({
               signalId: o.signalId,
@@ -260,7 +283,9 @@ describe('the Temporal server stops mid-burst and starts again on the same datab
       );
       const signalId = next.body.signalId as string;
       const outcome = await pollUntilReported(() => stack!.ingress.url, reg.token, [signalId], { deadlineMs: 15_000 });
-      expect(outcome.get(signalId)).toEqual([{ accountId: account.id, outcome: 'filled', ticket: expect.any(String), reason: null, occurredAt: expect.any(String) }]);
+      expect(outcome.get(signalId)).toEqual([
+        { accountId: account.id, outcome: 'filled', ticket: expect.any(String), reason: null, occurredAt: expect.any(String) },
+      ]);
     },
     90_000,
   );

@@ -3,7 +3,16 @@ import type { Redis } from 'ioredis';
 import { readLedger } from '../../src/paper/ledger';
 import { testEnv } from '../helpers/env';
 import { startTemporal, waitFor, type TemporalServer } from '../helpers/infra';
-import { ensureBuilt, restart, serviceEnv, startPaperBridgeProcess, startProcessStack, type ExitInfo, type PaperBridgeProcess, type ProcessStack } from '../helpers/processes';
+import {
+  ensureBuilt,
+  restart,
+  serviceEnv,
+  startPaperBridgeProcess,
+  startProcessStack,
+  type ExitInfo,
+  type PaperBridgeProcess,
+  type ProcessStack,
+} from '../helpers/processes';
 import {
   commandIdOf,
   commandState,
@@ -36,8 +45,7 @@ import {
  */
 
 /** How a killed group's leader ended: by the signal itself, or 128 + 9 when the wrapper reported it. */
-const killedBySigkill = (exit: ExitInfo | null | unknown) =>
-  (exit as ExitInfo | null)?.signal === 'SIGKILL' || (exit as ExitInfo | null)?.code === 137;
+const killedBySigkill = (exit: unknown) => (exit as ExitInfo | null)?.signal === 'SIGKILL' || (exit as ExitInfo | null)?.code === 137;
 
 const SIGNALS = 300;
 const ACCOUNTS = 10;
@@ -70,7 +78,12 @@ describe('the worker is killed with SIGKILL and restarted', () => {
     temporalServer = await startTemporal();
     await importRegistry(writeRegistryFile(dir, 'registry.json', reg), serviceEnv());
     stack = await startProcessStack({
-      registryFile: writeRegistryFile(dir, 'bridge-a.json', reg, burstAccounts.map((a) => a.id)),
+      registryFile: writeRegistryFile(
+        dir,
+        'bridge-a.json',
+        reg,
+        burstAccounts.map((a) => a.id),
+      ),
       ledgerFile,
       // A frozen terminal's long-poll must stay open long enough for the command to reach it (issue-4 variant).
       env: { BRIDGE_MAX_WAIT_MS: '120000', TEMPORAL_ADDRESS: temporalServer.address, TEMPORAL_NAMESPACE: 'default' },
@@ -106,7 +119,11 @@ describe('the worker is killed with SIGKILL and restarted', () => {
       });
       const request = (i: number) => {
         const { accountId, side, symbol } = signalOf(i);
-        return httpPost(`${url()}/webhook/custom/${accountId}`, { secret: reg.secret, action: side, symbol, volume: 0.01 }, { 'x-idempotency-key': `${reg.tag}-${i}` });
+        return httpPost(
+          `${url()}/webhook/custom/${accountId}`,
+          { secret: reg.secret, action: side, symbol, volume: 0.01 },
+          { 'x-idempotency-key': `${reg.tag}-${i}` },
+        );
       };
 
       const results = await runBounded({
@@ -142,7 +159,13 @@ describe('the worker is killed with SIGKILL and restarted', () => {
       expect(results).toHaveLength(SIGNALS);
       const firstStatuses = tally(results, (r) => (r.status === 503 ? `503 ${kindOf503(r)}` : r.status));
       for (const r of results) {
-        if (r.status !== 202) expect({ index: r.index, status: r.status, kind: kindOf503(r), error: r.error }).toEqual({ index: r.index, status: 503, kind: expect.any(String), error: undefined });
+        if (r.status !== 202)
+          expect({ index: r.index, status: r.status, kind: kindOf503(r), error: r.error }).toEqual({
+            index: r.index,
+            status: 503,
+            kind: expect.any(String),
+            error: undefined,
+          });
       }
       // Signals were accepted while the worker was dead, i.e. the kill really happened mid-burst.
       const whileDown = results.filter((r) => r.status === 202 && r.sentAt >= killedAt && r.doneAt <= restartedAt).length;
@@ -173,7 +196,9 @@ describe('the worker is killed with SIGKILL and restarted', () => {
       for (const r of ok) {
         const signalId = r.body.signalId as string;
         const accounts = outcomes.get(signalId)!;
-        expect(accounts).toEqual([{ accountId: r.meta.accountId, outcome: 'filled', ticket: expect.stringMatching(/^\d+$/), reason: null, occurredAt: expect.any(String) }]);
+        expect(accounts).toEqual([
+          { accountId: r.meta.accountId, outcome: 'filled', ticket: expect.stringMatching(/^\d+$/), reason: null, occurredAt: expect.any(String) },
+        ]);
         const lines = orders.get(commandIdOf(signalId, r.meta.accountId)) ?? [];
         expect(lines.map((l) => ({ op: l.op, accountId: l.accountId, ticket: l.ticket, side: l.side, symbol: l.symbol }))).toEqual([
           { op: 'open', accountId: r.meta.accountId, ticket: accounts[0]!.ticket, side: r.meta.side, symbol: r.meta.symbol },
@@ -188,7 +213,10 @@ describe('the worker is killed with SIGKILL and restarted', () => {
       const executions = await waitFor(
         'Temporal visibility to list every execution as completed',
         async () => {
-          const [signals, accounts] = await Promise.all([listExecutions(temporal!.client, query('signalWorkflow')), listExecutions(temporal!.client, query('accountWorkflow'))]);
+          const [signals, accounts] = await Promise.all([
+            listExecutions(temporal!.client, query('signalWorkflow')),
+            listExecutions(temporal!.client, query('accountWorkflow')),
+          ]);
           const done = (l: { status: string }[]) => l.length === ok.length && l.every((e) => e.status === 'COMPLETED');
           return done(signals) && done(accounts) ? { signals, accounts } : undefined;
         },
@@ -198,7 +226,6 @@ describe('the worker is killed with SIGKILL and restarted', () => {
       expect(new Set(executions.accounts.map((e) => e.workflowId))).toEqual(expectedCommands);
       const first = await temporal!.client.workflow.getHandle(commandIdOf(ok[0]!.body.signalId as string, ok[0]!.meta.accountId)).result();
       expect(first).toMatchObject({ outcome: 'filled', ticket: outcomes.get(ok[0]!.body.signalId as string)![0]!.ticket });
-
     },
     300_000,
   );
@@ -222,14 +249,18 @@ describe('the worker is killed with SIGKILL and restarted', () => {
       // The poll is open once the ingress has subscribed to the account's channel (it does so to wait); a hello alone
       // does not mean the terminal has sent its first poll yet.
       await waitFor(
-        'the terminal\'s long-poll to be open',
+        "the terminal's long-poll to be open",
         async () => Number(((await redis!.pubsub('NUMSUB', `es:bn:{${frozenAccount.id}}`)) as [string, number])[1]) >= 1,
         30_000,
       );
       signalGroup(bridgeB.pid, 'SIGSTOP');
-      const res = await httpPost(`${url()}/webhook/custom/${frozenAccount.id}`, { secret: reg.secret, action: 'buy', symbol: 'EURUSD', volume: 0.02 }, {
-        'x-idempotency-key': `${reg.tag}-issue4`,
-      });
+      const res = await httpPost(
+        `${url()}/webhook/custom/${frozenAccount.id}`,
+        { secret: reg.secret, action: 'buy', symbol: 'EURUSD', volume: 0.02 },
+        {
+          'x-idempotency-key': `${reg.tag}-issue4`,
+        },
+      );
       expect(res.status).toBe(202);
       const signalId = res.body.signalId as string;
       const commandId = commandIdOf(signalId, frozenAccount.id);
@@ -262,7 +293,12 @@ describe('the worker is killed with SIGKILL and restarted', () => {
       ]);
       const ticket = orders[0]!.ticket;
       expect(bridgeB.jsonLines('stderr').filter((l) => l.event === 'fault_drop_before_report')).toHaveLength(1);
-      expect(bridgeB.commands().filter((c) => c.commandId === commandId).map((c) => ({ replayed: c.replayed, ticket: c.ticket, status: c.status }))).toEqual([
+      expect(
+        bridgeB
+          .commands()
+          .filter((c) => c.commandId === commandId)
+          .map((c) => ({ replayed: c.replayed, ticket: c.ticket, status: c.status })),
+      ).toEqual([
         { replayed: false, ticket, status: 'filled' },
         { replayed: true, ticket, status: 'filled' },
       ]);

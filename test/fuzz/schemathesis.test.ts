@@ -71,7 +71,11 @@ describe('schemathesis against the webhook and the poll', () => {
   });
 
   /** One schemathesis run; every answer it got (from the hooks' log), and its exit code and output. */
-  async function fuzz(name: string, phases: string, pathRegex: string): Promise<{ answers: Answer[]; byStatus: Record<string, number>; code: number | null; output: string; outputFile: string }> {
+  async function fuzz(
+    name: string,
+    phases: string,
+    pathRegex: string,
+  ): Promise<{ answers: Answer[]; byStatus: Record<string, number>; code: number | null; output: string; outputFile: string }> {
     const dir = path.join(runDir(), `fuzz-${process.pid}`);
     fs.mkdirSync(dir, { recursive: true });
     const log = path.join(dir, `${name}.answers.ndjson`);
@@ -82,17 +86,27 @@ describe('schemathesis against the webhook and the poll', () => {
       [
         'run',
         `${stack.ingress.url}/openapi.json`,
-        '--url', stack.ingress.url,
-        '--checks', 'not_a_server_error',
-        '--include-path-regex', pathRegex,
-        '--phases', phases,
-        '--max-examples', String(MAX_EXAMPLES),
-        '--seed', SEED,
-        '--workers', '2',
-        '--request-timeout', '15',
+        '--url',
+        stack.ingress.url,
+        '--checks',
+        'not_a_server_error',
+        '--include-path-regex',
+        pathRegex,
+        '--phases',
+        phases,
+        '--max-examples',
+        String(MAX_EXAMPLES),
+        '--seed',
+        SEED,
+        '--workers',
+        '2',
+        '--request-timeout',
+        '15',
         '--no-shrink',
-        '--suppress-health-check', 'all',
-        '--header', `Authorization: Bearer ${fixture.token}`,
+        '--suppress-health-check',
+        'all',
+        '--header',
+        `Authorization: Bearer ${fixture.token}`,
       ],
       dir,
       {
@@ -106,11 +120,20 @@ describe('schemathesis against the webhook and the poll', () => {
     );
     const outputFile = path.join(dir, `${name}.schemathesis.log`);
     fs.writeFileSync(outputFile, result.output);
-    const answers = fs.existsSync(log) ? fs.readFileSync(log, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Answer) : [];
+    const answers = fs.existsSync(log)
+      ? fs
+          .readFileSync(log, 'utf8')
+          .trim()
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Answer)
+      : [];
     const byStatus: Record<string, number> = {};
     for (const a of answers) byStatus[a.status] = (byStatus[a.status] ?? 0) + 1;
     const fivexx = answers.filter((a) => a.status >= 500).length;
-    console.log(`[fuzz] schemathesis ${phases}: ${answers.length} requests in ${((Date.now() - started) / 1000).toFixed(0)} s, ${fivexx} 5xx; by status ${JSON.stringify(byStatus)}`);
+    console.log(
+      `[fuzz] schemathesis ${phases}: ${answers.length} requests in ${((Date.now() - started) / 1000).toFixed(0)} s, ${fivexx} 5xx; by status ${JSON.stringify(byStatus)}`,
+    );
     return { answers, byStatus, code: result.code, output: result.output, outputFile };
   }
 

@@ -32,9 +32,7 @@ export function makePki(dir: string, caName = 'external-signals test CA'): TestP
       const ext = path.join(dir, `${name}.ext`);
       fs.writeFileSync(
         ext,
-        kind === 'server'
-          ? 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n'
-          : 'extendedKeyUsage=clientAuth\n',
+        kind === 'server' ? 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n' : 'extendedKeyUsage=clientAuth\n',
       );
       newKey(keyFile);
       openssl(['req', '-new', '-key', keyFile, '-subj', `/CN=${name}`, '-out', csr]);

@@ -67,7 +67,12 @@ export async function startConnectorProcess(opts: {
     args: [],
     env: connectorEnv(opts.setup, opts.demoUrl, opts.ingressUrl, opts.env),
     ready: async (p) => {
-      const hellos = new Set(p.jsonLines('stderr').filter((l) => l.event === 'hello').map((l) => l.accountId));
+      const hellos = new Set(
+        p
+          .jsonLines('stderr')
+          .filter((l) => l.event === 'hello')
+          .map((l) => l.accountId),
+      );
       return opts.accountIds.every((id) => hellos.has(id));
     },
     readyTimeoutMs: opts.readyTimeoutMs ?? 30_000,

@@ -151,7 +151,12 @@ export class CtraderDouble {
 
   /** ProtoOASpotEvent: bid and ask in 1/100000 of a price unit. */
   private spot(conn: Conn, ctid: number, s: DoubleSymbol): void {
-    this.send(conn, PayloadType.PROTO_OA_SPOT_EVENT, { ctidTraderAccountId: ctid, symbolId: s.symbolId, bid: Math.round(s.bid * 100_000), ask: Math.round(s.ask * 100_000) });
+    this.send(conn, PayloadType.PROTO_OA_SPOT_EVENT, {
+      ctidTraderAccountId: ctid,
+      symbolId: s.symbolId,
+      bid: Math.round(s.bid * 100_000),
+      ask: Math.round(s.ask * 100_000),
+    });
   }
 
   setMarketOpen(symbolName: string, open: boolean): void {
@@ -206,7 +211,10 @@ export class CtraderDouble {
     this.maxPerSecond = Math.max(this.maxPerSecond, conn.received.length);
     const id = env.clientMsgId;
     if (env.payloadType === PayloadType.HEARTBEAT_EVENT) return;
-    const invalid = typeof env.payloadType === 'number' && env.payload && typeof env.payload === 'object' ? checkPayload(env.payloadType, env.payload) : 'payloadType and payload are required';
+    const invalid =
+      typeof env.payloadType === 'number' && env.payload && typeof env.payload === 'object'
+        ? checkPayload(env.payloadType, env.payload)
+        : 'payloadType and payload are required';
     if (invalid) {
       this.violations.push(invalid);
       return this.error(conn, id, ErrorCode.INVALID_REQUEST, invalid);
@@ -219,7 +227,8 @@ export class CtraderDouble {
     const p = env.payload ?? {};
     if (env.payloadType === PayloadType.PROTO_OA_APPLICATION_AUTH_REQ) {
       if (conn.appAuthed) return this.error(conn, id, ErrorCode.CH_CLIENT_ALREADY_AUTHENTICATED, 'Client is already authenticated');
-      if (p.clientId !== this.clientId || p.clientSecret !== this.clientSecret) return this.error(conn, id, ErrorCode.CH_CLIENT_AUTH_FAILURE, 'Open API client is not activated or wrong client credentials');
+      if (p.clientId !== this.clientId || p.clientSecret !== this.clientSecret)
+        return this.error(conn, id, ErrorCode.CH_CLIENT_AUTH_FAILURE, 'Open API client is not activated or wrong client credentials');
       conn.appAuthed = true;
       return this.send(conn, PayloadType.PROTO_OA_APPLICATION_AUTH_RES, {}, id);
     }
@@ -273,9 +282,15 @@ export class CtraderDouble {
     Object.assign(grant, { accessToken: `at_${randomBytes(16).toString('hex')}`, refreshToken: `rt_${randomBytes(16).toString('hex')}`, expired: false });
     const sessions = [...this.conns].filter((c) => c.accounts.delete(ctid));
     for (const c of sessions) c.spots.delete(ctid);
-    this.send(conn, PayloadType.PROTO_OA_REFRESH_TOKEN_RES, { accessToken: grant.accessToken, tokenType: 'bearer', expiresIn: 2_628_000, refreshToken: grant.refreshToken }, id);
+    this.send(
+      conn,
+      PayloadType.PROTO_OA_REFRESH_TOKEN_RES,
+      { accessToken: grant.accessToken, tokenType: 'bearer', expiresIn: 2_628_000, refreshToken: grant.refreshToken },
+      id,
+    );
     // ProtoOAAccountsTokenInvalidatedEvent: "token was refreshed" ends the account's sessions.
-    for (const c of sessions) this.send(c, PayloadType.PROTO_OA_ACCOUNTS_TOKEN_INVALIDATED_EVENT, { ctidTraderAccountIds: [ctid], reason: 'Access Token was refreshed' });
+    for (const c of sessions)
+      this.send(c, PayloadType.PROTO_OA_ACCOUNTS_TOKEN_INVALIDATED_EVENT, { ctidTraderAccountIds: [ctid], reason: 'Access Token was refreshed' });
   }
 
   /**
@@ -307,33 +322,88 @@ export class CtraderDouble {
         }
       } catch (err) {
         if (!(err instanceof Refusal)) throw err;
-        return [{ payloadType: PayloadType.PROTO_OA_ORDER_ERROR_EVENT, payload: { ctidTraderAccountId: ctid, errorCode: err.errorCode, description: err.description, ...err.ids } }];
+        return [
+          {
+            payloadType: PayloadType.PROTO_OA_ORDER_ERROR_EVENT,
+            payload: { ctidTraderAccountId: ctid, errorCode: err.errorCode, description: err.description, ...err.ids },
+          },
+        ];
       }
       return executions.map((e) => ({ payloadType: PayloadType.PROTO_OA_EXECUTION_EVENT, payload: { ctidTraderAccountId: ctid, ...e } }));
     }
     switch (env.payloadType) {
       case PayloadType.PROTO_OA_SYMBOLS_LIST_REQ:
-        return [{ payloadType: PayloadType.PROTO_OA_SYMBOLS_LIST_RES, payload: {
-          ctidTraderAccountId: ctid,
-          symbol: [...this.symbols.values()].map((s) => ({ symbolId: s.symbolId, symbolName: s.symbolName, enabled: true, baseAssetId: 1, quoteAssetId: 2, symbolCategoryId: 1 })),
-        } }];
+        return [
+          {
+            payloadType: PayloadType.PROTO_OA_SYMBOLS_LIST_RES,
+            payload: {
+              ctidTraderAccountId: ctid,
+              symbol: [...this.symbols.values()].map((s) => ({
+                symbolId: s.symbolId,
+                symbolName: s.symbolName,
+                enabled: true,
+                baseAssetId: 1,
+                quoteAssetId: 2,
+                symbolCategoryId: 1,
+              })),
+            },
+          },
+        ];
       case PayloadType.PROTO_OA_SYMBOL_BY_ID_REQ: {
         const ids = (p.symbolId as number[] | undefined) ?? [];
-        const symbol = ids.map((i) => this.symbols.get(i)).filter((s): s is DoubleSymbol => !!s).map((s) => ({
-          symbolId: s.symbolId, digits: s.digits, pipPosition: s.pipPosition, lotSize: s.lotSize, minVolume: s.minVolume, stepVolume: s.stepVolume, maxVolume: s.maxVolume,
-        }));
+        const symbol = ids
+          .map((i) => this.symbols.get(i))
+          .filter((s): s is DoubleSymbol => !!s)
+          .map((s) => ({
+            symbolId: s.symbolId,
+            digits: s.digits,
+            pipPosition: s.pipPosition,
+            lotSize: s.lotSize,
+            minVolume: s.minVolume,
+            stepVolume: s.stepVolume,
+            maxVolume: s.maxVolume,
+          }));
         return [{ payloadType: PayloadType.PROTO_OA_SYMBOL_BY_ID_RES, payload: { ctidTraderAccountId: ctid, symbol } }];
       }
       case PayloadType.PROTO_OA_TRADER_REQ:
-        return [{ payloadType: PayloadType.PROTO_OA_TRADER_RES, payload: { ctidTraderAccountId: ctid, trader: { ctidTraderAccountId: ctid, balance: account.balance, depositAssetId: 2, moneyDigits: 2 } } }];
+        return [
+          {
+            payloadType: PayloadType.PROTO_OA_TRADER_RES,
+            payload: { ctidTraderAccountId: ctid, trader: { ctidTraderAccountId: ctid, balance: account.balance, depositAssetId: 2, moneyDigits: 2 } },
+          },
+        ];
       case PayloadType.PROTO_OA_RECONCILE_REQ:
-        return [{ payloadType: PayloadType.PROTO_OA_RECONCILE_RES, payload: { ctidTraderAccountId: ctid, position: [...account.positions.values()], order: [...account.orders.values()] } }];
+        return [
+          {
+            payloadType: PayloadType.PROTO_OA_RECONCILE_RES,
+            payload: { ctidTraderAccountId: ctid, position: [...account.positions.values()], order: [...account.orders.values()] },
+          },
+        ];
       case PayloadType.PROTO_OA_ORDER_LIST_REQ:
-        return [{ payloadType: PayloadType.PROTO_OA_ORDER_LIST_RES, payload: { ctidTraderAccountId: ctid, order: account.orderList((p.fromTimestamp as number | undefined) ?? 0, (p.toTimestamp as number | undefined) ?? 2_147_483_646_000), hasMore: false } }];
+        return [
+          {
+            payloadType: PayloadType.PROTO_OA_ORDER_LIST_RES,
+            payload: {
+              ctidTraderAccountId: ctid,
+              order: account.orderList((p.fromTimestamp as number | undefined) ?? 0, (p.toTimestamp as number | undefined) ?? 2_147_483_646_000),
+              hasMore: false,
+            },
+          },
+        ];
       case PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_REQ:
-        return [{ payloadType: PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_RES, payload: { ctidTraderAccountId: ctid, positionUnrealizedPnL: account.unrealized(), moneyDigits: 2 } }];
+        return [
+          {
+            payloadType: PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_RES,
+            payload: { ctidTraderAccountId: ctid, positionUnrealizedPnL: account.unrealized(), moneyDigits: 2 },
+          },
+        ];
       default:
-        return [{ payloadType: PayloadType.ERROR_RES, payload: { errorCode: ErrorCode.UNSUPPORTED_MESSAGE, description: `payloadType ${env.payloadType} is not served by this double` } }];
+        return [
+          {
+            payloadType: PayloadType.ERROR_RES,
+            payload: { errorCode: ErrorCode.UNSUPPORTED_MESSAGE, description: `payloadType ${env.payloadType} is not served by this double` },
+          },
+        ];
     }
   }
 

@@ -1,4 +1,14 @@
-import { ErrorCode, ExecutionType, OrderStatus, OrderType, PositionStatus, TimeInForce, TradeSide, type Order, type Position } from '../../src/ctrader/messages';
+import {
+  ErrorCode,
+  ExecutionType,
+  OrderStatus,
+  OrderType,
+  PositionStatus,
+  TimeInForce,
+  TradeSide,
+  type Order,
+  type Position,
+} from '../../src/ctrader/messages';
 
 /**
  * The trading side of the cTrader Open API double: one trader account's positions and pending orders, and the checks
@@ -24,9 +34,42 @@ export interface DoubleSymbol {
 
 /** EURUSD and USDJPY as a typical FX broker lists them: lot 100 000 units, step and minimum 1 000 units (0.01 lot). */
 export const DEFAULT_SYMBOLS: DoubleSymbol[] = [
-  { symbolId: 1, symbolName: 'EURUSD', digits: 5, pipPosition: 4, lotSize: 10_000_000, minVolume: 100_000, stepVolume: 100_000, maxVolume: 1_000_000_000, bid: 1.085, ask: 1.0851 },
-  { symbolId: 4, symbolName: 'USDJPY', digits: 3, pipPosition: 2, lotSize: 10_000_000, minVolume: 100_000, stepVolume: 100_000, maxVolume: 1_000_000_000, bid: 150.0, ask: 150.012 },
-  { symbolId: 41, symbolName: 'XAUUSD', digits: 2, pipPosition: 1, lotSize: 10_000, minVolume: 100, stepVolume: 100, maxVolume: 500_000, bid: 2350.0, ask: 2350.3 },
+  {
+    symbolId: 1,
+    symbolName: 'EURUSD',
+    digits: 5,
+    pipPosition: 4,
+    lotSize: 10_000_000,
+    minVolume: 100_000,
+    stepVolume: 100_000,
+    maxVolume: 1_000_000_000,
+    bid: 1.085,
+    ask: 1.0851,
+  },
+  {
+    symbolId: 4,
+    symbolName: 'USDJPY',
+    digits: 3,
+    pipPosition: 2,
+    lotSize: 10_000_000,
+    minVolume: 100_000,
+    stepVolume: 100_000,
+    maxVolume: 1_000_000_000,
+    bid: 150.0,
+    ask: 150.012,
+  },
+  {
+    symbolId: 41,
+    symbolName: 'XAUUSD',
+    digits: 2,
+    pipPosition: 1,
+    lotSize: 10_000,
+    minVolume: 100,
+    stepVolume: 100,
+    maxVolume: 500_000,
+    bid: 2350.0,
+    ask: 2350.3,
+  },
 ];
 
 export class Refusal extends Error {
@@ -86,14 +129,20 @@ export class DoubleAccount {
   /** SL below / TP above the reference for a buy, mirrored for a sell. */
   private checkStops(side: number, reference: number, sl: number | undefined, tp: number | undefined, what: string): void {
     const buy = side === TradeSide.BUY;
-    if (sl !== undefined && (buy ? sl >= reference : sl <= reference)) throw new Refusal(ErrorCode.TRADING_BAD_STOPS, `Invalid stop loss ${sl} against the ${what} ${reference}`);
-    if (tp !== undefined && (buy ? tp <= reference : tp >= reference)) throw new Refusal(ErrorCode.TRADING_BAD_STOPS, `Invalid take profit ${tp} against the ${what} ${reference}`);
+    if (sl !== undefined && (buy ? sl >= reference : sl <= reference))
+      throw new Refusal(ErrorCode.TRADING_BAD_STOPS, `Invalid stop loss ${sl} against the ${what} ${reference}`);
+    if (tp !== undefined && (buy ? tp <= reference : tp >= reference))
+      throw new Refusal(ErrorCode.TRADING_BAD_STOPS, `Invalid take profit ${tp} against the ${what} ${reference}`);
   }
 
   private checkEntry(s: DoubleSymbol, side: number, orderType: number, price: number): void {
     const buy = side === TradeSide.BUY;
     const ok = orderType === OrderType.LIMIT ? (buy ? price < s.ask : price > s.bid) : buy ? price > s.ask : price < s.bid;
-    if (!ok) throw new Refusal(ErrorCode.TRADING_BAD_PRICES, `Invalid ${orderType === OrderType.LIMIT ? 'limit' : 'stop'} price ${price} (bid ${s.bid}, ask ${s.ask})`);
+    if (!ok)
+      throw new Refusal(
+        ErrorCode.TRADING_BAD_PRICES,
+        `Invalid ${orderType === OrderType.LIMIT ? 'limit' : 'stop'} price ${price} (bid ${s.bid}, ask ${s.ask})`,
+      );
   }
 
   /** Margin in USD at 1:100: units × the base's USD price / 100 (a USD-based pair's base is 1 USD). */
@@ -104,7 +153,10 @@ export class DoubleAccount {
   private checkMargin(s: DoubleSymbol, volume: number, price: number): void {
     // A simple stand-in for the broker's margin rules, in the USD deposit currency.
     const needed = this.marginOf(s, volume, price);
-    const used = [...this.positions.values()].reduce((sum, p) => sum + this.marginOf(this.symbols.get(p.tradeData.symbolId)!, p.tradeData.volume, p.price ?? 0), 0);
+    const used = [...this.positions.values()].reduce(
+      (sum, p) => sum + this.marginOf(this.symbols.get(p.tradeData.symbolId)!, p.tradeData.volume, p.price ?? 0),
+      0,
+    );
     if (needed + used > this.balance / 100) throw new Refusal(ErrorCode.NOT_ENOUGH_MONEY, `Not enough money: margin ${needed.toFixed(2)} needed`);
   }
 
@@ -113,13 +165,21 @@ export class DoubleAccount {
     const side = p.tradeSide;
     if (side !== TradeSide.BUY && side !== TradeSide.SELL) throw new Refusal(ErrorCode.INVALID_REQUEST, 'tradeSide is required');
     const orderType = p.orderType as number;
-    if (![OrderType.MARKET, OrderType.LIMIT, OrderType.STOP, OrderType.STOP_LIMIT].includes(orderType as 1)) throw new Refusal(ErrorCode.INVALID_REQUEST, `orderType ${String(orderType)} is not supported`);
+    if (![OrderType.MARKET, OrderType.LIMIT, OrderType.STOP, OrderType.STOP_LIMIT].includes(orderType as 1))
+      throw new Refusal(ErrorCode.INVALID_REQUEST, `orderType ${String(orderType)} is not supported`);
     const volume = this.checkVolume(s, p.volume);
     this.requireOpen(s);
     const buy = side === TradeSide.BUY;
     const relSl = typeof p.relativeStopLoss === 'number' ? p.relativeStopLoss / 100_000 : undefined;
     const relTp = typeof p.relativeTakeProfit === 'number' ? p.relativeTakeProfit / 100_000 : undefined;
-    const tradeData = { symbolId: s.symbolId, volume, tradeSide: side, openTimestamp: now, label: p.label as string | undefined, comment: p.comment as string | undefined };
+    const tradeData = {
+      symbolId: s.symbolId,
+      volume,
+      tradeSide: side,
+      openTimestamp: now,
+      label: p.label as string | undefined,
+      comment: p.comment as string | undefined,
+    };
     if (orderType === OrderType.MARKET) {
       if (p.stopLoss !== undefined || p.takeProfit !== undefined) {
         throw new Refusal(ErrorCode.INVALID_REQUEST, 'absolute stopLoss/takeProfit are not supported for MARKET orders');
@@ -130,12 +190,45 @@ export class DoubleAccount {
       const tp = relTp !== undefined ? r(buy ? fill + relTp : fill - relTp, s.digits) : undefined;
       this.checkStops(side, buy ? s.bid : s.ask, sl, tp, buy ? 'bid' : 'ask');
       const orderId = this.nextId++;
-      const position: Position = { positionId: this.nextId++, tradeData, positionStatus: PositionStatus.POSITION_STATUS_OPEN, swap: 0, price: fill, stopLoss: sl, takeProfit: tp };
-      const order: Order = { orderId, tradeData, orderType, orderStatus: OrderStatus.ORDER_STATUS_ACCEPTED, clientOrderId: p.clientOrderId as string | undefined, positionId: position.positionId };
+      const position: Position = {
+        positionId: this.nextId++,
+        tradeData,
+        positionStatus: PositionStatus.POSITION_STATUS_OPEN,
+        swap: 0,
+        price: fill,
+        stopLoss: sl,
+        takeProfit: tp,
+      };
+      const order: Order = {
+        orderId,
+        tradeData,
+        orderType,
+        orderStatus: OrderStatus.ORDER_STATUS_ACCEPTED,
+        clientOrderId: p.clientOrderId as string | undefined,
+        positionId: position.positionId,
+      };
       this.positions.set(position.positionId, position);
       this.entries.push({ kind: 'position', id: position.positionId, symbolId: s.symbolId, tradeSide: side, volume });
-      const deal = { dealId: this.nextId++, orderId, positionId: position.positionId, volume, filledVolume: volume, symbolId: s.symbolId, createTimestamp: now, executionTimestamp: now, executionPrice: fill, tradeSide: side, dealStatus: 2 };
-      const filled: Order = { ...order, orderStatus: OrderStatus.ORDER_STATUS_FILLED, executionPrice: fill, executedVolume: volume, utcLastUpdateTimestamp: now };
+      const deal = {
+        dealId: this.nextId++,
+        orderId,
+        positionId: position.positionId,
+        volume,
+        filledVolume: volume,
+        symbolId: s.symbolId,
+        createTimestamp: now,
+        executionTimestamp: now,
+        executionPrice: fill,
+        tradeSide: side,
+        dealStatus: 2,
+      };
+      const filled: Order = {
+        ...order,
+        orderStatus: OrderStatus.ORDER_STATUS_FILLED,
+        executionPrice: fill,
+        executedVolume: volume,
+        utcLastUpdateTimestamp: now,
+      };
       this.history.set(orderId, filled);
       return [
         { executionType: ExecutionType.ORDER_ACCEPTED, order, position: { ...position, positionStatus: 3 } },
@@ -143,12 +236,15 @@ export class DoubleAccount {
       ];
     }
     const entry = orderType === OrderType.LIMIT ? p.limitPrice : p.stopPrice;
-    if (typeof entry !== 'number') throw new Refusal(ErrorCode.INVALID_REQUEST, orderType === OrderType.LIMIT ? 'limitPrice is required' : 'stopPrice is required');
-    if (orderType === OrderType.STOP_LIMIT && typeof p.slippageInPoints !== 'number') throw new Refusal(ErrorCode.INVALID_REQUEST, 'slippageInPoints is required for STOP_LIMIT');
+    if (typeof entry !== 'number')
+      throw new Refusal(ErrorCode.INVALID_REQUEST, orderType === OrderType.LIMIT ? 'limitPrice is required' : 'stopPrice is required');
+    if (orderType === OrderType.STOP_LIMIT && typeof p.slippageInPoints !== 'number')
+      throw new Refusal(ErrorCode.INVALID_REQUEST, 'slippageInPoints is required for STOP_LIMIT');
     this.checkEntry(s, side, orderType === OrderType.LIMIT ? OrderType.LIMIT : OrderType.STOP, entry);
     const tif = (p.timeInForce as number | undefined) ?? TimeInForce.GOOD_TILL_CANCEL;
     const expiry = p.expirationTimestamp as number | undefined;
-    if (tif === TimeInForce.GOOD_TILL_DATE && !(typeof expiry === 'number' && expiry > now)) throw new Refusal(ErrorCode.TRADING_BAD_EXPIRATION_DATE, 'expirationTimestamp must be in the future');
+    if (tif === TimeInForce.GOOD_TILL_DATE && !(typeof expiry === 'number' && expiry > now))
+      throw new Refusal(ErrorCode.TRADING_BAD_EXPIRATION_DATE, 'expirationTimestamp must be in the future');
     const sl = typeof p.stopLoss === 'number' ? p.stopLoss : relSl !== undefined ? r(buy ? entry - relSl : entry + relSl, s.digits) : undefined;
     const tp = typeof p.takeProfit === 'number' ? p.takeProfit : relTp !== undefined ? r(buy ? entry + relTp : entry - relTp, s.digits) : undefined;
     this.checkStops(side, entry, sl, tp, 'entry price');
@@ -212,12 +308,14 @@ export class DoubleAccount {
     next.stopLoss = p.stopLoss as number | undefined;
     next.takeProfit = p.takeProfit as number | undefined;
     if (p.expirationTimestamp !== undefined) {
-      if (!(typeof p.expirationTimestamp === 'number' && p.expirationTimestamp > now)) throw new Refusal(ErrorCode.TRADING_BAD_EXPIRATION_DATE, 'expirationTimestamp must be in the future');
+      if (!(typeof p.expirationTimestamp === 'number' && p.expirationTimestamp > now))
+        throw new Refusal(ErrorCode.TRADING_BAD_EXPIRATION_DATE, 'expirationTimestamp must be in the future');
       next.expirationTimestamp = p.expirationTimestamp;
       next.timeInForce = TimeInForce.GOOD_TILL_DATE;
     }
     const entry = (next.orderType === OrderType.LIMIT ? next.limitPrice : next.stopPrice)!;
-    if (entry !== (o.orderType === OrderType.LIMIT ? o.limitPrice : o.stopPrice)) this.checkEntry(s, o.tradeData.tradeSide, o.orderType === OrderType.LIMIT ? OrderType.LIMIT : OrderType.STOP, entry);
+    if (entry !== (o.orderType === OrderType.LIMIT ? o.limitPrice : o.stopPrice))
+      this.checkEntry(s, o.tradeData.tradeSide, o.orderType === OrderType.LIMIT ? OrderType.LIMIT : OrderType.STOP, entry);
     this.checkStops(o.tradeData.tradeSide, entry, next.stopLoss, next.takeProfit, 'entry price');
     this.orders.set(o.orderId, next);
     this.history.set(o.orderId, { ...next, utcLastUpdateTimestamp: now });
@@ -241,21 +339,39 @@ export class DoubleAccount {
       throw new Refusal(ErrorCode.TRADING_BAD_VOLUME, `Invalid volume ${String(volume)} to close of ${pos.tradeData.volume}`, { positionId: pos.positionId });
     }
     const rest = pos.tradeData.volume - volume;
-    if (rest > 0 && rest < s.minVolume) throw new Refusal(ErrorCode.TRADING_BAD_VOLUME, `The remaining volume ${rest} would be below the minimum ${s.minVolume}`, { positionId: pos.positionId });
+    if (rest > 0 && rest < s.minVolume)
+      throw new Refusal(ErrorCode.TRADING_BAD_VOLUME, `The remaining volume ${rest} would be below the minimum ${s.minVolume}`, { positionId: pos.positionId });
     this.requireOpen(s);
     const buy = pos.tradeData.tradeSide === TradeSide.BUY;
     const price = buy ? s.bid : s.ask;
-    const gross = Math.round(((buy ? price - pos.price! : pos.price! - price) * volume) / 100 * 100);
+    const gross = Math.round((((buy ? price - pos.price! : pos.price! - price) * volume) / 100) * 100);
     this.balance += gross;
     const side = buy ? TradeSide.SELL : TradeSide.BUY;
-    const order: Order = { orderId: this.nextId++, tradeData: { ...pos.tradeData, volume, tradeSide: side }, orderType: OrderType.MARKET, orderStatus: OrderStatus.ORDER_STATUS_FILLED, closingOrder: true, positionId: pos.positionId, executionPrice: price };
+    const order: Order = {
+      orderId: this.nextId++,
+      tradeData: { ...pos.tradeData, volume, tradeSide: side },
+      orderType: OrderType.MARKET,
+      orderStatus: OrderStatus.ORDER_STATUS_FILLED,
+      closingOrder: true,
+      positionId: pos.positionId,
+      executionPrice: price,
+    };
     this.history.set(order.orderId, { ...order, utcLastUpdateTimestamp: now });
     if (rest === 0) this.positions.delete(pos.positionId);
     else pos.tradeData = { ...pos.tradeData, volume: rest };
     const after: Position = rest === 0 ? { ...pos, positionStatus: PositionStatus.POSITION_STATUS_CLOSED } : pos;
     const deal = {
-      dealId: this.nextId++, orderId: order.orderId, positionId: pos.positionId, volume, filledVolume: volume, symbolId: s.symbolId, createTimestamp: now, executionTimestamp: now,
-      executionPrice: price, tradeSide: side, dealStatus: 2,
+      dealId: this.nextId++,
+      orderId: order.orderId,
+      positionId: pos.positionId,
+      volume,
+      filledVolume: volume,
+      symbolId: s.symbolId,
+      createTimestamp: now,
+      executionTimestamp: now,
+      executionPrice: price,
+      tradeSide: side,
+      dealStatus: 2,
       closePositionDetail: { entryPrice: pos.price, grossProfit: gross, swap: 0, commission: 0, balance: this.balance, closedVolume: volume, moneyDigits: 2 },
     };
     return [
@@ -277,7 +393,7 @@ export class DoubleAccount {
     return [...this.positions.values()].map((p) => {
       const s = this.symbols.get(p.tradeData.symbolId)!;
       const buy = p.tradeData.tradeSide === TradeSide.BUY;
-      const pnl = Math.round(((buy ? s.bid - p.price! : p.price! - s.ask) * p.tradeData.volume) / 100 * 100);
+      const pnl = Math.round((((buy ? s.bid - p.price! : p.price! - s.ask) * p.tradeData.volume) / 100) * 100);
       return { positionId: p.positionId, grossUnrealizedPnL: pnl, netUnrealizedPnL: pnl };
     });
   }

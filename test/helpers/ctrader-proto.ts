@@ -21,7 +21,9 @@ export interface ProtoDefinitions {
 
 /** Where the reference lives: beside the checkout (CI, the lead's tree), or beside a worktree's parent. */
 export function referenceDir(): string | undefined {
-  const candidates = [path.resolve(REPO_ROOT, '..', 'shared'), path.resolve(REPO_ROOT, '..', '..', 'shared')].map((d) => path.join(d, 'reference', 'ctrader-open-api'));
+  const candidates = [path.resolve(REPO_ROOT, '..', 'shared'), path.resolve(REPO_ROOT, '..', '..', 'shared')].map((d) =>
+    path.join(d, 'reference', 'ctrader-open-api'),
+  );
   return candidates.find((d) => fs.existsSync(path.join(d, 'OpenApiMessages.proto')));
 }
 
@@ -34,7 +36,10 @@ export function loadProto(): ProtoDefinitions {
   const enums = new Map<string, Map<string, number>>();
   const messages = new Map<string, Map<string, ProtoField>>();
   for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.proto'))) {
-    const text = fs.readFileSync(path.join(dir, file), 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+    const text = fs
+      .readFileSync(path.join(dir, file), 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/\/\/.*$/gm, '');
     for (const m of text.matchAll(/\benum\s+(\w+)\s*\{([^}]*)\}/g)) {
       const values = new Map<string, number>();
       for (const v of m[2]!.matchAll(/(\w+)\s*=\s*(\d+)\s*;/g)) values.set(v[1]!, Number(v[2]));
@@ -42,7 +47,8 @@ export function loadProto(): ProtoDefinitions {
     }
     for (const m of text.matchAll(/\bmessage\s+(\w+)\s*\{([^}]*)\}/g)) {
       const fields = new Map<string, ProtoField>();
-      for (const f of m[2]!.matchAll(/(required|optional|repeated)\s+(\w+)\s+(\w+)\s*=\s*\d+/g)) fields.set(f[3]!, { label: f[1] as ProtoField['label'], type: f[2]! });
+      for (const f of m[2]!.matchAll(/(required|optional|repeated)\s+(\w+)\s+(\w+)\s*=\s*\d+/g))
+        fields.set(f[3]!, { label: f[1] as ProtoField['label'], type: f[2]! });
       messages.set(m[1]!, fields);
     }
   }
@@ -56,7 +62,10 @@ export function messageNameOf(payloadType: number, defs = loadProto()): string |
   const common = [...(defs.enums.get('ProtoPayloadType') ?? [])].find(([, n]) => n === payloadType)?.[0];
   const enumName = oa ?? common;
   if (!enumName) return undefined;
-  const words = enumName.replace(/^PROTO_OA_/, '').split('_').map((w) => w.charAt(0) + w.slice(1).toLowerCase());
+  const words = enumName
+    .replace(/^PROTO_OA_/, '')
+    .split('_')
+    .map((w) => w.charAt(0) + w.slice(1).toLowerCase());
   const candidates = [oa ? `ProtoOA${words.join('')}` : `Proto${words.join('')}`];
   // The published names are not all regular (ProtoOATraderUpdatedEvent for PROTO_OA_TRADER_UPDATE_EVENT, "ByID").
   return candidates.find((c) => defs.messages.has(c)) ?? [...defs.messages.keys()].find((k) => k.toLowerCase() === candidates[0]!.toLowerCase());

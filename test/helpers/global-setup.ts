@@ -41,7 +41,10 @@ export default async function globalSetup(): Promise<void> {
     await Promise.allSettled([infra.temporal?.stop(), infra.redis?.stop()]);
     const reasons = [temporal, redis].flatMap((r) => (r.status === 'rejected' ? [String((r.reason as Error)?.stack ?? r.reason)] : []));
     // scripts/test.sh prints this last, where a log cut to its head and tail still shows it.
-    fs.writeFileSync(path.join(REPO_ROOT, '.run', 'infra-failure.txt'), [temporal, redis].flatMap((r) => (r.status === 'rejected' ? [String((r.reason as Error)?.message ?? r.reason)] : [])).join('\n'));
+    fs.writeFileSync(
+      path.join(REPO_ROOT, '.run', 'infra-failure.txt'),
+      [temporal, redis].flatMap((r) => (r.status === 'rejected' ? [String((r.reason as Error)?.message ?? r.reason)] : [])).join('\n'),
+    );
     throw new Error(`test infrastructure did not start:\n${reasons.join('\n')}`);
   }
 

@@ -51,7 +51,12 @@ export function postFrom(localAddress: string, url: string, body: unknown, heade
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       url,
-      { method: 'POST', localAddress, timeout: 10_000, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers } },
+      {
+        method: 'POST',
+        localAddress,
+        timeout: 10_000,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

@@ -45,12 +45,7 @@ export function instanceName(kind: string): string {
  * A probe that throws aborts the wait with its error (so a dead process fails fast); a probe that hangs is cut off
  * at the deadline. On timeout the error names `what`.
  */
-export async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false>,
-  timeoutMs: number,
-  intervalMs = 50,
-): Promise<T> {
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs: number, intervalMs = 50): Promise<T> {
   const started = Date.now();
   const deadline = started + timeoutMs;
   const timedOut = () => new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
@@ -300,13 +295,20 @@ export async function startTemporal(opts: StartTemporalOptions = {}): Promise<Te
   const argsFor = (p: TemporalPorts) => [
     'server',
     'start-dev',
-    '--ip', '127.0.0.1',
-    '--port', String(p.grpc),
-    '--ui-port', String(p.ui),
-    '--http-port', String(p.http),
-    '--metrics-port', String(p.metrics),
-    '--db-filename', dbFile,
-    '--log-level', 'error',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(p.grpc),
+    '--ui-port',
+    String(p.ui),
+    '--http-port',
+    String(p.http),
+    '--metrics-port',
+    String(p.metrics),
+    '--db-filename',
+    dbFile,
+    '--log-level',
+    'error',
     ...namespaces.filter((n) => n !== 'default').flatMap((n) => ['--namespace', n]),
     ...SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a.name}=${a.type}`]),
     ...(profile === 'project' ? temporalDevProfileArgs(process.env.TEMPORAL_DEV_PROFILE_WITHOUT || undefined) : []),
@@ -352,7 +354,13 @@ export async function startTemporal(opts: StartTemporalOptions = {}): Promise<Te
   return server;
 }
 
-export async function waitTemporalReady(address: string, namespaces: string[], proc: GroupProcess, timeoutMs: number, tls?: ConnectionOptions['tls']): Promise<void> {
+export async function waitTemporalReady(
+  address: string,
+  namespaces: string[],
+  proc: GroupProcess,
+  timeoutMs: number,
+  tls?: ConnectionOptions['tls'],
+): Promise<void> {
   let connection: Connection | undefined;
   let last = 'no attempt yet';
   try {
@@ -443,19 +451,47 @@ export async function startRedis(opts: StartRedisOptions = {}): Promise<RedisSer
   const tls = opts.tls;
   const tlsArgs = (port: number) =>
     tls
-      ? ['--port', '0', '--tls-port', String(port), '--tls-cert-file', tls.certFile, '--tls-key-file', tls.keyFile, '--tls-ca-cert-file', tls.caFile,
-          '--tls-auth-clients', 'yes', '--user', 'default', 'off', '--user', tls.user, 'on', `>${tls.password}`, '~*', '&*', '+@all']
+      ? [
+          '--port',
+          '0',
+          '--tls-port',
+          String(port),
+          '--tls-cert-file',
+          tls.certFile,
+          '--tls-key-file',
+          tls.keyFile,
+          '--tls-ca-cert-file',
+          tls.caFile,
+          '--tls-auth-clients',
+          'yes',
+          '--user',
+          'default',
+          'off',
+          '--user',
+          tls.user,
+          'on',
+          `>${tls.password}`,
+          '~*',
+          '&*',
+          '+@all',
+        ]
       : ['--port', String(port)];
   const urlOf = (port: number) => (tls ? `rediss://${tls.user}:${tls.password}@127.0.0.1:${port}` : `redis://127.0.0.1:${port}`);
-  const pingOptions = tls ? { tls: { ca: fs.readFileSync(tls.caFile), cert: fs.readFileSync(tls.clientCertFile), key: fs.readFileSync(tls.clientKeyFile) } } : {};
+  const pingOptions = tls
+    ? { tls: { ca: fs.readFileSync(tls.caFile), cert: fs.readFileSync(tls.clientCertFile), key: fs.readFileSync(tls.clientKeyFile) } }
+    : {};
   const launch = async (port: number) => {
     proc.spawn(bin, [
       ...tlsArgs(port),
-      '--bind', '127.0.0.1',
+      '--bind',
+      '127.0.0.1',
       ...persistenceArgs(durable),
-      '--daemonize', 'no',
-      '--dir', dir,
-      '--logfile', '',
+      '--daemonize',
+      'no',
+      '--dir',
+      dir,
+      '--logfile',
+      '',
       ...(opts.args ?? []),
     ]);
     await waitRedisReady(urlOf(port), proc, readyTimeoutMs, pingOptions);

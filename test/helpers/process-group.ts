@@ -58,7 +58,6 @@ export function groupAlive(pgid: number): boolean {
   }
 }
 
-
 /**
  * Ends a process group: `first` to the group; after SIGTERM, SIGKILL once `graceMs` has passed or if anything of the
  * group outlived its leader. Resolves with how the leader exited.
@@ -71,10 +70,7 @@ export async function terminateGroup<T>(pgid: number, exited: Promise<T>, first:
   }
   if (first === 'SIGTERM') {
     const ac = new AbortController();
-    const graceful = await Promise.race([
-      exited.then(() => true),
-      delay(graceMs, false, { signal: ac.signal }).catch(() => false),
-    ]).finally(() => ac.abort());
+    const graceful = await Promise.race([exited.then(() => true), delay(graceMs, false, { signal: ac.signal }).catch(() => false)]).finally(() => ac.abort());
     if (!graceful || groupAlive(pgid)) {
       try {
         process.kill(-pgid, 'SIGKILL');

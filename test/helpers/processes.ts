@@ -217,8 +217,7 @@ export class ServiceProcess {
   describe(): string {
     const state = this.running ? `running (pgid ${this.pid})` : `exited (code ${this.lastExit?.code}, signal ${this.lastExit?.signal})`;
     return (
-      `${this.name} ${state}\n--- last lines of ${this.stdoutFile}:\n${tail(this.stdout())}` +
-      `\n--- last lines of ${this.stderrFile}:\n${tail(this.stderr())}`
+      `${this.name} ${state}\n--- last lines of ${this.stdoutFile}:\n${tail(this.stdout())}` + `\n--- last lines of ${this.stderrFile}:\n${tail(this.stderr())}`
     );
   }
 
@@ -450,7 +449,12 @@ export async function startPaperBridgeProcess(opts: PaperBridgeOptions): Promise
     args,
     env: { ...base, ...opts.env },
     ready: async (p) => {
-      const hellos = new Set(p.jsonLines('stderr').filter((l) => l.event === 'hello').map((l) => l.accountId));
+      const hellos = new Set(
+        p
+          .jsonLines('stderr')
+          .filter((l) => l.event === 'hello')
+          .map((l) => l.accountId),
+      );
       return accountIds.every((id) => hellos.has(id));
     },
     readyTimeoutMs: opts.readyTimeoutMs ?? 30_000,
@@ -487,8 +491,8 @@ export function runAdminProcess(args: string[], env: Record<string, string>, opt
     liveAdmins.add(child);
     let stdout = '';
     let stderr = '';
-    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 30_000);
     const forget = () => {
       clearTimeout(timer);
@@ -508,8 +512,8 @@ export function runAdminProcess(args: string[], env: Record<string, string>, opt
       );
       resolve({ code, signal, stdout, stderr });
     });
-    child.stdin!.on('error', () => undefined);
-    child.stdin!.end(opts.stdin ?? '');
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(opts.stdin ?? '');
   });
 }
 

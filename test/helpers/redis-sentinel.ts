@@ -43,7 +43,15 @@ export async function startSentinel(masterPort: number, master = 'es-master'): P
   const proc = new GroupProcess(name, path.join(dir, 'sentinel.log'));
   proc.spawn(process.env.REDIS_SERVER_BIN ?? 'redis-server', [conf, '--sentinel']);
   const ask = async (...args: string[]): Promise<unknown> => {
-    const c = new Redis({ host: '127.0.0.1', port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: 1_000, commandTimeout: 2_000 });
+    const c = new Redis({
+      host: '127.0.0.1',
+      port,
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+      connectTimeout: 1_000,
+      commandTimeout: 2_000,
+    });
     try {
       await c.connect();
       return await c.call('SENTINEL', ...args);
@@ -74,10 +82,15 @@ export async function startSentinel(masterPort: number, master = 'es-master'): P
     async failover(timeoutMs = 20_000) {
       const before = await masterAddress();
       await ask('failover', master);
-      return waitFor(`the sentinel to name a new master (was ${before})`, async () => {
-        const now = await masterAddress().catch(() => before);
-        return now !== before ? now : undefined;
-      }, timeoutMs, 100);
+      return waitFor(
+        `the sentinel to name a new master (was ${before})`,
+        async () => {
+          const now = await masterAddress().catch(() => before);
+          return now !== before ? now : undefined;
+        },
+        timeoutMs,
+        100,
+      );
     },
     async stop() {
       await proc.stop();

@@ -160,8 +160,16 @@ export function signalArbitraries(opts: SignalArbitrariesOptions) {
   /** Optional stop fields of an entry: sl xor slPips (or neither), tp xor tpPips (or neither). */
   const entryStopsArb = fc
     .record({
-      sl: fc.oneof(fc.constant({}), priceArb.map((sl) => ({ sl })), pipsArb.map((slPips) => ({ slPips }))),
-      tp: fc.oneof(fc.constant({}), priceArb.map((tp) => ({ tp })), pipsArb.map((tpPips) => ({ tpPips }))),
+      sl: fc.oneof(
+        fc.constant({}),
+        priceArb.map((sl) => ({ sl })),
+        pipsArb.map((slPips) => ({ slPips })),
+      ),
+      tp: fc.oneof(
+        fc.constant({}),
+        priceArb.map((tp) => ({ tp })),
+        pipsArb.map((tpPips) => ({ tpPips })),
+      ),
     })
     .map(({ sl, tp }) => ({ ...sl, ...tp }));
 
@@ -171,9 +179,7 @@ export function signalArbitraries(opts: SignalArbitrariesOptions) {
 
   const fieldsArb: Record<Action, fc.Arbitrary<Body>> = (() => {
     const market = fc.record({ symbol: symbolArb, volume: lotsArb, stops: entryStopsArb }).map(({ stops, ...f }) => ({ ...f, ...stops }));
-    const pending = fc
-      .record({ symbol: symbolArb, volume: lotsArb, price: priceArb, stops: entryStopsArb })
-      .map(({ stops, ...f }) => ({ ...f, ...stops }));
+    const pending = fc.record({ symbol: symbolArb, volume: lotsArb, price: priceArb, stops: entryStopsArb }).map(({ stops, ...f }) => ({ ...f, ...stops }));
     const stopLimit = fc
       .record({ symbol: symbolArb, volume: lotsArb, price: priceArb, stopLimitPrice: priceArb, stops: entryStopsArb })
       .map(({ stops, ...f }) => ({ ...f, ...stops }));
@@ -230,9 +236,7 @@ export function signalArbitraries(opts: SignalArbitrariesOptions) {
   const droppedRequired = (keepSecret = false): fc.Arbitrary<InvalidCase> =>
     validBodyArb
       .filter((b) => [...(keepSecret ? [] : ['secret']), 'action', ...REQUIRED[b.action as Action]].length > 0)
-      .chain((b) =>
-        fc.record({ b: fc.constant(b), field: fc.constantFrom(...(keepSecret ? [] : ['secret']), 'action', ...REQUIRED[b.action as Action]) }),
-      )
+      .chain((b) => fc.record({ b: fc.constant(b), field: fc.constantFrom(...(keepSecret ? [] : ['secret']), 'action', ...REQUIRED[b.action as Action]) }))
       .map(({ b, field }) => ({ kind: 'dropped_required', body: without(b, field), names: [field] }));
 
   /** Every "one of" field dropped from a valid close or modify_pending: the refusal names every choice. */
@@ -252,13 +256,11 @@ export function signalArbitraries(opts: SignalArbitrariesOptions) {
       fc.stringMatching(/^[A-Za-z_$][A-Za-z0-9_$-]{0,20}$/),
       fc.constantFrom('__proto__', 'constructor', 'toString', 'valueOf', 'hasOwnProperty', 'Secret', 'ACTION', 'Volume', 'stop_loss'),
     );
-    return fc
-      .record({ b: validBodyArb, key: keyArb.filter((k) => !KNOWN_KEYS.has(k)), value: fc.jsonValue({ maxDepth: 1 }) })
-      .map(({ b, key, value }) => {
-        const mutated = { ...b };
-        Object.defineProperty(mutated, key, { value, enumerable: true, configurable: true, writable: true });
-        return { kind: 'unknown_key', body: mutated, names: [key] };
-      });
+    return fc.record({ b: validBodyArb, key: keyArb.filter((k) => !KNOWN_KEYS.has(k)), value: fc.jsonValue({ maxDepth: 1 }) }).map(({ b, key, value }) => {
+      const mutated = { ...b };
+      Object.defineProperty(mutated, key, { value, enumerable: true, configurable: true, writable: true });
+      return { kind: 'unknown_key', body: mutated, names: [key] };
+    });
   })();
 
   /** A numeric field sent as its string form ("1.5" is not a volume). */

@@ -113,7 +113,15 @@ export async function startPostgres(opts: { dir?: string; readyTimeoutMs?: numbe
   }
   if (fresh) {
     const [cmd, args] = asPostgres(path.join(PG_BIN, 'initdb'), [
-      '-D', dataDir, '-U', 'postgres', '-E', 'UTF8', `--pwfile=${superuserPasswordFile}`, '--auth-local=trust', '--auth-host=scram-sha-256',
+      '-D',
+      dataDir,
+      '-U',
+      'postgres',
+      '-E',
+      'UTF8',
+      `--pwfile=${superuserPasswordFile}`,
+      '--auth-local=trust',
+      '--auth-host=scram-sha-256',
     ]);
     await run(cmd, args, { timeout: 60_000 });
   }
@@ -122,7 +130,16 @@ export async function startPostgres(opts: { dir?: string; readyTimeoutMs?: numbe
   // a checkout (or its run dir) on some mounts cannot give.
   const launch = async (port: number) => {
     const [cmd, args] = asPostgres(path.join(PG_BIN, 'postgres'), [
-      '-D', dataDir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300',
+      '-D',
+      dataDir,
+      '-p',
+      String(port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=300',
     ]);
     proc.spawn(cmd, args);
     try {
@@ -142,7 +159,10 @@ export async function startPostgres(opts: { dir?: string; readyTimeoutMs?: numbe
       );
     } catch (err) {
       // Its own words last: a CI log that keeps only the end of the output still says why.
-      const why = proc.logSinceSpawn().split('\n').filter((l) => /\b(FATAL|PANIC|ERROR|HINT):/.test(l));
+      const why = proc
+        .logSinceSpawn()
+        .split('\n')
+        .filter((l) => /\b(FATAL|PANIC|ERROR|HINT):/.test(l));
       throw new Error(`${(err as Error).message}\nPostgreSQL said:\n${why.join('\n') || '(nothing)'}`);
     }
   };
@@ -162,7 +182,10 @@ export async function startPostgres(opts: { dir?: string; readyTimeoutMs?: numbe
     // As the superuser over TCP (its password from initdb): the role Temporal uses, with its own password.
     const sql = `CREATE ROLE ${user} LOGIN CREATEDB PASSWORD '${password}'`;
     const env = { ...process.env, PGPASSWORD: fs.readFileSync(superuserPasswordFile, 'utf8').trim() };
-    await run('psql', ['-q', '-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-c', sql], { env, timeout: 20_000 });
+    await run('psql', ['-q', '-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-v', 'ON_ERROR_STOP=1', '-c', sql], {
+      env,
+      timeout: 20_000,
+    });
   }
   return {
     host: '127.0.0.1',
@@ -259,7 +282,11 @@ export async function startTemporalCluster(opts: StartTemporalClusterOptions = {
   const configFile = path.join(dir, 'temporal.yaml');
   fs.writeFileSync(configFile, clusterServerConfig({ ports, postgres, shards, dynamicConfigFile, ...(opts.tls ? { tls: opts.tls } : {}) }), { mode: 0o600 });
   const tls = opts.tls
-    ? { serverNameOverride: opts.tls.serverName, serverRootCACertificate: fs.readFileSync(opts.tls.caFile), clientCertPair: { crt: fs.readFileSync(opts.tls.clientCertFile), key: fs.readFileSync(opts.tls.clientKeyFile) } }
+    ? {
+        serverNameOverride: opts.tls.serverName,
+        serverRootCACertificate: fs.readFileSync(opts.tls.caFile),
+        clientCertPair: { crt: fs.readFileSync(opts.tls.clientCertFile), key: fs.readFileSync(opts.tls.clientKeyFile) },
+      }
     : undefined;
   const logFile = path.join(dir, 'temporal.log');
   const proc = new GroupProcess(name, logFile);
@@ -334,7 +361,9 @@ async function registerNamespaces(address: string, namespaces: string[], proc: G
         if (!/already exists|AlreadyExists/i.test(String((err as Error).message))) throw err;
       }
       const { INDEXED_VALUE_TYPE_KEYWORD, INDEXED_VALUE_TYPE_KEYWORD_LIST } = proto.api.enums.v1.IndexedValueType;
-      const searchAttributes = Object.fromEntries(SEARCH_ATTRIBUTES.map((a) => [a.name, a.type === 'KeywordList' ? INDEXED_VALUE_TYPE_KEYWORD_LIST : INDEXED_VALUE_TYPE_KEYWORD]));
+      const searchAttributes = Object.fromEntries(
+        SEARCH_ATTRIBUTES.map((a) => [a.name, a.type === 'KeywordList' ? INDEXED_VALUE_TYPE_KEYWORD_LIST : INDEXED_VALUE_TYPE_KEYWORD]),
+      );
       // The namespace must be in the frontend's cache before attributes can be added to it.
       await waitFor(
         `search attributes on namespace ${namespace}`,

@@ -134,7 +134,9 @@ export async function startWsServer(onPeer: (peer: WsPeer) => void): Promise<WsS
       socket.end('HTTP/1.1 400 Bad Request\r\n\r\n');
       return;
     }
-    const accept = createHash('sha1').update(key + GUID).digest('base64');
+    const accept = createHash('sha1')
+      .update(key + GUID)
+      .digest('base64');
     socket.write(['HTTP/1.1 101 Switching Protocols', 'Upgrade: websocket', 'Connection: Upgrade', `Sec-WebSocket-Accept: ${accept}`, '', ''].join('\r\n'));
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));

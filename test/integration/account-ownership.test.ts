@@ -46,10 +46,14 @@ describe('account ownership', () => {
     const bob = await seedOwner(stack.registry);
     const mixed = await adminCli(['token', 'create', '--accounts', `${alice.accounts[0]!.id},${bob.accounts[0]!.id}`], redisUrl);
     expect(mixed.code).toBe(1);
-    expect(mixed.stderr).toBe(`error: the accounts belong to ${alice.owner}, ${bob.owner}: a token may grant only one owner's accounts; make one token per owner\n`);
+    expect(mixed.stderr).toBe(
+      `error: the accounts belong to ${alice.owner}, ${bob.owner}: a token may grant only one owner's accounts; make one token per owner\n`,
+    );
     const other = await adminCli(['token', 'create', '--owner', bob.owner, '--accounts', alice.accounts[0]!.id], redisUrl);
     expect(other.code).toBe(1);
-    expect(other.stderr).toBe(`error: account ${alice.accounts[0]!.id} belongs to another owner: a token of ${bob.owner} may link only ${bob.owner}'s accounts\n`);
+    expect(other.stderr).toBe(
+      `error: account ${alice.accounts[0]!.id} belongs to another owner: a token of ${bob.owner} may link only ${bob.owner}'s accounts\n`,
+    );
     const tokens = await adminCliJson<{ owner: string }[]>(['token', 'list', '--owner', bob.owner], redisUrl);
     expect(tokens).toHaveLength(1); // only the one seedOwner made
 
@@ -92,7 +96,10 @@ describe('account ownership', () => {
     const signalId = await filledOnBoth(alice);
     expect((await poll(signalId, alice.token)).body.accounts.map((a: { accountId: string }) => a.accountId).sort()).toEqual([moved.id, kept.id].sort());
 
-    const changed = await adminCliJson<{ account: { owner: string }; ownerChange: Record<string, unknown> }>(['account', 'set', moved.id, '--owner', bob.owner], redisUrl);
+    const changed = await adminCliJson<{ account: { owner: string }; ownerChange: Record<string, unknown> }>(
+      ['account', 'set', moved.id, '--owner', bob.owner],
+      redisUrl,
+    );
     expect(changed.account.owner).toBe(bob.owner);
     expect(changed.ownerChange).toEqual({
       from: alice.owner,
@@ -119,7 +126,10 @@ describe('account ownership', () => {
 
     // The new owner makes the account's new bridge token and its own token for it.
     const rotated = await adminCliJson<{ bridgeToken: string }>(['account', 'set', moved.id, '--new-bridge-token'], redisUrl);
-    expect((await post(`${stack.ingress.url}/bridge/v1/hello`, { platform: 'mt5', bridgeVersion: '2.1.0' }, { authorization: `Bearer ${rotated.bridgeToken}` })).status).toBe(200);
+    expect(
+      (await post(`${stack.ingress.url}/bridge/v1/hello`, { platform: 'mt5', bridgeVersion: '2.1.0' }, { authorization: `Bearer ${rotated.bridgeToken}` }))
+        .status,
+    ).toBe(200);
     const bobs = await adminCliJson<{ owner: string }>(['token', 'create', '--accounts', `${moved.id},${bob.accounts[0]!.id}`], redisUrl);
     expect(bobs.owner).toBe(bob.owner);
   });
@@ -133,7 +143,8 @@ describe('account ownership', () => {
       redisUrl,
     );
     expect(changed.ownerChange.bridgeToken).toBe('replaced');
-    const hello = (token: string) => post(`${stack.ingress.url}/bridge/v1/hello`, { platform: 'mt5', bridgeVersion: '2.1.0' }, { authorization: `Bearer ${token}` });
+    const hello = (token: string) =>
+      post(`${stack.ingress.url}/bridge/v1/hello`, { platform: 'mt5', bridgeVersion: '2.1.0' }, { authorization: `Bearer ${token}` });
     expect((await hello(account.bridgeToken)).status).toBe(401);
     expect((await hello(changed.bridgeToken)).status).toBe(200);
   });
@@ -161,7 +172,8 @@ describe('account ownership', () => {
     const mixedToken = newCredential('tok');
     // The storage shape of the previous version: accounts as one JSON string each, tokens without an owner.
     // The previous version stored JSON.stringify(account), defaults filled in by the schema.
-    const legacyAccount = (id: string, owner: string) => JSON.stringify(accountSchema.parse({ id, owner, platform: 'mt5', status: 'locked', bridgeVersion: '2.0.0' }));
+    const legacyAccount = (id: string, owner: string) =>
+      JSON.stringify(accountSchema.parse({ id, owner, platform: 'mt5', status: 'locked', bridgeVersion: '2.0.0' }));
     const r = stack.redis;
     await r.set(`es:account:${ids.c}`, legacyAccount(ids.c, carol));
     await r.set(`es:account:${ids.d}`, legacyAccount(ids.d, dave));
@@ -179,7 +191,9 @@ describe('account ownership', () => {
     expect((await poll(unknownSignal, mixedToken)).status).toBe(401);
 
     // A hello writes one field: the account becomes a hash and keeps the lock.
-    expect((await post(`${stack.ingress.url}/bridge/v1/hello`, { platform: 'mt5', bridgeVersion: '2.1.0' }, { authorization: `Bearer ${bridgeToken}` })).status).toBe(200);
+    expect(
+      (await post(`${stack.ingress.url}/bridge/v1/hello`, { platform: 'mt5', bridgeVersion: '2.1.0' }, { authorization: `Bearer ${bridgeToken}` })).status,
+    ).toBe(200);
     expect(await r.type(`es:account:${ids.c}`)).toBe('hash');
     expect(await stack.registry.getAccount(ids.c)).toMatchObject({ owner: carol, status: 'locked', bridgeVersion: '2.1.0', risk: { blockedSymbols: [] } });
 

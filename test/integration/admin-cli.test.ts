@@ -149,7 +149,11 @@ describe('admin CLI', () => {
     expect(human.stdout).toContain('bridgeToken: none');
 
     const bridgeHash = hashCredential(`brg_${tag}-alice-bridge-token-0001`);
-    for (const args of [['account', 'show', acc('a1')], ['account', 'show', acc('a1'), '--json'], ['account', 'list', '--json']]) {
+    for (const args of [
+      ['account', 'show', acc('a1')],
+      ['account', 'show', acc('a1'), '--json'],
+      ['account', 'list', '--json'],
+    ]) {
       const run = await admin(args);
       expect(run.stdout).not.toContain(bridgeHash);
       expect(run.stdout).not.toContain(bridgeHash.slice(0, 12));
@@ -321,12 +325,12 @@ describe('admin CLI', () => {
     [['account', 'show', 'no-such-account-anywhere'], /^error: no account no-such-account-anywhere$/],
     [['import', '/no/such/file.json'], /^error: cannot read \/no\/such\/file\.json: no such file$/],
   ])('when the command is invalid (%j), then it exits 1 with one clear line on stderr', async (args, message) => {
-    const run = await admin(args as string[]);
+    const run = await admin(args);
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
     expect(run.stderr.endsWith('\n')).toBe(true);
     expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
-    expect(run.stderr.trimEnd()).toMatch(message as RegExp);
+    expect(run.stderr.trimEnd()).toMatch(message);
   });
 
   it('when an import document is invalid, then the issues are summarised as path: message and nothing is imported', async () => {

@@ -64,7 +64,8 @@ describe('admission control: a 202 is a promise the execution path can keep', ()
 
     // Nothing refused was started: the task queue holds exactly the accepted signals.
     const started: string[] = [];
-    for await (const wf of client.workflow.list({ query: `TaskQueue = "${stack.config.temporal.taskQueue}" AND WorkflowType = "signalWorkflow"` })) started.push(wf.workflowId);
+    for await (const wf of client.workflow.list({ query: `TaskQueue = "${stack.config.temporal.taskQueue}" AND WorkflowType = "signalWorkflow"` }))
+      started.push(wf.workflowId);
     expect(started.sort()).toEqual(accepted.map((id) => `signal/${id}`).sort());
 
     // A worker drains the backlog (the commands are queued for the bridge) and the door opens again.
@@ -95,7 +96,12 @@ describe('admission control: a 202 is a promise the execution path can keep', ()
 
   test('when the admission reading cannot be had (Redis unreachable), then nothing is admitted', async () => {
     // A real client to a loopback port where nothing listens: every reading fails as it would with Redis down.
-    const down = new Redis(`redis://127.0.0.1:${await freePort()}`, { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+    const down = new Redis(`redis://127.0.0.1:${await freePort()}`, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      retryStrategy: () => null,
+    });
     down.on('error', () => undefined);
     try {
       const gate = new AdmissionGate(new RedisAdmissionLedger(down, 'nowhere', 60_000), { lateAfterMs: 1000, maxLate: 10, refreshMs: 100 });

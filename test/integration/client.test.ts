@@ -20,7 +20,10 @@ describe('SignalsClient against the real stack', () => {
     const terminal = new ScriptedTerminal(stack.ingress.url, account.bridgeToken);
     await terminal.hello();
 
-    const result = await client.submit({ secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1, meta: { origin: 'client-test' } }, { accountId: account.id });
+    const result = await client.submit(
+      { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1, meta: { origin: 'client-test' } },
+      { accountId: account.id },
+    );
     if (result.kind !== 'accepted') throw new Error(`expected accepted, got ${JSON.stringify(result)}`);
     expect(result).toMatchObject({ signalId: expect.stringMatching(/^sig_/), accountsResolved: 1, replayed: false, attempts: 1 });
 
@@ -57,7 +60,10 @@ describe('SignalsClient against the real stack', () => {
 
   test('when the service refuses, then refused with its status, message and correlationId; nothing retried', async () => {
     const f = await seedOwner(stack.registry);
-    const wrong = await client.submit({ secret: 'whsec_wrong_wrong_wrong_wrong', action: 'buy', symbol: 'EURUSD', volume: 0.1 }, { accountId: f.accounts[0]!.id });
+    const wrong = await client.submit(
+      { secret: 'whsec_wrong_wrong_wrong_wrong', action: 'buy', symbol: 'EURUSD', volume: 0.1 },
+      { accountId: f.accounts[0]!.id },
+    );
     expect(wrong).toMatchObject({ kind: 'refused', status: 401, local: false, attempts: 1, correlationId: expect.any(String) });
 
     const local = await client.submit({ secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 101 });
@@ -66,7 +72,10 @@ describe('SignalsClient against the real stack', () => {
 
   test('when no linked account is eligible, then no_targets', async () => {
     const f = await seedOwner(stack.registry, [{ status: 'locked' }]);
-    expect(await client.submit({ secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 })).toMatchObject({ kind: 'no_targets', correlationId: expect.any(String) });
+    expect(await client.submit({ secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 })).toMatchObject({
+      kind: 'no_targets',
+      correlationId: expect.any(String),
+    });
   });
 
   test('when the API token is wrong, then status throws StatusError(unauthorized)', async () => {

@@ -39,9 +39,21 @@ describe('the cTrader connector between the service and Open API', () => {
     setup = connectorSetup(
       'integration',
       application,
-      fixture.accounts.map((a, i) => ({ accountId: a.id, ctidTraderAccountId: CTIDS[i]!, environment: 'demo' as const, bridgeToken: a.bridgeToken, ...tokens[i]! })),
+      fixture.accounts.map((a, i) => ({
+        accountId: a.id,
+        ctidTraderAccountId: CTIDS[i]!,
+        environment: 'demo' as const,
+        bridgeToken: a.bridgeToken,
+        ...tokens[i]!,
+      })),
     );
-    connector = await startConnectorProcess({ setup, accountIds: fixture.accounts.map((a) => a.id), demoUrl: double.url, ingressUrl: stack.ingress.url, label: 'integration' });
+    connector = await startConnectorProcess({
+      setup,
+      accountIds: fixture.accounts.map((a) => a.id),
+      demoUrl: double.url,
+      ingressUrl: stack.ingress.url,
+      label: 'integration',
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -57,7 +69,7 @@ describe('the cTrader connector between the service and Open API', () => {
   };
   const outcomeOf = async (signalId: string) => (await pollUntilReported(stack.ingress.url, signalId, fixture.token, 1, 20_000)).accounts[0];
 
-  test('when the connector says hello, then the accounts take its version and the broker\'s symbols with the volume step in lots', async () => {
+  test("when the connector says hello, then the accounts take its version and the broker's symbols with the volume step in lots", async () => {
     const account = await stack.registry.getAccount(fixture.accounts[0]!.id);
     expect(account?.bridgeVersion).toBe('1.2.0');
     const rules = await stack.registry.volumeRules([{ accountId: fixture.accounts[0]!.id, symbols: ['XAUUSD'] }]);
@@ -78,7 +90,10 @@ describe('the cTrader connector between the service and Open API', () => {
 
   test('when the broker refuses, then the poll shows broker:<ErrorCode> <description>', async () => {
     const signalId = await submit(1, { action: 'buy_limit', symbol: 'EURUSD', volume: 0.1, price: 1.09 });
-    expect(await outcomeOf(signalId)).toMatchObject({ outcome: 'rejected', reason: expect.stringMatching(/^broker:TRADING_BAD_PRICES Invalid limit price 1\.09 /) });
+    expect(await outcomeOf(signalId)).toMatchObject({
+      outcome: 'rejected',
+      reason: expect.stringMatching(/^broker:TRADING_BAD_PRICES Invalid limit price 1\.09 /),
+    });
   });
 
   test('when the Open API connection drops after the broker filled an order and before its answer, then after the reconnect the command is resolved from the broker by its label: one position, reported filled with its positionId', async () => {
@@ -107,7 +122,12 @@ describe('the cTrader connector between the service and Open API', () => {
 
   test('when the connector has run, then none of its output holds a token or the client secret, and the double saw no request outside the published definitions', async () => {
     const output = connector!.stdout() + connector!.stderr();
-    const secrets = [application.clientSecret, ...tokens.flatMap((t) => [t.accessToken, t.refreshToken]), ...CTIDS.map((c) => double.currentTokens(c).accessToken), ...fixture.accounts.map((a) => a.bridgeToken)];
+    const secrets = [
+      application.clientSecret,
+      ...tokens.flatMap((t) => [t.accessToken, t.refreshToken]),
+      ...CTIDS.map((c) => double.currentTokens(c).accessToken),
+      ...fixture.accounts.map((a) => a.bridgeToken),
+    ];
     for (const s of secrets) expect(output).not.toContain(s);
     expect(double.violations).toEqual([]);
     expect(double.selfViolations).toEqual([]);
@@ -126,7 +146,13 @@ describe('the cTrader connector and the Open API request limit', () => {
     }
   });
 
-  async function oneAccount(label: string, ctid: number, double: Partial<Parameters<typeof CtraderDouble.start>[0]>, readyTimeoutMs = 30_000, env: Record<string, string> = {}) {
+  async function oneAccount(
+    label: string,
+    ctid: number,
+    double: Partial<Parameters<typeof CtraderDouble.start>[0]>,
+    readyTimeoutMs = 30_000,
+    env: Record<string, string> = {},
+  ) {
     ensureBuilt();
     const stack = await startStack({ env });
     const fixture = await seedOwner(stack.registry, [{ platform: 'ctrader', bridgeVersion: '1.0.0' }]);
@@ -135,14 +161,16 @@ describe('the cTrader connector and the Open API request limit', () => {
     const run: { stack: Stack; double: CtraderDouble; connector?: ConnectorProcess } = { stack, double: d };
     running.push(run);
     const accountId = fixture.accounts[0]!.id;
-    const setup = connectorSetup(label, application, [{ accountId, ctidTraderAccountId: ctid, environment: 'demo', bridgeToken: fixture.accounts[0]!.bridgeToken, ...tokens }]);
+    const setup = connectorSetup(label, application, [
+      { accountId, ctidTraderAccountId: ctid, environment: 'demo', bridgeToken: fixture.accounts[0]!.bridgeToken, ...tokens },
+    ]);
     const started = Date.now();
     run.connector = await startConnectorProcess({ setup, accountIds: [accountId], demoUrl: d.url, ingressUrl: stack.ingress.url, label, readyTimeoutMs });
     const rulesOf = async (symbol: string) => (await stack.registry.volumeRules([{ accountId, symbols: [symbol] }]))[0];
     return { double: d, connector: run.connector, startedMs: Date.now() - started, rulesOf, stack, fixture };
   }
 
-  test('when an account lists 12 000 symbols (60 ProtoOASymbolByIdReq at hello), then at most 50 requests go out in any second, and hello carries as many as fit the ingress\'s 256 KB', async () => {
+  test("when an account lists 12 000 symbols (60 ProtoOASymbolByIdReq at hello), then at most 50 requests go out in any second, and hello carries as many as fit the ingress's 256 KB", async () => {
     const base = DEFAULT_SYMBOLS[0]!;
     const symbols: DoubleSymbol[] = Array.from({ length: 12_000 }, (_, i) => ({ ...base, symbolId: 100 + i, symbolName: `SYM${i}` }));
     const { double, connector, startedMs, rulesOf } = await oneAccount('rate', 99, { symbols }, 60_000);
@@ -170,7 +198,12 @@ describe('the cTrader connector and the Open API request limit', () => {
     const bridge = new ScriptedTerminal(stack.ingress.url, fixture.accounts[0]!.bridgeToken, 'ctrader', '1.2.0');
     // Spend the token's budget with instant polls (they do not end the connector's waiting one).
     for (let i = 0; i < 8; i++) await bridge.commands(0).catch(() => undefined);
-    const res = await post(`${stack.ingress.url}/webhook/custom/${fixture.accounts[0]!.id}`, { secret: fixture.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 });
+    const res = await post(`${stack.ingress.url}/webhook/custom/${fixture.accounts[0]!.id}`, {
+      secret: fixture.secret,
+      action: 'buy',
+      symbol: 'EURUSD',
+      volume: 0.01,
+    });
     expect(res.status).toBe(202);
     const status = await pollUntilReported(stack.ingress.url, res.body.signalId as string, fixture.token, 1, 30_000);
     expect(status.accounts[0]).toMatchObject({ outcome: 'filled' });
@@ -180,29 +213,55 @@ describe('the cTrader connector and the Open API request limit', () => {
   }, 60_000);
 });
 
-describe('the cTrader connector\'s credentials verbs (built program)', () => {
+describe("the cTrader connector's credentials verbs (built program)", () => {
   test('when an operator puts credentials on standard input and lists them, then the file is encrypted and the listing shows ids but no secret', () => {
     ensureBuilt();
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ct-cli-'));
     try {
-      const env = { PATH: process.env.PATH ?? '', NODE_OPTIONS: '--experimental-websocket', CTRADER_CREDENTIALS_KEY: randomBytes(32).toString('base64'), CTRADER_CREDENTIALS_FILE: path.join(dir, 'c.enc') };
-      const secrets = { clientSecret: `cs_${randomBytes(12).toString('hex')}`, accessToken: `at_${randomBytes(12).toString('hex')}`, refreshToken: `rt_${randomBytes(12).toString('hex')}`, bridgeToken: `brg_${randomBytes(16).toString('hex')}` };
+      const env = {
+        PATH: process.env.PATH ?? '',
+        NODE_OPTIONS: '--experimental-websocket',
+        CTRADER_CREDENTIALS_KEY: randomBytes(32).toString('base64'),
+        CTRADER_CREDENTIALS_FILE: path.join(dir, 'c.enc'),
+      };
+      const secrets = {
+        clientSecret: `cs_${randomBytes(12).toString('hex')}`,
+        accessToken: `at_${randomBytes(12).toString('hex')}`,
+        refreshToken: `rt_${randomBytes(12).toString('hex')}`,
+        bridgeToken: `brg_${randomBytes(16).toString('hex')}`,
+      };
       const doc = {
         application: { clientId: 'cid-1', clientSecret: secrets.clientSecret },
-        accounts: [{ accountId: 'acc-cli', ctidTraderAccountId: 321, environment: 'live', bridgeToken: secrets.bridgeToken, accessToken: secrets.accessToken, refreshToken: secrets.refreshToken }],
+        accounts: [
+          {
+            accountId: 'acc-cli',
+            ctidTraderAccountId: 321,
+            environment: 'live',
+            bridgeToken: secrets.bridgeToken,
+            accessToken: secrets.accessToken,
+            refreshToken: secrets.refreshToken,
+          },
+        ],
       };
-      const run = (args: string[], input?: string) => spawnSync(process.execPath, [ENTRIES['ctrader-connector'], ...args], { env, input, encoding: 'utf8', timeout: 20_000 });
+      const run = (args: string[], input?: string) =>
+        spawnSync(process.execPath, [ENTRIES['ctrader-connector'], ...args], { env, input, encoding: 'utf8', timeout: 20_000 });
       const put = run(['credentials', 'put'], JSON.stringify(doc));
       expect({ status: put.status, out: JSON.parse(put.stdout) }).toEqual({ status: 0, out: { application: true, accounts: ['acc-cli'] } });
       const list = run(['credentials', 'list']);
       expect(list.status).toBe(0);
-      expect(JSON.parse(list.stdout)).toEqual({ application: { clientId: 'cid-1' }, accounts: [{ accountId: 'acc-cli', ctidTraderAccountId: 321, environment: 'live', accessTokenExpiresAt: null }] });
+      expect(JSON.parse(list.stdout)).toEqual({
+        application: { clientId: 'cid-1' },
+        accounts: [{ accountId: 'acc-cli', ctidTraderAccountId: 321, environment: 'live', accessTokenExpiresAt: null }],
+      });
       const everything = put.stdout + put.stderr + list.stdout + list.stderr + fs.readFileSync(env.CTRADER_CREDENTIALS_FILE, 'utf8');
       for (const s of Object.values(secrets)) expect(everything).not.toContain(s);
       const bad = run(['credentials', 'put'], `{"accounts": [{"accessToken": "${secrets.accessToken}"`);
       expect(bad.status).toBe(2);
       expect(bad.stderr).not.toContain(secrets.accessToken);
-      const noKey = spawnSync(process.execPath, [ENTRIES['ctrader-connector'], 'credentials', 'list'], { env: { ...env, CTRADER_CREDENTIALS_KEY: '' }, encoding: 'utf8' });
+      const noKey = spawnSync(process.execPath, [ENTRIES['ctrader-connector'], 'credentials', 'list'], {
+        env: { ...env, CTRADER_CREDENTIALS_KEY: '' },
+        encoding: 'utf8',
+      });
       expect(noKey.status).toBe(2);
       expect(noKey.stderr).toMatch(/CTRADER_CREDENTIALS_KEY/);
     } finally {

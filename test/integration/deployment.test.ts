@@ -33,7 +33,10 @@ describe('the admin listener', () => {
       expect(metrics.status).toBe(200);
       expect(metrics.headers.get('content-type')).toMatch(/^text\/plain/);
       expect(metrics.text).toContain('external_signals_http_requests_total');
-      expect(await get(`${ingress.adminUrl}/readyz`)).toMatchObject({ status: 200, body: { status: 'ready', checks: { redis: 'ok', 'temporal:default': 'ok' } } });
+      expect(await get(`${ingress.adminUrl}/readyz`)).toMatchObject({
+        status: 200,
+        body: { status: 'ready', checks: { redis: 'ok', 'temporal:default': 'ok' } },
+      });
 
       for (const base of [ingress.url, ingress.adminUrl]) expect(await get(`${base}/healthz`)).toMatchObject({ status: 200, body: { status: 'ok' } });
       // The admin listener serves nothing of the public API.
@@ -60,7 +63,7 @@ describe('TRUST_PROXY and X-Forwarded-For', () => {
     return out;
   }
 
-  test('when TRUST_PROXY is not set, then X-Forwarded-For is ignored: polls claiming different addresses share the peer\'s per-IP budget', async () => {
+  test("when TRUST_PROXY is not set, then X-Forwarded-For is ignored: polls claiming different addresses share the peer's per-IP budget", async () => {
     await withIngress({ POLL_IP_MAX: String(CAP) }, async (ingress) => {
       expect(await pollsFrom(ingress, ['203.0.113.1', '203.0.113.2', '203.0.113.3', '203.0.113.4'])).toEqual([401, 401, 401, 429]);
     });
@@ -75,7 +78,7 @@ describe('TRUST_PROXY and X-Forwarded-For', () => {
     });
   });
 
-  test('when TRUST_PROXY lists the proxy\'s address (loopback), then X-Forwarded-For is honoured; when it lists another address, then it is ignored', async () => {
+  test("when TRUST_PROXY lists the proxy's address (loopback), then X-Forwarded-For is honoured; when it lists another address, then it is ignored", async () => {
     await withIngress({ POLL_IP_MAX: String(CAP), TRUST_PROXY: 'loopback' }, async (ingress) => {
       expect(await pollsFrom(ingress, ['203.0.113.1', '203.0.113.2', '203.0.113.3', '203.0.113.4'])).toEqual([401, 401, 401, 401]);
     });

@@ -21,7 +21,11 @@ const OPERATIONS = [
 const RENDER_TIMEOUT_MS = 30_000;
 
 /** Visible text as a reader sees it: the renderer breaks long paths with zero-width spaces. */
-const normalize = (text: string) => text.replace(/[\u200b\u00ad]/g, '').replace(/\s+/g, ' ').trim();
+const normalize = (text: string) =>
+  text
+    .replace(/[\u200b\u00ad]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
 
 describe('GET /docs', () => {
   let stack: Stack;
@@ -63,7 +67,16 @@ describe('GET /docs', () => {
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       // launch() gives the browser a fresh user-data dir of its own (a new temp dir, removed on close).
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const requests: string[] = [];
@@ -97,7 +110,12 @@ describe('GET /docs', () => {
         await row.waitFor({ state: 'visible', timeout: RENDER_TIMEOUT_MS });
         expect(normalize(await row.innerText())).toContain(`${op.method} ${op.path} ${op.summary}`);
       }
-      expect(await page.getByRole('heading', { name: /External Signals API/ }).first().isVisible()).toBe(true);
+      expect(
+        await page
+          .getByRole('heading', { name: /External Signals API/ })
+          .first()
+          .isVisible(),
+      ).toBe(true);
     } finally {
       await page.screenshot({ path: screenshot, fullPage: true });
     }

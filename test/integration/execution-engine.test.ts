@@ -35,7 +35,10 @@ describe('the command queue holds later commands behind earlier pending ones (re
   test('when command 2 is queued before command 1, then nothing is handed out until 1 is queued, then both in order', async () => {
     const acc = `order-${Date.now()}`;
     const deadline = Date.now() + 60_000;
-    const [s1, s2] = [...(await sequencer.next([{ accountId: acc, deadlineMs: deadline }])), ...(await sequencer.next([{ accountId: acc, deadlineMs: deadline }]))];
+    const [s1, s2] = [
+      ...(await sequencer.next([{ accountId: acc, deadlineMs: deadline }])),
+      ...(await sequencer.next([{ accountId: acc, deadlineMs: deadline }])),
+    ];
     expect([s1, s2]).toEqual([1, 2]);
     await queue.enqueue(command(acc, 2, deadline));
     expect(await queue.take(acc, 10)).toEqual([]);
@@ -71,7 +74,7 @@ describe('the command queue holds later commands behind earlier pending ones (re
     expect(await queue.take(acc, 10)).toHaveLength(1);
   });
 
-  test('when a number\'s start lease lapses (its ingress died before confirming) and a later command is handed out, then the late command is refused overtaken, on every retry; a resend still goes in', async () => {
+  test("when a number's start lease lapses (its ingress died before confirming) and a later command is handed out, then the late command is refused overtaken, on every retry; a resend still goes in", async () => {
     const acc = `overtaken-${Date.now()}`;
     const far = Date.now() + 60_000;
     const lease = Date.now() + 300;
@@ -89,7 +92,7 @@ describe('the command queue holds later commands behind earlier pending ones (re
     expect((await queue.take(acc, 10)).map((c) => c.commandId)).toEqual([resent.commandId]);
   });
 
-  test('when a number\'s lease lapses but no later command was handed out yet, then its command is queued and goes first', async () => {
+  test("when a number's lease lapses but no later command was handed out yet, then its command is queued and goes first", async () => {
     const acc = `lapsed-first-${Date.now()}`;
     const far = Date.now() + 60_000;
     const [a] = await sequencer.next([{ accountId: acc, deadlineMs: Date.now() - 1 }]);
@@ -99,7 +102,7 @@ describe('the command queue holds later commands behind earlier pending ones (re
     expect((await queue.take(acc, 10)).map((c) => c.seq)).toEqual([a, b]);
   });
 
-  test('when a started signal\'s lease is confirmed (moved to its deadline), then later commands wait behind it past the lease; an enqueued mark is never brought back', async () => {
+  test("when a started signal's lease is confirmed (moved to its deadline), then later commands wait behind it past the lease; an enqueued mark is never brought back", async () => {
     const acc = `confirmed-${Date.now()}`;
     const far = Date.now() + 60_000;
     const lease = Date.now() + 300;
@@ -131,7 +134,9 @@ describe('execution engine over the bridge API', () => {
     const terminal = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
     await terminal.hello();
     const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
-    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => post(url, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: (i + 1) / 100 })));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, (_, i) => post(url, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: (i + 1) / 100 })),
+    );
     expect(answers.every((a) => a.status === 202)).toBe(true);
     const delivered = await terminal.nextCommands(50, 30_000);
     expect(delivered.map((c) => c.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
@@ -171,8 +176,12 @@ describe('execution engine over the bridge API', () => {
     await terminal.hello();
     const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
     const [command] = await terminal.nextCommands(1);
-    expect((await terminal.report([{ commandId: command!.commandId, status: 'expired' }])).results).toEqual([{ commandId: command!.commandId, result: 'recorded' }]);
-    expect((await terminal.report([{ commandId: command!.commandId, status: 'filled', ticket: 'X' }])).results).toEqual([{ commandId: command!.commandId, result: 'duplicate' }]);
+    expect((await terminal.report([{ commandId: command!.commandId, status: 'expired' }])).results).toEqual([
+      { commandId: command!.commandId, result: 'recorded' },
+    ]);
+    expect((await terminal.report([{ commandId: command!.commandId, status: 'filled', ticket: 'X' }])).results).toEqual([
+      { commandId: command!.commandId, result: 'duplicate' },
+    ]);
     const status = await pollUntilReported(stack.ingress.url, res.body.signalId, f.token, 1, 10_000);
     expect(status.accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'signal_expired' });
   });
@@ -198,12 +207,14 @@ describe('execution engine over the bridge API', () => {
     await Promise.all([mine.hello(), other.hello()]);
     await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
     const [c] = await mine.nextCommands(1);
-    expect((await other.report([{ commandId: c!.commandId, status: 'filled', ticket: 'EVIL' }])).results).toEqual([{ commandId: c!.commandId, result: 'unknown' }]);
+    expect((await other.report([{ commandId: c!.commandId, status: 'filled', ticket: 'EVIL' }])).results).toEqual([
+      { commandId: c!.commandId, result: 'unknown' },
+    ]);
   });
 
   test('when the account maps symbols and sizes by a multiplier, then the bridge gets the broker symbol and the sized volume rounded down', async () => {
     const f = await seedOwner(stack.registry, [
-      { symbols: { aliases: { XAUUSD: 'GOLD' }, prefix: '', suffix: '.m' } as never, risk: { sizing: { mode: 'multiplier', factor: 1.5 } } as never },
+      { symbols: { aliases: { XAUUSD: 'GOLD' }, prefix: '', suffix: '.m' }, risk: { sizing: { mode: 'multiplier', factor: 1.5 } } as never },
     ]);
     const terminal = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
     await terminal.hello();
@@ -232,8 +243,8 @@ describe('execution engine over the bridge API', () => {
     await expect(new ScriptedTerminal(stack.ingress.url, 'brg_not_a_token_not_a_token_000').hello()).rejects.toThrow(/401/);
   });
 
-  test('when the bridge reported its symbols in hello, then volumes are sized to that symbol\'s step and minimum', async () => {
-    const f = await seedOwner(stack.registry, [{ symbols: { aliases: {}, prefix: '', suffix: '.m' } as never }]);
+  test("when the bridge reported its symbols in hello, then volumes are sized to that symbol's step and minimum", async () => {
+    const f = await seedOwner(stack.registry, [{ symbols: { aliases: {}, prefix: '', suffix: '.m' } }]);
     const terminal = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
     await terminal.hello([
       { name: 'US30.m', digits: 1, pipSize: 1, volumeStep: 0.1, volumeMin: 0.1, volumeMax: 50 },

@@ -110,7 +110,8 @@ describe('test infrastructure', () => {
       }
       // everysec answers before writing the file while a slow fsync runs (up to 2 s; seen here under load: 373 of
       // 1000 acknowledged writes lost to a SIGKILL). What this checks is the file once Redis has written it.
-      if (durable) await waitFor('Redis to write every acknowledged write to its append-only file', async () => (await aofState(server.url)).pendingBytes === 0, 5_000);
+      if (durable)
+        await waitFor('Redis to write every acknowledged write to its append-only file', async () => (await aofState(server.url)).pendingBytes === 0, 5_000);
       await server.kill9();
       expect(await isPortOpen(server.port)).toBe(false);
       await server.start();

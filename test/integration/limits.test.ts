@@ -119,7 +119,12 @@ describe('rate limits', () => {
     const res = await get(`${stack.ingress.url}/v1/signals/sig_0123456789abcdef0123456789abcdef`, { authorization: `Bearer ${f.token}` });
     expect(res.status).toBe(403);
     expect(res.body).toEqual({ error: 'token_suspended', suspendedUntil: until });
-    await stack.registry.putToken({ hash: hashCredential(f.token), owner: f.owner, accounts: [f.accounts[0]!.id], suspendedUntil: new Date(Date.now() - 1000).toISOString() });
+    await stack.registry.putToken({
+      hash: hashCredential(f.token),
+      owner: f.owner,
+      accounts: [f.accounts[0]!.id],
+      suspendedUntil: new Date(Date.now() - 1000).toISOString(),
+    });
     expect((await get(`${stack.ingress.url}/v1/signals/sig_0123456789abcdef0123456789abcdef`, { authorization: `Bearer ${f.token}` })).status).toBe(200);
   });
 });

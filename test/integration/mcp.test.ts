@@ -84,7 +84,10 @@ describe('the MCP server (built, stdio) against the real stack', () => {
     // Both tools declare what their structuredContent holds.
     expect(submit.outputSchema).toMatchObject({ type: 'object', required: expect.arrayContaining(['kind', 'idempotencyKey', 'attempts']) });
     expect((submit.outputSchema!.properties as Record<string, any>).kind.enum).toEqual(['accepted', 'partially_accepted', 'no_targets', 'refused', 'gave_up']);
-    expect(status.outputSchema).toMatchObject({ type: 'object', required: expect.arrayContaining(['signalId', 'status', 'accounts', 'complete', 'signalIdKnown']) });
+    expect(status.outputSchema).toMatchObject({
+      type: 'object',
+      required: expect.arrayContaining(['signalId', 'status', 'accounts', 'complete', 'signalIdKnown']),
+    });
   });
 
   test('when the signalId cannot exist, then the agent is told it is malformed, not to poll again', async () => {
@@ -107,7 +110,13 @@ describe('the MCP server (built, stdio) against the real stack', () => {
     const terminal = new ScriptedTerminal(stack.ingress.url, account.bridgeToken);
     await terminal.hello();
 
-    const submitted = await call(session, 'submit_signal', { action: 'buy', symbol: 'EURUSD', volume: 0.1, accountId: account.id, meta: { origin: 'mcp-test' } });
+    const submitted = await call(session, 'submit_signal', {
+      action: 'buy',
+      symbol: 'EURUSD',
+      volume: 0.1,
+      accountId: account.id,
+      meta: { origin: 'mcp-test' },
+    });
     expect(submitted.isError).toBeFalsy();
     expect(submitted.structuredContent).toMatchObject({ kind: 'accepted', signalId: expect.stringMatching(/^sig_/), accountsResolved: 1, replayed: false });
     const signalId = submitted.structuredContent!.signalId as string;
@@ -116,7 +125,13 @@ describe('the MCP server (built, stdio) against the real stack', () => {
 
     const before = await call(session, 'get_signal_status', { signalId });
     expect(before.isError).toBeFalsy();
-    expect(before.structuredContent).toMatchObject({ signalId, status: 'pending_or_unknown', reported: 0, complete: false, signalIdKnown: 'submitted_in_this_session' });
+    expect(before.structuredContent).toMatchObject({
+      signalId,
+      status: 'pending_or_unknown',
+      reported: 0,
+      complete: false,
+      signalIdKnown: 'submitted_in_this_session',
+    });
     expect(textOf(before)).not.toMatch(/typo/);
     expect(textOf(before)).toMatch(/pending_or_unknown/);
 
@@ -151,7 +166,7 @@ describe('the MCP server (built, stdio) against the real stack', () => {
     expect(missing.structuredContent).toMatchObject({ kind: 'refused', status: 400, local: true, details: [{ path: 'volume' }] });
   });
 
-  test('when the agent tries to pass a secret, then the call is refused: the secret is the server\'s alone', async () => {
+  test("when the agent tries to pass a secret, then the call is refused: the secret is the server's alone", async () => {
     const smuggled = await call(session, 'submit_signal', { action: 'buy', symbol: 'EURUSD', volume: 0.1, secret: 'whsec_agent_supplied_0000000000' });
     expect(smuggled.isError).toBe(true);
     expect(textOf(smuggled)).toMatch(/secret/);

@@ -16,7 +16,12 @@ describe('Prometheus metrics', () => {
     const terminal = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
     await terminal.hello();
     const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
-    const rejected = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'sell', symbol: 'EURUSD', volume: 0.1 });
+    const rejected = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, {
+      secret: f.secret,
+      action: 'sell',
+      symbol: 'EURUSD',
+      volume: 0.1,
+    });
     const commands = await terminal.nextCommands(2);
     await terminal.report([
       { commandId: commands[0]!.commandId, status: 'filled', ticket: '1' },

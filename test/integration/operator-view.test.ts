@@ -50,17 +50,27 @@ describe('the operator view of a broadcast signal', () => {
       200,
     );
     expect(rejected).toEqual([{ workflowId: child(b), status: 'COMPLETED' }]);
-    const filled = await waitFor('the filled child', async () => {
-      const found = await list(`SignalId = "${signalId}" AND Outcome = "filled"`);
-      return found.length === 1 ? found : undefined;
-    }, 15_000, 200);
+    const filled = await waitFor(
+      'the filled child',
+      async () => {
+        const found = await list(`SignalId = "${signalId}" AND Outcome = "filled"`);
+        return found.length === 1 ? found : undefined;
+      },
+      15_000,
+      200,
+    );
     expect(filled).toEqual([{ workflowId: child(a), status: 'COMPLETED' }]);
 
     // "Every signal that touched account b" is one query on the parents.
-    const parents = await waitFor('the parent listed by AccountIds', async () => {
-      const found = await list(`WorkflowType = "signalWorkflow" AND AccountIds = "${b}"`);
-      return found.length > 0 ? found : undefined;
-    }, 15_000, 200);
+    const parents = await waitFor(
+      'the parent listed by AccountIds',
+      async () => {
+        const found = await list(`WorkflowType = "signalWorkflow" AND AccountIds = "${b}"`);
+        return found.length > 0 ? found : undefined;
+      },
+      15_000,
+      200,
+    );
     expect(parents).toEqual([{ workflowId: `signal/${signalId}`, status: expect.any(String) }]);
 
     // The children carry a summary with the account, and the report wait is a labelled timer.
@@ -72,7 +82,7 @@ describe('the operator view of a broadcast signal', () => {
     expect(summary ? Buffer.from(summary).toString('utf8') : null).toMatch(new RegExp(`${a}'s bridge report for ${signalId}, until `));
   });
 
-  test('when a broadcast skips linked accounts, then the signal\'s memo says which and why', async () => {
+  test("when a broadcast skips linked accounts, then the signal's memo says which and why", async () => {
     const f = await seedOwner(stack.registry, [{}, { status: 'locked' }, { entitled: false }, { type: 'copy_master' }]);
     const [active, locked, unentitled, master] = f.accounts.map((x) => x.id) as [string, string, string, string];
     const res = await post(`${stack.ingress.url}/webhook/custom`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { makePki } from '../helpers/certs';
 import { runDir, startRedis, type RedisServer } from '../helpers/infra';
-import { buyAndFill, post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { buyAndFill, post, startStack, type Stack } from '../helpers/stack';
 
 /**
  * Redis as a real deployment secures it (docs/cluster-profile.md, "Connections"): TLS only, client certificates
@@ -20,7 +20,15 @@ describe('the service on a Redis that takes only TLS with client certificates an
     const server = pki.issue('redis-server', 'server');
     const client = pki.issue('external-signals', 'client');
     redis = await startRedis({
-      tls: { caFile: pki.caFile, certFile: server.certFile, keyFile: server.keyFile, clientCertFile: client.certFile, clientKeyFile: client.keyFile, user: 'signals', password: 'a-test-password-of-this-run' },
+      tls: {
+        caFile: pki.caFile,
+        certFile: server.certFile,
+        keyFile: server.keyFile,
+        clientCertFile: client.certFile,
+        clientKeyFile: client.keyFile,
+        user: 'signals',
+        password: 'a-test-password-of-this-run',
+      },
     });
     tlsEnv = { REDIS_URL: redis.url, REDIS_TLS_CA_FILE: pki.caFile, REDIS_TLS_CERT_FILE: client.certFile, REDIS_TLS_KEY_FILE: client.keyFile };
   }, 60_000);

@@ -160,11 +160,24 @@ describe('execution regions', () => {
   beforeAll(async () => {
     const env = t();
     const connection = await Connection.connect({ address: env.temporalAddress });
-    await connection.workflowService.registerNamespace({ namespace: 'region-c', workflowExecutionRetentionPeriod: { seconds: 86400 as unknown as import('long') } }).catch(() => undefined);
-    await waitFor('namespace region-c', async () => connection.workflowService.describeNamespace({ namespace: 'region-c' }).then(() => true, () => false), 20_000);
+    await connection.workflowService
+      .registerNamespace({ namespace: 'region-c', workflowExecutionRetentionPeriod: { seconds: 86400 as unknown as import('long') } })
+      .catch(() => undefined);
+    await waitFor(
+      'namespace region-c',
+      async () =>
+        connection.workflowService.describeNamespace({ namespace: 'region-c' }).then(
+          () => true,
+          () => false,
+        ),
+      20_000,
+    );
     // temporal.api.enums.v1.IndexedValueType: 2 KEYWORD, 7 KEYWORD_LIST
     await connection.operatorService
-      .addSearchAttributes({ namespace: 'region-c', searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTES.map((a) => [a.name, a.type === 'KeywordList' ? 7 : 2])) })
+      .addSearchAttributes({
+        namespace: 'region-c',
+        searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTES.map((a) => [a.name, a.type === 'KeywordList' ? 7 : 2])),
+      })
       .catch(() => undefined);
     await connection.close();
     const [host, port] = env.temporalAddress.split(':');

@@ -3,6 +3,7 @@ import { waitFor } from '../helpers/infra';
 import { get, pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 import { testEnv } from '../helpers/env';
+import { hashCredential } from '../../src/registry/credentials';
 
 describe('a signal from webhook to outcome (real Temporal, real Redis, bridge API over HTTP)', () => {
   let stack: Stack;
@@ -21,7 +22,13 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
     const terminal = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
     await terminal.hello();
 
-    const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1, meta: { origin: 'test' } });
+    const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, {
+      secret: f.secret,
+      action: 'buy',
+      symbol: 'EURUSD',
+      volume: 0.1,
+      meta: { origin: 'test' },
+    });
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ success: true, signalId: expect.stringMatching(/^sig_/), correlationId: res.headers.get('x-request-id'), accountsResolved: 1 });
 
@@ -53,7 +60,7 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
   test('when a broadcast reaches two accounts and the token is granted only one, then the poll shows only that one', async () => {
     const f = await seedOwner(stack.registry, [{}, { platform: 'ctrader', bridgeVersion: '1.2.0' }]);
     const narrowToken = 'tok_' + 'n'.repeat(40) + f.owner;
-    await stack.registry.putToken({ hash: require('../../src/registry/credentials').hashCredential(narrowToken), owner: f.owner, accounts: [f.accounts[1]!.id], suspendedUntil: null });
+    await stack.registry.putToken({ hash: hashCredential(narrowToken), owner: f.owner, accounts: [f.accounts[1]!.id], suspendedUntil: null });
     const terminals = [
       new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken),
       new ScriptedTerminal(stack.ingress.url, f.accounts[1]!.bridgeToken, 'ctrader', '1.2.0'),
@@ -76,7 +83,9 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
       signalId: res.body.signalId,
       status: 'reported',
       reported: 1,
-      accounts: [{ accountId: f.accounts[1]!.id, outcome: 'rejected', ticket: null, reason: 'broker:TRADING_BAD_VOLUME Bad volume', occurredAt: expect.any(String) }],
+      accounts: [
+        { accountId: f.accounts[1]!.id, outcome: 'rejected', ticket: null, reason: 'broker:TRADING_BAD_VOLUME Bad volume', occurredAt: expect.any(String) },
+      ],
     });
   });
 
@@ -131,10 +140,14 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
       expect(child.memo).toMatchObject({ correlationId: res.headers.get('x-request-id') });
       const attrs = child.searchAttributes as Record<string, unknown[]>;
       expect(attrs).toMatchObject({ SignalId: [res.body.signalId], AccountId: [f.accounts[0]!.id], Action: ['buy'], Symbol: ['XAUUSD'] });
-      await waitFor('Outcome search attribute', async () => {
-        const d = await client.workflow.getHandle(`signal/${res.body.signalId}/account/${f.accounts[0]!.id}`).describe();
-        return (d.searchAttributes as Record<string, unknown[]>).Outcome?.[0] === 'filled' || undefined;
-      }, 10_000);
+      await waitFor(
+        'Outcome search attribute',
+        async () => {
+          const d = await client.workflow.getHandle(`signal/${res.body.signalId}/account/${f.accounts[0]!.id}`).describe();
+          return (d.searchAttributes as Record<string, unknown[]>).Outcome?.[0] === 'filled' || undefined;
+        },
+        10_000,
+      );
       // The secret is nowhere in the execution's history.
       const history = await client.workflow.getHandle(`signal/${res.body.signalId}`).fetchHistory();
       expect(JSON.stringify(history)).not.toContain(f.secret);

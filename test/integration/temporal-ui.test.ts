@@ -25,7 +25,7 @@ describeWithUi('the Temporal UI, as an operator uses it', () => {
     await stack?.stop();
   });
 
-  test('when an account rejects a signal, then the workflow list filtered by Reason shows that account\'s workflow', async () => {
+  test("when an account rejects a signal, then the workflow list filtered by Reason shows that account's workflow", async () => {
     const f = await seedOwner(stack.registry);
     const account = f.accounts[0]!;
     const terminal = new ScriptedTerminal(stack.ingress.url, account.bridgeToken);
@@ -51,7 +51,10 @@ describeWithUi('the Temporal UI, as an operator uses it', () => {
         .getByText(workflowId, { exact: false })
         .first()
         .waitFor({ state: 'visible', timeout: 5_000 })
-        .then(() => true, () => false);
+        .then(
+          () => true,
+          () => false,
+        );
       if (found) break;
       if (Date.now() > deadline) {
         await page.screenshot({ path: path.join(runDir(), 'temporal-ui-reason.png'), fullPage: true });
@@ -62,7 +65,10 @@ describeWithUi('the Temporal UI, as an operator uses it', () => {
     // The filled sibling query lists nothing for this signal: the filter is the reason, not the signal.
     await page.goto(listUrl(`SignalId="${res.body.signalId}" AND Outcome="filled"`));
     await page.waitForLoadState('networkidle');
-    await page.getByText(/0 Workflows|No Workflows/).first().waitFor({ state: 'visible', timeout: 20_000 });
+    await page
+      .getByText(/0 Workflows|No Workflows/)
+      .first()
+      .waitFor({ state: 'visible', timeout: 20_000 });
     expect(await page.getByText(workflowId, { exact: false }).count()).toBe(0);
   });
 });

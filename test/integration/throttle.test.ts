@@ -54,4 +54,3 @@ describe('the fairness throttle on Redis', () => {
     expect(await throttle().hitEach('account_read', [])).toEqual([]);
   });
 });
-

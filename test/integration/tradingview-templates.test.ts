@@ -9,9 +9,10 @@ import { post, seedOwner, startStack, type Stack } from '../helpers/stack';
  */
 
 type Template = Record<string, unknown>;
-const templates = JSON.parse(
-  fs.readFileSync(path.resolve(__dirname, '..', '..', 'docs', 'integrations', 'tradingview-templates.json'), 'utf8'),
-) as Record<string, Template>;
+const templates = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', 'docs', 'integrations', 'tradingview-templates.json'), 'utf8')) as Record<
+  string,
+  Template
+>;
 
 const NUMERIC_FIELDS = new Set(
   Object.entries(signalFields)
@@ -24,11 +25,15 @@ function render(template: Template): string {
   const value = (field: string, v: unknown): string => {
     if (NUMERIC_FIELDS.has(field) && typeof v === 'string' && /^\{\{[^{}]+\}\}$/.test(v)) return v;
     if (v !== null && typeof v === 'object') {
-      return `{ ${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${JSON.stringify(x)}`).join(', ')} }`;
+      return `{ ${Object.entries(v)
+        .map(([k, x]) => `${JSON.stringify(k)}: ${JSON.stringify(x)}`)
+        .join(', ')} }`;
     }
     return JSON.stringify(v);
   };
-  return `{\n${Object.entries(template).map(([field, v]) => `  ${JSON.stringify(field)}: ${value(field, v)}`).join(',\n')}\n}`;
+  return `{\n${Object.entries(template)
+    .map(([field, v]) => `  ${JSON.stringify(field)}: ${value(field, v)}`)
+    .join(',\n')}\n}`;
 }
 
 /** What TradingView sends when the alert fires: placeholders filled in as text, and the trader's own values. */

@@ -14,7 +14,11 @@ describe('webhook contract', () => {
 
   test('when TradingView posts JSON as text/plain, then it is accepted', async () => {
     const f = await seedOwner(stack.registry);
-    const res = await fetch(url(f.accounts[0]!.id), { method: 'POST', headers: { 'content-type': 'text/plain; charset=utf-8' }, body: JSON.stringify(buy(f.secret)) });
+    const res = await fetch(url(f.accounts[0]!.id), {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain; charset=utf-8' },
+      body: JSON.stringify(buy(f.secret)),
+    });
     expect(res.status).toBe(202);
   });
 

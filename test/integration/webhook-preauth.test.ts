@@ -84,7 +84,9 @@ describe('the webhook before authentication', () => {
     const prefix = stack.config.limits.keyPrefix;
     const attacker = '127.0.0.3';
     const before = new Set((await allKeys()).filter((k) => k.startsWith(prefix)));
-    const ids = Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? `acc-probe-${randomBytes(6).toString('hex')}` : `{probe}${randomBytes(6).toString('hex')}*`));
+    const ids = Array.from({ length: 40 }, (_, i) =>
+      i % 2 === 0 ? `acc-probe-${randomBytes(6).toString('hex')}` : `{probe}${randomBytes(6).toString('hex')}*`,
+    );
     const secrets = Array.from({ length: 40 }, (_, i) => (i % 2 === 0 ? newCredential('whsec') : `probe-${randomBytes(120).toString('hex')}`));
     for (let i = 0; i < ids.length; i++) {
       expect((await postFrom(attacker, url(ids[i]), signal(secrets[i]))).status).toBe(401);

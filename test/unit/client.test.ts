@@ -1,11 +1,4 @@
-import {
-  MAX_RETRY_SPAN_MS,
-  SignalsClient,
-  StatusError,
-  UnexpectedResponseError,
-  type ExternalSignal,
-  type SubmitResult,
-} from '../../src/client';
+import { MAX_RETRY_SPAN_MS, SignalsClient, StatusError, UnexpectedResponseError, type ExternalSignal, type SubmitResult } from '../../src/client';
 import { backoffMs, BASE_BACKOFF_MS, MAX_BACKOFF_MS, retryAfterMs, retryWaitMs } from '../../src/client/retry';
 import { validateSignal } from '../../src/domain/signal';
 
@@ -114,7 +107,7 @@ describe('SignalsClient.submit', () => {
     ['503 backpressure', json(503, { error: 'System under high load, retry later', backpressure: true })],
     ['503 service_unavailable', json(503, { error: 'service_unavailable', retryAfterSeconds: 1 }, { 'retry-after': '1' })],
     ['429', json(429, { error: 'Rate limit exceeded', limit: 120, windowMs: 60000 })],
-    ['network error', { network: 'ECONNRESET' } as Scripted],
+    ['network error', { network: 'ECONNRESET' }],
   ])('when the first answer is %s, then it is retried with the same key and the second answer counts', async (_name, first) => {
     const h = harness([first, json(202, ACCEPTED)]);
     const result = await h.client.submit(BUY);
@@ -126,7 +119,10 @@ describe('SignalsClient.submit', () => {
   });
 
   test.each([400, 401, 403, 409, 412, 413])('when the service answers %i, then it is refused and never retried', async (status) => {
-    const body = status === 400 ? { error: 'Invalid signal: symbol: unknown', details: [{ path: 'symbol', message: 'unknown' }] } : { error: `refused ${status}`, correlationId: 'req_body' };
+    const body =
+      status === 400
+        ? { error: 'Invalid signal: symbol: unknown', details: [{ path: 'symbol', message: 'unknown' }] }
+        : { error: `refused ${status}`, correlationId: 'req_body' };
     const h = harness([json(status, body), json(202, ACCEPTED)]);
     const result = await h.client.submit(BUY);
     expect(h.calls).toHaveLength(1);
@@ -183,7 +179,10 @@ describe('SignalsClient.submit', () => {
   });
 
   test('when every attempt fails with 500, then maxAttempts attempts with growing, bounded, jittered waits, then gave_up', async () => {
-    const h = harness(Array.from({ length: 6 }, () => json(500, { error: 'boom', correlationId: 'req_x' })), { random: () => 0 });
+    const h = harness(
+      Array.from({ length: 6 }, () => json(500, { error: 'boom', correlationId: 'req_x' })),
+      { random: () => 0 },
+    );
     const result = await h.client.submit(BUY);
     expect(h.calls).toHaveLength(4);
     expect(h.waits).toEqual([BASE_BACKOFF_MS / 2, BASE_BACKOFF_MS, BASE_BACKOFF_MS * 2]);
@@ -222,7 +221,10 @@ describe('SignalsClient.submit', () => {
   });
 
   test('when the next wait would cross the deadline, then gave_up(deadline) without sleeping it', async () => {
-    const h = harness([json(429, { error: 'rate_limit_exceeded' }, { 'retry-after': '20' }), json(429, { error: 'rate_limit_exceeded' }, { 'retry-after': '20' })]);
+    const h = harness([
+      json(429, { error: 'rate_limit_exceeded' }, { 'retry-after': '20' }),
+      json(429, { error: 'rate_limit_exceeded' }, { 'retry-after': '20' }),
+    ]);
     const result = await h.client.submit(BUY, { maxAttempts: 10 });
     // Default deadline 30 s: the first 20 s wait fits, the second would end at 40 s.
     expect(h.waits).toEqual([20_000]);
@@ -250,7 +252,7 @@ describe('SignalsClient.submit', () => {
     expect(result).toMatchObject({ kind: 'gave_up', reason: 'deadline', lastStatus: null, mayHaveRun: true, attempts: 1 });
   });
 
-  test('when the signal is invalid locally, then refused with the service\'s own message and nothing is sent', async () => {
+  test("when the signal is invalid locally, then refused with the service's own message and nothing is sent", async () => {
     const h = harness([]);
     const tooBig = { ...BUY, volume: 1000 };
     const result = await h.client.submit(tooBig);
@@ -263,7 +265,7 @@ describe('SignalsClient.submit', () => {
     expect(result.details).toEqual(server.details);
     expect(h.calls).toHaveLength(0);
 
-    expect(await h.client.submit({ ...BUY, positionId: 'p1' } as ExternalSignal)).toMatchObject({
+    expect(await h.client.submit({ ...BUY, positionId: 'p1' })).toMatchObject({
       kind: 'refused',
       status: 400,
       error: expect.stringContaining('positionId is not used by buy'),
@@ -278,7 +280,11 @@ describe('SignalsClient.submit', () => {
       status: 400,
       details: [{ path: 'idempotencyKey', message: 'differs from the X-Idempotency-Key header' }],
     });
-    expect(await h.client.submit(BUY, { idempotencyKey: 'k'.repeat(129) })).toMatchObject({ kind: 'refused', status: 400, error: expect.stringMatching(/X-Idempotency-Key/) });
+    expect(await h.client.submit(BUY, { idempotencyKey: 'k'.repeat(129) })).toMatchObject({
+      kind: 'refused',
+      status: 400,
+      error: expect.stringMatching(/X-Idempotency-Key/),
+    });
     expect(h.calls).toHaveLength(0);
   });
 
@@ -327,10 +333,20 @@ describe('SignalsClient.status', () => {
       429,
       { error: 'rate_limit_exceeded', scope: 'account_read', message: 'slow down', limit: 300, windowMs: 60000 },
       { 'retry-after': '60' },
-      { kind: 'rate_limited', retryable: true, message: 'slow down', info: { httpStatus: 429, scope: 'account_read', limit: 300, windowMs: 60000, retryAfterSeconds: 60 } },
+      {
+        kind: 'rate_limited',
+        retryable: true,
+        message: 'slow down',
+        info: { httpStatus: 429, scope: 'account_read', limit: 300, windowMs: 60000, retryAfterSeconds: 60 },
+      },
     ],
     [500, { error: 'Internal error reading outcomes; safe to retry' }, {}, { kind: 'server_error', retryable: true, info: { httpStatus: 500 } }],
-    [503, { error: 'service_unavailable', retryAfterSeconds: 5 }, { 'retry-after': '5' }, { kind: 'unavailable', retryable: true, info: { httpStatus: 503, retryAfterSeconds: 5 } }],
+    [
+      503,
+      { error: 'service_unavailable', retryAfterSeconds: 5 },
+      { 'retry-after': '5' },
+      { kind: 'unavailable', retryable: true, info: { httpStatus: 503, retryAfterSeconds: 5 } },
+    ],
     [404, { error: 'nope' }, {}, { kind: 'unexpected', retryable: false }],
   ])('when the poll answers %i, then a typed StatusError', async (status, body, headers, expected) => {
     const h = harness([json(status, body, headers)]);
@@ -342,7 +358,11 @@ describe('SignalsClient.status', () => {
 
   test('when the network fails, then a retryable StatusError(network)', async () => {
     const h = harness([{ network: 'ECONNREFUSED' }]);
-    await expect(h.client.status('sig_x', { token: 't' })).rejects.toMatchObject({ kind: 'network', retryable: true, message: expect.stringContaining('ECONNREFUSED') });
+    await expect(h.client.status('sig_x', { token: 't' })).rejects.toMatchObject({
+      kind: 'network',
+      retryable: true,
+      message: expect.stringContaining('ECONNREFUSED'),
+    });
   });
 });
 
@@ -366,7 +386,11 @@ describe('SignalsClient.waitForOutcome', () => {
   });
 
   test('when a poll is rate limited, then the Retry-After is honoured and polling goes on', async () => {
-    const h = harness([json(429, { error: 'rate_limit_exceeded', scope: 'account_read' }, { 'retry-after': '2' }), json(500, { error: 'x' }), json(200, reported(1))]);
+    const h = harness([
+      json(429, { error: 'rate_limit_exceeded', scope: 'account_read' }, { 'retry-after': '2' }),
+      json(500, { error: 'x' }),
+      json(200, reported(1)),
+    ]);
     const result = await h.client.waitForOutcome('sig_1', { token: 't', expectAccounts: 1, deadlineMs: 10_000 });
     expect(result.complete).toBe(true);
     expect(h.waits).toEqual([2_000, 250]);

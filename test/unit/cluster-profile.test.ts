@@ -1,7 +1,13 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { clusterServerConfig, connectionsFor, dynamicConfigYaml, TEMPORAL_CLUSTER_DYNAMIC_CONFIG, type ClusterPorts } from '../../scripts/temporal-cluster-profile';
+import {
+  clusterServerConfig,
+  connectionsFor,
+  dynamicConfigYaml,
+  TEMPORAL_CLUSTER_DYNAMIC_CONFIG,
+  type ClusterPorts,
+} from '../../scripts/temporal-cluster-profile';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 
 const root = path.resolve(__dirname, '..', '..');
@@ -60,7 +66,8 @@ describe('the cluster profile', () => {
   (hasCompose ? test : test.skip)('when docker-compose checks the cluster file, then it is valid with a password and refused without one', () => {
     const env = { ...process.env, POSTGRES_PASSWORD: 'from-the-test' };
     const config = execFileSync('docker-compose', ['-f', composeFile, 'config'], { env, encoding: 'utf8' });
-    for (const s of ['postgres', 'temporal', 'temporal-schema', 'temporal-setup', 'worker-1', 'worker-2', 'ingress-1', 'ingress-2', 'balancer']) expect(config).toContain(`\n  ${s}:`);
+    for (const s of ['postgres', 'temporal', 'temporal-schema', 'temporal-setup', 'worker-1', 'worker-2', 'ingress-1', 'ingress-2', 'balancer'])
+      expect(config).toContain(`\n  ${s}:`);
     const { POSTGRES_PASSWORD: _, ...without } = process.env;
     const refused = spawnSync('docker-compose', ['-f', composeFile, 'config', '-q'], { env: without, encoding: 'utf8' });
     expect(refused.status).not.toBe(0);

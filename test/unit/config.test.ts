@@ -306,7 +306,10 @@ describe('loadConfig: deployment settings (admin listener, TRUST_PROXY)', () => 
     },
   );
 
-  test.each([['ADMIN_PORT', '70000'], ['ADMIN_PORT', 'admin']])('when %s is %p, then loading throws naming it', (name, value) => {
+  test.each([
+    ['ADMIN_PORT', '70000'],
+    ['ADMIN_PORT', 'admin'],
+  ])('when %s is %p, then loading throws naming it', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(`^Invalid configuration:[\\s\\S]*${name}`));
   });
 });
@@ -344,8 +347,13 @@ describe('loadConnectorConfig: the cTrader connector', () => {
 });
 
 describe('loadConfig: Redis over TLS', () => {
-  test('when REDIS_TLS_* files come with a rediss:// URL, then they are the connection\'s TLS settings', () => {
-    const c = loadConfig({ REDIS_URL: 'rediss://svc:pw@redis.internal:6380', REDIS_TLS_CA_FILE: '/etc/ca.pem', REDIS_TLS_CERT_FILE: '/etc/c.pem', REDIS_TLS_KEY_FILE: '/etc/k.pem' });
+  test("when REDIS_TLS_* files come with a rediss:// URL, then they are the connection's TLS settings", () => {
+    const c = loadConfig({
+      REDIS_URL: 'rediss://svc:pw@redis.internal:6380',
+      REDIS_TLS_CA_FILE: '/etc/ca.pem',
+      REDIS_TLS_CERT_FILE: '/etc/c.pem',
+      REDIS_TLS_KEY_FILE: '/etc/k.pem',
+    });
     expect(c.redis.tls).toEqual({ caFile: '/etc/ca.pem', certFile: '/etc/c.pem', keyFile: '/etc/k.pem' });
   });
 
@@ -354,11 +362,15 @@ describe('loadConfig: Redis over TLS', () => {
   });
 
   test('when REDIS_TLS_* is set for a plain redis:// URL, then loading throws: TLS files would be silently unused', () => {
-    expect(() => loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_TLS_CA_FILE: '/etc/ca.pem' })).toThrow(/REDIS_TLS_\*: set for a REDIS_URL that is not rediss/);
+    expect(() => loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379', REDIS_TLS_CA_FILE: '/etc/ca.pem' })).toThrow(
+      /REDIS_TLS_\*: set for a REDIS_URL that is not rediss/,
+    );
   });
 
   test('when a client certificate comes without its key (or the key without the certificate), then loading throws', () => {
-    expect(() => loadConfig({ REDIS_URL: 'rediss://h:1', REDIS_TLS_CERT_FILE: '/etc/c.pem' })).toThrow(/REDIS_TLS_CERT_FILE and REDIS_TLS_KEY_FILE go together/);
+    expect(() => loadConfig({ REDIS_URL: 'rediss://h:1', REDIS_TLS_CERT_FILE: '/etc/c.pem' })).toThrow(
+      /REDIS_TLS_CERT_FILE and REDIS_TLS_KEY_FILE go together/,
+    );
     expect(() => loadConfig({ REDIS_URL: 'rediss://h:1', REDIS_TLS_KEY_FILE: '/etc/k.pem' })).toThrow(/go together/);
   });
 });

@@ -40,7 +40,11 @@ describe('hashCredential', () => {
   });
 
   test('when a credential has non-ASCII characters, then it is hashed as UTF-8', () => {
-    expect(hashCredential('é')).toBe(createHash('sha256').update(Buffer.from([0xc3, 0xa9])).digest('hex'));
+    expect(hashCredential('é')).toBe(
+      createHash('sha256')
+        .update(Buffer.from([0xc3, 0xa9]))
+        .digest('hex'),
+    );
   });
 
   test('when the empty string is hashed, then the result is the SHA-256 of nothing', () => {

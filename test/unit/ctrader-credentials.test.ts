@@ -10,7 +10,15 @@ const key = randomBytes(32);
 const doc = (): Credentials => ({
   application: { clientId: 'client-id-1', clientSecret: `cs_${randomBytes(12).toString('hex')}` },
   accounts: [
-    { accountId: 'acc-1', ctidTraderAccountId: 123, environment: 'demo', bridgeToken: `brg_${randomBytes(16).toString('hex')}`, accessToken: `at_${randomBytes(12).toString('hex')}`, refreshToken: `rt_${randomBytes(12).toString('hex')}`, accessTokenExpiresAt: 1_900_000_000_000 },
+    {
+      accountId: 'acc-1',
+      ctidTraderAccountId: 123,
+      environment: 'demo',
+      bridgeToken: `brg_${randomBytes(16).toString('hex')}`,
+      accessToken: `at_${randomBytes(12).toString('hex')}`,
+      refreshToken: `rt_${randomBytes(12).toString('hex')}`,
+      accessTokenExpiresAt: 1_900_000_000_000,
+    },
   ],
 });
 
@@ -26,7 +34,8 @@ describe('the encrypted credentials of the cTrader connector', () => {
     const d = doc();
     store.write(d);
     const text = fs.readFileSync(store.file, 'utf8');
-    for (const secret of [d.application!.clientSecret, d.accounts[0]!.accessToken, d.accounts[0]!.refreshToken, d.accounts[0]!.bridgeToken]) expect(text).not.toContain(secret);
+    for (const secret of [d.application!.clientSecret, d.accounts[0]!.accessToken, d.accounts[0]!.refreshToken, d.accounts[0]!.bridgeToken])
+      expect(text).not.toContain(secret);
     expect(fs.statSync(store.file).mode & 0o777).toBe(0o600);
     expect(store.read()).toEqual(d);
   });
@@ -55,9 +64,13 @@ describe('the encrypted credentials of the cTrader connector', () => {
     store.updateTokens('acc-1', { accessToken: 'at_new', refreshToken: 'rt_new', accessTokenExpiresAt: 1_950_000_000_000 });
     const read = store.read();
     expect(read.application).toEqual(d.application);
-    expect(read.accounts.map((a) => [a.accountId, a.accessToken])).toEqual([['acc-1', 'at_new'], ['acc-2', d.accounts[0]!.accessToken]]);
+    expect(read.accounts.map((a) => [a.accountId, a.accessToken])).toEqual([
+      ['acc-1', 'at_new'],
+      ['acc-2', d.accounts[0]!.accessToken],
+    ]);
     const listing = JSON.stringify(describeCredentials(read));
-    for (const secret of [d.application!.clientSecret, 'at_new', 'rt_new', d.accounts[0]!.bridgeToken, d.accounts[0]!.accessToken]) expect(listing).not.toContain(secret);
+    for (const secret of [d.application!.clientSecret, 'at_new', 'rt_new', d.accounts[0]!.bridgeToken, d.accounts[0]!.accessToken])
+      expect(listing).not.toContain(secret);
     expect(store.remove('acc-2')).toBe(true);
     expect(store.remove('acc-2')).toBe(false);
     expect(store.read().accounts.map((a) => a.accountId)).toEqual(['acc-1']);

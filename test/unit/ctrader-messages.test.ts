@@ -48,7 +48,11 @@ describe('cTrader Open API constants against the published .proto files', () => 
   test('when a payload has a field its message does not define, or lacks a required one, then the check names it', () => {
     expect(checkPayload(PayloadType.PROTO_OA_CLOSE_POSITION_REQ, { ctidTraderAccountId: 1, positionId: 2, volume: 100 })).toBeUndefined();
     expect(checkPayload(PayloadType.PROTO_OA_CLOSE_POSITION_REQ, { ctidTraderAccountId: 1, positionId: 2 })).toBe('ProtoOAClosePositionReq.volume is required');
-    expect(checkPayload(PayloadType.PROTO_OA_NEW_ORDER_REQ, { ctidTraderAccountId: 1, symbolId: 1, orderType: 1, tradeSide: 1, volume: 1, lots: 1 })).toBe('ProtoOANewOrderReq has no field lots');
-    expect(checkPayload(PayloadType.PROTO_OA_RECONCILE_RES, { ctidTraderAccountId: 1, position: [{ positionId: 1 }] })).toBe('ProtoOAPosition.tradeData is required');
+    expect(checkPayload(PayloadType.PROTO_OA_NEW_ORDER_REQ, { ctidTraderAccountId: 1, symbolId: 1, orderType: 1, tradeSide: 1, volume: 1, lots: 1 })).toBe(
+      'ProtoOANewOrderReq has no field lots',
+    );
+    expect(checkPayload(PayloadType.PROTO_OA_RECONCILE_RES, { ctidTraderAccountId: 1, position: [{ positionId: 1 }] })).toBe(
+      'ProtoOAPosition.tradeData is required',
+    );
   });
 });

@@ -34,12 +34,20 @@ function harness() {
     },
     async reconcile() {
       const a = double.account(CTID);
-      return { positions: JSON.parse(JSON.stringify([...a.positions.values()])) as Position[], orders: JSON.parse(JSON.stringify([...a.orders.values()])) as Order[] };
+      return {
+        positions: JSON.parse(JSON.stringify([...a.positions.values()])) as Position[],
+        orders: JSON.parse(JSON.stringify([...a.orders.values()])) as Order[],
+      };
     },
     symbol: (name) => [...specs.values()].find((s) => s.name === name.toUpperCase()),
     symbolById: (id) => specs.get(id),
     async unrealizedPnl() {
-      return new Map(double.account(CTID).unrealized().map((u) => [u.positionId, u.netUnrealizedPnL / 100]));
+      return new Map(
+        double
+          .account(CTID)
+          .unrealized()
+          .map((u) => [u.positionId, u.netUnrealizedPnL / 100]),
+      );
     },
     async quote(symbolId) {
       const s = double.symbols.get(symbolId)!;
@@ -50,7 +58,14 @@ function harness() {
   const exec = (action: Action, fields: Partial<BridgeCommand> = {}) => {
     const commandId = `signal/sig_${++seq}/account/acc-1`;
     const cmd: BridgeCommand = {
-      commandId, seq, signalId: `sig_${seq}`, accountId: 'acc-1', action, acceptedAt: new Date().toISOString(), expiresAt: new Date(Date.now() + 60_000).toISOString(), ...fields,
+      commandId,
+      seq,
+      signalId: `sig_${seq}`,
+      accountId: 'acc-1',
+      action,
+      acceptedAt: new Date().toISOString(),
+      expiresAt: new Date(Date.now() + 60_000).toISOString(),
+      ...fields,
     };
     return executeCommand(account, cmd, labelOf(commandId), Date.now() + 60_000);
   };
@@ -63,14 +78,22 @@ describe('the 17 actions as Open API requests', () => {
     const h = harness();
     const out = await h.exec('buy', { symbol: 'EURUSD', volume: 0.1, slPips: 20, tpPips: 40 });
     const req = h.sent.find((e) => e.payloadType === PayloadType.PROTO_OA_NEW_ORDER_REQ)!.payload!;
-    expect(req).toMatchObject({ ctidTraderAccountId: CTID, symbolId: 1, orderType: 1, tradeSide: 1, volume: 1_000_000, relativeStopLoss: 200, relativeTakeProfit: 400 });
+    expect(req).toMatchObject({
+      ctidTraderAccountId: CTID,
+      symbolId: 1,
+      orderType: 1,
+      tradeSide: 1,
+      volume: 1_000_000,
+      relativeStopLoss: 200,
+      relativeTakeProfit: 400,
+    });
     expect(req.label).toBe(labelOf('signal/sig_1/account/acc-1'));
     const pos = [...h.a().positions.values()][0]!;
     expect(out).toEqual({ status: 'filled', ticket: String(pos.positionId), price: 1.0851, volume: 0.1 });
     expect(pos).toMatchObject({ stopLoss: 1.0831, takeProfit: 1.0891 });
   });
 
-  test('when a market sell carries absolute stops, then they travel as distances from the bid, and a level on the wrong side is the broker\'s TRADING_BAD_STOPS with nothing opened', async () => {
+  test("when a market sell carries absolute stops, then they travel as distances from the bid, and a level on the wrong side is the broker's TRADING_BAD_STOPS with nothing opened", async () => {
     const h = harness();
     const ok = await h.exec('sell', { symbol: 'EURUSD', volume: 0.2, sl: 1.087, tp: 1.083 });
     expect(ok.status).toBe('filled');
@@ -102,7 +125,10 @@ describe('the 17 actions as Open API requests', () => {
     const buy = await h.exec('buy', { symbol: 'EURUSD', volume: 0.1, tpPips: 50 });
     const id = Number(buy.ticket);
     expect(await h.exec('modify_sl', { positionId: buy.ticket!, sl: 1.08 })).toEqual({ status: 'done', ticket: buy.ticket });
-    expect(h.last()).toMatchObject({ payloadType: PayloadType.PROTO_OA_AMEND_POSITION_SLTP_REQ, payload: { positionId: id, stopLoss: 1.08, takeProfit: 1.0901 } });
+    expect(h.last()).toMatchObject({
+      payloadType: PayloadType.PROTO_OA_AMEND_POSITION_SLTP_REQ,
+      payload: { positionId: id, stopLoss: 1.08, takeProfit: 1.0901 },
+    });
     const before = h.sent.length;
     expect(await h.exec('modify_sl', { positionId: buy.ticket!, sl: 1.08 })).toEqual({ status: 'done', ticket: buy.ticket, message: 'No changes' });
     expect(h.sent.slice(before).map((e) => e.payloadType)).not.toContain(PayloadType.PROTO_OA_AMEND_POSITION_SLTP_REQ);
@@ -117,7 +143,10 @@ describe('the 17 actions as Open API requests', () => {
     const buy = await h.exec('buy', { symbol: 'EURUSD', volume: 0.1 });
     expect(await h.exec('partial_close', { positionId: buy.ticket!, partialVolume: 0.04 })).toMatchObject({ status: 'done', ticket: buy.ticket, volume: 0.04 });
     expect(h.last().payload).toMatchObject({ positionId: Number(buy.ticket), volume: 400_000 });
-    expect(await h.exec('partial_close', { positionId: buy.ticket!, partialVolume: 0.015 })).toMatchObject({ status: 'rejected', retcode: 'TRADING_BAD_VOLUME' });
+    expect(await h.exec('partial_close', { positionId: buy.ticket!, partialVolume: 0.015 })).toMatchObject({
+      status: 'rejected',
+      retcode: 'TRADING_BAD_VOLUME',
+    });
     expect(await h.exec('close', { positionId: buy.ticket! })).toMatchObject({ status: 'done', ticket: buy.ticket, volume: 0.06 });
     expect(h.a().positions.size).toBe(0);
     expect(await h.exec('close', { positionId: '123' })).toMatchObject({ status: 'rejected', retcode: 'POSITION_NOT_FOUND' });
@@ -153,7 +182,12 @@ describe('the 17 actions as Open API requests', () => {
     expect(h.last().payload).toEqual({ ctidTraderAccountId: CTID, orderId: Number(o.ticket), limitPrice: 1.0795, stopLoss: 1.078, takeProfit: 1.083 });
     const expiry = new Date(Date.now() + 7_200_000).toISOString();
     expect(await h.exec('modify_pending_expiry', { orderId: o.ticket!, expiry })).toEqual({ status: 'done', ticket: o.ticket });
-    expect(h.a().orders.get(Number(o.ticket))).toMatchObject({ limitPrice: 1.0795, stopLoss: 1.078, takeProfit: 1.083, expirationTimestamp: Date.parse(expiry) });
+    expect(h.a().orders.get(Number(o.ticket))).toMatchObject({
+      limitPrice: 1.0795,
+      stopLoss: 1.078,
+      takeProfit: 1.083,
+      expirationTimestamp: Date.parse(expiry),
+    });
     expect(await h.exec('cancel_pending', { orderId: o.ticket! })).toEqual({ status: 'done', ticket: o.ticket });
     expect(await h.exec('cancel_pending', { orderId: o.ticket! })).toMatchObject({ status: 'rejected', retcode: 'ORDER_NOT_FOUND' });
   });
@@ -161,7 +195,11 @@ describe('the 17 actions as Open API requests', () => {
   test('when the broker refuses, then the report carries its ErrorCode name and description (mapped by the service to broker:<code> <description>)', async () => {
     const h = harness();
     h.double.setMarketOpen('EURUSD', false);
-    expect(await h.exec('buy', { symbol: 'EURUSD', volume: 0.1 })).toEqual({ status: 'rejected', retcode: 'MARKET_CLOSED', message: 'Market is closed for EURUSD' });
+    expect(await h.exec('buy', { symbol: 'EURUSD', volume: 0.1 })).toEqual({
+      status: 'rejected',
+      retcode: 'MARKET_CLOSED',
+      message: 'Market is closed for EURUSD',
+    });
     expect(await h.exec('buy', { symbol: 'NOPE', volume: 0.1 })).toMatchObject({ status: 'rejected', retcode: 'SYMBOL_NOT_FOUND' });
     expect(await h.exec('buy', { symbol: 'XAUUSD', volume: 60 })).toMatchObject({ status: 'rejected', retcode: 'TRADING_BAD_VOLUME' });
     expect(await h.exec('buy', { symbol: 'XAUUSD', volume: 50 })).toMatchObject({ status: 'rejected', retcode: 'NOT_ENOUGH_MONEY' });
@@ -172,19 +210,33 @@ describe('the 17 actions as Open API requests', () => {
     const h = harness();
     await h.exec('buy', { symbol: 'EURUSD', volume: 0.1, maxOpenPositions: 1 });
     const before = h.sent.length;
-    expect(await h.exec('buy', { symbol: 'EURUSD', volume: 0.1, maxOpenPositions: 1 })).toMatchObject({ status: 'rejected', retcode: 'risk_max_open_positions' });
+    expect(await h.exec('buy', { symbol: 'EURUSD', volume: 0.1, maxOpenPositions: 1 })).toMatchObject({
+      status: 'rejected',
+      retcode: 'risk_max_open_positions',
+    });
     expect(h.sent.length).toBe(before);
   });
 
   test('when a market order ends cancelled after a partial fill, then it is reported filled with the part that filled; with no fill at all, rejected', async () => {
-    const spec = symbolSpec('EURUSD', { symbolId: 1, digits: 5, pipPosition: 4, lotSize: 10_000_000, minVolume: 100_000, stepVolume: 100_000, maxVolume: 1_000_000_000 })!;
+    const spec = symbolSpec('EURUSD', {
+      symbolId: 1,
+      digits: 5,
+      pipPosition: 4,
+      lotSize: 10_000_000,
+      minVolume: 100_000,
+      stepVolume: 100_000,
+      maxVolume: 1_000_000_000,
+    })!;
     const answerWith = (executedVolume: number): TradingAccount => ({
       call: async () => ({
         payloadType: PayloadType.PROTO_OA_EXECUTION_EVENT,
         payload: {
-          ctidTraderAccountId: CTID, executionType: 5,
+          ctidTraderAccountId: CTID,
+          executionType: 5,
           order: { orderId: 9, orderType: 1, orderStatus: 5, executedVolume, tradeData: { symbolId: 1, volume: 1_000_000, tradeSide: 1 } },
-          ...(executedVolume > 0 ? { position: { positionId: 77, positionStatus: 1, swap: 0, price: 1.0851, tradeData: { symbolId: 1, volume: executedVolume, tradeSide: 1 } } } : {}),
+          ...(executedVolume > 0
+            ? { position: { positionId: 77, positionStatus: 1, swap: 0, price: 1.0851, tradeData: { symbolId: 1, volume: executedVolume, tradeSide: 1 } } }
+            : {}),
         },
       }),
       reconcile: async () => ({ positions: [], orders: [] }),
@@ -193,14 +245,28 @@ describe('the 17 actions as Open API requests', () => {
       unrealizedPnl: async () => new Map(),
       quote: async () => ({ bid: 1.085, ask: 1.0851 }),
     });
-    const cmd: BridgeCommand = { commandId: 'c', seq: 1, signalId: 's', accountId: 'acc-1', action: 'buy', symbol: 'EURUSD', volume: 0.1, acceptedAt: '', expiresAt: '' };
+    const cmd: BridgeCommand = {
+      commandId: 'c',
+      seq: 1,
+      signalId: 's',
+      accountId: 'acc-1',
+      action: 'buy',
+      symbol: 'EURUSD',
+      volume: 0.1,
+      acceptedAt: '',
+      expiresAt: '',
+    };
     expect(await executeCommand(answerWith(400_000), cmd, 'l', Date.now() + 1000)).toEqual({
-      status: 'filled', ticket: '77', price: 1.0851, volume: 0.04, message: 'partially filled; the rest was cancelled by the broker',
+      status: 'filled',
+      ticket: '77',
+      price: 1.0851,
+      volume: 0.04,
+      message: 'partially filled; the rest was cancelled by the broker',
     });
     expect(await executeCommand(answerWith(0), cmd, 'l', Date.now() + 1000)).toMatchObject({ status: 'rejected', retcode: 'ORDER_CANCELLED' });
   });
 
-  test('when the connection cannot send before the command\'s expiresAt, then the command is reported expired, not rejected', async () => {
+  test("when the connection cannot send before the command's expiresAt, then the command is reported expired, not rejected", async () => {
     const late: TradingAccount = {
       call: async () => Promise.reject(new NotSentInTime('past the deadline before it could be sent')),
       reconcile: async () => ({ positions: [], orders: [] }),
@@ -209,7 +275,16 @@ describe('the 17 actions as Open API requests', () => {
       unrealizedPnl: async () => new Map(),
       quote: async () => ({ bid: 1, ask: 1 }),
     };
-    const cmd: BridgeCommand = { commandId: 'c', seq: 1, signalId: 's', accountId: 'acc-1', action: 'cancel_pending', orderId: '5', acceptedAt: '', expiresAt: '2026-01-01T00:00:00.000Z' };
+    const cmd: BridgeCommand = {
+      commandId: 'c',
+      seq: 1,
+      signalId: 's',
+      accountId: 'acc-1',
+      action: 'cancel_pending',
+      orderId: '5',
+      acceptedAt: '',
+      expiresAt: '2026-01-01T00:00:00.000Z',
+    };
     expect(await executeCommand(late, cmd, 'l', 0)).toEqual({ status: 'expired', message: 'not executed: expired at 2026-01-01T00:00:00.000Z' });
   });
 });

@@ -3,7 +3,15 @@ import { isValidVolume, lotsToVolume, pipSize, pipsToRelative, pointsBetween, sy
 
 /** Volumes in cents of units, lot sizes, pip positions and relative stops, as ProtoOASymbol and ProtoOANewOrderReq define them. */
 
-const eurusd = symbolSpec('EURUSD', { symbolId: 1, digits: 5, pipPosition: 4, lotSize: 10_000_000, minVolume: 100_000, stepVolume: 100_000, maxVolume: 1_000_000_000 })!;
+const eurusd = symbolSpec('EURUSD', {
+  symbolId: 1,
+  digits: 5,
+  pipPosition: 4,
+  lotSize: 10_000_000,
+  minVolume: 100_000,
+  stepVolume: 100_000,
+  maxVolume: 1_000_000_000,
+})!;
 const xauusd = symbolSpec('XAUUSD', { symbolId: 41, digits: 2, pipPosition: 1, lotSize: 10_000, minVolume: 100, stepVolume: 100, maxVolume: 500_000 })!;
 const us30 = symbolSpec('US30', { symbolId: 7, digits: 1, pipPosition: 0, lotSize: 100, minVolume: 10, stepVolume: 10, maxVolume: 5_000 })!;
 

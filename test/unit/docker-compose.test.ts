@@ -68,7 +68,7 @@ describeIfCompose('docker-compose.yml', () => {
     expect(importer).toContain('dist/src/cli/admin.js import demo/registry.json');
   });
 
-  it('when the ingress runs, then its admin listener (/metrics, /readyz) is published on the host\'s loopback only', () => {
+  it("when the ingress runs, then its admin listener (/metrics, /readyz) is published on the host's loopback only", () => {
     const ingress = serviceBlock(config, 'ingress');
     expect(ingress).toMatch(/ADMIN_PORT: '?"?9465/);
     expect(ingress).toMatch(/- '?127\.0\.0\.1:9465:9465(\/tcp)?'?$/m);

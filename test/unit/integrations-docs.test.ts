@@ -35,11 +35,15 @@ function render(template: Template): string {
   const value = (field: string, v: unknown): string => {
     if (NUMERIC_FIELDS.has(field) && typeof v === 'string' && PLACEHOLDER.test(v)) return v;
     if (v !== null && typeof v === 'object') {
-      return `{ ${Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}: ${JSON.stringify(x)}`).join(', ')} }`;
+      return `{ ${Object.entries(v)
+        .map(([k, x]) => `${JSON.stringify(k)}: ${JSON.stringify(x)}`)
+        .join(', ')} }`;
     }
     return JSON.stringify(v);
   };
-  return `{\n${Object.entries(template).map(([field, v]) => `  ${JSON.stringify(field)}: ${value(field, v)}`).join(',\n')}\n}`;
+  return `{\n${Object.entries(template)
+    .map(([field, v]) => `  ${JSON.stringify(field)}: ${value(field, v)}`)
+    .join(',\n')}\n}`;
 }
 
 /** What TradingView puts in for each placeholder the guides use, as text (it fills in text, not JSON values). */
@@ -143,14 +147,17 @@ describe('TradingView templates (docs/integrations/tradingview-templates.json, t
   test('every placeholder in the templates is a known TradingView placeholder or a <CAPITALS> value', () => {
     for (const [action, template] of Object.entries(templates)) {
       for (const s of stringsIn(template)) {
-        for (const [, name] of s.matchAll(/\{\{([^{}]+)\}\}/g)) expect({ action, placeholder: name, known: name! in TRADINGVIEW_SAMPLES }).toMatchObject({ known: true });
+        for (const [, name] of s.matchAll(/\{\{([^{}]+)\}\}/g))
+          expect({ action, placeholder: name, known: name! in TRADINGVIEW_SAMPLES }).toMatchObject({ known: true });
         for (const [, name] of s.matchAll(/<([^>]*)>/g)) expect({ action, value: name, known: name! in TRADER_SAMPLES }).toMatchObject({ known: true });
       }
     }
   });
 
   test('when a <CAPITALS> value is left unfilled, then the service refuses the signal instead of sending it to the broker', () => {
-    const needsTicket = (Object.entries(templates) as [Action, Template][]).filter(([, t]) => stringsIn(t).some((s) => /<(POSITION_TICKET|ORDER_TICKET|EXPIRY_UTC)>/.test(s)));
+    const needsTicket = (Object.entries(templates) as [Action, Template][]).filter(([, t]) =>
+      stringsIn(t).some((s) => /<(POSITION_TICKET|ORDER_TICKET|EXPIRY_UTC)>/.test(s)),
+    );
     expect(needsTicket.map(([a]) => a).sort()).toEqual(
       ['breakeven', 'cancel_pending', 'modify_pending', 'modify_pending_expiry', 'modify_sl', 'modify_tp', 'partial_close'].sort(),
     );
@@ -181,7 +188,7 @@ describe('TradingView templates (docs/integrations/tradingview-templates.json, t
     }
   });
 
-  test('tradingview.md covers every answer of the webhook from TradingView\'s side', () => {
+  test("tradingview.md covers every answer of the webhook from TradingView's side", () => {
     const section = tradingviewMd.slice(tradingviewMd.indexOf('## What happens on each answer'));
     for (const status of ['202', '200', '400', '401', '403', '409', '412', '413', '429', '500']) expect(section).toContain(`| **${status}**`);
     expect(section).toMatch(/\| \*\*503\*\* with a `signalId`/);
@@ -247,7 +254,15 @@ describe('n8n workflow (docs/integrations/n8n/external-signals.workflow.json)', 
 
   test('every node has id, name, type, typeVersion, position and parameters, with unique ids and names', () => {
     for (const n of workflow.nodes) {
-      expect({ node: n.name, id: typeof n.id, name: typeof n.name, type: n.type, typeVersion: typeof n.typeVersion, position: n.position, parameters: typeof n.parameters }).toEqual({
+      expect({
+        node: n.name,
+        id: typeof n.id,
+        name: typeof n.name,
+        type: n.type,
+        typeVersion: typeof n.typeVersion,
+        position: n.position,
+        parameters: typeof n.parameters,
+      }).toEqual({
         node: n.name,
         id: 'string',
         name: 'string',
@@ -261,15 +276,23 @@ describe('n8n workflow (docs/integrations/n8n/external-signals.workflow.json)', 
     expect(new Set(workflow.nodes.map((n) => n.name)).size).toBe(workflow.nodes.length);
   });
 
-  test('every connection, and every $(\'…\') reference in an expression, names an existing node', () => {
+  test("every connection, and every $('…') reference in an expression, names an existing node", () => {
     for (const [source, byType] of Object.entries(workflow.connections)) {
       expect({ source, exists: byName.has(source) }).toEqual({ source, exists: true });
       for (const [type, outs] of Object.entries(byType)) {
         expect(type).toBe('main');
-        for (const c of outs.flat()) expect({ source, target: c.node, exists: byName.has(c.node), type: c.type, index: c.index }).toEqual({ source, target: c.node, exists: true, type: 'main', index: 0 });
+        for (const c of outs.flat())
+          expect({ source, target: c.node, exists: byName.has(c.node), type: c.type, index: c.index }).toEqual({
+            source,
+            target: c.node,
+            exists: true,
+            type: 'main',
+            index: 0,
+          });
       }
     }
-    for (const [, name] of raw.matchAll(/\$\('([^']+)'\)/g)) expect({ referenced: name, exists: byName.has(name!) }).toEqual({ referenced: name, exists: true });
+    for (const [, name] of raw.matchAll(/\$\('([^']+)'\)/g))
+      expect({ referenced: name, exists: byName.has(name!) }).toEqual({ referenced: name, exists: true });
   });
 
   test('every Code node and every {{ expression }} is valid JavaScript', () => {
@@ -283,7 +306,7 @@ describe('n8n workflow (docs/integrations/n8n/external-signals.workflow.json)', 
     }
   });
 
-  test('when Build signal runs, then its signal plus the credential\'s secret is accepted, with a key of at most 128 characters', () => {
+  test("when Build signal runs, then its signal plus the credential's secret is accepted, with a key of at most 128 characters", () => {
     const build = byName.get('Build signal')!;
     const run = new Function('$input', '$execution', '$workflow', build.parameters.jsCode as string);
     const [item] = run({ first: () => ({ json: {} }) }, { id: '1234' }, { name: 'External Signals' }) as { json: Record<string, any> }[];
@@ -343,7 +366,9 @@ describe('n8n workflow (docs/integrations/n8n/external-signals.workflow.json)', 
   test('it polls until reported >= the outcomes it expects (accountsResolved, or fewer the token covers), looping back at most maxPolls (20) times', () => {
     const reported = ofType('n8n-nodes-base.if').find((n) => next(poll().name).includes(n.name))!;
     expect(conditionText(reported)).toMatch(/reported.*>=.*\.expect\b/);
-    expect(byName.get('Count poll')!.parameters.jsCode).toMatch(/expectAccounts > 0 \? Math\.min\(build\.expectAccounts, accepted\.accountsResolved\) : accepted\.accountsResolved/);
+    expect(byName.get('Count poll')!.parameters.jsCode).toMatch(
+      /expectAccounts > 0 \? Math\.min\(build\.expectAccounts, accepted\.accountsResolved\) : accepted\.accountsResolved/,
+    );
     const [whenReported, whenNot] = outputs(reported.name);
     expect(whenReported!.length).toBe(1);
     // Not reported yet: a bounded loop back to the Wait.
@@ -364,12 +389,28 @@ describe('n8n workflow (docs/integrations/n8n/external-signals.workflow.json)', 
       new Function('$', last.parameters.jsCode as string)((name: string) => ({
         last: () => ({ json: name === 'Count poll' ? { signalId: 'sig_x', expect: 3, poll: 20 } : pollAnswer }),
       })) as { json: Record<string, unknown> }[];
-    const two = run({ statusCode: 200, body: { accounts: [{ accountId: 'a', outcome: 'filled', ticket: '1', occurredAt: 't' }, { accountId: 'b', outcome: 'rejected', reason: 'risk_x', occurredAt: 't' }] } });
+    const two = run({
+      statusCode: 200,
+      body: {
+        accounts: [
+          { accountId: 'a', outcome: 'filled', ticket: '1', occurredAt: 't' },
+          { accountId: 'b', outcome: 'rejected', reason: 'risk_x', occurredAt: 't' },
+        ],
+      },
+    });
     expect(two.map((i) => i.json)).toEqual([
-      expect.objectContaining({ accountId: 'a', outcome: 'filled', ticket: '1', complete: false, note: expect.stringMatching(/^2 of 3 outcome\(s\) after 20 polls/) }),
+      expect.objectContaining({
+        accountId: 'a',
+        outcome: 'filled',
+        ticket: '1',
+        complete: false,
+        note: expect.stringMatching(/^2 of 3 outcome\(s\) after 20 polls/),
+      }),
       expect.objectContaining({ accountId: 'b', outcome: 'rejected', reason: 'risk_x', complete: false }),
     ]);
-    expect(run({ statusCode: 503, body: {} }).map((i) => i.json)).toEqual([{ signalId: 'sig_x', complete: false, outcome: null, note: expect.stringMatching(/^0 of 3/) }]);
+    expect(run({ statusCode: 503, body: {} }).map((i) => i.json)).toEqual([
+      { signalId: 'sig_x', complete: false, outcome: null, note: expect.stringMatching(/^0 of 3/) },
+    ]);
   });
 
   test('it retries only a 5xx without signalId, a bounded number of times, with the same submit node (same key)', () => {

@@ -17,12 +17,42 @@ const VALIDATOR = '@seriousme/openapi-schema-validator';
 const SPEC_SUBMIT_STATUSES = ['200', '202', '400', '401', '403', '409', '412', '413', '429', '500', '503'];
 const SPEC_POLL_STATUSES = ['200', '401', '403', '429', '500'];
 const SPEC_ACTIONS = [
-  'buy', 'sell', 'buy_limit', 'sell_limit', 'buy_stop', 'sell_stop', 'buy_stop_limit', 'sell_stop_limit', 'close', 'close_all',
-  'partial_close', 'cancel_pending', 'modify_sl', 'modify_tp', 'modify_pending', 'modify_pending_expiry', 'breakeven',
+  'buy',
+  'sell',
+  'buy_limit',
+  'sell_limit',
+  'buy_stop',
+  'sell_stop',
+  'buy_stop_limit',
+  'sell_stop_limit',
+  'close',
+  'close_all',
+  'partial_close',
+  'cancel_pending',
+  'modify_sl',
+  'modify_tp',
+  'modify_pending',
+  'modify_pending_expiry',
+  'breakeven',
 ];
 const SPEC_SIGNAL_FIELDS = [
-  'secret', 'action', 'symbol', 'volume', 'price', 'stopLimitPrice', 'sl', 'tp', 'slPips', 'tpPips', 'positionId', 'orderId',
-  'partialVolume', 'expiry', 'side', 'pnl', 'meta',
+  'secret',
+  'action',
+  'symbol',
+  'volume',
+  'price',
+  'stopLimitPrice',
+  'sl',
+  'tp',
+  'slPips',
+  'tpPips',
+  'positionId',
+  'orderId',
+  'partialVolume',
+  'expiry',
+  'side',
+  'pnl',
+  'meta',
 ];
 
 const SUBMIT_OPS = [
@@ -238,7 +268,7 @@ describe('OpenAPI document', () => {
   test.each(SUBMIT_OPS)('when %s %s is read, then it takes an ExternalSignal as JSON or text/plain and an X-Idempotency-Key of at most 128', (p, m) => {
     const op = doc.paths[p][m];
     expect(Object.keys(op.requestBody.content).sort()).toEqual(['application/json', 'text/plain']);
-    for (const media of Object.values(op.requestBody.content) as Json[]) expect(media.schema).toEqual({ $ref: '#/components/schemas/ExternalSignal' });
+    for (const media of Object.values<Json>(op.requestBody.content)) expect(media.schema).toEqual({ $ref: '#/components/schemas/ExternalSignal' });
     const key = op.parameters.find((x: Json) => x.name === 'X-Idempotency-Key');
     expect(key).toMatchObject({ in: 'header', required: false, schema: { type: 'string', maxLength: 128 } });
     expect(op.security).toEqual([]);
@@ -259,7 +289,7 @@ describe('OpenAPI document', () => {
     expect(op.parameters).toEqual([expect.objectContaining({ name: 'signalId', in: 'path', required: true })]);
   });
 
-  test('when ExternalSignal is read, then it is closed and has exactly the fields of externalSignalShape, which include the spec\'s', () => {
+  test("when ExternalSignal is read, then it is closed and has exactly the fields of externalSignalShape, which include the spec's", () => {
     expect(externalSignal.additionalProperties).toBe(false);
     expect(externalSignal.required).toEqual(['secret', 'action']);
     const names = Object.keys(externalSignal.properties);

@@ -39,7 +39,7 @@ function setup(platform: Platform = 'mt5', options: Partial<BrokerOptions> = {})
 
 /** Opens a position and returns its ticket. */
 function open(run: ReturnType<typeof setup>['run'], cmd: Partial<BrokerCommand> & { action?: 'buy' | 'sell' } = {}): string {
-  const { result } = run({ action: 'buy', symbol: 'EURUSD', volume: 1, ...cmd } as BrokerCommand);
+  const { result } = run({ action: 'buy', symbol: 'EURUSD', volume: 1, ...cmd });
   expect(result.status).toBe('filled');
   return result.ticket!;
 }
@@ -117,7 +117,17 @@ describe('paper broker: market entries', () => {
     const { result, ops } = run({ commandId: 'c1', action: 'buy', symbol: 'EURUSD.m', volume: 0.5 });
     expect(result).toEqual({ status: 'filled', ticket: '1000001', price: 1.0851, volume: 0.5 });
     expect(ops).toEqual([
-      expect.objectContaining({ commandId: 'c1', action: 'buy', op: 'open', ticket: '1000001', symbol: 'EURUSD.m', side: 'buy', volume: 0.5, price: 1.0851, cause: 'command' }),
+      expect.objectContaining({
+        commandId: 'c1',
+        action: 'buy',
+        op: 'open',
+        ticket: '1000001',
+        symbol: 'EURUSD.m',
+        side: 'buy',
+        volume: 0.5,
+        price: 1.0851,
+        cause: 'command',
+      }),
     ]);
     expect(broker.positions()).toEqual([expect.objectContaining({ ticket: '1000001', side: 'buy', volume: 0.5, openPrice: 1.0851, sl: null, tp: null })]);
   });
@@ -205,7 +215,11 @@ describe('paper broker: market entries', () => {
   test('when US30 is traded on a Saturday, then MT5 rejects it with 10018 Market is closed and cTrader with MARKET_CLOSED', () => {
     const mt5 = setup('mt5');
     mt5.at(SATURDAY);
-    expect(mt5.run({ action: 'buy', symbol: 'US30', volume: 1 }).result).toMatchObject({ status: 'rejected', retcode: 10018, message: 'Market is closed: US30' });
+    expect(mt5.run({ action: 'buy', symbol: 'US30', volume: 1 }).result).toMatchObject({
+      status: 'rejected',
+      retcode: 10018,
+      message: 'Market is closed: US30',
+    });
     expect(mt5.run({ action: 'buy', symbol: 'EURUSD', volume: 1 }).result.status).toBe('filled');
     const ct = setup('ctrader');
     ct.at(SATURDAY);
@@ -243,7 +257,10 @@ describe('paper broker: market entries', () => {
 
   test('when maxOpenPositions is 0, then every entry is refused with the same retcode on cTrader', () => {
     const { run } = setup('ctrader');
-    expect(run({ action: 'buy', symbol: 'EURUSD', volume: 1, maxOpenPositions: 0 }).result).toMatchObject({ status: 'rejected', retcode: 'risk_max_open_positions' });
+    expect(run({ action: 'buy', symbol: 'EURUSD', volume: 1, maxOpenPositions: 0 }).result).toMatchObject({
+      status: 'rejected',
+      retcode: 'risk_max_open_positions',
+    });
   });
 });
 
@@ -299,7 +316,17 @@ describe('paper broker: pending entries', () => {
     expect(broker.tick()).toEqual([]);
     feed.set('EURUSD', 1.0798, 1.0799);
     const ops = broker.tick();
-    expect(ops).toEqual([expect.objectContaining({ commandId: 'p1', action: 'buy_limit', op: 'trigger', cause: 'price', ticket: result.ticket, price: 1.0799, orderType: 'limit' })]);
+    expect(ops).toEqual([
+      expect.objectContaining({
+        commandId: 'p1',
+        action: 'buy_limit',
+        op: 'trigger',
+        cause: 'price',
+        ticket: result.ticket,
+        price: 1.0799,
+        orderType: 'limit',
+      }),
+    ]);
     expect(broker.orders()).toEqual([]);
     expect(broker.positions()).toEqual([expect.objectContaining({ ticket: result.ticket, side: 'buy', openPrice: 1.0799, sl: 1.07, tp: 1.09 })]);
   });
@@ -432,7 +459,7 @@ describe('paper broker: closing', () => {
   });
 
   test('when closing a USDJPY position, then the profit is converted from JPY to USD', () => {
-    const { run, broker, feed } = setup();
+    const { run, feed } = setup();
     const ticket = open(run, { symbol: 'USDJPY' });
     feed.set('USDJPY', 150.512, 150.524);
     const { ops } = run({ action: 'close', positionId: ticket });
@@ -440,7 +467,11 @@ describe('paper broker: closing', () => {
   });
 
   test('when the position does not exist, then MT5 rejects with 10036 and cTrader with POSITION_NOT_FOUND', () => {
-    expect(setup('mt5').run({ action: 'close', positionId: '42' }).result).toMatchObject({ status: 'rejected', retcode: 10036, message: "Position doesn't exist: position 42" });
+    expect(setup('mt5').run({ action: 'close', positionId: '42' }).result).toMatchObject({
+      status: 'rejected',
+      retcode: 10036,
+      message: "Position doesn't exist: position 42",
+    });
     expect(setup('ctrader').run({ action: 'close', positionId: '42' }).result).toMatchObject({ status: 'rejected', retcode: 'POSITION_NOT_FOUND' });
   });
 
@@ -510,7 +541,11 @@ describe('paper broker: closing', () => {
     open(run);
     open(run, { symbol: 'US30' });
     at(SATURDAY);
-    expect(run({ action: 'close_all' }).result).toMatchObject({ status: 'done', ticket: '1000001', message: 'closed 1 position(s) 1000001; market closed: US30' });
+    expect(run({ action: 'close_all' }).result).toMatchObject({
+      status: 'done',
+      ticket: '1000001',
+      message: 'closed 1 position(s) 1000001; market closed: US30',
+    });
     expect(broker.positions().map((p) => p.symbol)).toEqual(['US30']);
   });
 
@@ -533,7 +568,12 @@ describe('paper broker: partial close', () => {
   test('when partialVolume is at least the position volume, then the whole position closes', () => {
     const { run, broker } = setup();
     const ticket = open(run, { volume: 0.2 });
-    expect(run({ action: 'partial_close', positionId: ticket, partialVolume: 0.5 }).result).toMatchObject({ status: 'done', ticket, volume: 0.2, message: 'closed in full' });
+    expect(run({ action: 'partial_close', positionId: ticket, partialVolume: 0.5 }).result).toMatchObject({
+      status: 'done',
+      ticket,
+      volume: 0.2,
+      message: 'closed in full',
+    });
     expect(broker.positions()).toEqual([]);
   });
 
@@ -566,7 +606,9 @@ describe('paper broker: pending order management', () => {
   test('when the order does not exist, then MT5 rejects with 4754 Order not found and cTrader with ORDER_NOT_FOUND', () => {
     expect(setup('mt5').run({ action: 'cancel_pending', orderId: '9' }).result).toMatchObject({ status: 'rejected', retcode: 4754 });
     expect(setup('ctrader').run({ action: 'modify_pending', orderId: '9', price: 1 }).result).toMatchObject({ status: 'rejected', retcode: 'ORDER_NOT_FOUND' });
-    expect(setup('mt5').run({ action: 'modify_pending_expiry', orderId: '9', expiry: new Date(WEDNESDAY + 1000).toISOString() }).result).toMatchObject({ retcode: 4754 });
+    expect(setup('mt5').run({ action: 'modify_pending_expiry', orderId: '9', expiry: new Date(WEDNESDAY + 1000).toISOString() }).result).toMatchObject({
+      retcode: 4754,
+    });
   });
 
   test('when a position ticket is given as an orderId, then it is not found (positions and orders are apart)', () => {

@@ -63,21 +63,21 @@ class FakeIngress {
     const accountId = token ? this.tokens[token] : undefined;
     if (!accountId) {
       this.refused++;
-      return send(401, { error: 'Missing or invalid bridge token' });
+      return void send(401, { error: 'Missing or invalid bridge token' });
     }
     let raw = '';
-    for await (const chunk of req) raw += chunk;
+    for await (const chunk of req) raw += String(chunk);
     const url = new URL(req.url ?? '/', 'http://x');
     if (req.method === 'POST' && url.pathname === '/bridge/v1/hello') {
       if (this.failHellos > 0) {
         this.failHellos--;
-        return send(502, { error: 'bad gateway' });
+        return void send(502, { error: 'bad gateway' });
       }
       const body = JSON.parse(raw);
       if (!helloSchema.safeParse(body).success) this.invalid.push(raw);
       this.hellos.push(body);
       this.session++;
-      return send(200, { accountId, protocolVersion: 1, serverTime: new Date().toISOString() });
+      return void send(200, { accountId, protocolVersion: 1, serverTime: new Date().toISOString() });
     }
     if (req.method === 'GET' && url.pathname === '/bridge/v1/commands') {
       const deadline = Date.now() + Math.min(Number(url.searchParams.get('waitMs') ?? 0), 300);
@@ -86,17 +86,17 @@ class FakeIngress {
         await new Promise((r) => setTimeout(r, 5));
         commands = this.take(accountId);
       }
-      return send(200, { commands, serverTime: new Date().toISOString() });
+      return void send(200, { commands, serverTime: new Date().toISOString() });
     }
     if (req.method === 'POST' && url.pathname === '/bridge/v1/reports') {
       if (this.failReports > 0) {
         this.failReports--;
-        return send(503, { error: 'System under high load, retry later', backpressure: true });
+        return void send(503, { error: 'System under high load, retry later', backpressure: true });
       }
       const parsed = reportsBodySchema.safeParse(JSON.parse(raw));
       if (!parsed.success) {
         this.invalid.push(raw);
-        return send(400, { error: 'Invalid reports' });
+        return void send(400, { error: 'Invalid reports' });
       }
       this.reportBodies.push(parsed.data.reports);
       const results = parsed.data.reports.map((r) => {
@@ -104,7 +104,7 @@ class FakeIngress {
         if (first) this.reports.set(r.commandId, r);
         return { commandId: r.commandId, result: first ? 'recorded' : 'duplicate' };
       });
-      return send(200, { results });
+      return void send(200, { results });
     }
     send(404, { error: 'not found' });
   }
@@ -190,7 +190,18 @@ describe('paper terminal', () => {
     });
     expect(ingress.reports.get(cmd.commandId)).toMatchObject({ commandId: cmd.commandId, status: 'filled', ticket: '1000001', price: 1.0851, volume: 0.1 });
     expect((t.ledger as MemoryLedger).entries).toEqual([
-      expect.objectContaining({ accountId: 'acc-1', commandId: cmd.commandId, action: 'buy', op: 'open', ticket: '1000001', symbol: 'EURUSD', side: 'buy', volume: 0.1, price: 1.0851, sl: 1.0831 }),
+      expect.objectContaining({
+        accountId: 'acc-1',
+        commandId: cmd.commandId,
+        action: 'buy',
+        op: 'open',
+        ticket: '1000001',
+        symbol: 'EURUSD',
+        side: 'buy',
+        volume: 0.1,
+        price: 1.0851,
+        sl: 1.0831,
+      }),
     ]);
     expect(logs).toEqual([expect.objectContaining({ event: 'command', commandId: cmd.commandId, status: 'filled', replayed: false })]);
     expect(ingress.invalid).toEqual([]);
@@ -275,7 +286,7 @@ describe('paper terminal', () => {
   test('when the command carries maxOpenPositions, then the guard applies', async () => {
     const t = terminal();
     const first = command();
-    const second = command({ maxOpenPositions: 1 } as Partial<BridgeCommand>);
+    const second = command({ maxOpenPositions: 1 });
     ingress.enqueue(first);
     ingress.enqueue(second);
     t.start();
@@ -357,7 +368,20 @@ describe('paper bridge CLI', () => {
 
   test('when flags are given, then they override env and defaults', () => {
     const options = parseArgs(
-      ['--registry', 'r.json', '--ledger', 'l.jsonl', '--ingress', 'http://h:2', '--platform-version', 'mt5=1.9.0', '--closed', 'US30,GOLD', '--fault', 'drop-before-report:2@a1'],
+      [
+        '--registry',
+        'r.json',
+        '--ledger',
+        'l.jsonl',
+        '--ingress',
+        'http://h:2',
+        '--platform-version',
+        'mt5=1.9.0',
+        '--closed',
+        'US30,GOLD',
+        '--fault',
+        'drop-before-report:2@a1',
+      ],
       { INGRESS_URL: 'http://x:1', PAPER_FAULT: 'drop-before-report:9' },
     );
     expect(options).toMatchObject({

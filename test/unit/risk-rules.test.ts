@@ -335,10 +335,7 @@ describe('planOrder: volume limits', () => {
   });
 
   test('when a multiplier takes the volume above maxVolume, then the entry is refused (max applies after sizing)', () => {
-    expectRefused(
-      planOrder(buy({ volume: 0.6 }), snapshot({ maxVolume: 1, sizing: { mode: 'multiplier', factor: 2 } }), times()),
-      'risk_max_volume_exceeded',
-    );
+    expectRefused(planOrder(buy({ volume: 0.6 }), snapshot({ maxVolume: 1, sizing: { mode: 'multiplier', factor: 2 } }), times()), 'risk_max_volume_exceeded');
   });
 
   test('when fixed sizing is under maxVolume, then a large signal volume does not matter', () => {
@@ -350,10 +347,7 @@ describe('planOrder: volume limits', () => {
 
   test('when the sized volume rounds down below the minimum lot, then the entry is refused as risk_volume_below_minimum', () => {
     expectRefused(planOrder(buy({ volume: 0.009 }), snapshot(), times()), 'risk_volume_below_minimum');
-    expectRefused(
-      planOrder(buy({ volume: 0.01 }), snapshot({ sizing: { mode: 'multiplier', factor: 0.5 } }), times()),
-      'risk_volume_below_minimum',
-    );
+    expectRefused(planOrder(buy({ volume: 0.01 }), snapshot({ sizing: { mode: 'multiplier', factor: 0.5 } }), times()), 'risk_volume_below_minimum');
   });
 
   test('when a broker minimum above the step applies, then a volume below it is refused', () => {

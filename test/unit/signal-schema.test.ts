@@ -80,7 +80,6 @@ const MINIMAL: Record<Action, Body> = {
   breakeven: { positionId: '1001' },
 };
 
-
 /** A valid value for every optional field of the schema. */
 const SAMPLE = sampleValues(FUTURE);
 
@@ -105,12 +104,9 @@ describe('ExternalSignal schema: minimal bodies', () => {
     expectAccepted(body('close', { symbol: 'EURUSD', side: 'buy', pnl: 'profit' }));
   });
 
-  test.each(['price', 'stopLimitPrice', 'sl', 'tp', 'expiry'])(
-    'when modify_pending carries only %s besides orderId, then it is accepted',
-    (field) => {
-      expectAccepted(body('modify_pending', { orderId: 'o-1', [field]: SAMPLE[field] }));
-    },
-  );
+  test.each(['price', 'stopLimitPrice', 'sl', 'tp', 'expiry'])('when modify_pending carries only %s besides orderId, then it is accepted', (field) => {
+    expectAccepted(body('modify_pending', { orderId: 'o-1', [field]: SAMPLE[field] }));
+  });
 
   test('when entries carry optional stops (sl/tp prices, pip distances, or one of each), then they are accepted', () => {
     expectAccepted(body('buy', { symbol: 'EURUSD', volume: 1, sl: 1.05, tp: 1.15 }));

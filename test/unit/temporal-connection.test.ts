@@ -26,7 +26,12 @@ describe('Temporal connection security', () => {
 
   test('when a CA, a client certificate and a server name are given, then mTLS carries exactly those bytes', () => {
     const opts = temporalConnectionOptions(
-      region({ TEMPORAL_TLS_CA_FILE: '/etc/es/ca.pem', TEMPORAL_TLS_CERT_FILE: '/etc/es/client.pem', TEMPORAL_TLS_KEY_FILE: '/etc/es/client.key', TEMPORAL_TLS_SERVER_NAME: 'temporal.internal' }),
+      region({
+        TEMPORAL_TLS_CA_FILE: '/etc/es/ca.pem',
+        TEMPORAL_TLS_CERT_FILE: '/etc/es/client.pem',
+        TEMPORAL_TLS_KEY_FILE: '/etc/es/client.key',
+        TEMPORAL_TLS_SERVER_NAME: 'temporal.internal',
+      }),
       read,
     );
     expect(opts.tls).toEqual({
@@ -46,7 +51,9 @@ describe('Temporal connection security', () => {
 
   test('when an API key is configured without TLS, then the config is refused (a key never travels in clear)', () => {
     expect(() => loadConfig({ TEMPORAL_API_KEY_FILE: '/etc/es/cloud.key' })).toThrow(/TEMPORAL_API_KEY_FILE: an API key is only sent over TLS/);
-    expect(() => loadConfig({ TEMPORAL_REGIONS: JSON.stringify([{ name: 'eu', address: 'eu:7233', namespace: 'x', apiKeyFile: '/k' }]) })).toThrow(/apiKeyFile/);
+    expect(() => loadConfig({ TEMPORAL_REGIONS: JSON.stringify([{ name: 'eu', address: 'eu:7233', namespace: 'x', apiKeyFile: '/k' }]) })).toThrow(
+      /apiKeyFile/,
+    );
   });
 
   test('when a client certificate comes without its key, then the config is refused', () => {
@@ -57,7 +64,12 @@ describe('Temporal connection security', () => {
     const regions = loadConfig({
       TEMPORAL_REGIONS: JSON.stringify([
         { name: 'eu', address: 'eu.tmprl.cloud:7233', namespace: 'es.abc12', tls: true, apiKeyFile: '/etc/es/cloud.key' },
-        { name: 'us', address: '10.0.0.5:7233', namespace: 'default', tls: { caFile: '/etc/es/ca.pem', certFile: '/etc/es/client.pem', keyFile: '/etc/es/client.key' } },
+        {
+          name: 'us',
+          address: '10.0.0.5:7233',
+          namespace: 'default',
+          tls: { caFile: '/etc/es/ca.pem', certFile: '/etc/es/client.pem', keyFile: '/etc/es/client.key' },
+        },
         { name: 'lab', address: '127.0.0.1:7233', namespace: 'default' },
       ]),
     }).temporal.regions;
@@ -67,10 +79,17 @@ describe('Temporal connection security', () => {
   });
 
   test('when a file is missing or empty, then start-up fails naming the setting and the path, never a secret', () => {
-    expect(() => temporalConnectionOptions(region({ TEMPORAL_TLS_CA_FILE: '/etc/es/nope.pem' }), read)).toThrow('region default: the TLS CA file /etc/es/nope.pem cannot be read (ENOENT)');
-    expect(() => temporalConnectionOptions(region({ TEMPORAL_TLS: 'true', TEMPORAL_API_KEY_FILE: '/etc/es/empty' }), read)).toThrow(/API key file \/etc\/es\/empty cannot be read/);
+    expect(() => temporalConnectionOptions(region({ TEMPORAL_TLS_CA_FILE: '/etc/es/nope.pem' }), read)).toThrow(
+      'region default: the TLS CA file /etc/es/nope.pem cannot be read (ENOENT)',
+    );
+    expect(() => temporalConnectionOptions(region({ TEMPORAL_TLS: 'true', TEMPORAL_API_KEY_FILE: '/etc/es/empty' }), read)).toThrow(
+      /API key file \/etc\/es\/empty cannot be read/,
+    );
     try {
-      temporalConnectionOptions(region({ TEMPORAL_TLS_CA_FILE: '/etc/es/ca.pem', TEMPORAL_TLS_CERT_FILE: '/etc/es/client.pem', TEMPORAL_TLS_KEY_FILE: '/etc/es/missing.key' }), read);
+      temporalConnectionOptions(
+        region({ TEMPORAL_TLS_CA_FILE: '/etc/es/ca.pem', TEMPORAL_TLS_CERT_FILE: '/etc/es/client.pem', TEMPORAL_TLS_KEY_FILE: '/etc/es/missing.key' }),
+        read,
+      );
       throw new Error('expected a failure');
     } catch (err) {
       expect((err as Error).message).toMatch(/TLS client key/);

@@ -29,7 +29,10 @@ export function bridgeRoutes(deps: GatewayDeps, settings: BridgeRouteSettings): 
     redis: settings.redis,
     prefix: `${settings.keyPrefix}bridge:`,
     ...settings.limit,
-    key: (req) => `token:${createHash('sha256').update(bearerToken(req) ?? '').digest('hex')}`,
+    key: (req) =>
+      `token:${createHash('sha256')
+        .update(bearerToken(req) ?? '')
+        .digest('hex')}`,
     respond: (res, limit, windowMs) => res.status(429).json({ error: 'Rate limit exceeded', limit, windowMs }),
   });
   router.post('/bridge/v1/hello', authenticated, limited, ...body, async (req, res) => {

@@ -29,9 +29,11 @@ export function readinessRoutes(deps: { redis: Redis; regions: Regions; timeoutM
     };
     await Promise.all([
       probe('redis', () => deps.redis.ping()),
-      ...deps.regions.names().map((region) =>
-        probe(`temporal:${region}`, () => deps.regions.call(region, (client) => client.workflowService.getSystemInfo({}), Date.now() + deps.timeoutMs)),
-      ),
+      ...deps.regions
+        .names()
+        .map((region) =>
+          probe(`temporal:${region}`, () => deps.regions.call(region, (client) => client.workflowService.getSystemInfo({}), Date.now() + deps.timeoutMs)),
+        ),
     ]);
     const ready = Object.values(checks).every((c) => c === 'ok');
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });

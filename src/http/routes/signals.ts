@@ -15,7 +15,9 @@ export function signalRoutes(deps: { status: StatusDeps; redis: Redis; config: C
     ...deps.config.limits.pollIp,
     key: (req) => ipKeyGenerator(req.ip ?? 'unknown'),
     respond: (res, limit, windowMs) =>
-      res.status(429).json({ error: 'rate_limit_exceeded', scope: 'ip', message: 'Too many requests from this address; slow down and retry later', limit, windowMs }),
+      res
+        .status(429)
+        .json({ error: 'rate_limit_exceeded', scope: 'ip', message: 'Too many requests from this address; slow down and retry later', limit, windowMs }),
   });
   router.get('/v1/signals/:signalId', ipCap, async (req, res) => {
     res.status(200).json(await readSignalStatus(deps.status, { token: bearerToken(req), signalId: String(req.params.signalId) }));

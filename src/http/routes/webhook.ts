@@ -34,7 +34,8 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
     const verdict = await guarded(failClosed, () => preAuth.check(address(req)));
     if (verdict.allowed) {
       res.locals.preAuthChecked = true;
-      return next();
+      next();
+      return;
     }
     res.setHeader('Retry-After', String(Math.max(1, Math.ceil(verdict.retryAfterMs / 1000))));
     rateLimited(res, preAuth.limit.max, preAuth.limit.windowMs);
@@ -67,7 +68,13 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
 
   // The pre-auth cap first (per address, no lookup); the in-flight slot only once the body is in (a slow sender must
   // not hold one); then who is sending, and only then the route limiter spends an account's or a secret's budget.
-  const pipeline = [preAuthCheck, ...jsonBody(config.ingress.bodyLimitBytes, config.ingress.bodyReadTimeoutMs, 'ingestion'), inFlightCap(config.ingress.maxInFlight), authenticate, routeLimiter];
+  const pipeline = [
+    preAuthCheck,
+    ...jsonBody(config.ingress.bodyLimitBytes, config.ingress.bodyReadTimeoutMs, 'ingestion'),
+    inFlightCap(config.ingress.maxInFlight),
+    authenticate,
+    routeLimiter,
+  ];
   router.post('/webhook/custom', ...pipeline, submit);
   router.post('/webhook/custom/:accountId', ...pipeline, submit);
   router.use(chargeUnauthenticated);
