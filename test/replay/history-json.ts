@@ -16,6 +16,8 @@ type ProtoJson = {
   fromJson(type: unknown, json: unknown, options?: { ignoreUnknownFields?: boolean }): unknown;
 };
 
+// Loaded from where @temporalio/proto resolves it (npm installed two protobufjs copies): a path known only at run time.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
 const protojson = require(require.resolve('protobufjs/ext/protojson', { paths: [path.dirname(require.resolve('@temporalio/proto'))] })) as ProtoJson;
 const historyType = (patchProtobufRoot(proto) as unknown as { lookupType(name: string): unknown }).lookupType('temporal.api.history.v1.History');
 

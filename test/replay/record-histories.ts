@@ -86,21 +86,33 @@ recording('records the replay fixtures from the real service (RECORD_HISTORIES=1
     const { f, id } = await buyReported({ status: 'filled', ticket: '900001', price: 1.1 });
     expect((await pollUntilReported(stack.ingress.url, id, f.token, 1)).accounts[0]).toMatchObject({ outcome: 'filled' });
     await save('a-buy-filled.signal', signalId(id), 'a buy on one account, filled by the bridge: the parent signal workflow');
-    await save('a-buy-filled.account', accountId(id, f.accounts[0]!.id), 'a buy on one account, filled by the bridge: the account child (dispatch, report by Update, outcome)');
+    await save(
+      'a-buy-filled.account',
+      accountId(id, f.accounts[0]!.id),
+      'a buy on one account, filled by the bridge: the account child (dispatch, report by Update, outcome)',
+    );
   });
 
   test('(b) a risk refusal: a blocked symbol is rejected before anything is queued', async () => {
     const f = await seed([{ risk: { blockedSymbols: ['XAUUSD'] } as never }]);
     const id = await webhook(f, { action: 'buy', symbol: 'XAUUSD', volume: 0.1 }, f.accounts[0]!.id);
     expect((await pollUntilReported(stack.ingress.url, id, f.token, 1)).accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'risk_symbol_blocked' });
-    await save('b-risk-refused.account', accountId(id, f.accounts[0]!.id), 'a buy of a blocked symbol: rejected risk_symbol_blocked, its sequence released, nothing dispatched');
+    await save(
+      'b-risk-refused.account',
+      accountId(id, f.accounts[0]!.id),
+      'a buy of a blocked symbol: rejected risk_symbol_blocked, its sequence released, nothing dispatched',
+    );
   });
 
   test('(c) a market order no bridge takes before it expires: withdrawn, bridge_offline', async () => {
     const f = await seed([{ risk: { maxSignalAgeMs: 1500 } as never }]);
     const id = await webhook(f, { action: 'buy', symbol: 'EURUSD', volume: 0.1 }, f.accounts[0]!.id);
     expect((await pollUntilReported(stack.ingress.url, id, f.token, 1)).accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'bridge_offline' });
-    await save('c-bridge-offline.account', accountId(id, f.accounts[0]!.id), 'a buy no bridge took before its expiry (maxSignalAgeMs 1500): the wait timed out, the command was withdrawn, rejected bridge_offline');
+    await save(
+      'c-bridge-offline.account',
+      accountId(id, f.accounts[0]!.id),
+      'a buy no bridge took before its expiry (maxSignalAgeMs 1500): the wait timed out, the command was withdrawn, rejected bridge_offline',
+    );
   });
 
   test('(d) a broadcast to two accounts: one filled, one rejected by the broker', async () => {
@@ -116,9 +128,17 @@ recording('records the replay fixtures from the real service (RECORD_HISTORIES=1
     await terminals[0]!.report([{ commandId: c0!.commandId, status: 'filled', ticket: 'T-0' }]);
     await terminals[1]!.report([{ commandId: c1!.commandId, status: 'rejected', retcode: 'TRADING_BAD_VOLUME', message: 'Bad volume' }]);
     expect((await pollUntilReported(stack.ingress.url, id, f.token, 2)).reported).toBe(2);
-    await save('d-broadcast.signal', signalId(id), 'a sell broadcast to two accounts (mt5 filled, ctrader rejected by the broker): the parent with two children');
+    await save(
+      'd-broadcast.signal',
+      signalId(id),
+      'a sell broadcast to two accounts (mt5 filled, ctrader rejected by the broker): the parent with two children',
+    );
     await save('d-broadcast.account-0', accountId(id, f.accounts[0]!.id), 'a sell broadcast to two accounts: the mt5 child, filled');
-    await save('d-broadcast.account-1', accountId(id, f.accounts[1]!.id), 'a sell broadcast to two accounts: the ctrader child, rejected broker:TRADING_BAD_VOLUME');
+    await save(
+      'd-broadcast.account-1',
+      accountId(id, f.accounts[1]!.id),
+      'a sell broadcast to two accounts: the ctrader child, rejected broker:TRADING_BAD_VOLUME',
+    );
   });
 
   test('(e) a bridge that reports the command expired: rejected signal_expired', async () => {

@@ -12,7 +12,10 @@ import { historyFromJsonObject } from './history-json';
 import type { RecordedHistory } from './record-histories';
 
 const HISTORIES_DIR = path.join(__dirname, 'histories');
-const files = fs.readdirSync(HISTORIES_DIR).filter((f) => f.endsWith('.json')).sort();
+const files = fs
+  .readdirSync(HISTORIES_DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 const load = (file: string): RecordedHistory => JSON.parse(fs.readFileSync(path.join(HISTORIES_DIR, file), 'utf8')) as RecordedHistory;
 
 // The worker's sink (metrics), as src/worker.ts injects it: never called during replay.
@@ -39,7 +42,11 @@ describe('workflow replay: the recorded histories replay against the current wor
   });
 
   test('the fixtures cover every recorded case: filled, risk refusal, bridge_offline, broadcast, expired', () => {
-    const byCase = (prefix: string) => files.filter((f) => f.startsWith(prefix)).map((f) => load(f).workflowType).sort();
+    const byCase = (prefix: string) =>
+      files
+        .filter((f) => f.startsWith(prefix))
+        .map((f) => load(f).workflowType)
+        .sort();
     expect(byCase('a-')).toEqual(['accountWorkflow', 'signalWorkflow']);
     expect(byCase('b-')).toEqual(['accountWorkflow']);
     expect(byCase('c-')).toEqual(['accountWorkflow']);
