@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { SPEC_LIMITS } from './domain/limits';
 
 /**
  * The one place that reads the environment. Every number the spec leaves open has a default here and an
@@ -136,9 +137,9 @@ const envSchema = z.object({
   TEMPORAL_CONNECT_TIMEOUT_MS: int(1000, 1),
   WORKFLOW_BUNDLE_PATH: z.string().optional(),
 
-  BODY_LIMIT_BYTES: int(64 * 1024, 1),
-  IDEMPOTENCY_KEY_MAX_LENGTH: int(128, 1),
-  IDEMPOTENCY_WINDOW_MS: int(45_000, 1),
+  BODY_LIMIT_BYTES: int(SPEC_LIMITS.bodyLimitBytes, 1),
+  IDEMPOTENCY_KEY_MAX_LENGTH: int(SPEC_LIMITS.idempotencyKeyMaxLength, 1),
+  IDEMPOTENCY_WINDOW_MS: int(SPEC_LIMITS.replayWindowMs, 1),
   /** Requests being accepted at once by one ingress process (counted once their body is in); past it, 503 backpressure. */
   MAX_IN_FLIGHT: int(512, 1),
   /** Admission control (docs/admission-control.md): an accepted target still waiting for its command after this is late. */

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { SPEC_LIMITS } from '../domain/limits';
 import type { z } from 'zod';
 import { errorSchema, signalAcceptedSchema, signalNoTargetsSchema, signalStatusSchema } from '../http/openapi';
 import { validateSignal, type ExternalSignal, type ValidationDetail } from '../domain/signal';
@@ -13,7 +14,7 @@ export { MAX_RETRY_SPAN_MS, REPLAY_WINDOW_MS, DEFAULT_SUBMIT_DEADLINE_MS, DEFAUL
 export type { ExternalSignal, ValidationDetail } from '../domain/signal';
 
 /** Spec §8. */
-export const IDEMPOTENCY_KEY_MAX_LENGTH = 128;
+export const IDEMPOTENCY_KEY_MAX_LENGTH = SPEC_LIMITS.idempotencyKeyMaxLength;
 const DEFAULT_STATUS_TIMEOUT_MS = 10_000;
 
 export interface SignalsClientOptions {

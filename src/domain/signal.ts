@@ -1,9 +1,10 @@
 import { z } from 'zod';
-import { ACTIONS, type Action } from './actions';
+import { ACTION_RULES, ACTIONS, type OrderField } from './actions';
+import { SPEC_LIMITS } from './limits';
 
 /**
- * The ExternalSignal of spec §2.1, and the per-action table that says which fields each action needs.
- * This is the one source of truth: the ingress validates with it and the OpenAPI document is generated from it.
+ * The ExternalSignal of spec §2.1, with the per-action conditions of the action table (actions.ts). The ingress
+ * validates with it and the OpenAPI document is generated from it.
  * Numbers are never coerced: "1.5" is not a volume.
  */
 
@@ -62,7 +63,7 @@ export const signalFields = {
   idempotencyKey: z
     .string()
     .min(1)
-    .max(128)
+    .max(SPEC_LIMITS.idempotencyKeyMaxLength)
     .describe('Same as the X-Idempotency-Key header, for callers that cannot set headers (TradingView). If both are given they must be equal.'),
 } as const;
 
@@ -71,43 +72,11 @@ const REQUEST_FIELDS = ['secret', 'action', 'meta', 'idempotencyKey'] as const;
 
 type Field = Exclude<keyof typeof signalFields, (typeof REQUEST_FIELDS)[number]>;
 
-interface ActionRule {
-  required: Field[];
-  optional: Field[];
-  /** At least one of these must be present. */
-  oneOf?: Field[];
-}
+// The action table's field names are exactly the schema's order fields.
+const _fieldsAgree: [Field extends OrderField ? true : false, OrderField extends Field ? true : false] = [true, true];
 
-const ENTRY_STOPS: Field[] = ['sl', 'tp', 'slPips', 'tpPips'];
-const MARKET: ActionRule = { required: ['symbol', 'volume'], optional: ENTRY_STOPS };
-const PENDING: ActionRule = { required: ['symbol', 'volume', 'price'], optional: ENTRY_STOPS };
-const STOP_LIMIT: ActionRule = { required: ['symbol', 'volume', 'price', 'stopLimitPrice'], optional: ENTRY_STOPS };
-
-/** The action table of spec §2.1. A field an action does not use is refused, so a mistaken template is caught. */
-export const ACTION_RULES: Record<Action, ActionRule> = {
-  buy: MARKET,
-  sell: MARKET,
-  buy_limit: PENDING,
-  sell_limit: PENDING,
-  buy_stop: PENDING,
-  sell_stop: PENDING,
-  buy_stop_limit: STOP_LIMIT,
-  sell_stop_limit: STOP_LIMIT,
-  // close: by positionId, or a filtered close by symbol/side/pnl (checked below: one or the other).
-  close: { required: [], optional: ['positionId', 'symbol', 'side', 'pnl'] },
-  close_all: { required: [], optional: [] },
-  partial_close: { required: ['positionId', 'partialVolume'], optional: [] },
-  cancel_pending: { required: ['orderId'], optional: [] },
-  modify_sl: { required: ['positionId', 'sl'], optional: [] },
-  modify_tp: { required: ['positionId', 'tp'], optional: [] },
-  modify_pending: {
-    required: ['orderId'],
-    optional: ['price', 'stopLimitPrice', 'sl', 'tp', 'expiry'],
-    oneOf: ['price', 'stopLimitPrice', 'sl', 'tp', 'expiry'],
-  },
-  modify_pending_expiry: { required: ['orderId', 'expiry'], optional: [] },
-  breakeven: { required: ['positionId'], optional: [] },
-};
+/** The action table of spec §2.1 (actions.ts), re-exported where the schema lives. */
+export { ACTION_RULES };
 
 const FIELD_NAMES = Object.keys(signalFields) as (keyof typeof signalFields)[];
 const ORDER_FIELDS = FIELD_NAMES.filter((f): f is Field => !(REQUEST_FIELDS as readonly string[]).includes(f));

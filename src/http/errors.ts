@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
+import { formatBytes, SPEC_LIMITS } from '../domain/limits';
 import type { Logger } from 'pino';
 import { Refusal } from '../signals/errors';
 import { isStoreFailure } from '../redis';
@@ -66,7 +67,7 @@ export function errorHandler(logger: Logger, failClosedRetryAfterSeconds: number
     const channel = channelOf(req);
     const e = err as { type?: string; status?: number };
     if (e?.type === 'entity.too.large') {
-      res.status(413).json({ error: 'Request body exceeds the 64 KB limit', correlationId });
+      res.status(413).json({ error: `Request body exceeds the ${formatBytes(SPEC_LIMITS.bodyLimitBytes)} limit`, correlationId });
       return;
     }
     if (err instanceof Refusal) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { formatBytes, SPEC_LIMITS } from '../domain/limits';
 import { ACTIONS, requiresIdempotencyKey, type Action } from '../domain/actions';
 import type { SignalAccepted, SignalNoTargets } from '../signals/accept';
 import { ACTION_RULES, externalSignalShape, META_MAX_BYTES, META_MAX_DEPTH } from '../domain/signal';
@@ -15,8 +16,8 @@ export const OPENAPI_VERSION = '3.1.0';
 export const API_VERSION = '1.0.0';
 
 // The spec's numbers (§8). The running service reads them from config, which only tests shorten.
-const IDEMPOTENCY_KEY_MAX_LENGTH = 128;
-const BODY_LIMIT = '64 KB';
+const IDEMPOTENCY_KEY_MAX_LENGTH = SPEC_LIMITS.idempotencyKeyMaxLength;
+const BODY_LIMIT = formatBytes(SPEC_LIMITS.bodyLimitBytes);
 const REPLAY_WINDOW = '45 seconds';
 
 // ---------------------------------------------------------------------------------------------------------------

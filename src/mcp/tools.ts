@@ -1,10 +1,11 @@
 import { z } from 'zod';
+import { formatBytes, SPEC_LIMITS } from '../domain/limits';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { API_VERSION } from '../http/openapi';
 import { SIGNAL_ID_PATTERN } from '../domain/ids';
 import { getSignalStatusOutput, submitSignalOutput } from './outputs';
-import { isOpening } from '../domain/actions';
+import { describeActionFields, isOpening } from '../domain/actions';
 import { externalSignalShape, signalFields, type ExternalSignal } from '../domain/signal';
 import { MAX_RETRY_SPAN_MS, reportedCount, SignalsClient, StatusError, UnexpectedResponseError, type SignalStatus, type SubmitResult } from '../client';
 
@@ -101,11 +102,8 @@ export function createSignalsMcpServer(deps: ToolDeps): McpServer {
       title: 'Submit a trade signal',
       description:
         "Sends a trade signal (spec ExternalSignal, without the secret: this server adds it) for execution on the user's own trading account(s), " +
-        "with the account owner's risk rules applied. Fields by action: buy/sell need symbol, volume (lots, >0, ≤100), optional sl/tp or slPips/tpPips; " +
-        'buy_limit/sell_limit/buy_stop/sell_stop also need price; buy_stop_limit/sell_stop_limit also stopLimitPrice; close needs positionId or a filter ' +
-        '(symbol, side, pnl); close_all nothing; partial_close positionId and partialVolume; cancel_pending orderId; modify_sl positionId and sl; ' +
-        'modify_tp positionId and tp; modify_pending orderId and one of price, stopLimitPrice, sl, tp, expiry; modify_pending_expiry orderId and expiry; ' +
-        'breakeven positionId. A field the action does not use is refused. The answer is immediate: accepted is not executed; ' +
+        "with the account owner's risk rules applied. Fields by action (lots at most 100): " +
+        `${describeActionFields()}. A field the action does not use is refused. The answer is immediate: accepted is not executed; ` +
         'poll get_signal_status for entries. Transient failures are retried safely (same idempotency key) for up to 30 s.',
       inputSchema: submitSignalInput,
       outputSchema: submitSignalOutput,
@@ -219,7 +217,7 @@ const REFUSAL_HINTS: Record<number, string> = {
   403: 'the target account is locked or not entitled to execute signals; retrying will not help',
   409: 'this account type does not accept signals (e.g. a copy-only master account); use another account',
   412: "the account's bridge (EA/cBot) is too old for this action; it must be updated first",
-  413: 'the signal is larger than 64 KB; shorten meta',
+  413: `the signal is larger than ${formatBytes(SPEC_LIMITS.bodyLimitBytes)}; shorten meta`,
 };
 
 export function describeSubmit(result: SubmitResult, action: ExternalSignal['action']): string {
