@@ -20,6 +20,8 @@ const STATUS: Record<Refusal['kind'], number> = {
   bridge_too_old: 412,
   too_slow: 408,
   throttled: 429,
+  route_limited: 429,
+  too_large: 413,
   backpressure: 503,
   store_unavailable: 503,
 };
@@ -35,7 +37,8 @@ export function sendRefusal(res: Response, err: Refusal, channel: Channel, corre
       res.status(status).json({ error: 'token_suspended', suspendedUntil: err.extra.suspendedUntil });
       return;
     case 'throttled':
-      if (err.extra.windowMs) res.setHeader('Retry-After', String(Math.ceil(err.extra.windowMs / 1000)));
+      // A limiter that knows when its window ends has said so already (express-rate-limit's Retry-After).
+      if (err.extra.windowMs && !res.getHeader('Retry-After')) res.setHeader('Retry-After', String(Math.ceil(err.extra.windowMs / 1000)));
       res.status(status).json({
         error: 'rate_limit_exceeded',
         scope: err.extra.scope,
@@ -44,6 +47,11 @@ export function sendRefusal(res: Response, err: Refusal, channel: Channel, corre
         windowMs: err.extra.windowMs,
         ...withId,
       });
+      return;
+    case 'route_limited':
+      // Spec §4.1: the route limiter's body is exactly this, with no correlationId.
+      if (err.extra.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(err.extra.retryAfterSeconds));
+      res.status(status).json({ error: 'Rate limit exceeded', limit: err.extra.limit, windowMs: err.extra.windowMs });
       return;
     case 'backpressure':
       if (err.extra.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(err.extra.retryAfterSeconds));
@@ -61,15 +69,13 @@ export function sendRefusal(res: Response, err: Refusal, channel: Channel, corre
 }
 
 export function errorHandler(logger: Logger, failClosedRetryAfterSeconds: number, channelOf: (req: Request) => Channel) {
-  return (err: unknown, req: Request, res: Response, _next: NextFunction): void => {
+  return (failure: unknown, req: Request, res: Response, _next: NextFunction): void => {
+    let err = failure;
     const correlationId = res.locals.correlationId as string;
     if (res.headersSent) return;
     const channel = channelOf(req);
     const e = err as { type?: string; status?: number };
-    if (e?.type === 'entity.too.large') {
-      res.status(413).json({ error: `Request body exceeds the ${formatBytes(SPEC_LIMITS.bodyLimitBytes)} limit`, correlationId });
-      return;
-    }
+    if (e?.type === 'entity.too.large') err = new Refusal('too_large', `Request body exceeds the ${formatBytes(SPEC_LIMITS.bodyLimitBytes)} limit`);
     if (err instanceof Refusal) {
       res.locals.refusal = err.kind;
       sendRefusal(res, err, channel, correlationId);

@@ -3,6 +3,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
 import { RedisStore } from 'rate-limit-redis';
+import { Refusal } from '../signals/errors';
 
 /**
  * express-rate-limit with rate-limit-redis, one store (and key prefix) per limiter. A store error reaches the error
@@ -14,7 +15,8 @@ export function createRouteLimiter(options: {
   max: number;
   windowMs: number;
   key: (req: Request, res: Response) => string;
-  respond: (res: Response, limit: number, windowMs: number) => void;
+  /** What to answer when the limit is hit: the error handler (src/http/errors.ts) turns it into the response. */
+  refusal: (limit: number, windowMs: number) => Refusal;
 }): RequestHandler {
   return rateLimit({
     windowMs: options.windowMs,
@@ -24,7 +26,7 @@ export function createRouteLimiter(options: {
     passOnStoreError: false,
     keyGenerator: options.key,
     store: new RedisStore({ prefix: options.prefix, sendCommand: scriptSafeSender(options.redis) }),
-    handler: (_req, res) => options.respond(res, options.max, options.windowMs),
+    handler: (_req, _res, next) => next(options.refusal(options.max, options.windowMs)),
   });
 }
 

@@ -11,7 +11,9 @@ export type RefusalKind =
   | 'not_accepted_by_account' // 409
   | 'bridge_too_old' // 412
   | 'too_slow' // 408, the request body did not arrive in time
-  | 'throttled' // 429 fairness / token caps
+  | 'throttled' // 429 fairness / token caps / the poll's per-address cap
+  | 'route_limited' // 429 the spec's route limiter (and the webhook's pre-auth cap, the bridge's per-token limit)
+  | 'too_large' // 413, the body is above the limit
   | 'token_suspended' // 403 on the poll
   | 'backpressure' // 503, nothing accepted
   | 'store_unavailable'; // 503, a guard's store is failing: fail closed
@@ -32,4 +34,9 @@ export class Refusal extends Error {
     super(message);
     this.name = 'Refusal';
   }
+}
+
+/** The spec's route limiter answer (and the webhook's pre-auth cap's, the bridge's per-token limit's). */
+export function routeLimited(limit: number, windowMs: number, retryAfterSeconds?: number): Refusal {
+  return new Refusal('route_limited', 'Rate limit exceeded', { limit, windowMs, ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) });
 }

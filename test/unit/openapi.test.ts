@@ -6,7 +6,7 @@ import { buildOpenApiDocument } from '../../src/http/openapi';
 import { errorHandler, sendRefusal, type Channel } from '../../src/http/errors';
 import { ACTIONS } from '../../src/domain/actions';
 import type { SignalAccepted, SignalNoTargets } from '../../src/signals/accept';
-import { Refusal } from '../../src/signals/errors';
+import { Refusal, routeLimited } from '../../src/signals/errors';
 import { externalSignalShape, validateSignal } from '../../src/domain/signal';
 import type { SignalStatus } from '../../src/signals/status';
 
@@ -174,6 +174,9 @@ class CapturingResponse {
     this.headers[name.toLowerCase()] = value;
     return this;
   }
+  getHeader(name: string) {
+    return this.headers[name.toLowerCase()];
+  }
 }
 
 function refusalBody(refusal: Refusal, channel: Channel) {
@@ -214,6 +217,7 @@ const SENT: [string, { status: string; body: unknown }][] = [
   ['412 bridge too old', refusalBody(new Refusal('bridge_too_old', 'Update the EA'), 'ingestion')],
   ['413 body too large', handledBody({ type: 'entity.too.large' }, 'ingestion')],
   ['429 fairness throttle', refusalBody(new Refusal('throttled', 'Too many signals', { scope: 'account_write', ...limits }), 'ingestion')],
+  ['429 route limiter', refusalBody(routeLimited(limits.limit, limits.windowMs, 7), 'ingestion')],
   ['500 unexpected', handledBody(new Error('boom'), 'ingestion')],
   ['503 backpressure', refusalBody(new Refusal('backpressure', 'System under high load, retry later'), 'ingestion')],
   ['503 store failing closed', refusalBody(new Refusal('store_unavailable', 'service_unavailable', { retryAfterSeconds: 5 }), 'ingestion')],
@@ -224,6 +228,7 @@ const SENT_ON_POLL: [string, { status: string; body: unknown }][] = [
   ['401 unauthorized', refusalBody(new Refusal('unauthorized', 'Missing or invalid API token'), 'poll')],
   ['403 token suspended', refusalBody(new Refusal('token_suspended', 'token_suspended', { suspendedUntil: '2099-01-01T00:00:00.000Z' }), 'poll')],
   ['429 account read cap', refusalBody(new Refusal('throttled', 'Too many status reads', { scope: 'account_read', ...limits }), 'poll')],
+  ['429 per-address cap', refusalBody(new Refusal('throttled', 'Too many requests from this address; slow down and retry later', { scope: 'ip', ...limits }), 'poll')],
   ['500 unexpected', handledBody(new Error('boom'), 'poll')],
 ];
 

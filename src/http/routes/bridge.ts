@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { routeLimited } from '../../signals/errors';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import { bridgeAccount, bridgeCommands, bridgeHello, bridgeReports, type GatewayDeps } from '../../bridge/gateway';
@@ -33,7 +34,7 @@ export function bridgeRoutes(deps: GatewayDeps, settings: BridgeRouteSettings): 
       `token:${createHash('sha256')
         .update(bearerToken(req) ?? '')
         .digest('hex')}`,
-    respond: (res, limit, windowMs) => res.status(429).json({ error: 'Rate limit exceeded', limit, windowMs }),
+    refusal: routeLimited,
   });
   router.post('/bridge/v1/hello', authenticated, limited, ...body, async (req, res) => {
     res.json(await bridgeHello(deps, bearerToken(req), req.body));

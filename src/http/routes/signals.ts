@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { Refusal } from '../../signals/errors';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config';
@@ -14,10 +15,7 @@ export function signalRoutes(deps: { status: StatusDeps; redis: Redis; config: C
     prefix: `${deps.config.limits.keyPrefix}poll-ip:`,
     ...deps.config.limits.pollIp,
     key: (req) => ipKeyGenerator(req.ip ?? 'unknown'),
-    respond: (res, limit, windowMs) =>
-      res
-        .status(429)
-        .json({ error: 'rate_limit_exceeded', scope: 'ip', message: 'Too many requests from this address; slow down and retry later', limit, windowMs }),
+    refusal: (limit, windowMs) => new Refusal('throttled', 'Too many requests from this address; slow down and retry later', { scope: 'ip', limit, windowMs }),
   });
   router.get('/v1/signals/:signalId', ipCap, async (req, res) => {
     res.status(200).json(await readSignalStatus(deps.status, { token: bearerToken(req), signalId: String(req.params.signalId) }));

@@ -1,4 +1,5 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { routeLimited } from '../../signals/errors';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config';
@@ -11,7 +12,7 @@ import { createRouteLimiter } from '../../ratelimit/route-limiter';
 import { PreAuthCap } from '../../ratelimit/preauth';
 
 /**
- * POST /webhook/custom and /webhook/custom/:accountId (spec §4.1, §4.2): the pipeline of DESIGN.md in order. The
+ * POST /webhook/custom and /webhook/custom/:accountId (spec §4.1, §4.2): the pipeline of docs/architecture.md in order. The
  * route limiter spends an account's or a secret's budget only for a sender authenticated for it; everything that does
  * not authenticate is counted per client address by the pre-auth cap (docs/decisions.md, "Limits").
  */
@@ -19,13 +20,12 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
   const router = Router();
   const { config } = deps;
   const failClosed = config.limits.failClosedRetryAfterSeconds;
-  const rateLimited = (res: Response, limit: number, windowMs: number) => res.status(429).json({ error: 'Rate limit exceeded', limit, windowMs });
   const routeLimiter = createRouteLimiter({
     redis: deps.redis,
     prefix: `${config.limits.keyPrefix}route:`,
     ...config.limits.route,
     key: routeLimitKey,
-    respond: rateLimited,
+    refusal: routeLimited,
   });
   const preAuth = new PreAuthCap(deps.redis, config.limits.webhookPreAuthIp, config.limits.keyPrefix);
   const address = (req: Request) => ipKeyGenerator(req.ip ?? 'unknown');
@@ -37,8 +37,7 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
       next();
       return;
     }
-    res.setHeader('Retry-After', String(Math.max(1, Math.ceil(verdict.retryAfterMs / 1000))));
-    rateLimited(res, preAuth.limit.max, preAuth.limit.windowMs);
+    next(routeLimited(preAuth.limit.max, preAuth.limit.windowMs, Math.max(1, Math.ceil(verdict.retryAfterMs / 1000))));
   };
   const authenticate: RequestHandler = async (req, res, next) => {
     res.locals.grant = await guarded(failClosed, () => authenticateSender(deps.accept.registry, req.body, (req.params as { accountId?: string }).accountId));
