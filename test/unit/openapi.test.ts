@@ -228,7 +228,10 @@ const SENT_ON_POLL: [string, { status: string; body: unknown }][] = [
   ['401 unauthorized', refusalBody(new Refusal('unauthorized', 'Missing or invalid API token'), 'poll')],
   ['403 token suspended', refusalBody(new Refusal('token_suspended', 'token_suspended', { suspendedUntil: '2099-01-01T00:00:00.000Z' }), 'poll')],
   ['429 account read cap', refusalBody(new Refusal('throttled', 'Too many status reads', { scope: 'account_read', ...limits }), 'poll')],
-  ['429 per-address cap', refusalBody(new Refusal('throttled', 'Too many requests from this address; slow down and retry later', { scope: 'ip', ...limits }), 'poll')],
+  [
+    '429 per-address cap',
+    refusalBody(new Refusal('throttled', 'Too many requests from this address; slow down and retry later', { scope: 'ip', ...limits }), 'poll'),
+  ],
   ['500 unexpected', handledBody(new Error('boom'), 'poll')],
 ];
 
