@@ -1,12 +1,40 @@
-import { ParentClosePolicy, condition, defineQuery, executeChild, log, setHandler, upsertMemo } from '@temporalio/workflow';
+import {
+  ChildWorkflowFailure,
+  ParentClosePolicy,
+  condition,
+  defineQuery,
+  defineSignal,
+  executeChild,
+  log,
+  setHandler,
+  upsertMemo,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
 import { isOpening } from '../src/domain/actions';
 import type { AccountOutcome } from '../src/domain/outcome';
 import type { SignalWorkflowInput } from '../src/domain/workflow-input';
-import { accountWorkflowId, OUTCOME_MEMO_PREFIX } from '../src/domain/ids';
-import { AccountIdKey, ActionKey, SignalIdKey, SymbolKey } from '../src/temporal/search-attributes';
+import { accountWorkflowId, ATTENTION_MEMO_PREFIX, OUTCOME_MEMO_PREFIX } from '../src/domain/ids';
+import { ACCOUNT_WORKFLOW_FAILED } from '../src/domain/reason-codes';
+import { AccountIdKey, ActionKey, ReasonKey, SignalIdKey, SymbolKey } from '../src/temporal/search-attributes';
 import { accountWorkflow } from './account';
 
 export const outcomesQuery = defineQuery<AccountOutcome[]>('outcomes');
+
+/**
+ * An operator's word on an account whose workflow failed (terminated, timed out, a bug): what they found at the
+ * broker. The poll then reports it; until then the account stays unreported, never `rejected`, since an order may be
+ * live. `reason` is required for `rejected` and is recorded as `operator:<reason>`.
+ */
+export interface OperatorOutcome {
+  accountId: string;
+  outcome: 'filled' | 'rejected' | 'done';
+  ticket?: string;
+  reason?: string;
+}
+export const recordOperatorOutcomeSignal = defineSignal<[OperatorOutcome]>('recordOperatorOutcome');
+
+/** How long a signal with a failed account waits for an operator before it completes with that account unreported. */
+const ATTENTION_WAIT = '7 days';
 
 /**
  * One accepted signal: one child per target account, all started at once. Outcomes go into the memo as they arrive
@@ -19,6 +47,22 @@ export async function signalWorkflow(input: SignalWorkflowInput): Promise<Accoun
   const reported = isOpening(input.signal.action);
   const unrecorded: AccountOutcome[] = [];
   let running = input.targets.length;
+  /** Accounts whose workflow failed: an operator must say what happened at the broker (recordOperatorOutcome). */
+  const attention = new Set<string>();
+  setHandler(recordOperatorOutcomeSignal, (o) => {
+    if (!attention.has(o.accountId) || (o.outcome === 'rejected' && !o.reason) || (o.outcome === 'filled' && !o.ticket)) return;
+    attention.delete(o.accountId);
+    const outcome: AccountOutcome = {
+      accountId: o.accountId,
+      outcome: o.outcome,
+      ticket: o.ticket ?? null,
+      reason: o.outcome === 'rejected' ? `operator:${o.reason!.slice(0, 200)}` : null,
+      occurredAt: new Date(Date.now()).toISOString(),
+    };
+    outcomes.push(outcome);
+    if (reported) unrecorded.push(outcome);
+    upsertMemo({ [ATTENTION_MEMO_PREFIX + o.accountId]: null });
+  });
 
   const children = input.targets.map(async (target) => {
     const accountId = target.account.id;
@@ -41,8 +85,14 @@ export async function signalWorkflow(input: SignalWorkflowInput): Promise<Accoun
       outcomes.push(outcome);
       if (reported) unrecorded.push(outcome);
     } catch (err) {
-      // Not a business rejection (those are values): leave the account pending for an operator to repair.
-      log.error('account workflow failed', { accountId, error: String(err) });
+      // Not a business rejection (those are values): the account stays unreported (an order may be live) and the
+      // signal waits for an operator, who finds it with `Reason = "account_workflow_failed"` in the Temporal UI.
+      // What ended it (terminated, timed out, the error), rather than the wrapper's "Child Workflow execution failed".
+      const why = String(err instanceof ChildWorkflowFailure && err.cause ? err.cause : err);
+      log.error('account workflow failed', { accountId, error: why });
+      attention.add(accountId);
+      upsertMemo({ [ATTENTION_MEMO_PREFIX + accountId]: { error: why.slice(0, 500), at: new Date(Date.now()).toISOString() } });
+      upsertSearchAttributes([{ key: ReasonKey, value: ACCOUNT_WORKFLOW_FAILED }]);
     } finally {
       running--;
     }
@@ -54,5 +104,10 @@ export async function signalWorkflow(input: SignalWorkflowInput): Promise<Accoun
     if (unrecorded.length > 0) upsertMemo(Object.fromEntries(unrecorded.splice(0).map((o) => [OUTCOME_MEMO_PREFIX + o.accountId, o])));
   }
   await Promise.all(children);
+  // A failed account: wait for the operator's word on it (each recorded as it comes), at most ATTENTION_WAIT.
+  while (attention.size > 0) {
+    if (!(await condition(() => attention.size === 0 || unrecorded.length > 0, ATTENTION_WAIT))) break;
+    if (unrecorded.length > 0) upsertMemo(Object.fromEntries(unrecorded.splice(0).map((o) => [OUTCOME_MEMO_PREFIX + o.accountId, o])));
+  }
   return outcomes;
 }

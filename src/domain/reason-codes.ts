@@ -48,6 +48,12 @@ export const REASON_CODES = {
 
 export type ReasonCode = keyof typeof REASON_CODES;
 
+/**
+ * Not an outcome: the `Reason` search attribute of a signal workflow one of whose account workflows failed, so that
+ * an operator finds it (`Reason = "account_workflow_failed"`) and records what happened (docs/operating.md, "An account workflow that failed").
+ */
+export const ACCOUNT_WORKFLOW_FAILED = 'account_workflow_failed';
+
 export function isReasonCode(reason: string): reason is ReasonCode {
   return Object.hasOwn(REASON_CODES, reason);
 }

@@ -191,8 +191,9 @@ export class GroupProcess {
   }
 
   /** SIGTERM to the group; SIGKILL past the deadline. Resolves when no process of the group is left. */
-  stop(graceMs = 10_000): Promise<void> {
-    return this.terminate('SIGTERM', graceMs);
+  /** `signal` first (SIGINT: PostgreSQL's fast shutdown), SIGKILL for what is left after `graceMs`. */
+  stop(graceMs = 10_000, signal: 'SIGTERM' | 'SIGINT' = 'SIGTERM'): Promise<void> {
+    return this.terminate(signal, graceMs);
   }
 
   /** SIGKILL to the whole group at once (a crash: no shutdown, no final write). Resolves when it is gone. */
@@ -200,7 +201,7 @@ export class GroupProcess {
     return this.terminate('SIGKILL', 0);
   }
 
-  private async terminate(first: 'SIGTERM' | 'SIGKILL', graceMs: number): Promise<void> {
+  private async terminate(first: 'SIGTERM' | 'SIGINT' | 'SIGKILL', graceMs: number): Promise<void> {
     const child = this.child;
     const exited = this.exitPromise;
     if (!child?.pid || !exited) return;

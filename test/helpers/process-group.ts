@@ -62,13 +62,13 @@ export function groupAlive(pgid: number): boolean {
  * Ends a process group: `first` to the group; after SIGTERM, SIGKILL once `graceMs` has passed or if anything of the
  * group outlived its leader. Resolves with how the leader exited.
  */
-export async function terminateGroup<T>(pgid: number, exited: Promise<T>, first: 'SIGTERM' | 'SIGKILL', graceMs: number): Promise<T> {
+export async function terminateGroup<T>(pgid: number, exited: Promise<T>, first: 'SIGTERM' | 'SIGINT' | 'SIGKILL', graceMs: number): Promise<T> {
   try {
     process.kill(-pgid, first);
   } catch {
     // group already gone
   }
-  if (first === 'SIGTERM') {
+  if (first !== 'SIGKILL') {
     const ac = new AbortController();
     const graceful = await Promise.race([exited.then(() => true), delay(graceMs, false, { signal: ac.signal }).catch(() => false)]).finally(() => ac.abort());
     if (!graceful || groupAlive(pgid)) {
