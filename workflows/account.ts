@@ -2,9 +2,11 @@ import {
   condition,
   defineSignal,
   defineUpdate,
+  patched,
   proxyLocalActivities,
   proxySinks,
   setHandler,
+  upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -82,7 +84,9 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
     return rejected(plan.reason);
   }
 
-  const { meta: _meta, ...fields } = signal;
+  // Sized by risk, the bridge decides the lots on the live account: the signal's own volume does not travel.
+  const { meta: _meta, volume: signalVolume, ...rest } = signal;
+  const fields = plan.order.riskSizing ? rest : { ...rest, ...(signalVolume !== undefined ? { volume: signalVolume } : {}) };
   const command: BridgeCommand = {
     ...fields,
     ...plan.order,
@@ -122,6 +126,8 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
     // A bridge took it: the order may be live, so the bridge's word is the only outcome.
     await condition(() => report !== undefined);
   }
+  // What the bridge placed, for the operator and the owner: the lots (sized by risk, the figures used), the price.
+  if (patched('report-in-memo')) upsertMemo({ execution: { volume: report!.volume ?? null, price: report!.price ?? null, message: report!.message ?? null } });
   return finish(outcomeOf(report!, isOpening(signal.action)), report!.executedAt ?? undefined);
 }
 

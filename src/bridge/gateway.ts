@@ -1,5 +1,5 @@
 import type { Registry } from '../registry/registry';
-import type { Account } from '../domain/account';
+import { BRIDGE_FEATURES, type Account } from '../domain/account';
 import { Refusal } from '../signals/errors';
 import type { ReportDelivery, SignalExecutions } from '../signals/executions';
 import { isTemporalBackpressure } from '../temporal/failures';
@@ -34,7 +34,8 @@ export async function bridgeHello(deps: GatewayDeps, token: string | undefined, 
   if (parsed.data.platform !== account.platform) {
     throw new Refusal('invalid', `This token belongs to a ${account.platform} account, not ${parsed.data.platform}`);
   }
-  await deps.registry.recordBridgeVersion(account.id, parsed.data.bridgeVersion);
+  const features = BRIDGE_FEATURES.filter((f) => parsed.data.capabilities.includes(f));
+  await deps.registry.recordBridgeVersion(account.id, parsed.data.bridgeVersion, features);
   if (parsed.data.symbols) await deps.registry.recordInstruments(account.id, parsed.data.symbols);
   await deps.queue.startSession(account.id);
   return { accountId: account.id, protocolVersion: BRIDGE_PROTOCOL_VERSION, serverTime: new Date().toISOString() };

@@ -4,6 +4,10 @@ import { riskSettingsSchema, symbolMapSchema } from './risk-settings';
 /** What the registry holds: trading accounts, webhook secrets, API tokens. The import document of the admin CLI. */
 
 export const ACCOUNT_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+/** Features a bridge may announce in its hello's capabilities (docs/bridge-protocol.md). */
+export const BRIDGE_FEATURES = ['risk_sizing', 'loss_guards'] as const;
+export type BridgeFeature = (typeof BRIDGE_FEATURES)[number];
+
 const semver = z.string().regex(/^\d+\.\d+\.\d+$/, 'a version like 2.0.0');
 
 export const accountSchema = z.strictObject({
@@ -15,6 +19,8 @@ export const accountSchema = z.strictObject({
   entitled: z.boolean().default(true),
   region: z.string().min(1).max(63).default('default'),
   bridgeVersion: semver.default('0.0.0'),
+  /** What the bridge said it can do beyond the actions, in its last hello (`risk_sizing`, `loss_guards`). */
+  bridgeFeatures: z.array(z.enum(BRIDGE_FEATURES)).max(16).default([]),
   /** What this account's venue offers, whatever the bridge could do. */
   venue: z.strictObject({ stopLimit: z.boolean().default(true), modifyPending: z.boolean().default(true) }).default({ stopLimit: true, modifyPending: true }),
   risk: riskSettingsSchema.default(riskSettingsSchema.parse({})),

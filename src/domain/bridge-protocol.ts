@@ -61,6 +61,26 @@ export const commandSchema = z.object({
   pnl: z.enum(['profit', 'loss']).optional(),
   /** The owner's max open positions: only the bridge knows the account's positions, so it enforces this one. */
   maxOpenPositions: z.number().int().min(0).optional(),
+  /**
+   * Size this entry by risk on the live account (protocol 1.1; docs/risk-sizing.md): `volume` is then absent, and the
+   * bridge reports the lots it placed and the figures it used.
+   */
+  riskSizing: z
+    .strictObject({
+      basis: z.enum(['equity_percent', 'balance_percent', 'fixed_amount']),
+      value: z.number().gt(0),
+      maxLots: z.number().gt(0).optional(),
+    })
+    .optional(),
+  /** Loss guards for this entry, checked on the live account before it is placed (protocol 1.1). */
+  lossGuards: z
+    .strictObject({
+      dailyLossAmount: z.number().gt(0).optional(),
+      dailyLossPercent: z.number().gt(0).optional(),
+      timezone: z.string(),
+      maxDrawdownPercent: z.number().gt(0).optional(),
+    })
+    .optional(),
   acceptedAt: z.string(),
   /** Never execute past this instant; report `expired` instead. */
   expiresAt: z.string(),

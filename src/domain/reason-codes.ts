@@ -29,11 +29,30 @@ export const REASON_CODES = {
   },
   risk_stop_loss_required: {
     raisedBy: 'risk rules',
-    meaning: 'the account requires a stop loss on entries and the signal has neither `sl` nor `slPips`',
+    meaning: 'the account requires a stop loss on entries, or sizes them by risk, and the signal has neither `sl` nor `slPips`',
+  },
+  risk_sizing_unsupported: {
+    raisedBy: 'risk rules',
+    meaning:
+      'the account sizes entries by risk or has loss guards, and its bridge did not announce that it can apply them (an older bridge): update the bridge; exits still run',
   },
   risk_max_volume_exceeded: { raisedBy: 'risk rules', meaning: "the sized volume is above the account's max volume per order" },
   risk_volume_below_minimum: { raisedBy: 'risk rules', meaning: 'the sized volume, rounded down to the volume step, is below the minimum lot' },
   risk_max_open_positions: { raisedBy: 'bridge', meaning: 'the account already holds its maximum number of open positions' },
+  risk_daily_loss_limit: {
+    raisedBy: 'bridge',
+    meaning:
+      "the account's equity is down more than the owner's daily loss limit from the trading day's opening equity: entries are refused until the next trading day",
+  },
+  risk_max_drawdown: {
+    raisedBy: 'bridge',
+    meaning: "the account's equity is down more than the owner's maximum drawdown from the highest equity seen: entries are refused until the owner resets it",
+  },
+  risk_volume_unsizable: {
+    raisedBy: 'bridge',
+    meaning:
+      'the entry is sized by risk and the bridge has no price, tick value or stop distance to size it with (market closed, unknown symbol): nothing was placed',
+  },
   bridge_unsupported_action: { raisedBy: 'bridge', meaning: 'the connected EA/cBot cannot perform this action' },
   bridge_invalid_command: { raisedBy: 'bridge', meaning: "the command failed the bridge's own validation" },
   bridge_wrong_account: { raisedBy: 'bridge', meaning: "the command named another account than the bridge's" },

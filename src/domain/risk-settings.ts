@@ -13,11 +13,45 @@ export const tradingWindowSchema = z.strictObject({
   to: hhmm,
 });
 
+/**
+ * How an entry's lots are decided: as the signal says, fixed, a multiple, or by risk (docs/risk-sizing.md): the lots
+ * that lose `percent` of equity or balance, or `amount` of account currency, if the stop loss is hit. Sizing by risk
+ * runs on the bridge, on its live account at execution; an entry without a stop loss is refused.
+ */
 export const sizingSchema = z.discriminatedUnion('mode', [
   z.strictObject({ mode: z.literal('signal') }),
   z.strictObject({ mode: z.literal('fixed'), lots: z.number().gt(0).lte(100) }),
   z.strictObject({ mode: z.literal('multiplier'), factor: z.number().gt(0).lte(100) }),
+  z.strictObject({ mode: z.literal('risk_percent'), of: z.enum(['equity', 'balance']), percent: z.number().gt(0).lte(10) }),
+  z.strictObject({ mode: z.literal('risk_amount'), amount: z.number().gt(0).max(1e9) }),
 ]);
+export type Sizing = z.infer<typeof sizingSchema>;
+
+/**
+ * Loss guards (docs/risk-sizing.md): entries are refused while the account is down more than the daily limit from the
+ * trading day's opening equity (the day in `timezone`), or more than `maxDrawdownPercent` from the highest equity
+ * seen. Exits always pass. The bridge applies them on its live account, one command at a time.
+ */
+export const lossGuardsSchema = z
+  .strictObject({
+    dailyLossAmount: z.number().gt(0).max(1e9).optional(),
+    dailyLossPercent: z.number().gt(0).lte(100).optional(),
+    timezone: z
+      .string()
+      .max(64)
+      .refine((tz) => {
+        try {
+          new Intl.DateTimeFormat('en-US', { timeZone: tz });
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'an IANA time zone, e.g. Europe/London')
+      .default('UTC'),
+    maxDrawdownPercent: z.number().gt(0).lte(100).optional(),
+  })
+  .refine((g) => !(g.dailyLossAmount !== undefined && g.dailyLossPercent !== undefined), { message: 'give dailyLossAmount or dailyLossPercent, not both' });
+export type LossGuards = z.infer<typeof lossGuardsSchema>;
 
 export const riskSettingsSchema = z.strictObject({
   allowedSymbols: z.array(symbol).optional(),
@@ -29,6 +63,7 @@ export const riskSettingsSchema = z.strictObject({
   tradingHours: z.array(tradingWindowSchema).optional(),
   maxSignalAgeMs: z.number().int().min(1).max(86_400_000).optional(),
   closeOnly: z.boolean().default(false),
+  lossGuards: lossGuardsSchema.optional(),
 });
 export type RiskSettings = z.infer<typeof riskSettingsSchema>;
 

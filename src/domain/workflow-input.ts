@@ -7,7 +7,9 @@ import type { VolumeRules } from './volume-rules';
 export type SignalInstruction = Omit<ExternalSignal, 'secret'> & { action: Action };
 
 /** The account's settings as they were at acceptance; the rules run on this, not on later edits. */
-export type AccountSnapshot = Pick<Account, 'id' | 'owner' | 'platform' | 'region' | 'bridgeVersion' | 'risk' | 'symbols'>;
+export type AccountSnapshot = Pick<Account, 'id' | 'owner' | 'platform' | 'region' | 'bridgeVersion' | 'risk' | 'symbols'> & {
+  bridgeFeatures?: Account['bridgeFeatures'];
+};
 
 export interface AccountTarget {
   account: AccountSnapshot;

@@ -849,6 +849,11 @@ export class PaperBroker {
   }
 
   /** Converts an amount in `currency` to the account currency (USD) with the feed's current quotes. */
+  /** An amount in `currency` as the account's currency, at the feed's current rate (what sizing by risk needs). */
+  valueInAccount(amount: number, currency: string): number {
+    return this.toAccount(amount, currency);
+  }
+
   private toAccount(amount: number, currency: string): number {
     if (currency === this.currency) return amount;
     const direct = this.specs.get(`${currency}${this.currency}`);

@@ -8,6 +8,7 @@ import { ACTIONS, type Action } from '../domain/actions';
 import { PaperBroker, type BrokerOptions, type BrokerState, type ExecutionResult, type Platform } from './broker';
 import { MemoryJournal, type Journal } from './journal';
 import { MemoryLedger, type Ledger } from './ledger';
+import { applyRisk, EquityMarks } from './risk';
 
 /**
  * One simulated terminal (an MT5 EA or a cTrader cBot) for one account, speaking the bridge API like a real one
@@ -91,6 +92,8 @@ export class PaperTerminal {
   private loopDone: Promise<void> = Promise.resolve();
   private ticker: NodeJS.Timeout | undefined;
   private lastError: string | undefined;
+  /** The equity marks of the loss guards (day's opening, peak), as this terminal has seen its account. */
+  readonly marks = new EquityMarks();
 
   constructor(options: TerminalOptions) {
     this.opts = options;
@@ -197,9 +200,14 @@ export class PaperTerminal {
       } else {
         if (this.opts.crash?.at === 'before_fill') this.opts.crash.die();
         try {
-          const run = this.broker.execute(command);
-          result = run.result;
-          this.ledger.append(this.accountId, run.ops);
+          const risked = applyRisk(command, this.broker, this.marks, now);
+          if ('refusal' in risked) {
+            result = risked.refusal;
+          } else {
+            const run = this.broker.execute(risked.command);
+            result = risked.note && run.result.status === 'filled' ? { ...run.result, message: risked.note } : run.result;
+            this.ledger.append(this.accountId, run.ops);
+          }
         } catch (err) {
           // A defect in the simulator, not a broker answer: journal a refusal rather than fail on every redelivery.
           result = { status: 'rejected', retcode: 'bridge_internal_error', message: `paper broker failed: ${(err as Error)?.message ?? String(err)}` };
@@ -268,7 +276,8 @@ export class PaperTerminal {
     const body = {
       platform: this.platform,
       bridgeVersion: this.bridgeVersion,
-      capabilities: ACTIONS.filter((a) => this.supports(a)),
+      // The actions this version can run, and the features: sizing by risk and loss guards on the live account.
+      capabilities: [...ACTIONS.filter((a) => this.supports(a)), 'risk_sizing', 'loss_guards'],
       symbols: this.broker.symbolSpecs().map((spec) => ({
         name: spec.name,
         digits: spec.digits,
@@ -277,7 +286,7 @@ export class PaperTerminal {
         volumeMin: spec.minVolume,
         volumeMax: spec.maxVolume,
       })),
-      account: { balance: account.balance, equity: account.equity, currency: account.currency },
+      account: { balance: account.balance, equity: account.equity, margin: account.margin, freeMargin: account.freeMargin, currency: account.currency },
     };
     const answer = await this.client.hello(body);
     this.stats.hellos++;

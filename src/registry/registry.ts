@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { accountSchema, type Account, type SecretGrant, type TokenGrant } from '../domain/account';
+import { accountSchema, type Account, type BridgeFeature, type SecretGrant, type TokenGrant } from '../domain/account';
 import { hashCredential, sameHash } from './credentials';
 import { ALREADY_EXISTS, CHANGED_MEANWHILE, CONVERT_ACCOUNT, LEGACY_RECORD, NO_ACCOUNT, OWNER_DIFFERS, runScript, WRITE_ACCOUNT, WRITE_GRANT } from './scripts';
 import type { Instrument } from '../domain/bridge-protocol';
@@ -22,7 +22,7 @@ export interface Registry {
   deleteSecret(hash: string): Promise<void>;
   deleteToken(hash: string): Promise<void>;
   /** The version a bridge reported in hello; the capability check uses it from then on. */
-  recordBridgeVersion(accountId: string, version: string): Promise<void>;
+  recordBridgeVersion(accountId: string, version: string, features?: readonly BridgeFeature[]): Promise<void>;
   /** The symbols a bridge reported in hello (replacing the previous list). */
   recordInstruments(accountId: string, instruments: Instrument[]): Promise<void>;
   /** Volume rules of one symbol per account, trying each name in turn (the broker's, then the trader's); one round trip. */
@@ -165,9 +165,9 @@ export class RedisRegistry implements Registry {
     return this.modifyGrant<SecretGrant>(key.secret(hash), change);
   }
 
-  async recordBridgeVersion(accountId: string, version: string): Promise<void> {
-    // Only this field is written: an operator's edit made at the same moment (a lock) is never undone.
-    await this.writeAccount('update', accountId, { bridgeVersion: version }, {}).catch((err: unknown) => {
+  async recordBridgeVersion(accountId: string, version: string, features: readonly BridgeFeature[] = []): Promise<void> {
+    // Only these fields are written: an operator's edit made at the same moment (a lock) is never undone.
+    await this.writeAccount('update', accountId, { bridgeVersion: version, bridgeFeatures: [...features] }, {}).catch((err: unknown) => {
       if (!(err instanceof RegistryRefusal)) throw err;
     });
   }

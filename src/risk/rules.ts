@@ -4,6 +4,7 @@ import type { RiskReason } from '../domain/reason-codes';
 import type { RiskSettings } from '../domain/risk-settings';
 import { DEFAULT_VOLUME_RULES, type VolumeRules } from '../domain/volume-rules';
 import { mapSymbol } from './symbols';
+import type { BridgeCommand } from '../domain/bridge-protocol';
 
 /**
  * The account owner's risk rules, as pure functions of the signal, the settings snapshot taken at acceptance and
@@ -13,7 +14,10 @@ import { mapSymbol } from './symbols';
 
 export interface PlannedOrder {
   symbol?: string;
+  /** Absent when the bridge sizes the entry by risk (riskSizing). */
   volume?: number;
+  riskSizing?: BridgeCommand['riskSizing'];
+  lossGuards?: BridgeCommand['lossGuards'];
 }
 
 export type Plan = { ok: true; order: PlannedOrder } | { ok: false; reason: RiskReason };
@@ -36,13 +40,35 @@ export function planOrder(
   if (risk.tradingHours && !withinTradingHours(risk.tradingHours, times.acceptedAtMs)) {
     return { ok: false, reason: 'risk_outside_trading_hours' };
   }
-  if (risk.requireStopLoss && signal.sl === undefined && signal.slPips === undefined) {
-    return { ok: false, reason: 'risk_stop_loss_required' };
+  const hasStopLoss = signal.sl !== undefined || signal.slPips !== undefined;
+  const byRisk = risk.sizing.mode === 'risk_percent' || risk.sizing.mode === 'risk_amount';
+  // Sizing by risk needs the distance to the stop: never sized on a guess.
+  if ((risk.requireStopLoss || byRisk) && !hasStopLoss) return { ok: false, reason: 'risk_stop_loss_required' };
+  const features = account.bridgeFeatures ?? [];
+  const guards = risk.lossGuards;
+  const guarding =
+    guards !== undefined && (guards.dailyLossAmount !== undefined || guards.dailyLossPercent !== undefined || guards.maxDrawdownPercent !== undefined);
+  if ((byRisk && !features.includes('risk_sizing')) || (guarding && !features.includes('loss_guards'))) {
+    return { ok: false, reason: 'risk_sizing_unsupported' };
+  }
+  const lossGuards = guarding ? { ...guards } : undefined;
+  if (risk.sizing.mode === 'risk_percent' || risk.sizing.mode === 'risk_amount') {
+    const riskSizing = {
+      basis:
+        risk.sizing.mode === 'risk_amount'
+          ? ('fixed_amount' as const)
+          : risk.sizing.of === 'equity'
+            ? ('equity_percent' as const)
+            : ('balance_percent' as const),
+      value: risk.sizing.mode === 'risk_amount' ? risk.sizing.amount : risk.sizing.percent,
+      ...(risk.maxVolume !== undefined ? { maxLots: risk.maxVolume } : {}),
+    };
+    return { ok: true, order: { symbol, riskSizing, ...(lossGuards ? { lossGuards } : {}) } };
   }
   const volume = sizeVolume(signal.volume ?? 0, risk.sizing, volumeRules);
   if (risk.maxVolume !== undefined && volume > risk.maxVolume) return { ok: false, reason: 'risk_max_volume_exceeded' };
   if (volume < volumeRules.min) return { ok: false, reason: 'risk_volume_below_minimum' };
-  return { ok: true, order: { symbol, volume } };
+  return { ok: true, order: { symbol, volume, ...(lossGuards ? { lossGuards } : {}) } };
 }
 
 /** The owner's sizing mode applied to the signal's lots, rounded down to the volume step (never up: never more risk). */

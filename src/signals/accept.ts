@@ -335,6 +335,7 @@ export function accountSnapshot(account: Account): AccountSnapshot {
     platform: account.platform,
     region: account.region,
     bridgeVersion: account.bridgeVersion,
+    ...(account.bridgeFeatures.length > 0 ? { bridgeFeatures: account.bridgeFeatures } : {}),
     risk: account.risk,
     symbols: account.symbols,
   };

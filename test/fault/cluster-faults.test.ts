@@ -57,7 +57,7 @@ describeOnCluster('the cluster profile: worker and ingress killed -9, PostgreSQL
   afterAll(async () => {
     await stack?.stop();
     await redis?.stop();
-    await temporal?.stop();
+    await temporal?.dispose();
   });
 
   test(

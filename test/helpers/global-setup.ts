@@ -38,7 +38,7 @@ export default async function globalSetup(): Promise<void> {
   if (temporal.status === 'fulfilled') infra.temporal = temporal.value;
   if (redis.status === 'fulfilled') infra.redis = redis.value;
   if (temporal.status === 'rejected' || redis.status === 'rejected') {
-    await Promise.allSettled([infra.temporal?.stop(), infra.redis?.stop()]);
+    await Promise.allSettled([infra.temporal?.dispose ? infra.temporal.dispose() : infra.temporal?.stop(), infra.redis?.stop()]);
     const reasons = [temporal, redis].flatMap((r) => (r.status === 'rejected' ? [String((r.reason as Error)?.stack ?? r.reason)] : []));
     // scripts/test.sh prints this last, where a log cut to its head and tail still shows it.
     fs.writeFileSync(

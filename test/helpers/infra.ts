@@ -254,6 +254,8 @@ export interface TemporalServer {
   stop(): Promise<void>;
   /** Starts it again on the same ports with the same database (state survives). */
   start(): Promise<void>;
+  /** Stops it for good and removes what it kept outside the run directory (the cluster profile's PostgreSQL). */
+  dispose?(): Promise<void>;
 }
 
 export interface StartTemporalOptions {

@@ -67,6 +67,8 @@ export interface PostgresServer {
   stop(): Promise<void>;
   /** Starts it again on the same port and data directory. */
   start(): Promise<void>;
+  /** Stops it for good: a run's throwaway cluster kept outside the run dir is removed. */
+  dispose(): Promise<void>;
 }
 
 const PG_BIN = process.env.POSTGRES_BIN_DIR ?? '/usr/lib/postgresql/15/bin';
@@ -192,6 +194,11 @@ export async function startPostgres(opts: { dir?: string; readyTimeoutMs?: numbe
       timeout: 20_000,
     });
   }
+  const stop = async () => {
+    // Fast shutdown: open sessions (Temporal holds dozens) are ended, committed work is on disk.
+    await proc.stop(30_000, 'SIGINT');
+    await waitPortClosed(port, name);
+  };
   return {
     host: '127.0.0.1',
     port,
@@ -202,11 +209,11 @@ export async function startPostgres(opts: { dir?: string; readyTimeoutMs?: numbe
     get pid() {
       return proc.pid;
     },
-    async stop() {
-      // Fast shutdown: open sessions (Temporal holds dozens) are ended, committed work is on disk.
-      await proc.stop(30_000, 'SIGINT');
-      await waitPortClosed(port, name);
-      // A run's throwaway cluster moved out of the run dir is removed with it; a kept one (make cluster) stays.
+    stop,
+    async dispose() {
+      await stop();
+      // A run's throwaway cluster moved out of the run dir is removed with it; a kept one (make cluster) stays. Never
+      // on stop(): a restart (the cluster fault test) needs its data directory.
       if (relocated && !opts.keep) fs.rmSync(dir, { recursive: true, force: true });
     },
     async start() {
@@ -239,6 +246,7 @@ export async function migrateTemporalSchemas(pg: PostgresServer): Promise<void> 
 
 export interface TemporalCluster extends TemporalServer {
   postgres: PostgresServer;
+  dispose(): Promise<void>;
   shards: number;
   metricsUrl: string;
   configFile: string;
@@ -267,7 +275,7 @@ export async function startTemporalCluster(opts: StartTemporalClusterOptions = {
   try {
     await migrateTemporalSchemas(postgres);
   } catch (err) {
-    await postgres.stop();
+    await postgres.dispose();
     throw err;
   }
   // Below 32768: the SQL schema keeps membership ports in a smallint.
@@ -308,9 +316,14 @@ export async function startTemporalCluster(opts: StartTemporalClusterOptions = {
     await launch();
   } catch (err) {
     await proc.stop();
-    await postgres.stop();
+    await postgres.dispose();
     throw err;
   }
+  const stop = async () => {
+    await proc.stop(20_000);
+    await waitPortClosed(ports.frontendGrpc, `${name} frontend`);
+    await postgres.stop();
+  };
   return {
     address,
     port: ports.frontendGrpc,
@@ -326,10 +339,10 @@ export async function startTemporalCluster(opts: StartTemporalClusterOptions = {
     get pid() {
       return proc.pid;
     },
-    async stop() {
-      await proc.stop(20_000);
-      await waitPortClosed(ports.frontendGrpc, `${name} frontend`);
-      await postgres.stop();
+    stop,
+    async dispose() {
+      await stop();
+      await postgres.dispose();
     },
     async start() {
       await postgres.start();

@@ -49,7 +49,7 @@ describeOnCluster('the service on a Temporal server that takes only mTLS', () =>
   }, 240_000);
   afterAll(async () => {
     await stack?.stop();
-    await temporal?.stop();
+    await temporal?.dispose();
   });
 
   test('when the worker and the ingress connect with the CA and their client certificate, then a signal is accepted, executed and reported filled', async () => {

@@ -184,9 +184,9 @@ describe('paper terminal', () => {
     expect(ingress.hellos[0]).toEqual({
       platform: 'mt5',
       bridgeVersion: '2.1.0',
-      capabilities: expect.arrayContaining(['buy', 'buy_stop_limit', 'modify_pending_expiry']),
+      capabilities: expect.arrayContaining(['buy', 'buy_stop_limit', 'modify_pending_expiry', 'risk_sizing', 'loss_guards']),
       symbols: expect.arrayContaining([{ name: 'EURUSD', digits: 5, pipSize: 0.0001, volumeStep: 0.01, volumeMin: 0.01, volumeMax: 100 }]),
-      account: { balance: 100_000, equity: 100_000, currency: 'USD' },
+      account: { balance: 100_000, equity: 100_000, margin: 0, freeMargin: 100_000, currency: 'USD' },
     });
     expect(ingress.reports.get(cmd.commandId)).toMatchObject({ commandId: cmd.commandId, status: 'filled', ticket: '1000001', price: 1.0851, volume: 0.1 });
     expect((t.ledger as MemoryLedger).entries).toEqual([

@@ -412,3 +412,43 @@ describe('mapSymbol', () => {
     expect(() => symbolMapSchema.parse({ aliases: { EURUSD: '' } })).toThrow();
   });
 });
+
+describe('planOrder: sizing by risk and loss guards (applied by the bridge)', () => {
+  const capable = (risk: unknown): AccountSnapshot => ({ ...snapshot(risk), bridgeFeatures: ['risk_sizing', 'loss_guards'] });
+  const byRisk = { sizing: { mode: 'risk_percent', of: 'equity', percent: 1 }, maxVolume: 5 };
+
+  test('when an account sizes by risk and the entry has no stop loss, then it is refused risk_stop_loss_required', () => {
+    expectRefused(planOrder(buy(), capable(byRisk), times()), 'risk_stop_loss_required');
+  });
+
+  test('when the bridge did not announce risk_sizing, then the entry is refused risk_sizing_unsupported', () => {
+    expectRefused(planOrder(buy({ slPips: 20 }), snapshot(byRisk), times()), 'risk_sizing_unsupported');
+  });
+
+  test("when it did, then the order carries the risk basis and the owner's max volume as maxLots, and no volume of its own", () => {
+    expect(planOrder(buy({ slPips: 20 }), capable(byRisk), times())).toEqual({
+      ok: true,
+      order: { symbol: 'EURUSD', riskSizing: { basis: 'equity_percent', value: 1, maxLots: 5 } },
+    });
+    expect(planOrder(buy({ sl: 1.07 }), capable({ sizing: { mode: 'risk_amount', amount: 40 } }), times())).toEqual({
+      ok: true,
+      order: { symbol: 'EURUSD', riskSizing: { basis: 'fixed_amount', value: 40 } },
+    });
+  });
+
+  test('when the account has loss guards, then an entry carries them (and needs a bridge that announced loss_guards); an exit passes without', () => {
+    const guarded = { lossGuards: { dailyLossPercent: 3, timezone: 'Europe/London' } };
+    expect(planOrder(buy(), capable(guarded), times())).toEqual({
+      ok: true,
+      order: { symbol: 'EURUSD', volume: 0.1, lossGuards: { dailyLossPercent: 3, timezone: 'Europe/London' } },
+    });
+    expectRefused(planOrder(buy(), snapshot(guarded), times()), 'risk_sizing_unsupported');
+    expect(planOrder({ action: 'close_all' }, snapshot(guarded), times())).toEqual({ ok: true, order: { symbol: undefined } });
+  });
+
+  test('when loss guards name both a daily amount and a daily percent, or an unknown time zone, then the settings are refused', () => {
+    expect(riskSettingsSchema.safeParse({ lossGuards: { dailyLossAmount: 100, dailyLossPercent: 3 } }).success).toBe(false);
+    expect(riskSettingsSchema.safeParse({ lossGuards: { dailyLossAmount: 100, timezone: 'Mars/Olympus' } }).success).toBe(false);
+    expect(riskSettingsSchema.safeParse({ sizing: { mode: 'risk_percent', of: 'equity', percent: 11 } }).success).toBe(false);
+  });
+});

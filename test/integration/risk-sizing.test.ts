@@ -1,0 +1,111 @@
+import { ManualFeed } from '../../src/paper/broker';
+import { PaperTerminal } from '../../src/paper/terminal';
+import type { RiskSettings } from '../../src/domain/risk-settings';
+import { waitFor } from '../helpers/infra';
+import { pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { ScriptedTerminal } from '../helpers/terminal';
+
+/**
+ * Sizing by risk and loss guards end to end (docs/risk-sizing.md): the real ingress, worker, Temporal and Redis, and
+ * the paper bridge in this process on a manual price feed, so every figure below is known. The bridge sizes and
+ * guards on its live account at execution, one command at a time.
+ */
+describe('sizing by risk and loss guards, on the paper bridge', () => {
+  let stack: Stack;
+  const terminals: PaperTerminal[] = [];
+  beforeAll(async () => {
+    stack = await startStack();
+  });
+  afterAll(async () => {
+    await Promise.all(terminals.map((t) => t.stop()));
+    await stack?.stop();
+  });
+
+  /** An account with these risk settings, and its paper terminal: a USD account of 10,000, EURUSD at 1.08000/1.08010. */
+  async function paperAccount(risk: Partial<RiskSettings>) {
+    const f = await seedOwner(stack.registry, [{ risk: risk as never }]);
+    const feed = new ManualFeed();
+    feed.set('EURUSD', 1.08, 1.0801);
+    const terminal = new PaperTerminal({
+      accountId: f.accounts[0]!.id,
+      platform: 'mt5',
+      bridgeToken: f.accounts[0]!.bridgeToken,
+      ingressUrl: stack.ingress.url,
+      brokerOptions: { feed, balance: 10_000 },
+      waitMs: 1_000,
+      tickMs: 0,
+      log: () => undefined,
+      diag: () => undefined,
+    });
+    terminals.push(terminal);
+    terminal.start();
+    await waitFor('the paper bridge to say hello', async () => terminal.stats.hellos > 0, 10_000);
+    const send = (body: Record<string, unknown>) => post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, ...body });
+    const outcome = async (body: Record<string, unknown>) => {
+      const res = await send(body);
+      expect(res.status).toBe(202);
+      return (await pollUntilReported(stack.ingress.url, res.body.signalId, f.token, 1, 15_000)).accounts[0];
+    };
+    return { f, feed, terminal, send, outcome };
+  }
+
+  test('when the account risks 1 % of equity and a buy carries a 20-pip stop, then the bridge places 0.5 lots (100 USD at 200 USD a lot)', async () => {
+    const { terminal, outcome } = await paperAccount({ sizing: { mode: 'risk_percent', of: 'equity', percent: 1 } });
+    // The signal's own volume is not what is placed: 1 % of 10,000 = 100 USD; 20 pips of EURUSD = 200 USD a lot.
+    expect(await outcome({ action: 'buy', symbol: 'EURUSD', volume: 3, slPips: 20 })).toMatchObject({ outcome: 'filled' });
+    expect(terminal.broker.positions().map((p) => p.volume)).toEqual([0.5]);
+  });
+
+  test('when the account risks a fixed 50 USD and a sell carries an sl price, then the lots follow the distance to it', async () => {
+    const { terminal, outcome } = await paperAccount({ sizing: { mode: 'risk_amount', amount: 50 } });
+    // Sell at the bid 1.08000, sl 1.08250: 0.00250 = 250 ticks of 1 USD a lot = 250 USD a lot; 50 / 250 = 0.2 lots.
+    expect(await outcome({ action: 'sell', symbol: 'EURUSD', volume: 1, sl: 1.0825 })).toMatchObject({ outcome: 'filled' });
+    expect(terminal.broker.positions().map((p) => p.volume)).toEqual([0.2]);
+  });
+
+  test('when an entry sized by risk has no stop loss, then it is refused risk_stop_loss_required and never reaches the bridge', async () => {
+    const { terminal, outcome } = await paperAccount({ sizing: { mode: 'risk_percent', of: 'balance', percent: 1 } });
+    expect(await outcome({ action: 'buy', symbol: 'EURUSD', volume: 1 })).toMatchObject({ outcome: 'rejected', reason: 'risk_stop_loss_required' });
+    expect(terminal.stats.executed).toBe(0);
+  });
+
+  test('when the bridge did not announce risk sizing (an older bridge), then entries are refused risk_sizing_unsupported; exits still run', async () => {
+    const f = await seedOwner(stack.registry, [{ risk: { sizing: { mode: 'risk_percent', of: 'equity', percent: 1 } } as never }]);
+    const older = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
+    await older.hello();
+    const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, {
+      secret: f.secret,
+      action: 'buy',
+      symbol: 'EURUSD',
+      volume: 1,
+      slPips: 20,
+    });
+    const status = await pollUntilReported(stack.ingress.url, res.body.signalId, f.token, 1, 15_000);
+    expect(status.accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'risk_sizing_unsupported' });
+    const exit = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'close_all' });
+    expect(exit.status).toBe(202);
+    expect((await older.nextCommands(1)).map((c) => c.action)).toEqual(['close_all']);
+  });
+
+  test('when two buys race under a daily loss limit that only the first fits under, then exactly one is placed and the other is refused risk_daily_loss_limit', async () => {
+    // 0.5 lots each; a fill costs the spread at once (1 pip = 5 USD on 0.5 lots), which is past the 4 USD limit.
+    const { f, terminal, send } = await paperAccount({ sizing: { mode: 'fixed', lots: 0.5 }, lossGuards: { dailyLossAmount: 4, timezone: 'Europe/London' } });
+    const answers = await Promise.all([send({ action: 'buy', symbol: 'EURUSD', volume: 0.5 }), send({ action: 'buy', symbol: 'EURUSD', volume: 0.5 })]);
+    expect(answers.map((a) => a.status)).toEqual([202, 202]);
+    const outcomes = await Promise.all(answers.map(async (a) => (await pollUntilReported(stack.ingress.url, a.body.signalId, f.token, 1, 15_000)).accounts[0]));
+    expect(outcomes.map((o) => `${o.outcome} ${o.reason ?? ''}`.trim()).sort()).toEqual(['filled', 'rejected risk_daily_loss_limit']);
+    expect(terminal.broker.positions()).toHaveLength(1);
+  });
+
+  test('when the equity has fallen past the max drawdown, then entries are refused risk_max_drawdown and a close still runs', async () => {
+    const { f, feed, terminal, send, outcome } = await paperAccount({ lossGuards: { maxDrawdownPercent: 2, timezone: 'UTC' } });
+    expect(await outcome({ action: 'buy', symbol: 'EURUSD', volume: 1 })).toMatchObject({ outcome: 'filled' });
+    // 1 lot, price down 250 pips: −2,500 USD on 10,000 (more than 2 % below the peak the bridge saw).
+    feed.set('EURUSD', 1.055, 1.0551);
+    expect(await outcome({ action: 'buy', symbol: 'EURUSD', volume: 1 })).toMatchObject({ outcome: 'rejected', reason: 'risk_max_drawdown' });
+    const close = await send({ action: 'close_all' });
+    expect(close.status).toBe(202);
+    await waitFor('the close to run', async () => terminal.broker.positions().length === 0, 15_000);
+    expect(f.accounts).toHaveLength(1);
+  });
+});
