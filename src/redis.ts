@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import type { RedisTlsFiles } from './config';
 
@@ -109,7 +109,7 @@ export interface ReplicaAck {
  * the write may vanish in a failover (an old master's last writes are dropped when it follows the new one), so its
  * caller retries or fails closed, as when Redis is down.
  */
-export async function awaitReplicas(redis: Redis, ack: ReplicaAck | undefined): Promise<void> {
+export async function awaitReplicas(redis: Redis | Cluster, ack: ReplicaAck | undefined): Promise<void> {
   if (!ack || ack.min === 0) return;
   const acked = await redis.wait(ack.min, ack.timeoutMs);
   if (acked < ack.min) throw new Error(`NOREPLICAS ${acked} of ${ack.min} replicas acknowledged the write within ${ack.timeoutMs} ms`);

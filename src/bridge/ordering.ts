@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import { awaitReplicas, type ReplicaAck } from '../redis';
 
 /**
@@ -59,20 +59,18 @@ return 1`;
 
 export class RedisAccountSequencer implements AccountSequencer {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: Redis | Cluster,
     /** Numbers and confirmations count once replicas hold them (src/redis.ts, awaitReplicas). */
     private readonly replicaAck?: ReplicaAck,
   ) {}
 
   async next(targets: readonly { accountId: string; deadlineMs: number }[]): Promise<number[]> {
     if (targets.length === 0) return [];
-    const pipeline = this.redis.pipeline();
-    for (const t of targets) pipeline.eval(NEXT, 2, orderingKeys.counter(t.accountId), orderingKeys.pending(t.accountId), t.deadlineMs);
-    const results = (await pipeline.exec()) ?? [];
-    const seqs = results.map(([err, value]) => {
-      if (err) throw err;
-      return Number(value);
-    });
+    // One script per account, all sent at once (one round trip on one connection): not a MULTI or a pipeline
+    // object, which a Redis Cluster refuses when the accounts' keys live in different slots.
+    const seqs = await Promise.all(
+      targets.map(async (t) => Number(await this.redis.eval(NEXT, 2, orderingKeys.counter(t.accountId), orderingKeys.pending(t.accountId), t.deadlineMs))),
+    );
     await awaitReplicas(this.redis, this.replicaAck);
     return seqs;
   }
@@ -91,20 +89,20 @@ export class RedisAccountSequencer implements AccountSequencer {
   async retime(marks: readonly MarkRetime[]): Promise<void> {
     const moves = marks.filter((m) => m.toMs !== m.fromMs);
     if (moves.length === 0) return;
-    const pipeline = this.redis.pipeline();
-    for (const m of moves) {
-      pipeline.eval(
-        RETIME,
-        1,
-        orderingKeys.pending(m.accountId),
-        pendingMember(m.seq, m.fromMs),
-        pendingMember(m.seq, m.toMs),
-        m.seq,
-        orderingKeys.wake(m.accountId),
-        m.toMs < m.fromMs ? '1' : '0',
-      );
-    }
-    for (const [err] of (await pipeline.exec()) ?? []) if (err) throw err;
+    await Promise.all(
+      moves.map((m) =>
+        this.redis.eval(
+          RETIME,
+          1,
+          orderingKeys.pending(m.accountId),
+          pendingMember(m.seq, m.fromMs),
+          pendingMember(m.seq, m.toMs),
+          m.seq,
+          orderingKeys.wake(m.accountId),
+          m.toMs < m.fromMs ? '1' : '0',
+        ),
+      ),
+    );
     await awaitReplicas(this.redis, this.replicaAck);
   }
 }

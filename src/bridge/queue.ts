@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import type { BridgeCommand, BridgeReport } from '../domain/bridge-protocol';
 import { orderingKeys } from './ordering';
 import { awaitReplicas, type ReplicaAck } from '../redis';
@@ -161,10 +161,10 @@ export class RedisCommandQueue implements CommandQueue {
   private readonly newestPoll = new Map<string, number>();
   private readonly subscribed = new Set<string>();
   private closed = false;
-  private subscriber: Redis | undefined;
+  private subscriber: Redis | Cluster | undefined;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: Redis | Cluster,
     private readonly options: { redeliverAfterMs: number; replicaAck?: ReplicaAck } = { redeliverAfterMs: 15_000 },
   ) {}
 
@@ -296,7 +296,11 @@ export class RedisCommandQueue implements CommandQueue {
     if (!this.subscriber) {
       // Subscribing waits for the connection (offline queue on), unlike the fail-fast guards.
       // No ready check: it sends INFO, which a connection that SUBSCRIBEd during its handshake may no longer send.
-      this.subscriber = this.redis.duplicate({ enableOfflineQueue: true, enableReadyCheck: false, commandTimeout: 5000 });
+      const options = { enableOfflineQueue: true, enableReadyCheck: false, commandTimeout: 5000 };
+      // On a Redis Cluster, announcements reach every node (PUBLISH is cluster-wide): one subscriber anywhere hears them.
+      this.subscriber = this.redis.isCluster
+        ? (this.redis as Cluster).duplicate(undefined, { redisOptions: options })
+        : (this.redis as Redis).duplicate(options);
       this.subscriber.on('error', () => undefined);
       this.subscriber.on('message', (channel: string, message: string) => {
         const acc = /^es:bn:\{(.*)\}$/.exec(channel)?.[1];

@@ -1,0 +1,90 @@
+import { Cluster } from 'ioredis';
+import { orderingKeys, RedisAccountSequencer } from '../../src/bridge/ordering';
+import { RedisCommandQueue } from '../../src/bridge/queue';
+import { buyCommand } from '../helpers/commands';
+import { startRedisCluster, type RedisClusterServers } from '../helpers/redis-cluster';
+
+/**
+ * The bridge queue and the per-account ordering on a real Redis Cluster (three masters of Debian's redis-server): every
+ * key of one account carries the account in a hash tag, so each account's scripts run on one slot, and accounts spread
+ * over the nodes. What this does not cover: the registry, the limiters and the admission ledger touch keys of several
+ * accounts or owners at once, so the service as a whole does not run on a Redis Cluster (docs/cluster-profile.md).
+ */
+describe('the command queue and the per-account ordering on a real Redis Cluster', () => {
+  let servers: RedisClusterServers;
+  let cluster: Cluster;
+  let sequencer: RedisAccountSequencer;
+  let queue: RedisCommandQueue;
+  const accounts = Array.from({ length: 12 }, (_, i) => `acc-cluster-${i}`);
+
+  beforeAll(async () => {
+    servers = await startRedisCluster(3);
+    cluster = new Cluster(servers.startup, { redisOptions: { maxRetriesPerRequest: 2 } });
+    sequencer = new RedisAccountSequencer(cluster);
+    queue = new RedisCommandQueue(cluster);
+  }, 60_000);
+  afterAll(async () => {
+    await queue?.close();
+    cluster?.disconnect();
+    await servers?.stop();
+  });
+
+  test("when the accounts are spread over the nodes, then each account's keys are on one slot, and numbering many accounts at once works", async () => {
+    // Redis's own word on each key's slot.
+    const keySlot = async (k: string) => Number(await cluster.call('CLUSTER', 'KEYSLOT', k));
+    const slotsOf = async (acc: string) =>
+      new Set(
+        await Promise.all(
+          [orderingKeys.counter(acc), orderingKeys.pending(acc), orderingKeys.wake(acc), `es:bq:{${acc}}`, `es:bc:{${acc}}:x`, `es:bh:{${acc}}`].map(keySlot),
+        ),
+      );
+    for (const acc of accounts) expect((await slotsOf(acc)).size).toBe(1);
+    const nodesUsed = new Set(
+      await Promise.all(accounts.map(async (acc) => nodeOf((await cluster.call('CLUSTER', 'KEYSLOT', orderingKeys.counter(acc))) as number))),
+    );
+    expect(nodesUsed.size).toBeGreaterThan(1);
+    const far = Date.now() + 60_000;
+    expect(await sequencer.next(accounts.map((accountId) => ({ accountId, deadlineMs: far })))).toEqual(accounts.map(() => 1));
+    // No command will come for these numbers: the tests below must not wait behind them.
+    await Promise.all(accounts.map((acc) => sequencer.release(acc, 1, far)));
+  });
+
+  test("when an account's commands are queued out of order, then a bridge is handed them in acceptance order; a waiting poll is woken across nodes; reports and withdrawals work", async () => {
+    const far = Date.now() + 60_000;
+    for (const acc of accounts.slice(0, 4)) {
+      const [a] = await sequencer.next([{ accountId: acc, deadlineMs: far }]);
+      const [b] = await sequencer.next([{ accountId: acc, deadlineMs: far }]);
+      expect(await queue.enqueue(buyCommand(acc, b!, far, 'sig-cl'))).toBe('queued');
+      expect(await queue.take(acc, 10)).toEqual([]);
+      // A waiting long-poll (its subscriber on any node) is woken by the enqueue of the held command.
+      const waiting = queue.takeOrWait(acc, 10, 5_000, new AbortController().signal);
+      const queuedAt = Date.now();
+      expect(await queue.enqueue(buyCommand(acc, a!, far, 'sig-cl'))).toBe('queued');
+      expect((await waiting).commands.map((c) => c.seq)).toEqual([a, b]);
+      // Woken by the announcement, not at the poll's end (5 s).
+      expect(Date.now() - queuedAt).toBeLessThan(2_000);
+      const first = buyCommand(acc, a!, far, 'sig-cl');
+      expect((await queue.recordReport(acc, { commandId: first.commandId, status: 'filled', ticket: 'T1' })).kind).toBe('first');
+      expect(await queue.withdraw(acc, buyCommand(acc, b!, far, 'sig-cl').commandId, true)).toBe('delivered');
+    }
+  });
+
+  test('when a number is released or retimed on a cluster, then later commands are not held', async () => {
+    const far = Date.now() + 60_000;
+    const [acc1, acc2] = accounts.slice(8, 10) as [string, string];
+    const [[h1], [h2]] = await Promise.all([sequencer.next([{ accountId: acc1, deadlineMs: far }]), sequencer.next([{ accountId: acc2, deadlineMs: far }])]);
+    const [[n1], [n2]] = await Promise.all([sequencer.next([{ accountId: acc1, deadlineMs: far }]), sequencer.next([{ accountId: acc2, deadlineMs: far }])]);
+    await queue.enqueue(buyCommand(acc1, n1!, far, 'sig-cl2'));
+    await queue.enqueue(buyCommand(acc2, n2!, far, 'sig-cl2'));
+    await sequencer.release(acc1, h1!, far);
+    await sequencer.retime([{ accountId: acc2, seq: h2!, fromMs: far, toMs: Date.now() - 1 }]);
+    expect((await queue.take(acc1, 10)).map((c) => c.seq)).toEqual([n1]);
+    expect((await queue.take(acc2, 10)).map((c) => c.seq)).toEqual([n2]);
+  });
+
+  async function nodeOf(keySlot: number): Promise<string> {
+    const slots = (await cluster.call('CLUSTER', 'SLOTS')) as [number, number, [string, number]][];
+    const owner = slots.find(([from, to]) => keySlot >= from && keySlot <= to);
+    return owner ? `${owner[2][0]}:${owner[2][1]}` : 'none';
+  }
+});
