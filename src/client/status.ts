@@ -1,4 +1,4 @@
-import { signalStatusSchema } from '../http/openapi';
+import { signalStatusSchema } from '../http/openapi-schemas';
 import { retryAfterMs } from './retry';
 import { StatusError } from './errors';
 import { request, snippet, type ClientDeps } from './transport';

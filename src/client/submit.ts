@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { SPEC_LIMITS } from '../domain/limits';
-import { errorSchema, signalAcceptedSchema, signalNoTargetsSchema } from '../http/openapi';
+import { errorSchema, signalAcceptedSchema, signalNoTargetsSchema } from '../http/openapi-schemas';
 import { validateSignal, type ExternalSignal } from '../domain/signal';
 import { DEFAULT_MAX_ATTEMPTS, DEFAULT_SUBMIT_DEADLINE_MS, MAX_RETRY_SPAN_MS, retryAfterMs, retryWaitMs } from './retry';
 import { UnexpectedResponseError } from './errors';

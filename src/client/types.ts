@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { signalStatusSchema } from '../http/openapi';
+import type { signalStatusSchema } from '../http/openapi-schemas';
 import type { ValidationDetail } from '../domain/signal';
 
 /** The options, answers and outcomes of the typed client (src/client/index.ts): what a caller passes and gets back. */
