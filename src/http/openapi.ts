@@ -1,16 +1,30 @@
 import { z } from 'zod';
 import { formatBytes, SPEC_LIMITS } from '../domain/limits';
-import { ACTIONS, requiresIdempotencyKey, type Action } from '../domain/actions';
-import type { SignalAccepted, SignalNoTargets } from '../signals/accept';
-import { ACTION_RULES, externalSignalShape, META_MAX_BYTES, META_MAX_DEPTH } from '../domain/signal';
-import type { SignalStatus } from '../signals/status';
+import { ACTIONS, requiresIdempotencyKey } from '../domain/actions';
+import { externalSignalShape } from '../domain/signal';
+import { actionConditions, externalSignalDescription, type JsonSchema } from './openapi-signal';
+import {
+  errorSchema,
+  rateLimitErrorSchema,
+  serviceUnavailableSchema,
+  signalAcceptedSchema,
+  signalNoTargetsSchema,
+  signalOutcomeSchema,
+  signalStatusSchema,
+  tokenSuspendedSchema,
+  validationDetailSchema,
+} from './openapi-schemas';
 
 /**
  * The published interface description (spec §9: version 1.0.0), served at GET /openapi.json.
  * Every schema is generated from a zod schema: ExternalSignal from the very schema the ingress validates with, and
- * its per-action conditions from the same action table (ACTION_RULES). The response schemas below are checked at
- * compile time against the types the use cases return, so the document cannot silently drift from the code.
+ * its per-action conditions from the same action table (ACTION_RULES, src/http/openapi-signal.ts). The response
+ * schemas (src/http/openapi-schemas.ts) are checked at compile time against the types the use cases return, so the
+ * document cannot silently drift from the code.
  */
+
+// The response schemas are part of this module's interface: importers reach them through it.
+export * from './openapi-schemas';
 
 export const OPENAPI_VERSION = '3.1.0';
 export const API_VERSION = '1.0.0';
@@ -19,200 +33,6 @@ export const API_VERSION = '1.0.0';
 const IDEMPOTENCY_KEY_MAX_LENGTH = SPEC_LIMITS.idempotencyKeyMaxLength;
 const BODY_LIMIT = formatBytes(SPEC_LIMITS.bodyLimitBytes);
 const REPLAY_WINDOW = '45 seconds';
-
-// ---------------------------------------------------------------------------------------------------------------
-// Response schemas (spec §2.2–§2.5)
-// ---------------------------------------------------------------------------------------------------------------
-
-const count = z.int().nonnegative();
-
-export const signalAcceptedSchema = z
-  .object({
-    success: z.boolean().describe('Outcome flag: true on 202; false in the partial-acceptance 503.'),
-    signalId: z.string().describe('Handle for the status poll (GET /v1/signals/{signalId}).'),
-    correlationId: z
-      .string()
-      .describe(
-        'Trace id of the request that was accepted (its logs and its workflow carry it): equals the X-Request-ID response header of that request. ' +
-          "On an idempotent replay (Idempotent-Replayed: true) the body is the first answer replayed, so correlationId is the first request's id, " +
-          'while the X-Request-ID header names this request.',
-      ),
-    accountsResolved: count.describe('Number of trading accounts the signal was routed to.'),
-  })
-  .describe('The signal is accepted for asynchronous execution (not executed yet). Poll signalId for the outcome.');
-
-export const signalNoTargetsSchema = z
-  .object({
-    success: z.literal(false).describe('Always false.'),
-    accountsResolved: z.literal(0).describe('Always 0.'),
-    correlationId: z.string().describe('Trace id for support.'),
-  })
-  .describe('Authenticated, but the signal routed to zero eligible accounts. Terminal: there is no signalId and nothing to poll.');
-
-export const signalOutcomeSchema = z
-  .object({
-    accountId: z.string().describe('Trading account id.'),
-    outcome: z.enum(['filled', 'rejected']).describe('Terminal outcome on this account.'),
-    ticket: z.string().nullable().optional().describe('Broker ticket when filled.'),
-    reason: z.string().nullable().optional().describe('Rejection reason: a service code or a broker/EA diagnostic.'),
-    occurredAt: z.iso.datetime({ offset: true }).describe('Time of the outcome.'),
-  })
-  .describe('Per-account terminal outcome of an opening signal.');
-
-export const signalStatusSchema = z
-  .object({
-    signalId: z.string().describe('The polled handle.'),
-    status: z
-      .enum(['pending_or_unknown', 'reported'])
-      .describe('pending_or_unknown: outcome still in flight, or the handle is unknown. reported: at least one account has a terminal outcome.'),
-    reported: count.optional().describe('Number of accounts with a terminal outcome (comparable with accountsResolved of the submit).'),
-    accounts: z.array(signalOutcomeSchema).describe('Per-account outcomes, limited to the accounts granted to the API token.'),
-  })
-  .describe('Outcome report of an opening signal (market or pending entry); possibly still pending. Close, modify and cancel actions are not reported.');
-
-export const validationDetailSchema = z.object({
-  path: z.string().describe('Dotted path of the offending field ("" for the whole body; "X-Idempotency-Key" for the header).'),
-  message: z.string(),
-});
-
-export const errorSchema = z
-  .object({
-    error: z.string().describe('Error text.'),
-    correlationId: z
-      .string()
-      .optional()
-      .describe(
-        'Present on ingestion-path errors, including fairness-throttle 429s; omitted on 400 validation and route-limiter bodies ' +
-          'and on the status poll (the X-Request-ID response header carries the trace id).',
-      ),
-    details: z.array(validationDetailSchema).optional().describe('On 400: one entry per problem found.'),
-  })
-  .describe('An error.');
-
-export const serviceUnavailableSchema = z
-  .object({
-    error: z
-      .enum(['System under high load, retry later', 'service_unavailable'])
-      .describe('"System under high load, retry later" (backpressure) or "service_unavailable" (rate-limit store failing closed).'),
-    backpressure: z.boolean().optional().describe('true on the backpressure branch.'),
-    retryAfterSeconds: count.optional().describe('Suggested wait (fail-closed limiter); also sent as a Retry-After header.'),
-  })
-  .describe('Not accepted at all (no signalId): safe to retry later.');
-
-export const rateLimitErrorSchema = z
-  .object({
-    error: z
-      .enum(['Rate limit exceeded', 'rate_limit_exceeded'])
-      .describe('"Rate limit exceeded" (route limiter) or "rate_limit_exceeded" (fairness throttle / API token caps).'),
-    scope: z
-      .enum(['account_write', 'broadcast', 'account_read', 'ip'])
-      .optional()
-      .describe('Which limiter fired: account_write or broadcast (webhook fairness throttle); account_read or ip (token API).'),
-    message: z.string().optional().describe('Human-readable hint.'),
-    limit: count.optional().describe('Requests allowed per window, when reported.'),
-    windowMs: count.optional().describe('Window size in milliseconds, when reported.'),
-    correlationId: z.string().optional().describe('Present on fairness-throttle 429s; absent on route-limiter 429s.'),
-  })
-  .describe('Rate limit exceeded; slow down and retry later.');
-
-export const tokenSuspendedSchema = z
-  .object({
-    error: z.literal('token_suspended'),
-    suspendedUntil: z.iso.datetime({ offset: true }).describe('When the suspension ends.'),
-  })
-  .describe('The API token is temporarily suspended.');
-
-// What the use cases return must be what the document promises (compile-time checks; no runtime effect).
-type Conforms<Actual, Documented> = [Actual] extends [Documented] ? true : false;
-const _conformance: [
-  Conforms<SignalAccepted, z.infer<typeof signalAcceptedSchema>>,
-  Conforms<SignalNoTargets, z.infer<typeof signalNoTargetsSchema>>,
-  Conforms<SignalStatus, z.infer<typeof signalStatusSchema>>,
-] = [true, true, true];
-
-// ---------------------------------------------------------------------------------------------------------------
-// ExternalSignal (spec §2.1): shape from externalSignalShape, conditions from ACTION_RULES
-// ---------------------------------------------------------------------------------------------------------------
-
-type JsonSchema = z.core.JSONSchema.BaseSchema;
-type SignalField = keyof typeof externalSignalShape.shape;
-
-/**
- * The fields the action table governs: those some action requires or allows. Every other field (secret, action,
- * meta, ...) describes the request rather than the order, and any action may carry it.
- */
-const GOVERNED = new Set<string>(ACTIONS.flatMap((a) => [...ACTION_RULES[a].required, ...ACTION_RULES[a].optional, ...(ACTION_RULES[a].oneOf ?? [])]));
-const ACTION_FIELDS: readonly SignalField[] = (Object.keys(externalSignalShape.shape) as SignalField[]).filter((f) => GOVERNED.has(f));
-
-/** Actions that share one rule, in ACTIONS order. */
-function actionGroups(): { actions: Action[]; rule: (typeof ACTION_RULES)[Action] }[] {
-  const groups = new Map<string, { actions: Action[]; rule: (typeof ACTION_RULES)[Action] }>();
-  for (const action of ACTIONS) {
-    const rule = ACTION_RULES[action];
-    const key = JSON.stringify(rule);
-    const group = groups.get(key);
-    if (group) group.actions.push(action);
-    else groups.set(key, { actions: [action], rule });
-  }
-  return [...groups.values()];
-}
-
-const present = (f: string): JsonSchema => ({ required: [f] });
-const forbidden = (fields: readonly string[]): Record<string, JsonSchema | boolean> => Object.fromEntries(fields.map((f) => [f, false]));
-
-/**
- * The per-action table and the cross-field rules of externalSignalSchema() as JSON Schema 2020-12 conditions.
- * The one rule JSON Schema cannot state (an expiry must be in the future) is in the description.
- */
-function actionConditions(): JsonSchema[] {
-  const conditions: JsonSchema[] = actionGroups().map(({ actions, rule }) => {
-    const allowed = new Set<string>([...rule.required, ...rule.optional]);
-    const then: JsonSchema = {};
-    if (rule.required.length > 0) then.required = [...rule.required];
-    const unused = ACTION_FIELDS.filter((f) => !allowed.has(f));
-    if (unused.length > 0) then.properties = forbidden(unused);
-    if (rule.oneOf) then.anyOf = rule.oneOf.map(present);
-    return { if: { properties: { action: { enum: actions } }, required: ['action'] }, then };
-  });
-  // close: a positionId, or a filtered close by at least one of its other fields, never both (see externalSignalSchema).
-  const closeFilters = ACTION_RULES.close.optional.filter((f) => f !== 'positionId');
-  conditions.push({
-    if: { properties: { action: { const: 'close' } }, required: ['action'] },
-    then: {
-      oneOf: [
-        { required: ['positionId'], properties: forbidden(closeFilters) },
-        { properties: forbidden(['positionId']), anyOf: closeFilters.map(present) },
-      ],
-    },
-  });
-  conditions.push({ not: { required: ['sl', 'slPips'] } }, { not: { required: ['tp', 'tpPips'] } });
-  return conditions;
-}
-
-function actionTable(): string {
-  const list = (fields: readonly string[]) => (fields.length > 0 ? fields.join(', ') : '—');
-  const rows = actionGroups().map(({ actions, rule }) => {
-    const required = rule.oneOf ? `${list(rule.required)}; at least one of ${rule.oneOf.join(', ')}` : list(rule.required);
-    return `| ${actions.join(', ')} | ${required} | ${list(rule.optional.filter((f) => !rule.oneOf?.includes(f)))} |`;
-  });
-  return ['| Action | Required | Optional |', '|---|---|---|', ...rows].join('\n');
-}
-
-function externalSignalDescription(): string {
-  return [
-    "A trade signal for the caller's own trading account(s). `secret` (the webhook secret) authenticates it; there is no header signature scheme.",
-    '',
-    'Fields an action does not use are refused (400), so a mistaken template is caught:',
-    '',
-    actionTable(),
-    '',
-    '- close takes a `positionId`, or a filter by `symbol` / `side` / `pnl` (a filtered close), not both; use close_all to close everything.',
-    '- Give `sl` or `slPips`, and `tp` or `tpPips`, not both.',
-    '- `expiry` must be in the future (not expressible in JSON Schema).',
-    `- \`meta\` is free-form; it never changes routing or execution. It may nest at most ${META_MAX_DEPTH} levels (meta itself is level 1) and take at most ${META_MAX_BYTES} bytes as JSON (else 400). Only \`meta.origin\` is kept with the signal (it shows in the Temporal UI); the rest is dropped after validation.`,
-    '- Stop-limit entries and the modify_pending family need a recent MT5 bridge (EA) and may be unavailable on some venues; an outdated bridge yields 412.',
-  ].join('\n');
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Components
