@@ -49,7 +49,9 @@ export function lotsForRisk(input: { riskAmount: number; stopDistance: number; i
   if (!(stopDistance > 0) || !Number.isFinite(stopDistance)) return { ok: false, reason: 'risk_stop_loss_required' };
   const lossPerLot = (stopDistance / i.tickSize) * i.tickValue;
   // The epsilon keeps an exact multiple (0.3 / 0.1 = 2.9999999999999996) from losing a step; it cannot add one.
-  const steps = Math.floor(riskAmount / lossPerLot / i.volumeStep + 1e-9);
+  let steps = Math.floor(riskAmount / lossPerLot / i.volumeStep + 1e-9);
+  // The epsilon must never add a step the risk does not cover: a value just below a step stays below it.
+  if (steps > 0 && steps * i.volumeStep * lossPerLot > riskAmount * (1 + 1e-12)) steps -= 1;
   let lots = roundToStep(steps * i.volumeStep, i.volumeStep);
   const cap = Math.min(i.volumeMax, input.maxLots ?? Number.POSITIVE_INFINITY);
   const capped = lots > cap;

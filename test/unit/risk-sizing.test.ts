@@ -105,6 +105,13 @@ describe('sizing by risk: lots from the amount at risk, the stop distance and th
     expect(lotsForRisk({ riskAmount: 2.5, stopDistance: 0.005, instrument: fx(0.00001, 1) })).toEqual({ ok: false, reason: 'risk_volume_below_minimum' });
   });
 
+  test('when the amount at risk sits a hair below a step, then the epsilon that keeps exact multiples whole does not add that step', () => {
+    // 7,749.9999999225 JPY at 155,000 JPY a lot (USDJPY, a 1.55 stop) is 0.04999999999950 lots: 0.04, since 0.05 would
+    // lose 7,750.
+    const sized = lotsForRisk({ riskAmount: 7749.9999999225, stopDistance: 1.55, instrument: fx(0.001, 1) });
+    expect(sized).toMatchObject({ ok: true, lots: 0.04 });
+  });
+
   test('when there is no stop distance, then the entry is refused risk_stop_loss_required', () => {
     expect(lotsForRisk({ riskAmount: 100, stopDistance: 0, instrument: fx(0.00001, 1) })).toEqual({ ok: false, reason: 'risk_stop_loss_required' });
     expect(lotsForRisk({ riskAmount: 100, stopDistance: Number.NaN, instrument: fx(0.00001, 1) })).toEqual({ ok: false, reason: 'risk_stop_loss_required' });

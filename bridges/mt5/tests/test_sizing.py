@@ -72,3 +72,11 @@ def test_when_there_is_no_stop_distance_then_the_entry_is_refused_risk_stop_loss
     instrument = Instrument(0.00001, 1.0, 0.01, 0.01, 100.0)
     assert lots_for_risk(100.0, distance, instrument) == Refused("risk_stop_loss_required")
     assert math.isnan(stop_distance(1.16))
+
+
+def test_a_hair_below_a_step_is_not_rounded_up_by_the_epsilon():
+    # 7,749.9999999225 JPY at 155,000 JPY a lot (USDJPY, a 1.55 stop) is 0.04999999999950 lots: 0.04, since 0.05 would
+    # lose 7,750.
+    instrument = Instrument(tick_size=0.001, tick_value=100.0, volume_min=0.01, volume_step=0.01, volume_max=100.0)
+    sized = lots_for_risk(7749.9999999225, 1.55, instrument)
+    assert isinstance(sized, Sized) and sized.lots == 0.04

@@ -70,6 +70,9 @@ def lots_for_risk(risk_amount: float, stop_distance: float, instrument: Instrume
         return Refused("risk_stop_loss_required")
     loss_per_lot = stop_distance / i.tick_size * i.tick_value
     steps = math.floor(risk_amount / loss_per_lot / i.volume_step + STEP_EPSILON)
+    # The epsilon must never add a step the risk does not cover: a value just below a step stays below it.
+    if steps > 0 and steps * i.volume_step * loss_per_lot > risk_amount * (1 + 1e-12):
+        steps -= 1
     lots = _round_to_step(steps * i.volume_step, i.volume_step)
     cap = min(i.volume_max, max_lots if max_lots is not None else math.inf)
     capped = lots > cap
