@@ -154,3 +154,36 @@ def test_when_the_terminal_fails_to_list_positions_then_no_refusal_is_concluded(
     monkeypatch.setattr(double.mt5, "positions_get", failing)
     with pytest.raises(TerminalUnavailable):
         run(double, "close", positionId=ticket)
+
+
+def test_when_an_entry_is_sized_by_risk_then_the_lots_come_from_the_terminals_tick_value_and_the_live_equity(double: Double) -> None:
+    t = trader(double)
+    # 1 % of equity 100,000 = 1,000 USD; 20 pips of EURUSD = 200 ticks of 1 USD a lot = 200 USD a lot: 5 lots.
+    out = t.execute(parse_command(command("buy", symbol="EURUSD", slPips=20, riskSizing={"basis": "equity_percent", "value": 1})), recovering=False)
+    assert (out.status, out.volume) == ("filled", 5.0)
+    assert out.message is not None and out.message.startswith("sized 5.0 lots by risk: 1% of equity = 1000.00 USD")
+    # A fixed 300 USD on USDJPY (150.00): a 30-pip stop is 300 ticks of 100 JPY = 0.6667 USD: 200 USD a lot: 1.5 lots.
+    out = t.execute(parse_command(command("sell", symbol="USDJPY", slPips=30, riskSizing={"basis": "fixed_amount", "value": 300})), recovering=False)
+    assert (out.status, out.volume) == ("filled", 1.5)
+
+
+def test_when_the_risk_is_below_one_minimum_lot_then_the_entry_is_refused_and_nothing_is_sent(double: Double) -> None:
+    out = run(double, "buy", symbol="EURUSD", slPips=20, riskSizing={"basis": "fixed_amount", "value": 1})
+    assert (out.status, out.retcode) == ("rejected", "risk_volume_below_minimum")
+    assert double.mt5.positions_get() == ()
+
+
+def test_when_the_equity_is_down_past_the_daily_loss_limit_then_the_next_entry_is_refused_and_an_exit_runs(double: Double) -> None:
+    t = trader(double)
+    guards = {"dailyLossAmount": 5, "timezone": "Europe/London"}
+    # The first entry sees the day's opening equity (100,000) and passes; its spread costs 10 USD at once.
+    first = t.execute(parse_command(command("buy", symbol="EURUSD", volume=1, lossGuards=guards)), recovering=False)
+    assert first.status == "filled"
+    second = t.execute(parse_command(command("buy", symbol="EURUSD", volume=1, lossGuards=guards)), recovering=False)
+    assert (second.status, second.retcode) == ("rejected", "risk_daily_loss_limit")
+    assert t.execute(parse_command(command("close_all")), recovering=False).status == "done"
+
+
+def test_when_a_command_carries_a_malformed_risk_sizing_then_it_is_invalid(double: Double) -> None:
+    with pytest.raises(ValueError):
+        parse_command(command("buy", symbol="EURUSD", slPips=20, riskSizing={"basis": "half", "value": 1}))

@@ -13,7 +13,8 @@ ACTIONS = (
 )
 ENTRY_ACTIONS = ACTIONS[:8]
 PLATFORM = "mt5"
-CAPABILITIES = ["stop_limit", "modify_pending", "partial_close", "max_open_positions", "exactly_once_journal"]
+# The last two are features the service checks (docs/bridge-protocol.md): it sizes by risk and applies loss guards.
+CAPABILITIES = ["stop_limit", "modify_pending", "partial_close", "max_open_positions", "exactly_once_journal", "risk_sizing", "loss_guards"]
 
 Retcode = Union[int, str]
 
@@ -46,6 +47,10 @@ class Command:
     side: Optional[str] = None
     pnl: Optional[str] = None
     max_open_positions: Optional[int] = None
+    # {basis, value, maxLots?}: size the entry by risk on the live account (volume is then absent).
+    risk_sizing: Optional[Dict[str, Any]] = None
+    # {dailyLossAmount?|dailyLossPercent?, maxDrawdownPercent?, timezone}: refuse the entry while a guard holds.
+    loss_guards: Optional[Dict[str, Any]] = None
 
 
 @dataclass(frozen=True)
@@ -124,6 +129,8 @@ def parse_command(raw: Any) -> Command:
     max_open = raw.get("maxOpenPositions")
     if max_open is not None and (isinstance(max_open, bool) or not isinstance(max_open, int) or max_open < 0):
         raise InvalidCommand("maxOpenPositions: expected a non-negative integer")
+    risk_sizing = _risk_sizing(raw.get("riskSizing"))
+    loss_guards = _loss_guards(raw.get("lossGuards"))
     expiry = raw.get("expiry")
     return Command(
         command_id=_text(raw, "commandId", True) or "",
@@ -148,4 +155,29 @@ def parse_command(raw: Any) -> Command:
         side=side,
         pnl=pnl,
         max_open_positions=max_open,
+        risk_sizing=risk_sizing,
+        loss_guards=loss_guards,
     )
+
+
+def _positive(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+def _risk_sizing(value: Any) -> Optional[Dict[str, Any]]:
+    if value is None:
+        return None
+    if (not isinstance(value, dict) or value.get("basis") not in ("equity_percent", "balance_percent", "fixed_amount")
+            or not _positive(value.get("value")) or not (value.get("maxLots") is None or _positive(value.get("maxLots")))):
+        raise InvalidCommand("riskSizing: expected {basis: equity_percent|balance_percent|fixed_amount, value > 0, maxLots?}")
+    return dict(value)
+
+
+def _loss_guards(value: Any) -> Optional[Dict[str, Any]]:
+    if value is None:
+        return None
+    numbers = ("dailyLossAmount", "dailyLossPercent", "maxDrawdownPercent")
+    if (not isinstance(value, dict) or not isinstance(value.get("timezone"), str)
+            or any(value.get(k) is not None and not _positive(value.get(k)) for k in numbers)):
+        raise InvalidCommand("lossGuards: expected {dailyLossAmount?|dailyLossPercent?, maxDrawdownPercent?, timezone}")
+    return dict(value)

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .protocol import ENTRY_ACTIONS, Command, Retcode
+from .risk import EquityMarks, guard_refusal, size_by_risk, utc_now
 
 # MQL5 SYMBOL_FILLING_* and SYMBOL_EXPIRATION_* flags of SymbolInfo.filling_mode / expiration_mode (documented values;
 # the Python package does not export them).
@@ -68,6 +69,8 @@ class Trader:
     def __init__(self, mt5: Any, server_offset: Callable[[], int]) -> None:
         self.mt5 = mt5
         self._server_offset = server_offset
+        # The loss guards' day-open and peak equity, as this bridge saw the account (kept in memory).
+        self.marks = EquityMarks()
 
     # ---- reading the terminal ------------------------------------------------------------------------------------
 
@@ -191,6 +194,24 @@ class Trader:
             raise Refusal(refused("risk_max_open_positions",
                                   f"the account already has {count} open position(s); the maximum is {cmd.max_open_positions}"))
 
+    def _volume(self, cmd: Command, info: Any, buy: bool, entry: float) -> Tuple[Optional[float], Optional[str]]:
+        """The lots to place and the sizing note: the loss guards first, then sizing by risk on the live account."""
+        if cmd.loss_guards is None and cmd.risk_sizing is None:
+            return cmd.volume, None
+        account = self._call("account_info", self.mt5.account_info())
+        if cmd.loss_guards is not None:
+            refusal = guard_refusal(cmd.loss_guards, account, self.marks, utc_now())
+            if refusal is not None:
+                raise Refusal(refused(*refusal))
+        if cmd.risk_sizing is None:
+            return cmd.volume, None
+        pip = pip_size(info.digits, info.point, info.name)
+        distance = abs(entry - cmd.sl) if cmd.sl is not None else (cmd.sl_pips * pip if cmd.sl_pips is not None else 0.0)
+        lots, note, refusal_code = size_by_risk(cmd.risk_sizing, account, info, distance)
+        if refusal_code is not None:
+            raise Refusal(refused(refusal_code, note))
+        return lots, note
+
     def _stops(self, cmd: Command, info: Any, buy: bool, entry: float) -> Tuple[float, float]:
         pip = pip_size(info.digits, info.point, info.name)
         direction = 1 if buy else -1
@@ -201,13 +222,14 @@ class Trader:
     def market_entry(self, cmd: Command, buy: bool) -> Outcome:
         info = self.symbol(cmd.symbol)
         self._guard_open_positions(cmd)
-        if cmd.volume is None:
-            raise Refusal(refused(self.mt5.TRADE_RETCODE_INVALID, "Invalid request: volume is required"))
         tick = self.tick(info.name)
         price = tick.ask if buy else tick.bid
+        volume, note = self._volume(cmd, info, buy, price)
+        if volume is None:
+            raise Refusal(refused(self.mt5.TRADE_RETCODE_INVALID, "Invalid request: volume is required"))
         sl, tp = self._stops(cmd, info, buy, price)
         result = self.send({
-            "action": self.mt5.TRADE_ACTION_DEAL, "symbol": info.name, "volume": cmd.volume,
+            "action": self.mt5.TRADE_ACTION_DEAL, "symbol": info.name, "volume": volume,
             "type": self.mt5.ORDER_TYPE_BUY if buy else self.mt5.ORDER_TYPE_SELL, "price": price, "sl": sl, "tp": tp,
             "deviation": DEVIATION_POINTS, "magic": MAGIC, "comment": tag_of(cmd.command_id),
             "type_time": self.mt5.ORDER_TIME_GTC, "type_filling": self._filling(info),
@@ -215,7 +237,7 @@ class Trader:
         if not self._ok(result, self.mt5.TRADE_RETCODE_DONE, self.mt5.TRADE_RETCODE_DONE_PARTIAL):
             return self._broker(result)
         outcome = Outcome("filled", ticket=str(result.order), price=result.price, volume=result.volume,
-                          retcode=int(result.retcode), message=str(result.comment))
+                          retcode=int(result.retcode), message=note or str(result.comment))
         if (cmd.sl_pips is not None or cmd.tp_pips is not None) and abs(result.price - price) > EPS:
             self._reanchor(cmd, info, buy, result)
         return outcome
@@ -242,16 +264,19 @@ class Trader:
         type_name, buy = self._PENDING[cmd.action]
         info = self.symbol(cmd.symbol)
         self._guard_open_positions(cmd)
-        if cmd.volume is None or cmd.price is None:
+        if cmd.price is None:
             raise Refusal(refused(self.mt5.TRADE_RETCODE_INVALID, "Invalid request: volume and price are required"))
         stop_limit = cmd.action.endswith("stop_limit")
         if stop_limit and cmd.stop_limit_price is None:
             raise Refusal(refused(self.mt5.TRADE_RETCODE_INVALID, "Invalid request: stopLimitPrice is required"))
         entry = round(cmd.price, info.digits)
+        volume, note = self._volume(cmd, info, buy, entry)
+        if volume is None:
+            raise Refusal(refused(self.mt5.TRADE_RETCODE_INVALID, "Invalid request: volume and price are required"))
         sl, tp = self._stops(cmd, info, buy, entry)
         type_time, expiration = self._expiration(cmd.expiry)
         request: Dict[str, Any] = {
-            "action": self.mt5.TRADE_ACTION_PENDING, "symbol": info.name, "volume": cmd.volume,
+            "action": self.mt5.TRADE_ACTION_PENDING, "symbol": info.name, "volume": volume,
             "type": getattr(self.mt5, type_name), "price": entry, "sl": sl, "tp": tp, "magic": MAGIC,
             "comment": tag_of(cmd.command_id), "type_time": type_time, "expiration": expiration,
             "type_filling": self.mt5.ORDER_FILLING_RETURN,
@@ -262,8 +287,8 @@ class Trader:
         result = self.send(request)
         if not self._ok(result, self.mt5.TRADE_RETCODE_PLACED, self.mt5.TRADE_RETCODE_DONE):
             return self._broker(result)
-        return Outcome("filled", ticket=str(result.order), price=entry, volume=cmd.volume,
-                       retcode=int(result.retcode), message=str(result.comment))
+        return Outcome("filled", ticket=str(result.order), price=entry, volume=volume,
+                       retcode=int(result.retcode), message=note or str(result.comment))
 
     def _close_request(self, cmd: Command, pos: Any, volume: float, info: Any) -> Dict[str, Any]:
         buy = pos.type == self.mt5.POSITION_TYPE_BUY

@@ -442,7 +442,9 @@ def _symbol_info(spec: Dict[str, Any]) -> SymbolInfo:
         filling_mode=spec.get("filling_mode", 1), order_mode=127, order_gtc_mode=0,
         bid=bid, bidhigh=bid, bidlow=bid, ask=ask, askhigh=ask, asklow=ask, last=0.0, lasthigh=0.0, lastlow=0.0,
         volume_real=0.0, volumehigh_real=0.0, volumelow_real=0.0, option_strike=0.0, point=point,
-        trade_tick_value=1.0, trade_tick_value_profit=1.0, trade_tick_value_loss=1.0, trade_tick_size=point,
+        # What one tick of one lot is worth in the deposit currency (USD), as the terminal computes it.
+        trade_tick_value=_tick_value(spec, point), trade_tick_value_profit=_tick_value(spec, point),
+        trade_tick_value_loss=_tick_value(spec, point), trade_tick_size=point,
         trade_contract_size=float(spec["contract_size"]), trade_accrued_interest=0.0, trade_face_value=0.0,
         trade_liquidity_rate=0.0, volume_min=float(spec["volume_min"]), volume_max=float(spec["volume_max"]),
         volume_step=float(spec["volume_step"]), volume_limit=0.0, swap_long=0.0, swap_short=0.0,
@@ -503,6 +505,10 @@ def symbol_info_tick(symbol: str) -> Optional[Tick]:
 def _close_price(spec: Dict[str, Any], pos: Dict[str, Any]) -> float:
     bid, ask = _quote(spec)
     return bid if pos["type"] == POSITION_TYPE_BUY else ask
+
+
+def _tick_value(spec: Dict[str, Any], point: float) -> float:
+    return _to_usd(point * float(spec["contract_size"]), spec["currency_profit"])
 
 
 def _to_usd(amount: float, currency: str) -> float:

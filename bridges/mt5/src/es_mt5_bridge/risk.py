@@ -1,0 +1,65 @@
+"""
+What the bridge does with an entry's `riskSizing` and `lossGuards` (docs/risk-sizing.md), on the live account at the
+instant of execution and one command at a time, as the paper bridge does (src/paper/risk.ts): the figures are never
+stale, and two entries racing each other cannot both pass a guard that only one fits under.
+"""
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Dict, Optional, Tuple
+from zoneinfo import ZoneInfo
+
+from .sizing import Instrument, Refused, lots_for_risk, risk_amount_of
+
+
+class EquityMarks:
+    """The equity marks of the loss guards: the trading day's opening equity, and the peak, as this bridge saw them."""
+
+    def __init__(self) -> None:
+        self.day: Optional[str] = None
+        self.day_open = 0.0
+        self.peak = 0.0
+
+    def observe(self, equity: float, now: datetime, tz: str) -> Tuple[float, float]:
+        day = now.astimezone(ZoneInfo(tz)).date().isoformat()
+        if day != self.day:
+            self.day, self.day_open = day, equity
+        self.peak = max(self.peak, equity)
+        return self.day_open, self.peak
+
+
+def guard_refusal(guards: Dict[str, Any], account: Any, marks: EquityMarks, now: datetime) -> Optional[Tuple[str, str]]:
+    """(retcode, message) when a loss guard refuses the entry, else None."""
+    equity = float(account.equity)
+    day_open, peak = marks.observe(equity, now, str(guards.get("timezone") or "UTC"))
+    limit = guards.get("dailyLossAmount")
+    if limit is None and guards.get("dailyLossPercent") is not None:
+        limit = day_open * float(guards["dailyLossPercent"]) / 100
+    if limit is not None and day_open - equity >= float(limit):
+        return ("risk_daily_loss_limit",
+                f"equity {equity:.2f} is {day_open - equity:.2f} below the day's opening {day_open:.2f} {account.currency}; limit {float(limit):.2f}")
+    dd = guards.get("maxDrawdownPercent")
+    if dd is not None and peak > 0 and (peak - equity) / peak * 100 >= float(dd):
+        return ("risk_max_drawdown",
+                f"equity {equity:.2f} is {(peak - equity) / peak * 100:.2f}% below its peak {peak:.2f} {account.currency}; limit {dd}%")
+    return None
+
+
+def size_by_risk(sizing: Dict[str, Any], account: Any, info: Any, stop_distance: float) -> Tuple[Optional[float], str, Optional[str]]:
+    """(lots, note, refusal retcode): the lots from the terminal's own tick value (`trade_tick_value`, deposit currency)."""
+    risk = risk_amount_of(str(sizing["basis"]), float(sizing["value"]), float(account.balance), float(account.equity))
+    instrument = Instrument(tick_size=float(info.trade_tick_size), tick_value=float(info.trade_tick_value),
+                            volume_min=float(info.volume_min), volume_step=float(info.volume_step), volume_max=float(info.volume_max))
+    sized = lots_for_risk(risk, stop_distance, instrument, sizing.get("maxLots"))
+    basis = (f"{float(sizing['value']):.2f} {account.currency}" if sizing["basis"] == "fixed_amount"
+             else f"{sizing['value']}% of {'equity' if sizing['basis'] == 'equity_percent' else 'balance'}")
+    if isinstance(sized, Refused):
+        return None, f"risk {basis} = {risk:.2f} {account.currency} is less than one minimum lot at this stop", sized.reason
+    note = (f"sized {sized.lots} lots by risk: {basis} = {risk:.2f} {account.currency} (balance {float(account.balance):.2f}, "
+            f"equity {float(account.equity):.2f}); stop {stop_distance:.{int(info.digits)}f} away, {sized.loss_per_lot:.2f} "
+            f"{account.currency} a lot{'; capped' if sized.capped else ''}")
+    return sized.lots, note, None
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
