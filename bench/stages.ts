@@ -27,22 +27,12 @@ import { signalWorkflowId } from '../src/domain/ids';
 import { ActionKey, SignalIdKey, SymbolKey } from '../src/temporal/search-attributes';
 import type { AccountSnapshot, SignalWorkflowInput } from '../src/domain/workflow-input';
 import { loadHelpers, REPO_ROOT } from './helpers';
-import {
-  cleanup,
-  drain,
-  fileStamp,
-  httpJson,
-  log,
-  persistenceUsage,
-  scrapePersistence,
-  startStack,
-  warmUp,
-  writeResults,
-  type Options,
-  type PersistenceUsage,
-  type Stack,
-} from './run';
+import type { Options } from './cli';
+import { fileStamp, httpJson, log } from './common';
+import { writeResults } from './results-file';
+import { cleanup, drain, startStack, warmUp, type Stack } from './stack';
 import { summarize, type Summary } from './stats';
+import { persistenceUsage, redisCommandsProcessed, scrapePersistence, type PersistenceUsage } from './work-counters';
 
 async function time(n: number, fn: (i: number) => unknown): Promise<Summary> {
   const out: number[] = [];
@@ -63,10 +53,6 @@ export interface WorkPerSignal {
   workflowTasks?: { parent: number; child: number };
 }
 const work: WorkPerSignal = { signals: 0 };
-
-async function redisCommandsProcessed(redis: { info(section: string): Promise<string> }): Promise<number> {
-  return Number(/total_commands_processed:(\d+)/.exec(await redis.info('stats'))?.[1] ?? 0);
-}
 
 async function measureStages(stack: Stack, n: number): Promise<Record<string, Summary>> {
   const res: Record<string, Summary> = {};

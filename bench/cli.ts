@@ -1,0 +1,88 @@
+/** The bench's command line: what `npm run bench -- --help` prints and how the arguments become Options. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { POLL_RATE, STEADY_RATE } from './parameters';
+
+export const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [--cpu-prof] [--temporal-db-dir DIR] [--steady-rate N] [--poll-rate N]
+
+  --quick          shorter durations, one fan-out run (a smoke run; the figures are noisier)
+  --scenario LIST  run only these scenarios (1 floor, 2 ingress, 3 end to end, 4 fan-out, 5 poll, 6 memory,
+                   7 one signal at a time, 8 overload at twice the sustained rate);
+                   3, 5 and 6 are measured in one steady-load phase, so any of them runs that phase
+  --cpu-prof       profile the ingress and the worker (V8 sampling profiler, preloaded by bench/cpu-profile.ts); the
+                   .cpuprofile files land in <run dir>/profiles when they stop
+  --temporal-db-dir DIR
+                   put the Temporal dev server's fresh SQLite file in DIR (e.g. /dev/shm, to take the disk's fsync
+                   out of the figures) instead of the run directory; it is deleted at the end
+  --steady-rate N  signals/s of the steady phase (scenarios 3, 5, 6); default 50, the scenario's rate. For diagnosis
+                   (e.g. the end-to-end latency below the stack's capacity); the goals stay those of the 50/s run
+  --poll-rate N    polls/s beside the steady phase and without the worker; default 100; 0 = no poll beside the
+                   steady phase (diagnosis: the end-to-end latency without the poll's load)
+  --temporal dev|cluster
+                   which Temporal: the dev server with the project's profile (default), or the cluster profile (the
+                   real server on a fresh PostgreSQL of the run's own; TEMPORAL_CLUSTER_SHARDS, default 8)
+  --workers N      worker processes (default 1; 1 to 4)
+  --ingress-node-options S
+                   NODE_OPTIONS for the ingress process only (diagnosis: e.g. V8 heap flags against its peak RSS); the
+                   flags of scripts/node-flags.ts come after NODE_OPTIONS on the command line and win
+  --help`;
+
+export interface Options {
+  quick: boolean;
+  scenarios: Set<number>;
+  cpuProf: boolean;
+  temporalDbDir?: string;
+  steadyRate: number;
+  pollRate: number;
+  ingressNodeOptions?: string;
+  temporal?: 'dev' | 'cluster';
+  workers?: number;
+}
+
+export function parseOptions(argv: string[]): Options | 'help' {
+  const opts: Options = { quick: false, scenarios: new Set(), cpuProf: false, steadyRate: STEADY_RATE, pollRate: POLL_RATE };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--help' || arg === '-h') return 'help';
+    if (arg === '--quick') opts.quick = true;
+    else if (arg === '--cpu-prof') opts.cpuProf = true;
+    else if (arg === '--temporal-db-dir' || arg.startsWith('--temporal-db-dir=')) {
+      const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
+      if (!value) throw new UsageError('--temporal-db-dir needs a directory');
+      if (!fs.existsSync(value) || !fs.statSync(value).isDirectory()) throw new UsageError(`--temporal-db-dir: ${value} is not a directory`);
+      opts.temporalDbDir = path.resolve(value);
+    } else if (arg === '--steady-rate' || arg.startsWith('--steady-rate=')) {
+      const value = Number(arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i]);
+      if (!Number.isInteger(value) || value < 1 || value > 1000) throw new UsageError('--steady-rate must be a whole number of signals/s, 1 to 1000');
+      opts.steadyRate = value;
+    } else if (arg === '--poll-rate' || arg.startsWith('--poll-rate=')) {
+      const value = Number(arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i]);
+      if (!Number.isInteger(value) || value < 0 || value > 1000) throw new UsageError('--poll-rate must be a whole number of polls/s, 0 to 1000');
+      opts.pollRate = value;
+    } else if (arg === '--scenario' || arg.startsWith('--scenario=')) {
+      const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
+      if (!value) throw new UsageError('--scenario needs a value, e.g. --scenario 2 or --scenario 3,5');
+      for (const part of value.split(',')) {
+        const n = Number(part.trim());
+        if (!Number.isInteger(n) || n < 1 || n > 8) throw new UsageError(`--scenario: "${part}" is not a scenario number 1 to 8`);
+        opts.scenarios.add(n);
+      }
+    } else if (arg === '--temporal' || arg.startsWith('--temporal=')) {
+      const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
+      if (value !== 'dev' && value !== 'cluster') throw new UsageError('--temporal must be dev or cluster');
+      opts.temporal = value;
+    } else if (arg === '--workers' || arg.startsWith('--workers=')) {
+      const value = Number(arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i]);
+      if (!Number.isInteger(value) || value < 1 || value > 4) throw new UsageError('--workers must be 1 to 4');
+      opts.workers = value;
+    } else if (arg === '--ingress-node-options' || arg.startsWith('--ingress-node-options=')) {
+      const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
+      if (!value) throw new UsageError('--ingress-node-options needs a value, e.g. --ingress-node-options=--max-semi-space-size=4');
+      opts.ingressNodeOptions = value;
+    } else throw new UsageError(`unknown argument ${arg}`);
+  }
+  if (opts.scenarios.size === 0) for (let n = 1; n <= 8; n++) opts.scenarios.add(n);
+  return opts;
+}
+
+export class UsageError extends Error {}

@@ -1,0 +1,164 @@
+/**
+ * Runs the selected scenarios (bench/scenarios/) in their order on one stack, recording where the CPU, the memory and
+ * Temporal's persistence went during each; a scenario that fails is recorded and the next one runs.
+ */
+import os from 'node:os';
+import type { InfraModule } from './helpers';
+import type { Options } from './cli';
+import { log, StageError } from './common';
+import { cpuSnapshot, cpuUsage, describeCpu } from './cpu';
+import type { LoadResult } from './load';
+import { MemoryTimeline, readMemory } from './memory';
+import type { Plan } from './parameters';
+import { drain, warmUp, type Stack } from './stack';
+import { round } from './stats';
+import { persistenceUsage, scrapePersistence } from './work-counters';
+import type { Context, Results } from './scenarios/context';
+import { runFanout } from './scenarios/fanout';
+import { runFloor } from './scenarios/floor';
+import { runIngress } from './scenarios/ingress';
+import { runOneAtATime } from './scenarios/one-at-a-time';
+import { runOverload } from './scenarios/overload';
+import { runPollWithoutWorker } from './scenarios/poll-without-worker';
+import { runSteady } from './scenarios/steady';
+
+export async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts: Options, plan: Plan, results: Results): Promise<void> {
+  const want = (n: number) => opts.scenarios.has(n);
+  const timeline = new MemoryTimeline(
+    (['ingress', 'worker', 'bridge'] as const).flatMap((name) => (stack.pids[name] ? [{ name, pid: stack.pids[name] }] : [])),
+  );
+  timeline.start();
+  results.memoryByPhase = timeline.peaks;
+  const mark = (stage: string) => {
+    results.loadavg[stage] = os.loadavg().map((v) => round(v));
+    timeline.phase(stage);
+  };
+  const trees = (): Record<string, number> => (stack.postgresPid ? { postgres: stack.postgresPid } : {});
+  const groups = () => ({
+    temporal: stack.temporal.pid,
+    redis: stack.redis.pid,
+    ingress: stack.ingress.pid,
+    worker: stack.worker.pid,
+    ...Object.fromEntries(stack.moreWorkers.map((w, i) => [`worker${i + 2}`, w.pid])),
+    bridge: stack.bridge.pid,
+  });
+  /** Runs a stage and records where the machine's CPU went meanwhile. */
+  const measure = async <T>(stage: string, fn: () => Promise<T>, signalsOf?: (r: T) => number): Promise<T> => {
+    const before = cpuSnapshot(groups(), trees());
+    const persistenceBefore = await scrapePersistence(stack.temporalMetricsPort);
+    let result: T | undefined;
+    try {
+      result = await fn();
+      return result;
+    } finally {
+      const usage = cpuUsage(before, cpuSnapshot(groups(), trees()));
+      results.cpu[stage] = usage;
+      log(`${stage}: ${describeCpu(usage)}`);
+      const p = persistenceUsage(
+        persistenceBefore,
+        await scrapePersistence(stack.temporalMetricsPort),
+        result !== undefined && signalsOf ? signalsOf(result) : 0,
+      );
+      if (p) {
+        results.temporalPersistence[stage] = p;
+        log(
+          `${stage}: Temporal persistence: ${p.calls} calls${p.callsPerSignal !== null ? ` (${p.callsPerSignal} per signal)` : ''}, mean ${p.meanMs} ms; top: ${p.top
+            .slice(0, 4)
+            .map((o) => `${o.op} ${o.calls}× ${o.meanMs} ms`)
+            .join(', ')}`,
+        );
+      }
+    }
+  };
+  const drainMeasured = (stage: string, what: string, signals: number) => {
+    timeline.phase(`drain after ${stage}`);
+    return measure(`drain after ${stage}`, () => drain(stack, what, signals, helpers));
+  };
+  /** How many signal workflows exist (after a drain: every one the phase started, answered 202 or not). */
+  const signalWorkflows = async () => (await stack.client.workflow.count('WorkflowType="signalWorkflow"')).count;
+  /** Signal workflows a phase started beyond its 202s: accepted by Temporal, yet the caller got a 503. */
+  const unanswered = async (stage: string, before: number, load: LoadResult) => {
+    const after = await signalWorkflows();
+    const started = after - before;
+    const answered202 = load.statusCounts['202'] ?? 0;
+    const answered503 = load.statusCounts['503'] ?? 0;
+    const pollable503 = load.pollable503 ?? 0;
+    const inFlightAtStop = Math.max(0, load.sent - load.requests - load.errors - load.timeouts);
+    // Those still in flight when the load stopped may have been started too, and a 503 with a signalId says "may run,
+    // poll it"; beyond those, a signal ran although its caller was told to retry (a retry would run it twice).
+    const startedDespite503 = Math.max(0, started - answered202 - inFlightAtStop);
+    const startedDespiteRetry = Math.max(0, started - answered202 - pollable503 - inFlightAtStop);
+    results.startedVs202[stage] = {
+      started,
+      answered202,
+      answered503,
+      pollable503,
+      inFlightAtStop,
+      startedDespite503AtLeast: startedDespite503,
+      startedDespiteRetryAtLeast: startedDespiteRetry,
+    };
+    log(
+      `${stage}: ${started} signal workflows started; ${answered202} answered 202, ${answered503} answered 503 (${pollable503} of them with a signalId: "may run, poll it"), ` +
+        `${inFlightAtStop} unanswered when the load stopped: at least ${startedDespite503} ran after a 503, at least ${startedDespiteRetry} after a 503 that said "retry"`,
+    );
+  };
+  /**
+   * One scenario. A stage of it that does not complete (StageError) is recorded and the bench goes on with the next
+   * scenario once the system has drained (it exits non-zero at the end); anything else aborts the run.
+   */
+  const scenario = async (name: string, fn: () => Promise<void>): Promise<void> => {
+    try {
+      await fn();
+    } catch (err) {
+      if (!(err instanceof StageError)) throw err;
+      results.errors.push(`scenario ${name}: ${err.message}`);
+      log(`scenario ${name} FAILED: ${err.message}`);
+      await drainMeasured(`failed scenario ${name}`, `the failed scenario ${name}`, 2_000);
+    }
+  };
+
+  const ctx: Context = { stack, helpers, opts, plan, results, mark, measure, drainMeasured, signalWorkflows, unanswered };
+  const memoryNow = () =>
+    Object.fromEntries(
+      (['ingress', 'worker', 'bridge'] as const).flatMap((name) => {
+        const m = stack.pids[name] ? readMemory(stack.pids[name]) : undefined;
+        return m ? [[name, { rssMb: round(m.rssKb / 1024, 1), hwmMb: round(m.hwmKb / 1024, 1) }]] : [];
+      }),
+    );
+  results.memoryBaseline.ready = memoryNow();
+  log('warm-up: 40 signals through the whole path');
+  const warmIds = await warmUp(stack, helpers);
+  await drainMeasured('warm-up', 'the warm-up', 40);
+  results.memoryBaseline.afterWarmUp = memoryNow();
+  log(`memory at rest after the warm-up: ${JSON.stringify(results.memoryBaseline.afterWarmUp)}`);
+
+  // 1. Floor
+  if (want(1)) await scenario('1', () => runFloor(ctx));
+
+  // 2. Ingress at saturation, then at half that rate
+  if (want(2)) await scenario('2', () => runIngress(ctx));
+
+  // Signals to poll: accepted ones from earlier scenarios, spread over the accounts.
+  const pollIds = (() => {
+    const fromSat = (results.saturation?.accepted ?? []).map((a) => a.signalId);
+    const pool = fromSat.length > 0 ? fromSat : (results.floor?.signalIds ?? []).length > 0 ? results.floor!.signalIds : warmIds;
+    const step = Math.max(1, Math.floor(pool.length / 200));
+    return pool.filter((_, i) => i % step === 0).slice(0, 200);
+  })();
+
+  // 7. One signal at a time: what a single caller sees, with nothing else going on.
+  if (want(7)) await scenario('7', () => runOneAtATime(ctx));
+
+  // 3, 5, 6: one steady phase: 50 signals/s on 10 accounts, the poll at 100/s beside it, memory sampled.
+  if (want(3) || want(5) || want(6)) await scenario('3/5/6', () => runSteady(ctx, pollIds));
+
+  // 4. Fan-out
+  if (want(4)) await scenario('4', () => runFanout(ctx));
+
+  // 8. Overload: twice what the stack sustains. The excess must be refused at once, and nothing accepted may expire.
+  if (want(8)) await scenario('8', () => runOverload(ctx));
+
+  // 5 (second half): the poll with the worker stopped.
+  if (want(5)) await scenario('5 (no worker)', () => runPollWithoutWorker(ctx, pollIds));
+  timeline.stop();
+}

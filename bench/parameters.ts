@@ -1,0 +1,28 @@
+/** The bench's fixed parameters, its two plans (full and --quick) and the goals its table checks. */
+export const ACCOUNTS = 200;
+export const CONCURRENCY = 50;
+export const STEADY_RATE = 40;
+export const STEADY_ACCOUNTS = 100;
+export const POLL_RATE = 100;
+export const LIMIT_RAISED = '1000000000';
+export const MAX_SIGNAL_AGE_MS = 30_000; // the ingress's DEFAULT_MAX_SIGNAL_AGE_MS, unchanged
+
+export const PLANS = {
+  full: { floorSec: 20, saturationSec: 20, halfSec: 20, steadySec: 60, pollNoWorkerSec: 20, fanoutRuns: 3, oneAtATime: 100, overloadSec: 30 },
+  quick: { floorSec: 5, saturationSec: 5, halfSec: 5, steadySec: 15, pollNoWorkerSec: 5, fanoutRuns: 1, oneAtATime: 30, overloadSec: 10 },
+};
+export type Plan = (typeof PLANS)['full'];
+
+export const GOALS = {
+  ingressVsFloor: 0.85,
+  acceptP99HalfMs: 50,
+  oneFilledP50Ms: 40,
+  oneVisibleP50Ms: 60,
+  steadyAcceptedRatio: 0.9,
+  e2eP99Ms: 300,
+  refusedP99Ms: 50,
+  fanoutMs: 3000,
+  pollP99Ms: 20,
+  ingressRssMb: 200,
+  workerRssMb: 400,
+};
