@@ -15,7 +15,7 @@ import { createApp } from './http/app';
 import { createAdminApp } from './http/admin';
 import { createIngressMetrics } from './metrics';
 import { BridgePresence } from './bridge/presence';
-import { isTemporalBackpressure } from './temporal/failures';
+import { LaunchFailure } from './signals/errors';
 import { AdmissionGate, RedisAdmissionLedger } from './signals/admission';
 import { capConnectionsPerIp } from './http/connections';
 
@@ -66,7 +66,8 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
       sequencer: new RedisAccountSequencer(redis, config.redis.replicaAck),
       executions,
       logger,
-      onStartError: (region, err) => metrics.temporalStartErrors.inc({ region, kind: isTemporalBackpressure(err) ? 'backpressure' : 'other' }),
+      onStartError: (region, err) =>
+        metrics.temporalStartErrors.inc({ region, kind: err instanceof LaunchFailure && err.overloaded ? 'backpressure' : 'other' }),
       windows: new TemporalIdempotencyWindows(regions, config.temporal.regions[0]!.name, config.temporal.taskQueue),
       admission: { decide: () => admission.decide(), ledger: admissionLedger },
       settings: {

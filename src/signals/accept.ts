@@ -5,7 +5,7 @@ import type { Throttle } from '../ratelimit/fairness';
 import { isMarketEntry, isOpening, requiresIdempotencyKey } from '../domain/actions';
 import { mapSymbol } from '../risk/symbols';
 import type { VolumeRules } from '../domain/volume-rules';
-import { Refusal } from './errors';
+import { ExecutionsUnavailable, LaunchFailure, Refusal } from './errors';
 import type { SignalExecutions } from './executions';
 import type { AccountSnapshot, AccountTarget, SignalInstruction, SignalWorkflowInput, SkippedAccount } from '../domain/workflow-input';
 import { validateSignal, type ExternalSignal } from '../domain/signal';
@@ -14,7 +14,6 @@ import { idempotencyDigest, requestHash, type AcceptanceRecord, type Idempotency
 import { resolveTargets } from './targets';
 import type { Account, SecretGrant } from '../domain/account';
 import { requireJsonObject } from './authenticate';
-import { certainlyNotStarted, isTemporalBackpressure } from '../temporal/failures';
 import { guarded } from './guarded';
 import type { AdmissionDecision, AdmissionLedger } from './admission';
 
@@ -244,13 +243,13 @@ async function launch(
       continue;
     }
     deps.logger?.warn(
-      { correlationId: base.correlationId, signalId: base.signalId, region: regions[i], err: String(r.reason) },
+      { correlationId: base.correlationId, signalId: base.signalId, region: regions[i], err: String(failureOf(r.reason).cause ?? r.reason) },
       'region did not start the signal',
     );
     deps.onStartError?.(regions[i]!, r.reason);
     // Those accounts' later signals must not wait for commands that will never come. One that may come (a start whose
     // answer was lost) they wait for, but only briefly: if it did start, its command is queued within seconds.
-    const done = certainlyNotStarted(r.reason)
+    const done = !failureOf(r.reason).mayHaveStarted
       ? Promise.all(
           targets.flatMap((t) => [
             deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt)),
@@ -266,18 +265,25 @@ async function launch(
   const body = { success: failed.length === 0, signalId: base.signalId, correlationId: base.correlationId, accountsResolved: accounts.length };
   if (failed.length === 0) return { kind: 'accepted', body, replayed };
   // A start that may have happened is never answered "not accepted": the caller gets the signalId and polls.
-  const mayRun = failed.some((f) => !certainlyNotStarted(f.reason));
+  const mayRun = failed.some((f) => failureOf(f.reason).mayHaveStarted);
   if (failed.length < results.length || someAlreadyRunning || mayRun) return { kind: 'partially_accepted', body, replayed };
-  if (failed.every((f) => isTemporalBackpressure(f.reason))) throw new Refusal('backpressure', 'System under high load, retry later', { retryAfterSeconds: 1 });
-  throw failed[0]!.reason;
+  if (failed.every((f) => failureOf(f.reason).overloaded)) throw new Refusal('backpressure', 'System under high load, retry later', { retryAfterSeconds: 1 });
+  // A definite refusal that is not overload (a bad namespace): the error handler answers it as what it is.
+  const first = failureOf(failed[0]!.reason);
+  throw first.cause instanceof Error ? first.cause : first;
 }
 
-/** A Temporal call on the ingress path: overloaded or unreachable is backpressure, not a 500. */
+/** A failed start as the executions port reports it; anything else failed in a way nobody classified: it may have started. */
+function failureOf(reason: unknown): LaunchFailure {
+  return reason instanceof LaunchFailure ? reason : new LaunchFailure(true, false, { cause: reason });
+}
+
+/** A call to where signals execute: overloaded or unreachable is backpressure, not a 500. */
 async function temporalStep<T>(step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (err) {
-    if (isTemporalBackpressure(err)) throw new Refusal('backpressure', 'System under high load, retry later');
+    if (err instanceof ExecutionsUnavailable) throw new Refusal('backpressure', 'System under high load, retry later');
     throw err;
   }
 }

@@ -40,3 +40,26 @@ export class Refusal extends Error {
 export function routeLimited(limit: number, windowMs: number, retryAfterSeconds?: number): Refusal {
   return new Refusal('route_limited', 'Rate limit exceeded', { limit, windowMs, ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}) });
 }
+
+/** Where signals execute could not take or answer the call now (overloaded, unreachable, out of time): backpressure. */
+export class ExecutionsUnavailable extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'ExecutionsUnavailable';
+  }
+}
+
+/**
+ * A start that failed, in the use case's terms: whether the signal may have started anyway (the answer was lost, so
+ * "not accepted" would invite a second order) and whether it failed for overload (so "retry later" is the answer).
+ */
+export class LaunchFailure extends Error {
+  constructor(
+    readonly mayHaveStarted: boolean,
+    readonly overloaded: boolean,
+    options?: { cause?: unknown },
+  ) {
+    super(mayHaveStarted ? 'the start may have happened' : 'nothing was started', options);
+    this.name = 'LaunchFailure';
+  }
+}

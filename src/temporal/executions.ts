@@ -5,7 +5,7 @@ import type { AccountOutcome } from '../domain/outcome';
 import type { SignalWorkflowInput } from '../domain/workflow-input';
 import { OUTCOME_MEMO_PREFIX, signalWorkflowId } from '../domain/ids';
 import type { Regions } from './regions';
-import { AmbiguousStartError, certainlyNotStarted, isTemporalBackpressure } from './failures';
+import { AmbiguousStartError, certainlyNotStarted, isTemporalBackpressure, launchFailure, translated } from './failures';
 import { AccountIdsKey, ActionKey, SignalIdKey, SymbolKey } from './search-attributes';
 import { ExpiringCache } from './expiring-cache';
 
@@ -34,6 +34,14 @@ export class TemporalExecutions implements SignalExecutions {
    * started or that it already exists; only then, or on a certain refusal, does this return or throw plainly.
    */
   async launch(region: string, input: SignalWorkflowInput, deadline?: number): Promise<'created' | 'existed'> {
+    try {
+      return await this.launchOnce(region, input, deadline);
+    } catch (err) {
+      throw launchFailure(err);
+    }
+  }
+
+  private async launchOnce(region: string, input: SignalWorkflowInput, deadline?: number): Promise<'created' | 'existed'> {
     const confirmUntil = Math.max(deadline ?? 0, Date.now()) + this.confirmMs;
     let attemptDeadline = deadline;
     const firstTry = Date.now();
@@ -83,13 +91,15 @@ export class TemporalExecutions implements SignalExecutions {
   }
 
   async started(region: string, signalId: string, deadline?: number): Promise<boolean> {
-    try {
-      await this.regions.call(region, (client) => client.workflow.getHandle(signalWorkflowId(signalId)).describe(), deadline);
-      return true;
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return false;
-      throw err;
-    }
+    return translated(async () => {
+      try {
+        await this.regions.call(region, (client) => client.workflow.getHandle(signalWorkflowId(signalId)).describe(), deadline);
+        return true;
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return false;
+        throw err;
+      }
+    });
   }
 
   async outcomes(signalId: string): Promise<AccountOutcome[]> {

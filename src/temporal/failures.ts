@@ -1,4 +1,5 @@
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
+import { ExecutionsUnavailable, LaunchFailure } from '../signals/errors';
 
 /** gRPC codes that mean Temporal cannot take work now (overloaded, unreachable, or too slow for our deadline). */
 const BACKPRESSURE_CODES = new Set([
@@ -80,4 +81,19 @@ function grpcCode(err: unknown): number | undefined {
     e = (e as Error).cause;
   }
   return undefined;
+}
+
+/** A Temporal call in the ingress's terms: overload or unreachability becomes ExecutionsUnavailable (backpressure). */
+export async function translated<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (isTemporalBackpressure(err)) throw new ExecutionsUnavailable('Temporal cannot take the call now', { cause: err });
+    throw err;
+  }
+}
+
+/** A failed start in the ingress's terms: whether it may have started, whether it was overload. */
+export function launchFailure(err: unknown): LaunchFailure {
+  return new LaunchFailure(!certainlyNotStarted(err), isTemporalBackpressure(err), { cause: err });
 }

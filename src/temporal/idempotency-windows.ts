@@ -2,6 +2,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@te
 import type { AcceptanceRecord, IdempotencyWindows } from '../signals/idempotency';
 import { idempotencyWorkflowId } from '../domain/ids';
 import type { Regions } from './regions';
+import { translated } from './failures';
 
 /**
  * Idempotency windows as Temporal workflow ids (never a cache that can forget): the first start of idem/<digest>
@@ -20,6 +21,15 @@ export class TemporalIdempotencyWindows implements IdempotencyWindows {
   ) {}
 
   async claim(
+    digest: string,
+    record: AcceptanceRecord,
+    windowMs: number,
+    deadline?: number,
+  ): Promise<{ first: true } | { first: false; record: AcceptanceRecord }> {
+    return translated(() => this.claimOnce(digest, record, windowMs, deadline));
+  }
+
+  private async claimOnce(
     digest: string,
     record: AcceptanceRecord,
     windowMs: number,
@@ -56,12 +66,14 @@ export class TemporalIdempotencyWindows implements IdempotencyWindows {
   }
 
   async held(digest: string, deadline?: number): Promise<boolean> {
-    try {
-      const description = await this.regions.call(this.homeRegion, (client) => client.workflow.getHandle(idempotencyWorkflowId(digest)).describe(), deadline);
-      return description.status.name === 'RUNNING';
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return false;
-      throw err;
-    }
+    return translated(async () => {
+      try {
+        const description = await this.regions.call(this.homeRegion, (client) => client.workflow.getHandle(idempotencyWorkflowId(digest)).describe(), deadline);
+        return description.status.name === 'RUNNING';
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) return false;
+        throw err;
+      }
+    });
   }
 }
