@@ -218,6 +218,24 @@ export const accountRisk: Verb = {
   },
 };
 
+export const accountResetDrawdown: Verb = {
+  words: ['account', 'reset-drawdown'],
+  usage: 'account reset-drawdown ID',
+  summary: "Restart the account's drawdown guard from its equity now (the bridge takes the reset with the next entry).",
+  options: {},
+  async run(args, ctx) {
+    const [id] = expectPositionals(args, ['ID']) as [string];
+    accountId(id);
+    const registry = await ctx.registry();
+    const account = await mustGetAccount(registry, id);
+    if (account.risk.lossGuards?.maxDrawdownPercent === undefined)
+      throw new CliError(`account ${id} has no drawdown guard (risk.lossGuards.maxDrawdownPercent)`);
+    const at = new Date(ctx.now()).toISOString();
+    await registry.updateAccount(id, { risk: { ...account.risk, lossGuards: { ...account.risk.lossGuards, drawdownResetAt: at } } });
+    return { human: `drawdown guard of ${id} reset at ${at}`, json: await mustGetAccount(registry, id) };
+  },
+};
+
 function describeAccount(a: Account): string {
   return `${a.owner}, ${a.platform}, ${a.type}, ${a.status}${a.entitled ? '' : ', not entitled'}, region ${a.region}`;
 }

@@ -4,7 +4,7 @@ import { importRegistry } from '../registry/import';
 import { importDocumentSchema, type SecretGrant, type TokenGrant } from '../domain/account';
 import type { RedisRegistry } from '../registry/registry';
 import { isStoreFailure } from '../redis';
-import { accountList_, accountRisk, accountSet, accountShow, statusVerb } from './account-verbs';
+import { accountList_, accountResetDrawdown, accountRisk, accountSet, accountShow, statusVerb } from './account-verbs';
 import {
   accountList,
   CliError,
@@ -353,4 +353,5 @@ export const VERBS: Verb[] = [
   statusVerb('lock'),
   statusVerb('unlock'),
   accountRisk,
+  accountResetDrawdown,
 ];

@@ -79,6 +79,8 @@ export const commandSchema = z.object({
       dailyLossPercent: z.number().gt(0).optional(),
       timezone: z.string(),
       maxDrawdownPercent: z.number().gt(0).optional(),
+      /** The owner reset the drawdown guard at this instant: the peak starts again from the equity seen after it. */
+      drawdownResetAt: z.string().optional(),
     })
     .optional(),
   acceptedAt: z.string(),

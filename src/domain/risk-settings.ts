@@ -49,6 +49,8 @@ export const lossGuardsSchema = z
       }, 'an IANA time zone, e.g. Europe/London')
       .default('UTC'),
     maxDrawdownPercent: z.number().gt(0).lte(100).optional(),
+    /** The owner's reset of the drawdown guard: the bridge measures the drawdown from the equity it sees after this. */
+    drawdownResetAt: z.iso.datetime({ offset: true }).optional(),
   })
   .refine((g) => !(g.dailyLossAmount !== undefined && g.dailyLossPercent !== undefined), { message: 'give dailyLossAmount or dailyLossPercent, not both' });
 export type LossGuards = z.infer<typeof lossGuardsSchema>;

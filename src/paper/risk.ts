@@ -14,9 +14,17 @@ export class EquityMarks {
   private day: string | undefined;
   private dayOpen = 0;
   private peak = 0;
+  private resetApplied = '';
 
-  /** Records the equity now; the first reading of a trading day (in `timezone`) is that day's opening equity. */
-  observe(equity: number, nowMs: number, timezone: string): { dayOpen: number; peak: number } {
+  /**
+   * Records the equity now; the first reading of a trading day (in `timezone`) is that day's opening equity. An
+   * owner's reset newer than the last one applied starts the peak again from this equity.
+   */
+  observe(equity: number, nowMs: number, timezone: string, drawdownResetAt?: string): { dayOpen: number; peak: number } {
+    if (drawdownResetAt !== undefined && Date.parse(drawdownResetAt) > (Date.parse(this.resetApplied) || 0)) {
+      this.resetApplied = drawdownResetAt;
+      this.peak = equity;
+    }
     const day = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(nowMs);
     if (day !== this.day) {
       this.day = day;
@@ -24,11 +32,6 @@ export class EquityMarks {
     }
     this.peak = Math.max(this.peak, equity);
     return { dayOpen: this.dayOpen, peak: this.peak };
-  }
-
-  /** The owner's reset of the drawdown guard: the peak starts again from the equity now. */
-  resetPeak(equity: number): void {
-    this.peak = equity;
   }
 }
 
@@ -47,7 +50,7 @@ export function applyRisk(
 
   const guards = command.lossGuards;
   if (guards) {
-    const { dayOpen, peak } = marks.observe(account.equity, nowMs, guards.timezone);
+    const { dayOpen, peak } = marks.observe(account.equity, nowMs, guards.timezone, guards.drawdownResetAt);
     const dailyLimit = guards.dailyLossAmount ?? (guards.dailyLossPercent !== undefined ? (dayOpen * guards.dailyLossPercent) / 100 : undefined);
     if (dailyLimit !== undefined && dayOpen - account.equity >= dailyLimit) {
       return refuse(

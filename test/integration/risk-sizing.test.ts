@@ -97,7 +97,7 @@ describe('sizing by risk and loss guards, on the paper bridge', () => {
     expect(terminal.broker.positions()).toHaveLength(1);
   });
 
-  test('when the equity has fallen past the max drawdown, then entries are refused risk_max_drawdown and a close still runs', async () => {
+  test('when the equity has fallen past the max drawdown, then entries are refused risk_max_drawdown and a close still runs; after the owner resets the guard they pass', async () => {
     const { f, feed, terminal, send, outcome } = await paperAccount({ lossGuards: { maxDrawdownPercent: 2, timezone: 'UTC' } });
     expect(await outcome({ action: 'buy', symbol: 'EURUSD', volume: 1 })).toMatchObject({ outcome: 'filled' });
     // 1 lot, price down 250 pips: −2,500 USD on 10,000 (more than 2 % below the peak the bridge saw).
@@ -106,6 +106,11 @@ describe('sizing by risk and loss guards, on the paper bridge', () => {
     const close = await send({ action: 'close_all' });
     expect(close.status).toBe(202);
     await waitFor('the close to run', async () => terminal.broker.positions().length === 0, 15_000);
-    expect(f.accounts).toHaveLength(1);
+    // The owner resets the guard (what `admin account reset-drawdown` does): the peak starts again from equity now.
+    const current = (await stack.registry.getAccount(f.accounts[0]!.id))!;
+    await stack.registry.updateAccount(current.id, {
+      risk: { ...current.risk, lossGuards: { ...current.risk.lossGuards!, drawdownResetAt: new Date().toISOString() } },
+    });
+    expect(await outcome({ action: 'buy', symbol: 'EURUSD', volume: 1 })).toMatchObject({ outcome: 'filled' });
   });
 });

@@ -187,3 +187,14 @@ def test_when_the_equity_is_down_past_the_daily_loss_limit_then_the_next_entry_i
 def test_when_a_command_carries_a_malformed_risk_sizing_then_it_is_invalid(double: Double) -> None:
     with pytest.raises(ValueError):
         parse_command(command("buy", symbol="EURUSD", slPips=20, riskSizing={"basis": "half", "value": 1}))
+
+
+def test_when_the_owner_resets_the_drawdown_guard_then_the_peak_starts_again_from_the_equity_now(double: Double) -> None:
+    t = trader(double)
+    guards = {"maxDrawdownPercent": 2, "timezone": "UTC"}
+    assert t.execute(parse_command(command("buy", symbol="EURUSD", volume=10, lossGuards=guards)), recovering=False).status == "filled"
+    double.set_quote("EURUSD", 1.0550, 1.0551)  # 10 lots, 300 pips down: -30,000 on 100,000
+    refused = t.execute(parse_command(command("buy", symbol="EURUSD", volume=1, lossGuards=guards)), recovering=False)
+    assert (refused.status, refused.retcode) == ("rejected", "risk_max_drawdown")
+    reset = {**guards, "drawdownResetAt": "2026-11-24T11:00:00Z"}
+    assert t.execute(parse_command(command("buy", symbol="EURUSD", volume=1, lossGuards=reset)), recovering=False).status == "filled"

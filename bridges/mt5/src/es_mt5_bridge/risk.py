@@ -19,8 +19,14 @@ class EquityMarks:
         self.day: Optional[str] = None
         self.day_open = 0.0
         self.peak = 0.0
+        self.reset_applied: Optional[datetime] = None
 
-    def observe(self, equity: float, now: datetime, tz: str) -> Tuple[float, float]:
+    def observe(self, equity: float, now: datetime, tz: str, drawdown_reset_at: Optional[str] = None) -> Tuple[float, float]:
+        # An owner's reset newer than the last one applied starts the peak again from this equity.
+        if drawdown_reset_at:
+            reset = datetime.fromisoformat(drawdown_reset_at.replace("Z", "+00:00"))
+            if self.reset_applied is None or reset > self.reset_applied:
+                self.reset_applied, self.peak = reset, equity
         day = now.astimezone(ZoneInfo(tz)).date().isoformat()
         if day != self.day:
             self.day, self.day_open = day, equity
@@ -31,7 +37,7 @@ class EquityMarks:
 def guard_refusal(guards: Dict[str, Any], account: Any, marks: EquityMarks, now: datetime) -> Optional[Tuple[str, str]]:
     """(retcode, message) when a loss guard refuses the entry, else None."""
     equity = float(account.equity)
-    day_open, peak = marks.observe(equity, now, str(guards.get("timezone") or "UTC"))
+    day_open, peak = marks.observe(equity, now, str(guards.get("timezone") or "UTC"), guards.get("drawdownResetAt"))
     limit = guards.get("dailyLossAmount")
     if limit is None and guards.get("dailyLossPercent") is not None:
         limit = day_open * float(guards["dailyLossPercent"]) / 100
