@@ -160,10 +160,7 @@ export const accountShow: Verb = {
   summary: 'Show one account, whether it has a bridge token, and the secrets and tokens linked to it (ids only).',
   options: {},
   async run(args, ctx) {
-    const [id] = expectPositionals(args, ['ID']) as [string];
-    accountId(id);
-    const registry = await ctx.registry();
-    const account = await mustGetAccount(registry, id);
+    const { id, registry, account } = await namedAccount(args, ctx);
     const [hasBridgeToken, secrets, tokens] = await Promise.all([
       registry.hasBridgeToken(id),
       registry.findSecretsByHashPrefix(''),
@@ -224,10 +221,7 @@ export const accountResetDrawdown: Verb = {
   summary: "Restart the account's drawdown guard from its equity now (the bridge takes the reset with the next entry).",
   options: {},
   async run(args, ctx) {
-    const [id] = expectPositionals(args, ['ID']) as [string];
-    accountId(id);
-    const registry = await ctx.registry();
-    const account = await mustGetAccount(registry, id);
+    const { id, registry, account } = await namedAccount(args, ctx);
     if (account.risk.lossGuards?.maxDrawdownPercent === undefined)
       throw new CliError(`account ${id} has no drawdown guard (risk.lossGuards.maxDrawdownPercent)`);
     const at = new Date(ctx.now()).toISOString();
@@ -235,6 +229,14 @@ export const accountResetDrawdown: Verb = {
     return { human: `drawdown guard of ${id} reset at ${at}`, json: await mustGetAccount(registry, id) };
   },
 };
+
+/** The account a verb's one ID argument names, checked, with the registry it came from. */
+async function namedAccount(args: Parameters<Verb['run']>[0], ctx: Parameters<Verb['run']>[1]) {
+  const [id] = expectPositionals(args, ['ID']) as [string];
+  accountId(id);
+  const registry = await ctx.registry();
+  return { id, registry, account: await mustGetAccount(registry, id) };
+}
 
 function describeAccount(a: Account): string {
   return `${a.owner}, ${a.platform}, ${a.type}, ${a.status}${a.entitled ? '' : ', not entitled'}, region ${a.region}`;
