@@ -1,4 +1,5 @@
 import { startRedis, type RedisServer } from '../helpers/infra';
+import { startSentinel, type Sentinel } from '../helpers/redis-sentinel';
 import { ensureBuilt, restart, serviceEnv, startProcessStack, type ProcessStack } from '../helpers/processes';
 import { startTemporalCluster, type TemporalCluster } from '../helpers/temporal-cluster';
 import {
@@ -17,11 +18,11 @@ import {
 
 /**
  * Fault injection on the cluster profile (make test-cluster; skipped on the dev server, which has no PostgreSQL):
- * a Temporal server on a PostgreSQL of this scenario's own, the built worker, ingress and paper bridge. Mid-load the
- * worker and the ingress are killed with SIGKILL and started again, then PostgreSQL is stopped and started under the
- * running Temporal server. Every signal that got a 202 (callers retry every refusal and every broken connection with
- * the same idempotency key) must be reported, and nothing ordered twice; what expires instead of filling is counted. The Redis failover of the issue is
- * test/fault/redis-failover.test.ts (skipped: docs/cluster-profile.md says why).
+ * a Temporal server on a PostgreSQL of this scenario's own, Redis as a master, a replica and a Sentinel, the built
+ * worker, ingress and paper bridge. Mid-load the worker and the ingress are killed with SIGKILL and started again,
+ * PostgreSQL is stopped and started under the running Temporal server, and the Sentinel fails Redis over to the
+ * replica. Every signal that got a 202 (callers retry every refusal and every broken connection with the same
+ * idempotency key) must be reported, and nothing ordered twice.
  */
 const BEFORE_FAULTS = 12;
 const AFTER_FAULTS = 12;
@@ -38,9 +39,11 @@ const describeOnCluster = process.env.TEMPORAL_PROFILE === 'cluster' ? describe 
 
 type Meta = BuyMeta;
 
-describeOnCluster('the cluster profile: worker and ingress killed -9, PostgreSQL restarted, mid-load', () => {
+describeOnCluster('the cluster profile: worker and ingress killed -9, PostgreSQL restarted, Redis failed over, mid-load', () => {
   let temporal: TemporalCluster | undefined;
   let redis: RedisServer | undefined;
+  let replica: RedisServer | undefined;
+  let sentinel: Sentinel | undefined;
   let stack: ProcessStack | undefined;
   let ledgerFile: string;
 
@@ -48,20 +51,26 @@ describeOnCluster('the cluster profile: worker and ingress killed -9, PostgreSQL
     ensureBuilt();
     const files = scenarioFiles(reg);
     ledgerFile = files.ledgerFile;
+    // Redis as the deployment doc says to run it past one box: a master, a replica and a Sentinel, every number and
+    // queued command acknowledged by the replica (REDIS_MIN_REPLICAS_ACK).
     [temporal, redis] = await Promise.all([startTemporalCluster(), startRedis({ durable: true })]);
-    const env = { REDIS_URL: redis.url, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: 'default' };
+    replica = await startRedis({ durable: true, args: ['--replicaof', '127.0.0.1', String(redis.port)] });
+    sentinel = await startSentinel(redis.port);
+    const env = { REDIS_URL: sentinel.url, REDIS_MIN_REPLICAS_ACK: '1', TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: 'default' };
     await importRegistry(files.registryFile, serviceEnv(env));
     stack = await startProcessStack({ registryFile: files.registryFile, ledgerFile, env, bridgeArgs: ['--wait-ms', '2000'] });
   }, 240_000);
 
   afterAll(async () => {
     await stack?.stop();
+    await sentinel?.stop();
+    await replica?.stop();
     await redis?.stop();
     await temporal?.dispose();
   });
 
   test(
-    'when the worker and the ingress are killed with SIGKILL and restarted, and PostgreSQL restarts under Temporal, while signals flow, ' +
+    'when the worker and the ingress are killed with SIGKILL and restarted, PostgreSQL restarts under Temporal and Redis fails over, while signals flow, ' +
       'then every accepted signal is reported, filled by its one order (or refused overtaken, never ordered), and nothing is ordered twice',
     async () => {
       const describeAll = () =>
@@ -71,7 +80,7 @@ describeOnCluster('the cluster profile: worker and ingress killed -9, PostgreSQL
           .join('\n');
       const buy = (m: Meta) => ({ secret: reg.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01, idempotencyKey: m.key });
       const send = (m: Meta) => httpPost(`${stack!.ingress.url}/webhook/custom/${m.accountId}`, buy(m));
-      const faults: { at?: number; done?: number; postgresDownMs?: number } = {};
+      const faults: { at?: number; done?: number; postgresDownMs?: number; newRedisMaster?: string } = {};
       const inject = async () => {
         faults.at = Date.now();
         await Promise.all([stack!.worker.kill9(), stack!.ingress.kill9()]);
@@ -82,6 +91,7 @@ describeOnCluster('the cluster profile: worker and ingress killed -9, PostgreSQL
           await temporal!.postgres.start();
           faults.postgresDownMs = Date.now() - down;
         }
+        if (process.env.CLUSTER_FAULTS !== 'processes') faults.newRedisMaster = await sentinel!.failover();
         faults.done = Date.now();
       };
 
@@ -129,7 +139,8 @@ describeOnCluster('the cluster profile: worker and ingress killed -9, PostgreSQL
       console.log(
         `[fault] cluster profile: ${answers.length} requests ${JSON.stringify(tally(answers, (a) => (a.error ? 'no answer' : a.status)))}, ` +
           `${retried.size} retried; worker and ingress killed -9 and restarted` +
-          `${faults.postgresDownMs !== undefined ? `, PostgreSQL down ${faults.postgresDownMs} ms` : ''}; ${signals.length} accepted signals: ` +
+          (faults.postgresDownMs !== undefined ? `, PostgreSQL down ${faults.postgresDownMs} ms` : '') +
+          `${faults.newRedisMaster ? `, Redis failed over to ${faults.newRedisMaster}` : ''}; ${signals.length} accepted signals: ` +
           `${JSON.stringify(counted)}; ${orders.size} orders, 0 doubled`,
       );
     },
