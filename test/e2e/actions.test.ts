@@ -8,6 +8,7 @@ import { isOpening, type Action } from '../../src/domain/actions';
 import type { AccountOutcome } from '../../src/domain/outcome';
 import { ensureBuilt, httpGet as get, httpPost as post, processLogDir, startProcessStack, type ProcessStack } from '../helpers/processes';
 import { admin, commandIdOf, importRegistry, temporalAccess, workflowResult, writeRegistry, type RegistryFile, type TemporalAccess } from './support';
+import { SPEC_ACTIONS } from '../helpers/spec-actions';
 
 /**
  * All 17 actions end to end through the built processes: HTTP → ingress → Temporal → worker → bridge API → paper
@@ -753,25 +754,7 @@ describe('all 17 actions through the built processes on an MT5 and a cTrader acc
       if (!ran.has(key)) ran.set(key, new Set());
       ran.get(key)!.add(String(line.action));
     }
-    const every = [
-      'buy',
-      'sell',
-      'buy_limit',
-      'sell_limit',
-      'buy_stop',
-      'sell_stop',
-      'buy_stop_limit',
-      'sell_stop_limit',
-      'close',
-      'close_all',
-      'partial_close',
-      'cancel_pending',
-      'modify_sl',
-      'modify_tp',
-      'modify_pending',
-      'modify_pending_expiry',
-      'breakeven',
-    ];
+    const every = [...SPEC_ACTIONS];
     for (const p of PLATFORMS) expect([...(ran.get(ACC[p]) ?? [])].sort()).toEqual([...every].sort());
   });
 });

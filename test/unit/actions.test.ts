@@ -1,19 +1,10 @@
 import { ACTIONS, entrySide, isMarketEntry, isOpening, requiresIdempotencyKey, type Action } from '../../src/domain/actions';
+import { SPEC_NOT_OPENING, SPEC_OPENING } from '../helpers/spec-actions';
 
 /** Spec §1.6 (opening signals), §2.1 action table and §5 rule 4 (actions that need X-Idempotency-Key). */
 
-const OPENING: Action[] = ['buy', 'sell', 'buy_limit', 'sell_limit', 'buy_stop', 'sell_stop', 'buy_stop_limit', 'sell_stop_limit'];
-const NOT_OPENING: Action[] = [
-  'close',
-  'close_all',
-  'partial_close',
-  'cancel_pending',
-  'modify_sl',
-  'modify_tp',
-  'modify_pending',
-  'modify_pending_expiry',
-  'breakeven',
-];
+const OPENING: readonly Action[] = SPEC_OPENING;
+const NOT_OPENING: readonly Action[] = SPEC_NOT_OPENING;
 
 describe('actions', () => {
   test('when the action list is read, then it holds the 17 actions of spec §2.1 once each', () => {

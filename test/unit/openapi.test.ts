@@ -9,6 +9,7 @@ import type { SignalAccepted, SignalNoTargets } from '../../src/signals/accept';
 import { Refusal, routeLimited } from '../../src/signals/errors';
 import { externalSignalShape, validateSignal } from '../../src/domain/signal';
 import type { SignalStatus } from '../../src/signals/status';
+import { SPEC_ACTIONS } from '../helpers/spec-actions';
 
 const REPO_ROOT = path.resolve(__dirname, '..', '..');
 const VALIDATOR = '@seriousme/openapi-schema-validator';
@@ -16,25 +17,7 @@ const VALIDATOR = '@seriousme/openapi-schema-validator';
 // The contract's own lists (spec §2.1, §4.1–§4.3), written out here so the document is checked against the spec.
 const SPEC_SUBMIT_STATUSES = ['200', '202', '400', '401', '403', '409', '412', '413', '429', '500', '503'];
 const SPEC_POLL_STATUSES = ['200', '401', '403', '429', '500'];
-const SPEC_ACTIONS = [
-  'buy',
-  'sell',
-  'buy_limit',
-  'sell_limit',
-  'buy_stop',
-  'sell_stop',
-  'buy_stop_limit',
-  'sell_stop_limit',
-  'close',
-  'close_all',
-  'partial_close',
-  'cancel_pending',
-  'modify_sl',
-  'modify_tp',
-  'modify_pending',
-  'modify_pending_expiry',
-  'breakeven',
-];
+
 const SPEC_SIGNAL_FIELDS = [
   'secret',
   'action',
