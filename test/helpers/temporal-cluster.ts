@@ -147,6 +147,8 @@ export async function startPostgres(opts: { dir?: string; readyTimeoutMs?: numbe
       'unix_socket_directories=',
       '-c',
       'max_connections=300',
+      // For measurements only (what a commit's fsync costs): POSTGRES_SYNCHRONOUS_COMMIT=off; the profile keeps it on.
+      ...(process.env.POSTGRES_SYNCHRONOUS_COMMIT ? ['-c', `synchronous_commit=${process.env.POSTGRES_SYNCHRONOUS_COMMIT}`] : []),
     ]);
     proc.spawn(cmd, args);
     try {
