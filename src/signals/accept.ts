@@ -256,7 +256,7 @@ async function launch(
             deps.admission.ledger.settled(base.signalId, t.account.id),
           ]),
         )
-      : deps.sequencer.retime(targets.map((t) => mark(t, Math.min(Date.parse(t.expiresAt), Date.now() + AMBIGUOUS_HOLD_MS))));
+      : deps.sequencer.retime(targets.map((t) => mark(t, Math.min(Date.parse(t.expiresAt), (deps.now ?? Date.now)() + AMBIGUOUS_HOLD_MS))));
     void done.catch(() => undefined);
   }
   // Before the answer: a 202 whose later signals may overtake it only if this ingress dies in this round trip (the
