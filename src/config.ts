@@ -166,6 +166,10 @@ const envSchema = z.object({
   POLL_IP_WINDOW_MS: int(60_000, 1),
   POLL_ACCOUNT_MAX: int(300, 1),
   POLL_ACCOUNT_WINDOW_MS: int(60_000, 1),
+  /** How long the status poll waits for Temporal before it answers from what it has (docs/poll.md). */
+  POLL_TEMPORAL_WAIT_MS: int(10, 1, 5_000),
+  /** How long the outcomes bridges reported stay in Redis for the poll; past it the poll reads Temporal alone. */
+  REPORTED_OUTCOMES_KEEP_SECONDS: int(3_600, 60),
   /** Key prefix of every limiter's counters, so deployments (or test runs) sharing one Redis do not share counts. */
   RATE_LIMIT_KEY_PREFIX: z
     .string()
@@ -305,6 +309,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       failClosedRetryAfterSeconds: e.FAIL_CLOSED_RETRY_AFTER_SECONDS,
       keyPrefix: e.RATE_LIMIT_KEY_PREFIX,
     },
+    poll: { temporalWaitMs: e.POLL_TEMPORAL_WAIT_MS, reportedOutcomesKeepSeconds: e.REPORTED_OUTCOMES_KEEP_SECONDS },
     bridge: {
       maxWaitMs: e.BRIDGE_MAX_WAIT_MS,
       limit: { max: e.BRIDGE_LIMIT_MAX, windowMs: e.BRIDGE_LIMIT_WINDOW_MS },

@@ -14,6 +14,7 @@ import type { Express } from 'express';
 import { createApp } from './http/app';
 import { createAdminApp } from './http/admin';
 import { createIngressMetrics } from './metrics';
+import { RedisReportedOutcomes } from './signals/reported-outcomes';
 import { BridgePresence } from './bridge/presence';
 import { LaunchFailure } from './signals/errors';
 import { AdmissionGate, RedisAdmissionLedger } from './signals/admission';
@@ -53,6 +54,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
   admission.start();
   const metrics = createIngressMetrics();
   const presence = new BridgePresence();
+  const reported = new RedisReportedOutcomes(redis, config.poll.reportedOutcomesKeepSeconds);
   metrics.bridgesOnline(() => presence.online());
   let stopping = false;
   const app = createApp({
@@ -79,8 +81,15 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
         failClosedRetryAfterSeconds: config.limits.failClosedRetryAfterSeconds,
       },
     },
-    status: { registry, throttle, executions, failClosedRetryAfterSeconds: config.limits.failClosedRetryAfterSeconds },
-    gateway: { registry, queue, executions, maxWaitMs: config.bridge.maxWaitMs, presence },
+    status: {
+      registry,
+      throttle,
+      executions,
+      reported,
+      temporalWaitMs: config.poll.temporalWaitMs,
+      failClosedRetryAfterSeconds: config.limits.failClosedRetryAfterSeconds,
+    },
+    gateway: { registry, queue, executions, maxWaitMs: config.bridge.maxWaitMs, presence, reported, logger },
   });
 
   const server = await listen(app, config.port, config.host);

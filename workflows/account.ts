@@ -15,7 +15,7 @@ import type { Activities } from '../activities';
 import type { BridgeCommand, BridgeReport } from '../src/domain/bridge-protocol';
 import { planOrder } from '../src/risk/rules';
 import { isOpening } from '../src/domain/actions';
-import type { AccountOutcome } from '../src/domain/outcome';
+import { outcomeOfReport, type AccountOutcome } from '../src/domain/outcome';
 import type { AccountWorkflowInput } from '../src/domain/workflow-input';
 import { OutcomeKey, ReasonKey } from '../src/temporal/search-attributes';
 
@@ -128,26 +128,7 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
   }
   // What the bridge placed, for the operator and the owner: the lots (sized by risk, the figures used), the price.
   if (patched('report-in-memo')) upsertMemo({ execution: { volume: report!.volume ?? null, price: report!.price ?? null, message: report!.message ?? null } });
-  return finish(outcomeOf(report!, isOpening(signal.action)), report!.executedAt ?? undefined);
-}
-
-function outcomeOf(report: BridgeReport, opening: boolean): Omit<AccountOutcome, 'accountId' | 'occurredAt'> {
-  switch (report.status) {
-    case 'filled':
-    case 'done':
-      return { outcome: opening ? 'filled' : 'done', ticket: report.ticket ?? null, reason: null };
-    case 'expired':
-      return { outcome: 'rejected', ticket: null, reason: 'signal_expired' };
-    case 'rejected':
-      return { outcome: 'rejected', ticket: null, reason: rejectionReason(report) };
-  }
-}
-
-/** A bridge-side rule refusal is already one of our codes; anything else is the broker's own diagnostic. */
-function rejectionReason(report: BridgeReport): string {
-  const code = report.retcode ?? 'unknown';
-  if (typeof code === 'string' && /^(risk|signal|bridge)_[a-z_]+$/.test(code)) return code;
-  return `broker:${code}${report.message ? ` ${report.message}` : ''}`;
+  return finish(outcomeOfReport(report!, isOpening(signal.action)), report!.executedAt ?? undefined);
 }
 
 /** A broker's diagnostic (`broker:10019 No money`) is filtered by its code, `broker:10019`; our own codes as they are. */

@@ -7,6 +7,11 @@ import { accountOfCommand } from '../domain/ids';
 import { BRIDGE_PROTOCOL_VERSION, helloSchema, reportsBodySchema, type BridgeCommand } from '../domain/bridge-protocol';
 import type { CommandQueue } from './queue';
 import type { BridgePresence } from './presence';
+import type { ReportedOutcomes } from '../signals/reported-outcomes';
+import { outcomeOfReport } from '../domain/outcome';
+import { isOpening } from '../domain/actions';
+import type { BridgeReport } from '../domain/bridge-protocol';
+import type { Logger } from 'pino';
 
 /** The bridge API's use cases (docs/bridge-protocol.md): what an EA or cBot can do, authenticated by its bridge token. */
 
@@ -16,6 +21,9 @@ export interface GatewayDeps {
   executions: SignalExecutions;
   maxWaitMs: number;
   presence?: BridgePresence;
+  /** Where a delivered report's outcome is kept for the poll (src/signals/reported-outcomes.ts). */
+  reported?: ReportedOutcomes;
+  logger?: Logger;
 }
 
 const MAX_COMMANDS_PER_POLL = 100;
@@ -78,9 +86,27 @@ export async function bridgeReports(deps: GatewayDeps, token: string | undefined
       if (isTemporalBackpressure(err)) throw new Refusal('backpressure', 'System under high load, retry later');
       throw err;
     }
+    if (delivery === 'delivered' && recorded.command) await keepForPoll(deps, recorded.command, recorded.report);
     // A closed execution already has its outcome: this report came after the first one.
     const result = delivery === 'unknown' ? 'unknown' : delivery === 'delivered' && recorded.kind === 'first' ? 'recorded' : 'duplicate';
     results.push({ commandId: report.commandId, result });
   }
   return { results };
+}
+
+/**
+ * Temporal has the report now (an Update it answered, or a Signal it keeps): its outcome can be shown by the poll at
+ * once. The recorded report is the first one, the one the workflow took. A failure here loses nothing (Temporal's
+ * memo has the outcome soon), so it is logged, never answered to the bridge as an error.
+ */
+async function keepForPoll(deps: GatewayDeps, command: BridgeCommand, report: BridgeReport): Promise<void> {
+  if (!deps.reported) return;
+  const outcome = {
+    accountId: command.accountId,
+    ...outcomeOfReport(report, isOpening(command.action)),
+    occurredAt: report.executedAt ?? new Date().toISOString(),
+  };
+  await deps.reported.record(command.signalId, outcome).catch((err: unknown) => {
+    deps.logger?.warn({ signalId: command.signalId, accountId: command.accountId, err: String(err) }, 'reported outcome not kept for the poll');
+  });
 }

@@ -16,8 +16,12 @@ export interface SignalExecutions {
   launch(region: string, input: SignalWorkflowInput, deadline?: number): Promise<'created' | 'existed'>;
   /** Whether the signal was started in that region. */
   started(region: string, signalId: string, deadline?: number): Promise<boolean>;
-  /** The terminal outcomes recorded so far, from every region; [] for an unknown signal. Needs no worker. */
-  outcomes(signalId: string): Promise<AccountOutcome[]>;
+  /**
+   * The terminal outcomes recorded so far, from every region; [] for an unknown signal. Needs no worker. With waitMs,
+   * a read that takes longer answers with the last answer read for the signal (a few seconds old at most), or
+   * undefined when there is none: the caller decides whether to wait on (a call without waitMs joins the same read).
+   */
+  outcomes(signalId: string, waitMs?: number): Promise<AccountOutcome[] | undefined>;
   /**
    * Hands a bridge's report to its account execution: `delivered` (it has it now, or had it), `closed` (the execution
    * had already finished), `unknown` (no such execution).

@@ -4,6 +4,8 @@ import { SIGNAL_ID_PATTERN } from '../domain/ids';
 import { Refusal } from './errors';
 import type { SignalExecutions } from './executions';
 import { guarded } from './guarded';
+import type { ReportedOutcomes } from './reported-outcomes';
+import type { AccountOutcome } from '../domain/outcome';
 
 /** The status poll use case (spec §4.3): outcomes of an opening signal, scoped to the accounts granted to the token. */
 
@@ -18,6 +20,10 @@ export interface StatusDeps {
   registry: Registry;
   throttle: Throttle;
   executions: SignalExecutions;
+  /** What bridges reported, kept by the ingress: the poll's answer when Temporal is slow to give its own. */
+  reported: ReportedOutcomes;
+  /** How long the poll waits for Temporal's outcomes before it answers from what it has. */
+  temporalWaitMs: number;
   failClosedRetryAfterSeconds: number;
   now?: () => number;
 }
@@ -49,7 +55,7 @@ export async function readSignalStatus(deps: StatusDeps, req: { token: string | 
   // A handle we could never have issued is simply unknown; it never reaches Temporal.
   if (!SIGNAL_ID_PATTERN.test(req.signalId)) return empty;
   const granted = new Set(grant.accounts);
-  const visible = (await deps.executions.outcomes(req.signalId))
+  const visible = (await knownOutcomes(deps, req.signalId))
     .filter((o) => granted.has(o.accountId) && (o.outcome === 'filled' || o.outcome === 'rejected'))
     .sort((a, b) => a.occurredAt.localeCompare(b.occurredAt) || a.accountId.localeCompare(b.accountId));
   if (visible.length === 0) return empty;
@@ -70,4 +76,30 @@ export async function readSignalStatus(deps: StatusDeps, req: { token: string | 
       occurredAt: o.occurredAt,
     })),
   };
+}
+
+/**
+ * Temporal's outcomes (the record), with the reports bridges made that Temporal took but has not put in the signal's
+ * memo yet, or not within the poll's wait. The poll waits for Temporal only briefly when it has something to show
+ * (docs/poll.md): a busy execution path never holds up a poll of a signal a bridge has reported. With nothing at all
+ * to show, it waits for Temporal's answer, and Temporal unreachable is then the spec's 500/503, never "pending".
+ * Temporal's outcome of an account wins; both come from the same report, but only Temporal's is the record.
+ */
+async function knownOutcomes(deps: StatusDeps, signalId: string): Promise<AccountOutcome[]> {
+  const [fromBridges, soon] = await Promise.all([
+    guarded(deps.failClosedRetryAfterSeconds, () => deps.reported.read(signalId)),
+    deps.executions.outcomes(signalId, deps.temporalWaitMs).then(
+      (outcomes) => ({ outcomes }),
+      (err: unknown) => ({ err }),
+    ),
+  ]);
+  let recorded: AccountOutcome[] | undefined;
+  if ('err' in soon) {
+    // Temporal unreachable: what bridges reported is still true; with nothing of that, the poll cannot answer.
+    if (fromBridges.length === 0) throw soon.err;
+  } else {
+    recorded = soon.outcomes ?? (fromBridges.length === 0 ? await deps.executions.outcomes(signalId) : undefined);
+  }
+  const seen = new Set((recorded ?? []).map((o) => o.accountId));
+  return [...(recorded ?? []), ...fromBridges.filter((o) => !seen.has(o.accountId))];
 }

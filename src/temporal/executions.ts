@@ -8,6 +8,7 @@ import type { Regions } from './regions';
 import { AmbiguousStartError, certainlyNotStarted, isTemporalBackpressure, launchFailure, translated } from './failures';
 import { AccountIdsKey, ActionKey, SignalIdKey, SymbolKey } from './search-attributes';
 import { ExpiringCache } from './expiring-cache';
+import { LateReads } from './late-reads';
 
 /** How long a start that certainly was not sent (no connection) is tried again, and the pause between tries. */
 const NOT_SENT_RETRY_MS = 500;
@@ -19,6 +20,8 @@ export class TemporalExecutions implements SignalExecutions {
    * Kept for a minute (an operator who resets a closed signal sees the new run after that), and bounded.
    */
   private readonly closed = new ExpiringCache<string, AccountOutcome[]>(60_000, 20_000);
+  /** A poll waits for Temporal only briefly; a late answer serves the next poll of the signal (for 5 s). */
+  private readonly lateReads = new LateReads<AccountOutcome[]>(5_000, 20_000);
 
   constructor(
     private readonly regions: Regions,
@@ -102,7 +105,11 @@ export class TemporalExecutions implements SignalExecutions {
     });
   }
 
-  async outcomes(signalId: string): Promise<AccountOutcome[]> {
+  async outcomes(signalId: string, waitMs?: number): Promise<AccountOutcome[] | undefined> {
+    return this.lateReads.read(signalId, () => this.readOutcomes(signalId), waitMs);
+  }
+
+  private async readOutcomes(signalId: string): Promise<AccountOutcome[]> {
     const perRegion = await Promise.allSettled(
       this.regions.names().map(async (region) => {
         const key = `${region}/${signalId}`;

@@ -14,8 +14,18 @@ import { temporal } from '@temporalio/proto';
 import { Redis } from 'ioredis';
 import { readLedger, type LedgerEntry } from '../../src/paper/ledger';
 import { newCredential } from '../../src/registry/credentials';
-import { waitFor } from '../helpers/infra';
-import { httpGet, httpPost, processLogDir, runAdminProcess, type HttpResult } from '../helpers/processes';
+import { startTemporal, waitFor, type TemporalServer } from '../helpers/infra';
+import {
+  ensureBuilt,
+  httpGet,
+  httpPost,
+  processLogDir,
+  runAdminProcess,
+  serviceEnv,
+  startProcessStack,
+  type HttpResult,
+  type ProcessStack,
+} from '../helpers/processes';
 
 export { httpGet, httpPost };
 
@@ -100,6 +110,27 @@ export async function importRegistry(file: string, env: Record<string, string>):
   const run = await runAdminProcess(['import', file, '--json'], env);
   if (run.code !== 0) throw new Error(`admin import exited ${run.code}: ${run.stderr}`);
   expect(JSON.parse(run.stdout)).toEqual({ accounts: doc.accounts?.length ?? 0, secrets: doc.secrets?.length ?? 0, tokens: doc.tokens?.length ?? 0 });
+}
+
+/**
+ * The whole stack (worker, ingress, paper bridge) on a Temporal dev server of the scenario's own, which the scenario
+ * may stop; the run's shared Redis. `env` is added to the service's environment.
+ */
+export async function stackOnOwnTemporal(
+  reg: FaultRegistry,
+  env: Record<string, string> = {},
+): Promise<{ temporal: TemporalServer; stack: ProcessStack; ledgerFile: string }> {
+  ensureBuilt();
+  const { ledgerFile, registryFile } = scenarioFiles(reg);
+  const temporal = await startTemporal();
+  try {
+    await importRegistry(registryFile, serviceEnv());
+    const stack = await startProcessStack({ registryFile, ledgerFile, env: { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: 'default', ...env } });
+    return { temporal, stack, ledgerFile };
+  } catch (err) {
+    await temporal.stop();
+    throw err;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------

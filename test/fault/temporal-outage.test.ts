@@ -1,13 +1,12 @@
-import path from 'node:path';
 import { testEnv } from '../helpers/env';
-import { startTemporal, waitFor, type TemporalServer } from '../helpers/infra';
-import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../helpers/processes';
+import { waitFor, type TemporalServer } from '../helpers/infra';
+import type { ProcessStack } from '../helpers/processes';
 import {
   BACKPRESSURE_BODY,
   commandIdOf,
+  stackOnOwnTemporal,
   httpGet,
   httpPost,
-  importRegistry,
   kindOf503,
   listExecutions,
   makeRegistry,
@@ -17,12 +16,10 @@ import {
   redisClient,
   retryUntilAccepted,
   runBounded,
-  scenarioDir,
   signalGroup,
   tally,
   temporalClient,
   temporalDiagnosis,
-  writeRegistryFile,
   type Sent,
 } from './kit';
 
@@ -58,17 +55,7 @@ describe('the Temporal server stops mid-burst and starts again on the same datab
   let ledgerFile: string;
 
   beforeAll(async () => {
-    ensureBuilt();
-    const dir = scenarioDir(reg.tag);
-    ledgerFile = path.join(dir, 'ledger.jsonl');
-    const registryFile = writeRegistryFile(dir, 'registry.json', reg);
-    temporal = await startTemporal();
-    await importRegistry(registryFile, serviceEnv());
-    stack = await startProcessStack({
-      registryFile,
-      ledgerFile,
-      env: { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: 'default', ...TEMPORAL_DEADLINES },
-    });
+    ({ temporal, stack, ledgerFile } = await stackOnOwnTemporal(reg, TEMPORAL_DEADLINES));
   }, 120_000);
 
   afterAll(async () => {

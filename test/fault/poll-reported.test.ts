@@ -1,0 +1,86 @@
+import { testEnv } from '../helpers/env';
+import { waitFor, type TemporalServer } from '../helpers/infra';
+import type { ProcessStack } from '../helpers/processes';
+import { httpGet, httpPost, makeRegistry, pollUntilReported, redisClient, stackOnOwnTemporal, temporalClient } from './kit';
+
+/**
+ * The poll answers from what bridges reported (docs/poll.md), kept by the ingress once Temporal took the report: the
+ * outcome it keeps is the one the workflow records, and a fill stays visible while Temporal is gone. A signal nobody
+ * reported is never answered "pending" on a guess when Temporal cannot be read: that stays the spec's 500/503.
+ * Its own Temporal dev server (it is stopped here); the run's shared Redis.
+ */
+
+const reg = makeRegistry('pollrep', 2, { platform: 'mt5' });
+/** As in temporal-outage.test.ts: short Temporal deadlines, so that an answer during the outage comes in about 2 s. */
+const TEMPORAL_DEADLINES = { TEMPORAL_CONNECT_TIMEOUT_MS: '500', TEMPORAL_START_TIMEOUT_MS: '500' };
+
+describe('the poll and the outcomes bridges reported', () => {
+  let temporal: TemporalServer | undefined;
+  let stack: ProcessStack | undefined;
+  let signalId = '';
+
+  beforeAll(async () => {
+    ({ temporal, stack } = await stackOnOwnTemporal(reg, TEMPORAL_DEADLINES));
+  }, 120_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    await temporal?.stop();
+  });
+
+  test('when a broadcast buy is filled, then the outcome kept for the poll is the one in the signal workflow (same account, ticket)', async () => {
+    const res = await httpPost(`${stack!.ingress.url}/webhook/custom`, { secret: reg.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 });
+    expect(res.status).toBe(202);
+    signalId = res.body.signalId as string;
+    const polled = (await pollUntilReported(() => stack!.ingress.url, reg.token, [signalId], { deadlineMs: 30_000, expected: 2 })).get(signalId)!;
+    expect(polled.map((o) => o.outcome)).toEqual(['filled', 'filled']);
+
+    const redis = redisClient(testEnv().redisUrl);
+    const kept = Object.values(await redis.hgetall(`es:ro:{${signalId}}`)).map((t) => JSON.parse(t) as Record<string, unknown>);
+    expect(await redis.ttl(`es:ro:{${signalId}}`)).toBeGreaterThan(0);
+    redis.disconnect();
+    const view = await temporalClient(temporal!.address);
+    const memo = (await view.client.workflow.getHandle(`signal/${signalId}`).describe()).memo ?? {};
+    await view.close();
+    const fromMemo = Object.entries(memo)
+      .filter(([k]) => k.startsWith('outcome:'))
+      .map(([, v]) => v as Record<string, unknown>);
+    const essentials = (os: Record<string, unknown>[]) =>
+      os
+        .map((o) => ({ accountId: o.accountId, outcome: o.outcome, ticket: o.ticket, reason: o.reason }))
+        .sort((a, b) => String(a.accountId).localeCompare(String(b.accountId)));
+    expect(essentials(kept)).toHaveLength(2);
+    expect(essentials(kept)).toEqual(essentials(fromMemo));
+    expect(essentials(kept)).toEqual(essentials(polled as unknown as Record<string, unknown>[]));
+  }, 60_000);
+
+  test('when Temporal is gone, then a reported fill is still answered, at once; a signal nobody reported gets 500/503, never "pending"', async () => {
+    // A signal this ingress has never read from Temporal (no answer of Temporal's kept in the process): what the poll
+    // shows of it can only come from what the bridge reported.
+    const account = reg.accounts[0]!.id;
+    const res = await httpPost(`${stack!.ingress.url}/webhook/custom/${account}`, { secret: reg.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 });
+    expect(res.status).toBe(202);
+    const id = res.body.signalId as string;
+    const redis = redisClient(testEnv().redisUrl);
+    let kept: Record<string, string> = {};
+    await waitFor('the bridge report kept for the poll', async () => Object.keys((kept = await redis.hgetall(`es:ro:{${id}}`))).length === 1, 30_000);
+    redis.disconnect();
+    await temporal!.stop();
+
+    const started = Date.now();
+    const poll = await httpGet(`${stack!.ingress.url}/v1/signals/${id}`, { authorization: `Bearer ${reg.token}` });
+    const pollMs = Date.now() - started;
+    expect(poll.status).toBe(200);
+    expect(poll.body).toMatchObject({
+      status: 'reported',
+      reported: 1,
+      accounts: [{ accountId: account, outcome: 'filled', ticket: (JSON.parse(kept[account]!) as { ticket: string }).ticket }],
+    });
+    // Not a speed check (that is the bench's): a bound far above the poll's 10 ms wait that waiting out Temporal's
+    // deadlines and gRPC retries (about 2 s here) would break.
+    expect(pollMs).toBeLessThan(1_000);
+
+    const unknown = await httpGet(`${stack!.ingress.url}/v1/signals/sig_${'z'.repeat(24)}`, { authorization: `Bearer ${reg.token}` });
+    expect([500, 503]).toContain(unknown.status);
+  }, 60_000);
+});
