@@ -100,10 +100,11 @@ export async function bridgeReports(deps: GatewayDeps, token: string | undefined
  * memo has the outcome soon), so it is logged, never answered to the bridge as an error.
  */
 async function keepForPoll(deps: GatewayDeps, command: BridgeCommand, report: BridgeReport): Promise<void> {
-  if (!deps.reported) return;
+  // The poll reports opening signals only (spec §4.3), as the signal workflow's memo does.
+  if (!deps.reported || !isOpening(command.action)) return;
   const outcome = {
     accountId: command.accountId,
-    ...outcomeOfReport(report, isOpening(command.action)),
+    ...outcomeOfReport(report, true),
     occurredAt: report.executedAt ?? new Date().toISOString(),
   };
   await deps.reported.record(command.signalId, outcome).catch((err: unknown) => {
