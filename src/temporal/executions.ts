@@ -6,7 +6,7 @@ import type { SignalWorkflowInput } from '../domain/workflow-input';
 import { OUTCOME_MEMO_PREFIX, signalWorkflowId } from '../domain/ids';
 import type { Regions } from './regions';
 import { AmbiguousStartError, certainlyNotStarted, isTemporalBackpressure, launchFailure, translated } from './failures';
-import { AccountIdsKey, ActionKey, SignalIdKey, SymbolKey } from './search-attributes';
+import { AccountIdsKey, accountIdsValue, ActionKey, SignalIdKey, SymbolKey } from './search-attributes';
 import { ExpiringCache } from './expiring-cache';
 import { LateReads } from './late-reads';
 
@@ -84,7 +84,7 @@ export class TemporalExecutions implements SignalExecutions {
           typedSearchAttributes: [
             { key: SignalIdKey, value: input.signalId },
             // Every account the signal runs on in this region: one query finds every signal that touched an account.
-            { key: AccountIdsKey, value: input.targets.map((t) => t.account.id) },
+            { key: AccountIdsKey, value: accountIdsValue(input.targets.map((t) => t.account.id)) },
             { key: ActionKey, value: input.signal.action },
             ...(input.signal.symbol ? [{ key: SymbolKey, value: input.signal.symbol }] : []),
           ],

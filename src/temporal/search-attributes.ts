@@ -17,6 +17,30 @@ export const OutcomeKey = defineSearchAttributeKey('Outcome', SearchAttributeTyp
 /** Why an account workflow ended rejected (docs/reason-codes.md): `Reason = "bridge_offline"`. */
 export const ReasonKey = defineSearchAttributeKey('Reason', SearchAttributeType.KEYWORD);
 
+/**
+ * Temporal's limit on one search attribute value (the server's `frontend.searchAttributesSizeOfValueLimit` default,
+ * and Temporal Cloud's): a start with a larger value is refused with INVALID_ARGUMENT. A KeywordList's value is its
+ * JSON text.
+ */
+export const SEARCH_ATTRIBUTE_VALUE_MAX_BYTES = 2048;
+
+/**
+ * The accounts a signal's workflow lists in AccountIds: as many as fit in one value, in order. A broadcast to more
+ * (about 150 accounts of 12-character ids) lists the first ones; every account is also on its own account workflow's
+ * AccountId, so `AccountIds = "acc" OR AccountId = "acc"` finds every signal that touched it (docs/operating.md).
+ */
+export function accountIdsValue(accountIds: readonly string[]): string[] {
+  const listed: string[] = [];
+  let bytes = 2; // the brackets of the JSON array
+  for (const id of accountIds) {
+    const more = Buffer.byteLength(JSON.stringify(id)) + (listed.length > 0 ? 1 : 0);
+    if (bytes + more > SEARCH_ATTRIBUTE_VALUE_MAX_BYTES) break;
+    bytes += more;
+    listed.push(id);
+  }
+  return listed;
+}
+
 export const SEARCH_ATTRIBUTES = [SignalIdKey, AccountIdKey, AccountIdsKey, ActionKey, SymbolKey, OutcomeKey, ReasonKey].map((k) => ({
   name: k.name,
   /** As the Temporal CLI and `--search-attribute NAME=TYPE` spell it. */
