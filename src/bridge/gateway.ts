@@ -78,6 +78,7 @@ export async function bridgeReports(deps: GatewayDeps, token: string | undefined
       continue;
     }
     const recorded = await deps.queue.recordReport(account.id, report);
+    if (recorded.command) await keepForPoll(deps, recorded.command, recorded.report);
     let delivery: ReportDelivery;
     try {
       // Repeats are delivered again too: the first delivery may have failed after the report was recorded.
@@ -86,7 +87,6 @@ export async function bridgeReports(deps: GatewayDeps, token: string | undefined
       if (isTemporalBackpressure(err)) throw new Refusal('backpressure', 'System under high load, retry later');
       throw err;
     }
-    if (delivery === 'delivered' && recorded.command) await keepForPoll(deps, recorded.command, recorded.report);
     // A closed execution already has its outcome: this report came after the first one.
     const result = delivery === 'unknown' ? 'unknown' : delivery === 'delivered' && recorded.kind === 'first' ? 'recorded' : 'duplicate';
     results.push({ commandId: report.commandId, result });
@@ -95,9 +95,11 @@ export async function bridgeReports(deps: GatewayDeps, token: string | undefined
 }
 
 /**
- * Temporal has the report now (an Update it answered, or a Signal it keeps): its outcome can be shown by the poll at
- * once. The recorded report is the first one, the one the workflow took. A failure here loses nothing (Temporal's
- * memo has the outcome soon), so it is logged, never answered to the bridge as an error.
+ * The bridge's word, recorded as its command's first report: the poll may show it at once, before Temporal has it.
+ * It is the report every delivery sends, so the one the workflow takes and derives the same outcome from; a bridge
+ * reports only a command it took, which the workflow then waits for (it never ends such an account another way on
+ * its own). A failure here loses nothing (the memo will have the outcome), so it is logged, never answered to the
+ * bridge as an error.
  */
 async function keepForPoll(deps: GatewayDeps, command: BridgeCommand, report: BridgeReport): Promise<void> {
   // The poll reports opening signals only (spec §4.3), as the signal workflow's memo does.

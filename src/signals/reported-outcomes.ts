@@ -3,14 +3,15 @@ import { z } from 'zod';
 import type { AccountOutcome } from '../domain/outcome';
 
 /**
- * The outcomes bridges reported, kept in Redis by the ingress the moment Temporal took the report (docs/poll.md).
- * The poll reads them without waiting for Temporal: a busy execution path (its backlog, a slow persistence) never
- * holds a poll up, and a fill is visible before the account's workflow has even closed. Only a report Temporal has
- * durably taken is kept, and its outcome is the one the workflow derives from the same report (outcomeOfReport), so
- * what this shows is never something the workflow will not record. Outcomes the workflow decides on its own (a risk
- * rule, expiry before a bridge took the command) are Temporal's alone.
+ * The outcomes bridges reported, kept in Redis by the ingress the moment it recorded the report as its command's
+ * first (docs/poll.md). The poll reads them without waiting for Temporal: a busy execution path (its backlog, a slow
+ * persistence) never holds a poll up, and a fill is visible before Temporal has even taken the report. That first
+ * report is the one every delivery sends, so the workflow derives the same outcome from it (outcomeOfReport): what
+ * this shows is never something the workflow will not record. Outcomes the workflow decides on its own (a risk rule,
+ * expiry before a bridge took the command) are Temporal's alone.
  */
 export interface ReportedOutcomes {
+  /** Keeps the account's outcome unless one is kept already (a repeated report keeps the first one's time). */
   record(signalId: string, outcome: AccountOutcome): Promise<void>;
   /** Every account's outcome kept for the signal; [] when none (or none any more). */
   read(signalId: string): Promise<AccountOutcome[]>;
@@ -37,7 +38,7 @@ export class RedisReportedOutcomes implements ReportedOutcomes {
 
   async record(signalId: string, outcome: AccountOutcome): Promise<void> {
     const key = this.key(signalId);
-    const results = await this.redis.pipeline().hset(key, outcome.accountId, JSON.stringify(outcome)).expire(key, this.keepSeconds).exec();
+    const results = await this.redis.pipeline().hsetnx(key, outcome.accountId, JSON.stringify(outcome)).expire(key, this.keepSeconds).exec();
     const failed = results?.find(([err]) => err !== null);
     if (failed) throw failed[0]!;
   }

@@ -4,7 +4,7 @@ import type { ProcessStack } from '../helpers/processes';
 import { httpGet, httpPost, makeRegistry, pollUntilReported, redisClient, stackOnOwnTemporal, temporalClient } from './kit';
 
 /**
- * The poll answers from what bridges reported (docs/poll.md), kept by the ingress once Temporal took the report: the
+ * The poll answers from what bridges reported (docs/poll.md), kept by the ingress once it recorded the report: the
  * outcome it keeps is the one the workflow records, and a fill stays visible while Temporal is gone. A signal nobody
  * reported is never answered "pending" on a guess when Temporal cannot be read: that stays the spec's 500/503.
  * Its own Temporal dev server (it is stopped here); the run's shared Redis.
