@@ -179,7 +179,10 @@ async function replay(deps: AcceptDeps, first: AcceptanceRecord, bodyHash: strin
   const missing = await temporalStep(async () => {
     const regions = Object.entries(first.regions);
     for (;;) {
-      const started = await Promise.all(regions.map(([region]) => deps.executions.started(region, first.signalId, deadline)));
+      // A region that cannot say (unreachable) is treated as not started: starting it again is safe (one signalId runs
+      // once per region), and its failure then answers what the first request answered, partially accepted with the
+      // signalId, never "not accepted" for a signal that runs elsewhere.
+      const started = await Promise.all(regions.map(([region]) => deps.executions.started(region, first.signalId, deadline).catch(unknownIfUnavailable)));
       const notYet = regions.filter((_, i) => !started[i]).flatMap(([, ids]) => ids);
       const now = Date.now();
       if (notYet.length === 0 || now >= firstSettledAt || now + REPLAY_RECHECK_MS >= deadline) return notYet;
@@ -271,6 +274,12 @@ async function launch(
   // A definite refusal that is not overload (a bad namespace): the error handler answers it as what it is.
   const first = failureOf(failed[0]!.reason);
   throw first.cause instanceof Error ? first.cause : first;
+}
+
+/** A question to an unreachable region has no answer: false, for the caller to act on; anything else is thrown. */
+function unknownIfUnavailable(err: unknown): false {
+  if (err instanceof ExecutionsUnavailable) return false;
+  throw err;
 }
 
 /** A failed start as the executions port reports it; anything else failed in a way nobody classified: it may have started. */

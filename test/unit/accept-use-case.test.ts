@@ -18,7 +18,13 @@ const account = (id: string, extra: Partial<Account> = {}): Account =>
   accountSchema.parse({ id, owner: 'alice', platform: 'mt5', bridgeVersion: '2.0.0', ...extra });
 
 function fakes(
-  opts: { launch?: (region: string, input: SignalWorkflowInput) => Promise<'created' | 'existed'>; admitted?: boolean; accounts?: Account[] } = {},
+  opts: {
+    launch?: (region: string, input: SignalWorkflowInput) => Promise<'created' | 'existed'>;
+    admitted?: boolean;
+    accounts?: Account[];
+    /** Whether a region answers "was it started?" (default: it does, truthfully). */
+    startedUnavailable?: boolean;
+  } = {},
 ) {
   const accounts = new Map((opts.accounts ?? [account('acc-1'), account('acc-2')]).map((a) => [a.id, a]));
   const marks = new Map<string, { seq: number; until: number }[]>();
@@ -45,6 +51,7 @@ function fakes(
       return opts.launch ? opts.launch(region, input) : 'created';
     },
     async started() {
+      if (opts.startedUnavailable) throw new ExecutionsUnavailable('region unreachable');
       return calls.launched.length > 0;
     },
     async outcomes() {
@@ -162,6 +169,19 @@ describe('acceptSignal with fakes of its ports', () => {
     const again = await acceptSignal(deps, { grant, body: buy, idempotencyKey: 'k1', correlationId: 'c7' });
     expect(again).toMatchObject({ kind: 'accepted', replayed: true, body: { signalId: (first.body as { signalId: string }).signalId } });
     expect(calls.launched).toHaveLength(1);
+  });
+
+  test('when a replay cannot learn whether a region started (unreachable), then it starts it again under the first signalId, which Temporal answers "existed": same answer, the new numbers released', async () => {
+    let launches = 0;
+    const { deps, calls } = fakes({ startedUnavailable: true, launch: async () => (++launches === 1 ? 'created' : 'existed') });
+    const first = await acceptSignal(deps, { grant, body: buy, idempotencyKey: 'k9', correlationId: 'c20' });
+    const again = await acceptSignal(deps, { grant, body: buy, idempotencyKey: 'k9', correlationId: 'c21' });
+    const signalId = (first.body as { signalId: string }).signalId;
+    expect(again).toMatchObject({ kind: 'accepted', replayed: true, body: { signalId, accountsResolved: 2 } });
+    expect(calls.launched.map((l) => l.signalId)).toEqual([signalId, signalId]);
+    await new Promise((resolve) => setImmediate(resolve));
+    // The second launch's numbers (3 and 4) will never be queued: released at once.
+    expect(calls.released.sort()).toEqual(['acc-1#3', 'acc-2#4']);
   });
 
   test('when admission says the execution path is behind, then a new signal is refused at the door, but a replay of a held key is answered', async () => {
