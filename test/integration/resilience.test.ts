@@ -228,7 +228,20 @@ describe('execution regions', () => {
 
     // The region comes back; the same key re-attempts only it, under the same signalId.
     await proxy.on();
-    const retried = await post(url, buy(f.secret), { 'x-idempotency-key': 'regions-1' });
+    // As a caller would: the same key again while the answer is the same pollable 503 (the region's connection may
+    // still be coming back), until the 202.
+    let retried = await post(url, buy(f.secret), { 'x-idempotency-key': 'regions-1' });
+    await waitFor(
+      'the retried key to be accepted once the region is back',
+      async () => {
+        if (retried.status === 202) return true;
+        expect(retried.body).toMatchObject({ success: false, signalId: partial.body.signalId });
+        retried = await post(url, buy(f.secret), { 'x-idempotency-key': 'regions-1' });
+        return retried.status === 202;
+      },
+      15_000,
+      250,
+    );
     expect(retried.status).toBe(202);
     expect(retried.headers.get('idempotent-replayed')).toBe('true');
     expect(retried.body).toMatchObject({ success: true, signalId: partial.body.signalId, accountsResolved: 3 });
