@@ -58,6 +58,9 @@ export SCHEMATHESIS_BIN
 # test/clients/n8n.test.ts imports and runs the n8n workflow of docs/integrations/n8n/ in a real n8n.
 N8N_BIN="$(bash scripts/ensure-n8n.sh)" || fail_before_jest "scripts/ensure-n8n.sh"
 export N8N_BIN
+# test/workflow/ runs the workflows on Temporal's time-skipping test server (built from Maven, outside the checkout).
+TEMPORAL_TEST_SERVER_BIN="$(bash scripts/ensure-test-server.sh)" || fail_before_jest "scripts/ensure-test-server.sh"
+export TEMPORAL_TEST_SERVER_BIN
 # The MT5 bridge's pytest tests, and its process in test/conformance/mt5.test.ts, run on this python.
 PYTHON="$(bash scripts/ensure-python.sh)" || fail_before_jest "scripts/ensure-python.sh"
 export PYTHON

@@ -1,0 +1,96 @@
+import { accountWorkflow, bridgeReportSignal, bridgeReportUpdate } from '../../workflows';
+import { accountWorkflowId } from '../../src/domain/ids';
+import type { AccountWorkflowInput } from '../../src/domain/workflow-input';
+import { BUY, newSignalId, queueDouble, target, useWorkflowKit } from './kit';
+
+/**
+ * The account workflow's waits, in virtual time (test/workflow/kit.ts): what it decides when no bridge report comes
+ * before the command's deadline, when one comes after it, and when the signal is stale before it starts.
+ */
+
+const workflowKit = useWorkflowKit();
+
+/** The input of one market buy accepted now (Temporal's clock), its command valid `ttlMs`. */
+async function buyInput(ttlMs: number, acceptedAgoMs = 0): Promise<{ input: AccountWorkflowInput; workflowId: string }> {
+  const now = await workflowKit().env.currentTimeMs();
+  const signalId = newSignalId();
+  const acceptedAt = now - acceptedAgoMs;
+  return {
+    input: { signalId, correlationId: 'req_test', acceptedAt: new Date(acceptedAt).toISOString(), signal: BUY, target: target('acc-1', acceptedAt, ttlMs) },
+    workflowId: accountWorkflowId(signalId, 'acc-1'),
+  };
+}
+
+describe('accountWorkflow in virtual time', () => {
+  test('when no bridge takes the command before its 10-minute deadline, then it is withdrawn and the outcome is bridge_offline, in well under a second of real time', async () => {
+    const { activities, calls } = queueDouble({ withdraw: 'withdrawn' });
+    const { input, workflowId } = await buyInput(600_000);
+    const virtualStart = await workflowKit().env.currentTimeMs();
+    const realStart = Date.now();
+    const outcome = await workflowKit().withWorker(activities, (taskQueue) =>
+      workflowKit().env.client.workflow.execute(accountWorkflow, { taskQueue, workflowId, args: [input] }),
+    );
+    expect(outcome).toMatchObject({ accountId: 'acc-1', outcome: 'rejected', ticket: null, reason: 'bridge_offline' });
+    // The workflow waited out the deadline in Temporal's time, not the test's.
+    expect((await workflowKit().env.currentTimeMs()) - virtualStart).toBeGreaterThanOrEqual(600_000);
+    expect(Date.now() - realStart).toBeLessThan(30_000);
+    expect(calls.dispatched).toEqual([{ commandId: workflowId, resend: false }]);
+    expect(calls.withdrawn).toEqual([{ commandId: workflowId, queued: true }]);
+    // Withdrawn from the queue, it holds none of the account's later commands: no number to release.
+    expect(calls.released).toEqual([]);
+  });
+
+  test('when a bridge took the command and reports only after the deadline, then the outcome is its fill, never a rejection', async () => {
+    const { activities, calls } = queueDouble({ withdraw: 'delivered' });
+    const { input, workflowId } = await buyInput(30_000);
+    const outcome = await workflowKit().withWorker(activities, async (taskQueue) => {
+      const handle = await workflowKit().env.client.workflow.start(accountWorkflow, { taskQueue, workflowId, args: [input] });
+      // Past the deadline: the workflow finds the command taken and waits for the bridge's word.
+      await workflowKit().env.sleep('10 minutes');
+      await handle.executeUpdate(bridgeReportUpdate, { args: [{ commandId: workflowId, status: 'filled', ticket: 'T-77', price: 1.1 }], updateId: workflowId });
+      return handle.result();
+    });
+    expect(outcome).toMatchObject({ outcome: 'filled', ticket: 'T-77', reason: null });
+    expect(calls.withdrawn).toEqual([{ commandId: workflowId, queued: true }]);
+    expect(calls.released).toEqual([]);
+  });
+
+  test('when Redis forgot the queued command by the deadline, then it is queued again (a resend) and the bridge word decides', async () => {
+    const { activities, calls } = queueDouble({ withdraw: 'forgotten' });
+    const { input, workflowId } = await buyInput(30_000);
+    const outcome = await workflowKit().withWorker(activities, async (taskQueue) => {
+      const handle = await workflowKit().env.client.workflow.start(accountWorkflow, { taskQueue, workflowId, args: [input] });
+      await workflowKit().env.sleep('1 minute');
+      await handle.executeUpdate(bridgeReportUpdate, { args: [{ commandId: workflowId, status: 'expired' }], updateId: workflowId });
+      return handle.result();
+    });
+    expect(outcome).toMatchObject({ outcome: 'rejected', reason: 'signal_expired' });
+    expect(calls.dispatched).toEqual([
+      { commandId: workflowId, resend: false },
+      { commandId: workflowId, resend: true },
+    ]);
+  });
+
+  test('when the signal is already older than its max age as the workflow starts, then signal_expired, nothing queued, its number released', async () => {
+    const { activities, calls } = queueDouble();
+    const { input, workflowId } = await buyInput(30_000, 120_000);
+    const outcome = await workflowKit().withWorker(activities, (taskQueue) =>
+      workflowKit().env.client.workflow.execute(accountWorkflow, { taskQueue, workflowId, args: [input] }),
+    );
+    expect(outcome).toMatchObject({ outcome: 'rejected', reason: 'signal_expired' });
+    expect(calls.dispatched).toEqual([]);
+    expect(calls.released).toEqual([{ accountId: 'acc-1', seq: 1 }]);
+  });
+
+  test('when the report comes as a Signal (no worker answered the Update in time), then the same outcome; one from another command is ignored', async () => {
+    const { activities } = queueDouble();
+    const { input, workflowId } = await buyInput(60_000);
+    const outcome = await workflowKit().withWorker(activities, async (taskQueue) => {
+      const handle = await workflowKit().env.client.workflow.start(accountWorkflow, { taskQueue, workflowId, args: [input] });
+      await handle.signal(bridgeReportSignal, { commandId: `${workflowId}-other`, status: 'filled', ticket: 'T-foreign' });
+      await handle.signal(bridgeReportSignal, { commandId: workflowId, status: 'filled', ticket: 'T-1' });
+      return handle.result();
+    });
+    expect(outcome).toMatchObject({ outcome: 'filled', ticket: 'T-1' });
+  });
+});

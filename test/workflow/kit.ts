@@ -1,0 +1,101 @@
+/**
+ * The workflows under Temporal's time-skipping test server (scripts/ensure-test-server.sh): a wait of minutes runs in
+ * milliseconds, so expiry, withdrawal and `bridge_offline` are tested as the workflows decide them. The activities are
+ * the edge here: an in-memory command queue that records what the workflow asked of it and answers as a test says.
+ * Everything else (Redis, the bridge) is covered by the integration and end-to-end suites on the real stack.
+ */
+import { randomBytes } from 'node:crypto';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { temporal } from '@temporalio/proto';
+import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type InjectedSinks } from '@temporalio/worker';
+import type { Activities } from '../../activities';
+import type { OutcomeSinks } from '../../workflows/sinks';
+import type { BridgeCommand } from '../../src/domain/bridge-protocol';
+import type { EnqueueResult, WithdrawResult } from '../../src/bridge/queue';
+import { accountSchema } from '../../src/domain/account';
+import type { AccountTarget, SignalInstruction } from '../../src/domain/workflow-input';
+
+const quiet = new DefaultLogger('WARN');
+if (!Runtime._instance) Runtime.install({ logger: quiet });
+
+/** What the workflow asked of the command queue, in order. */
+export interface QueueCalls {
+  dispatched: { commandId: string; resend: boolean }[];
+  withdrawn: { commandId: string; queued: boolean }[];
+  released: { accountId: string; seq: number }[];
+}
+
+/** The command queue as the workflows see it (activities/index.ts), answering `withdraw` as the test says. */
+export function queueDouble(answers: { withdraw?: WithdrawResult; dispatch?: EnqueueResult } = {}) {
+  const calls: QueueCalls = { dispatched: [], withdrawn: [], released: [] };
+  const activities: Activities = {
+    async dispatchCommand(command: BridgeCommand, options?: { resend?: boolean }) {
+      calls.dispatched.push({ commandId: command.commandId, resend: options?.resend ?? false });
+      return answers.dispatch ?? 'queued';
+    },
+    async releaseSequence(accountId: string, seq: number) {
+      calls.released.push({ accountId, seq });
+    },
+    async withdrawCommand(_accountId: string, commandId: string, queued = false) {
+      calls.withdrawn.push({ commandId, queued });
+      return answers.withdraw ?? 'withdrawn';
+    },
+  };
+  return { activities, calls };
+}
+
+export interface WorkflowKit {
+  env: TestWorkflowEnvironment;
+  /** Runs `body` with a worker of the workflows and these activities on a task queue of its own. */
+  withWorker<T>(activities: Activities, body: (taskQueue: string) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export async function startWorkflowKit(): Promise<WorkflowKit> {
+  const path = process.env.TEMPORAL_TEST_SERVER_BIN;
+  if (!path) throw new Error('TEMPORAL_TEST_SERVER_BIN is not set: scripts/test.sh builds it with scripts/ensure-test-server.sh');
+  const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
+  // The search attributes the workflows set, registered as every other Temporal of the project has them.
+  const { INDEXED_VALUE_TYPE_KEYWORD, INDEXED_VALUE_TYPE_KEYWORD_LIST } = temporal.api.enums.v1.IndexedValueType;
+  await env.connection.operatorService.addSearchAttributes({
+    namespace: env.namespace ?? 'default',
+    searchAttributes: Object.fromEntries(
+      SEARCH_ATTRIBUTES.map((a) => [a.name, a.type === 'KeywordList' ? INDEXED_VALUE_TYPE_KEYWORD_LIST : INDEXED_VALUE_TYPE_KEYWORD]),
+    ),
+  });
+  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quiet });
+  const sinks: InjectedSinks<OutcomeSinks> = { outcomes: { record: { fn: () => undefined, callDuringReplay: false } } };
+  return {
+    env,
+    async withWorker(activities, body) {
+      const taskQueue = `wf-${randomBytes(4).toString('hex')}`;
+      const worker = await Worker.create({ connection: env.nativeConnection, taskQueue, workflowBundle: { code }, activities, sinks });
+      return worker.runUntil(body(taskQueue));
+    },
+    close: () => env.teardown(),
+  };
+}
+
+/** The kit of one test file: started before its tests, torn down after them. */
+export function useWorkflowKit(): () => WorkflowKit {
+  let kit: WorkflowKit | undefined;
+  beforeAll(async () => {
+    kit = await startWorkflowKit();
+  }, 120_000);
+  afterAll(async () => {
+    await kit?.close();
+  });
+  return () => kit!;
+}
+
+export const BUY: SignalInstruction = { action: 'buy', symbol: 'EURUSD', volume: 0.01 };
+
+/** An MT5 account's target as the ingress builds it, with the account's defaults; `expiresAt` from `nowMs`. */
+export function target(accountId: string, nowMs: number, ttlMs: number): AccountTarget {
+  const account = accountSchema.parse({ id: accountId, owner: 'alice', platform: 'mt5', bridgeVersion: '2.1.0', risk: { maxSignalAgeMs: ttlMs } });
+  const { id, owner, platform, region, bridgeVersion, risk, symbols } = account;
+  return { account: { id, owner, platform, region, bridgeVersion, risk, symbols }, seq: 1, expiresAt: new Date(nowMs + ttlMs).toISOString() };
+}
+
+export const newSignalId = (): string => `sig_${randomBytes(12).toString('hex')}`;
