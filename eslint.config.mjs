@@ -32,7 +32,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    files: ['test/**/*.ts', 'support/**/*.ts', 'bench/**/*.ts'],
     rules: {
       // Tests read JSON bodies of the service's answers as `any` on purpose: the assertion is the type check.
       '@typescript-eslint/no-unsafe-member-access': 'off',

@@ -1,6 +1,6 @@
 /**
  * `make cluster`: the service on the cluster profile, on this machine. PostgreSQL 15 and the real Temporal server
- * (test/helpers/temporal-cluster.ts; its database kept in the cache dir between runs), the Temporal UI server,
+ * (support/temporal-cluster.ts; its database kept in the cache dir between runs), the Temporal UI server,
  * redis-server with its append-only file, two workers and two ingress processes behind a loopback round-robin, and
  * the paper bridge for the demo registry. Ctrl-C stops everything. docs/cluster-profile.md explains each piece.
  */

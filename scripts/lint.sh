@@ -11,10 +11,10 @@ check() {
   local name="$1"; shift
   if "$@"; then echo "lint: $name: ok"; else echo "lint: $name: FAILED" >&2; rc=1; fi
 }
-sources=(src workflows activities scripts bench test)
+sources=(src workflows activities scripts bench support test)
 check eslint npx eslint --max-warnings 0 "${sources[@]}"
-check prettier npx prettier --check --log-level warn "src/**/*.ts" "workflows/**/*.ts" "activities/**/*.ts" "scripts/**/*.ts" "bench/**/*.ts" "test/**/*.ts"
-check "no import cycle" npx madge --circular --no-spinner --warning --extensions ts --ts-config tsconfig.json src workflows activities
+check prettier npx prettier --check --log-level warn "src/**/*.ts" "workflows/**/*.ts" "activities/**/*.ts" "scripts/**/*.ts" "bench/**/*.ts" "support/**/*.ts" "test/**/*.ts"
+check "no import cycle" npx madge --circular --no-spinner --warning --extensions ts --ts-config tsconfig.json src workflows activities support
 domain_imports() {
   # Only node built-ins, zod and files of src/domain itself.
   local bad

@@ -1,6 +1,6 @@
 /**
  * The Node.js flags each of our programs runs with, listed once: `npm run ingress` (package.json), the Dockerfile,
- * docker-compose.yml, the tests' and the bench's process helpers (test/helpers/processes.ts) all start the ingress with
+ * docker-compose.yml, the tests' and the bench's process helpers (support/processes.ts) all start the ingress with
  * exactly these; test/unit/node-flags.test.ts fails if one of them drifts. The README's Performance section has the measurements.
  */
 export interface NodeFlag {

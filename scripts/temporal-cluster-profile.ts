@@ -1,6 +1,6 @@
 /**
  * The cluster profile's Temporal: the real server (go.temporal.io/server, all services in one process) on PostgreSQL,
- * listed once here: the test helpers (test/helpers/temporal-cluster.ts), `make cluster` and the bench render its
+ * listed once here: the test helpers (support/temporal-cluster.ts), `make cluster` and the bench render its
  * config with `clusterServerConfig`. docs/cluster-profile.md says why each setting is there and what it measured.
  */
 

@@ -46,7 +46,7 @@ TEMPORAL_BIN="$(bash scripts/ensure-temporal.sh)" || fail_before_jest "scripts/e
 export TEMPORAL_BIN
 if [ "${TEMPORAL_PROFILE:-}" = "cluster" ]; then
   # The cluster profile (docs/cluster-profile.md): the real Temporal server and its sql tool, on a PostgreSQL of
-  # this run's own (test/helpers/temporal-cluster.ts).
+  # this run's own (support/temporal-cluster.ts).
   TEMPORAL_SERVER_BIN="$(bash scripts/ensure-temporal-server.sh server)" || fail_before_jest "scripts/ensure-temporal-server.sh server"
   TEMPORAL_SQL_BIN="$(bash scripts/ensure-temporal-server.sh sql)" || fail_before_jest "scripts/ensure-temporal-server.sh sql"
   export TEMPORAL_SERVER_BIN TEMPORAL_SQL_BIN

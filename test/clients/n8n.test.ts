@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { hashCredential, newCredential } from '../../src/registry/credentials';
-import { REPO_ROOT, runDir } from '../helpers/infra';
+import { REPO_ROOT, runDir } from '../../support/infra';
 import { seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 

@@ -5,7 +5,7 @@ import { OrderType, TradeSide, type Order, type Position } from '../../src/ctrad
 import { connectorSetup, startConnectorProcess, type ConnectorProcess, type ConnectorSetup } from '../helpers/ctrader-connector';
 import { CtraderDouble } from '../helpers/ctrader-double';
 import type { DoubleSymbol } from '../helpers/ctrader-market';
-import { waitFor } from '../helpers/infra';
+import { waitFor } from '../../support/infra';
 import { CONFORMANCE_SYMBOLS, CTRADER_CODES, type BridgeUnderTest, type BrokerView, type ConformanceAccount, type Quote, type StartOptions } from './driver';
 
 /**

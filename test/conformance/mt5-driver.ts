@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomInt } from 'node:crypto';
-import { REPO_ROOT } from '../helpers/infra';
-import { ServiceProcess } from '../helpers/processes';
+import { REPO_ROOT } from '../../support/infra';
+import { ServiceProcess } from '../../support/processes';
 import { CONFORMANCE_SYMBOLS, MT5_CODES, type BridgeUnderTest, type BrokerOrder, type BrokerView, type ConformanceAccount, type StartOptions } from './driver';
 import { ProcessPerAccountDriver, type SteeredMarket } from './process-driver';
 

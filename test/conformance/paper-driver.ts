@@ -4,7 +4,7 @@ import type { BrokerState } from '../../src/paper/broker';
 import { readLedger, stateFileFor } from '../../src/paper/ledger';
 import type { MarketFile } from '../../src/paper/market-file';
 import { DEFAULT_BRIDGE_VERSIONS } from '../../src/paper/terminal';
-import { startPaperBridgeProcess } from '../helpers/processes';
+import { startPaperBridgeProcess } from '../../support/processes';
 import { CTRADER_CODES, MT5_CODES, type BridgeUnderTest, type BrokerView, type ConformanceAccount, type Platform, type StartOptions } from './driver';
 import { ProcessPerAccountDriver } from './process-driver';
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { waitFor } from '../helpers/infra';
-import { processLogDir, type ServiceProcess } from '../helpers/processes';
+import { waitFor } from '../../support/infra';
+import { processLogDir, type ServiceProcess } from '../../support/processes';
 import type { Quote } from './driver';
 
 /** What a steered broker-side market file holds at least: quotes by symbol and the closed markets. */

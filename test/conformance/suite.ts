@@ -5,8 +5,8 @@ import { newCredential } from '../../src/registry/credentials';
 import { isOpening, type Action } from '../../src/domain/actions';
 import type { AccountOutcome } from '../../src/domain/outcome';
 import { commandIdOf, describeOrUndefined, importRegistry, temporalAccess, workflowResult, writeRegistry, type TemporalAccess } from '../e2e/support';
-import { testEnv } from '../helpers/env';
-import { waitFor } from '../helpers/infra';
+import { testEnv } from '../../support/env';
+import { waitFor } from '../../support/infra';
 import {
   ensureBuilt,
   httpGet,
@@ -16,7 +16,7 @@ import {
   startWorkerProcess,
   type IngressProcess,
   type ServiceProcess,
-} from '../helpers/processes';
+} from '../../support/processes';
 import { CONFORMANCE_SYMBOLS, type BridgeUnderTest, type BrokerEntry, type BrokerView, type ConformanceAccount, type RefusalKind } from './driver';
 
 /**

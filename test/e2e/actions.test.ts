@@ -6,7 +6,7 @@ import { readLedger, stateFileFor, type LedgerEntry } from '../../src/paper/ledg
 import { newCredential } from '../../src/registry/credentials';
 import { isOpening, type Action } from '../../src/domain/actions';
 import type { AccountOutcome } from '../../src/domain/outcome';
-import { ensureBuilt, httpGet as get, httpPost as post, processLogDir, startProcessStack, type ProcessStack } from '../helpers/processes';
+import { ensureBuilt, httpGet as get, httpPost as post, processLogDir, startProcessStack, type ProcessStack } from '../../support/processes';
 import { admin, commandIdOf, importRegistry, temporalAccess, workflowResult, writeRegistry, type RegistryFile, type TemporalAccess } from './support';
 import { SPEC_ACTIONS } from '../helpers/spec-actions';
 

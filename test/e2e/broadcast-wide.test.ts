@@ -1,5 +1,5 @@
-import { waitFor } from '../helpers/infra';
-import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../helpers/processes';
+import { waitFor } from '../../support/infra';
+import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../../support/processes';
 import { accountIdsValue } from '../../src/temporal/search-attributes';
 import { commandIdOf, httpPost, importRegistry, makeRegistry, ordersByCommand, pollUntilReported, scenarioFiles } from '../fault/kit';
 import { temporalAccess, type TemporalAccess } from './support';

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { newCredential } from '../../src/registry/credentials';
-import { testEnv } from '../helpers/env';
-import { waitFor } from '../helpers/infra';
+import { testEnv } from '../../support/env';
+import { waitFor } from '../../support/infra';
 import {
   ensureBuilt,
   httpGet as get,
@@ -15,7 +15,7 @@ import {
   startWorkerProcess,
   type HttpResult,
   type ServiceProcess,
-} from '../helpers/processes';
+} from '../../support/processes';
 import { importRegistry, temporalAccess, writeRegistry, type RegistryFile } from './support';
 
 /**

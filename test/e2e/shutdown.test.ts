@@ -4,7 +4,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { readLedger } from '../../src/paper/ledger';
 import { newCredential } from '../../src/registry/credentials';
-import { waitFor } from '../helpers/infra';
+import { waitFor } from '../../support/infra';
 import {
   ensureBuilt,
   httpGet as get,
@@ -14,7 +14,7 @@ import {
   startWorkerProcess,
   type ProcessStack,
   type ServiceProcess,
-} from '../helpers/processes';
+} from '../../support/processes';
 import { commandIdOf, describeOrUndefined, importRegistry, temporalAccess, writeRegistry, type RegistryFile, type TemporalAccess } from './support';
 
 /**

@@ -3,8 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { readLedger, type LedgerEntry } from '../../src/paper/ledger';
 import { newCredential } from '../../src/registry/credentials';
-import { testEnv } from '../helpers/env';
-import { REPO_ROOT, startRedis, waitFor } from '../helpers/infra';
+import { testEnv } from '../../support/env';
+import { REPO_ROOT, startRedis, waitFor } from '../../support/infra';
 import {
   ensureBuilt,
   httpGet as get,
@@ -14,7 +14,7 @@ import {
   serviceEnv,
   startProcessStack,
   type ProcessStack,
-} from '../helpers/processes';
+} from '../../support/processes';
 
 /**
  * The built service as separate processes over HTTP: the admin CLI imports a fresh registry, then a worker, an ingress

@@ -6,9 +6,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import { testEnv } from '../helpers/env';
-import { waitFor } from '../helpers/infra';
-import { runAdminProcess, serviceEnv } from '../helpers/processes';
+import { testEnv } from '../../support/env';
+import { waitFor } from '../../support/infra';
+import { runAdminProcess, serviceEnv } from '../../support/processes';
 
 /** A registry document in a private temporary directory (never under the run's log directory: it holds credentials). */
 export interface RegistryFile {

@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { testEnv } from '../helpers/env';
-import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../helpers/processes';
+import { testEnv } from '../../support/env';
+import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../../support/processes';
 import {
   commandIdOf,
   httpPost,

@@ -4,7 +4,7 @@ import { RedisAccountSequencer } from '../../src/bridge/ordering';
 import type { BridgeCommand } from '../../src/domain/bridge-protocol';
 import { RedisCommandQueue } from '../../src/bridge/queue';
 import { startIngress, type Ingress } from '../../src/server';
-import { startRedis, waitFor, type RedisServer } from '../helpers/infra';
+import { startRedis, waitFor, type RedisServer } from '../../support/infra';
 import { buyCommand } from '../helpers/commands';
 import { post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 

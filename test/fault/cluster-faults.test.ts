@@ -1,7 +1,7 @@
-import { startRedis, type RedisServer } from '../helpers/infra';
+import { startRedis, type RedisServer } from '../../support/infra';
 import { startSentinel, type Sentinel } from '../helpers/redis-sentinel';
-import { ensureBuilt, restart, serviceEnv, startProcessStack, type ProcessStack } from '../helpers/processes';
-import { startTemporalCluster, type TemporalCluster } from '../helpers/temporal-cluster';
+import { ensureBuilt, restart, serviceEnv, startProcessStack, type ProcessStack } from '../../support/processes';
+import { startTemporalCluster, type TemporalCluster } from '../../support/temporal-cluster';
 import {
   buysAcrossAFault,
   commandIdOf,

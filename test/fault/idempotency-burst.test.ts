@@ -2,9 +2,9 @@ import path from 'node:path';
 import { idempotencyDigest } from '../../src/signals/idempotency';
 import { hashCredential } from '../../src/registry/credentials';
 import { idempotencyWorkflowId } from '../../src/domain/ids';
-import { testEnv } from '../helpers/env';
-import { waitFor } from '../helpers/infra';
-import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../helpers/processes';
+import { testEnv } from '../../support/env';
+import { waitFor } from '../../support/infra';
+import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../../support/processes';
 import {
   commandIdOf,
   httpPost,

@@ -14,7 +14,7 @@ import { temporal } from '@temporalio/proto';
 import { Redis } from 'ioredis';
 import { readLedger, type LedgerEntry } from '../../src/paper/ledger';
 import { newCredential } from '../../src/registry/credentials';
-import { startTemporal, waitFor, type TemporalServer } from '../helpers/infra';
+import { startTemporal, waitFor, type TemporalServer } from '../../support/infra';
 import {
   ensureBuilt,
   httpGet,
@@ -25,7 +25,7 @@ import {
   startProcessStack,
   type HttpResult,
   type ProcessStack,
-} from '../helpers/processes';
+} from '../../support/processes';
 
 export { httpGet, httpPost };
 

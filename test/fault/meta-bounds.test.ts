@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { testEnv } from '../helpers/env';
-import { waitFor } from '../helpers/infra';
+import { testEnv } from '../../support/env';
+import { waitFor } from '../../support/infra';
 import { post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { temporalClient, type TemporalView } from './kit';
 

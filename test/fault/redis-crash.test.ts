@@ -1,8 +1,8 @@
 import type { Redis } from 'ioredis';
 import { hashCredential } from '../../src/registry/credentials';
 import { RedisRegistry } from '../../src/registry/registry';
-import { aofState, startRedis, waitFor, type RedisServer } from '../helpers/infra';
-import { ensureBuilt, runAdminProcess, serviceEnv, startProcessStack, type ProcessStack } from '../helpers/processes';
+import { aofState, startRedis, waitFor, type RedisServer } from '../../support/infra';
+import { ensureBuilt, runAdminProcess, serviceEnv, startProcessStack, type ProcessStack } from '../../support/processes';
 import {
   buysAcrossAFault,
   expectEachAcceptedFilledOnce,

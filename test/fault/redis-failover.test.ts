@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
-import { startRedis, waitFor, type RedisServer } from '../helpers/infra';
-import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../helpers/processes';
+import { startRedis, waitFor, type RedisServer } from '../../support/infra';
+import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../../support/processes';
 import { startSentinel, type Sentinel } from '../helpers/redis-sentinel';
 import {
   buysAcrossAFault,

@@ -1,5 +1,5 @@
 import { importRegistry } from '../../src/registry/import';
-import { startRedis, waitFor, type RedisServer } from '../helpers/infra';
+import { startRedis, waitFor, type RedisServer } from '../../support/infra';
 import { get, pollUntilReported, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 

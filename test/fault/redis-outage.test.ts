@@ -1,6 +1,6 @@
 import path from 'node:path';
-import { startRedis, waitFor, type RedisServer } from '../helpers/infra';
-import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../helpers/processes';
+import { startRedis, waitFor, type RedisServer } from '../../support/infra';
+import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../../support/processes';
 import {
   commandIdOf,
   httpGet,

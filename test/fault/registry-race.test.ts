@@ -1,5 +1,5 @@
 import { adminCli } from '../helpers/admin';
-import { waitFor } from '../helpers/infra';
+import { waitFor } from '../../support/infra';
 import { post, seedOwner, startStack, type Stack } from '../helpers/stack';
 
 /**

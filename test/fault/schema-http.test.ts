@@ -1,9 +1,9 @@
 import fc from 'fast-check';
-import { startTemporal, waitFor, type TemporalServer } from '../helpers/infra';
-import { ensureBuilt, serviceEnv, startIngressProcess, type IngressProcess } from '../helpers/processes';
+import { startTemporal, waitFor, type TemporalServer } from '../../support/infra';
+import { ensureBuilt, serviceEnv, startIngressProcess, type IngressProcess } from '../../support/processes';
 import { signalArbitraries, type Body, type InvalidCase } from '../helpers/signal-arbitraries';
 import { httpPost, importRegistry, makeRegistry, scenarioDir, tally, temporalClient, writeRegistryFile, type Sent } from './kit';
-import type { HttpResult } from '../helpers/processes';
+import type { HttpResult } from '../../support/processes';
 
 /**
  * The request schema, property-based, over HTTP against a running ingress (the built program): the same fast-check

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
-import { get, timed } from '../helpers/http';
-import { waitFor } from '../helpers/infra';
+import { get, timed } from '../../support/http';
+import { waitFor } from '../../support/infra';
 
 /**
  * Slow bodies (issue 12 item 5): clients that send the headers of a webhook request and then only part of the body,

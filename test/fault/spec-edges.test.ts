@@ -1,7 +1,7 @@
-import { startTemporal, waitFor, type TemporalServer } from '../helpers/infra';
+import { startTemporal, waitFor, type TemporalServer } from '../../support/infra';
 import { post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { BACKPRESSURE_BODY } from './kit';
-import { timed } from '../helpers/http';
+import { timed } from '../../support/http';
 
 /**
  * Spec edges (issue 12 item 10): the order of the 401 against the 400, and the answer when a single region's Temporal

@@ -1,6 +1,6 @@
-import { testEnv } from '../helpers/env';
-import { waitFor, type TemporalServer } from '../helpers/infra';
-import type { ProcessStack } from '../helpers/processes';
+import { testEnv } from '../../support/env';
+import { waitFor, type TemporalServer } from '../../support/infra';
+import type { ProcessStack } from '../../support/processes';
 import {
   BACKPRESSURE_BODY,
   commandIdOf,

@@ -1,8 +1,8 @@
 import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { readLedger } from '../../src/paper/ledger';
-import { testEnv } from '../helpers/env';
-import { startTemporal, waitFor, type TemporalServer } from '../helpers/infra';
+import { testEnv } from '../../support/env';
+import { startTemporal, waitFor, type TemporalServer } from '../../support/infra';
 import {
   ensureBuilt,
   restart,
@@ -12,7 +12,7 @@ import {
   type ExitInfo,
   type PaperBridgeProcess,
   type ProcessStack,
-} from '../helpers/processes';
+} from '../../support/processes';
 import {
   commandIdOf,
   commandState,

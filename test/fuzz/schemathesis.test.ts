@@ -1,7 +1,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { REPO_ROOT, runDir } from '../helpers/infra';
+import { REPO_ROOT, runDir } from '../../support/infra';
 import { seedOwner, startStack, type Stack } from '../helpers/stack';
 
 /**

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CredentialStore, type AccountCredential } from '../../src/ctrader/credentials';
-import { processLogDir, ServiceProcess } from './processes';
+import { processLogDir, ServiceProcess } from '../../support/processes';
 
 /**
  * The built cTrader connector (`node --experimental-websocket dist/src/ctrader/main.js`) as its own process, with an

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { REPO_ROOT } from './infra';
+import { REPO_ROOT } from '../../support/infra';
 
 /**
  * Spotware's published Open API definitions (../shared/reference/ctrader-open-api/*.proto), read as text: enums

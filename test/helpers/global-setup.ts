@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { pruneStaleRunDirs, REPO_ROOT, RUN_ROOT, startRedis, startTemporal, temporalBinary, type RedisServer, type TemporalServer } from './infra';
-import { startTemporalCluster, useExternalTemporal } from './temporal-cluster';
+import { pruneStaleRunDirs, REPO_ROOT, RUN_ROOT, startRedis, startTemporal, temporalBinary, type RedisServer, type TemporalServer } from '../../support/infra';
+import { startTemporalCluster, useExternalTemporal } from '../../support/temporal-cluster';
 
 /** Shared with global-teardown.ts (jest runs both in its main process). */
 export interface GlobalInfra {

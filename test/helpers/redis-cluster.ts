@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { Redis } from 'ioredis';
-import { freePort, startRedis, waitFor, type RedisServer } from './infra';
+import { freePort, startRedis, waitFor, type RedisServer } from '../../support/infra';
 
 const run = promisify(execFile);
 

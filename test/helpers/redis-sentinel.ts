@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Redis from 'ioredis';
-import { freePort, GroupProcess, instanceName, runDir, waitFor, waitPortClosed } from './infra';
+import { freePort, GroupProcess, instanceName, runDir, waitFor, waitPortClosed } from '../../support/infra';
 
 export interface Sentinel {
   port: number;

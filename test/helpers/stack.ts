@@ -9,9 +9,9 @@ import { RedisRegistry } from '../../src/registry/registry';
 import { importRegistry } from '../../src/registry/import';
 import { newCredential } from '../../src/registry/credentials';
 import type { ImportDocument } from '../../src/domain/account';
-import { testEnv } from './env';
-import { REPO_ROOT, waitFor } from './infra';
-import { get, post } from './http';
+import { testEnv } from '../../support/env';
+import { REPO_ROOT, waitFor } from '../../support/infra';
+import { get, post } from '../../support/http';
 import { ScriptedTerminal } from './terminal';
 
 /**
@@ -113,7 +113,7 @@ export async function seedOwner(registry: RedisRegistry, specs: AccountSpec[] = 
   return { owner, secret, token, accounts: accounts.map((a) => ({ id: a.id, bridgeToken: a.bridgeToken })), doc: doc as unknown as ImportDocument };
 }
 
-export { get, post } from './http';
+export { get, post } from '../../support/http';
 
 /** Polls GET /v1/signals/:id until `count` accounts are reported (or the deadline passes) and returns that body. */
 export function pollUntilReported(ingressUrl: string, signalId: string, token: string, count = 1, timeoutMs = 15_000) {

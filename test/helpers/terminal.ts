@@ -1,5 +1,5 @@
 import type { BridgeCommand } from '../../src/domain/bridge-protocol';
-import { post, get } from './http';
+import { post, get } from '../../support/http';
 
 /**
  * A scripted terminal for integration tests: speaks the bridge API over HTTP exactly as an EA would, but lets the

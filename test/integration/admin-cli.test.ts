@@ -6,7 +6,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { hashCredential } from '../../src/registry/credentials';
 import { RedisRegistry } from '../../src/registry/registry';
-import { REPO_ROOT, startRedis, type RedisServer } from '../helpers/infra';
+import { REPO_ROOT, startRedis, type RedisServer } from '../../support/infra';
 
 /**
  * The BUILT admin CLI (`node dist/src/cli/admin.js`, so run `npx tsc -p tsconfig.json` first) as a child process

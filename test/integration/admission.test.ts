@@ -2,8 +2,8 @@ import { Client, Connection } from '@temporalio/client';
 import { Redis } from 'ioredis';
 import { AdmissionGate, RedisAdmissionLedger } from '../../src/signals/admission';
 import { startWorker, type RunningWorker } from '../../src/worker';
-import { testEnv } from '../helpers/env';
-import { freePort, waitFor } from '../helpers/infra';
+import { testEnv } from '../../support/env';
+import { freePort, waitFor } from '../../support/infra';
 import { get, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 
 /**

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { DOCS_CSP } from '../../src/http/routes/docs';
-import { testEnv } from '../helpers/env';
+import { testEnv } from '../../support/env';
 import { get, startStack, type Stack } from '../helpers/stack';
 
 /**

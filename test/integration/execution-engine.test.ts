@@ -2,8 +2,8 @@ import { Redis } from 'ioredis';
 import { RedisCommandQueue } from '../../src/bridge/queue';
 import { RedisAccountSequencer } from '../../src/bridge/ordering';
 import type { BridgeCommand } from '../../src/domain/bridge-protocol';
-import { waitFor } from '../helpers/infra';
-import { testEnv } from '../helpers/env';
+import { waitFor } from '../../support/infra';
+import { testEnv } from '../../support/env';
 import { get, pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 

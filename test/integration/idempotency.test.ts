@@ -1,4 +1,4 @@
-import { waitFor } from '../helpers/infra';
+import { waitFor } from '../../support/infra';
 import { get, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 

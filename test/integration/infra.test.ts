@@ -2,8 +2,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import Redis from 'ioredis';
-import { testEnv } from '../helpers/env';
-import { aofState, isPortOpen, redisPing, startRedis, TEMPORAL_SEARCH_ATTRIBUTES, waitFor, type RedisServer } from '../helpers/infra';
+import { testEnv } from '../../support/env';
+import { aofState, isPortOpen, redisPing, startRedis, TEMPORAL_SEARCH_ATTRIBUTES, waitFor, type RedisServer } from '../../support/infra';
 
 describe('test infrastructure', () => {
   const env = testEnv();

@@ -3,8 +3,8 @@ import { RedisRegistry } from '../../src/registry/registry';
 import { Redis } from 'ioredis';
 import { seedOwner, testConfig } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
-import { testEnv } from '../helpers/env';
-import { waitFor } from '../helpers/infra';
+import { testEnv } from '../../support/env';
+import { waitFor } from '../../support/infra';
 
 describe('ingress shutdown with bridges connected', () => {
   test('when the ingress stops while a bridge long-polls on a kept-alive connection, then the poll is answered and the ingress is down within 2 s', async () => {

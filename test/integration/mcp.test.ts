@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ACTIONS } from '../../src/domain/actions';
-import { REPO_ROOT } from '../helpers/infra';
+import { REPO_ROOT } from '../../support/infra';
 import { seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 

@@ -1,6 +1,6 @@
 import { get, pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
-import { waitFor } from '../helpers/infra';
+import { waitFor } from '../../support/infra';
 
 describe('Prometheus metrics', () => {
   let stack: Stack;

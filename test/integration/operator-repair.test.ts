@@ -1,8 +1,8 @@
 import { Client, Connection } from '@temporalio/client';
 import { ReasonKey } from '../../src/temporal/search-attributes';
 import { recordOperatorOutcomeSignal } from '../../workflows/signal';
-import { testEnv } from '../helpers/env';
-import { waitFor } from '../helpers/infra';
+import { testEnv } from '../../support/env';
+import { waitFor } from '../../support/infra';
 import { get, pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 
 /**

@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
-import { testEnv } from '../helpers/env';
-import { waitFor } from '../helpers/infra';
+import { testEnv } from '../../support/env';
+import { waitFor } from '../../support/infra';
 import { pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 

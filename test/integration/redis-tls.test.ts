@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { makePki } from '../helpers/certs';
-import { runDir, startRedis, type RedisServer } from '../helpers/infra';
+import { runDir, startRedis, type RedisServer } from '../../support/infra';
 import { buyAndFill, post, startStack, type Stack } from '../helpers/stack';
 
 /**

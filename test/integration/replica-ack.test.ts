@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { RedisAccountSequencer } from '../../src/bridge/ordering';
 import { RedisCommandQueue } from '../../src/bridge/queue';
 import { buyCommand } from '../helpers/commands';
-import { startRedis, waitFor, type RedisServer } from '../helpers/infra';
+import { startRedis, waitFor, type RedisServer } from '../../support/infra';
 import { post, seedOwner, startStack } from '../helpers/stack';
 
 /**

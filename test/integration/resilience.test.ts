@@ -4,9 +4,9 @@ import { Redis } from 'ioredis';
 import { startIngress, type Ingress } from '../../src/server';
 import { startWorker, type RunningWorker } from '../../src/worker';
 import { RedisRegistry } from '../../src/registry/registry';
-import { freePort, startRedis, waitFor, type RedisServer } from '../helpers/infra';
+import { freePort, startRedis, waitFor, type RedisServer } from '../../support/infra';
 import { get, post, seedOwner, startStack, testConfig, type Stack } from '../helpers/stack';
-import { testEnv } from '../helpers/env';
+import { testEnv } from '../../support/env';
 import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import { ScriptedTerminal } from '../helpers/terminal';
 

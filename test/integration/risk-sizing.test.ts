@@ -1,7 +1,7 @@
 import { ManualFeed } from '../../src/paper/broker';
 import { PaperTerminal } from '../../src/paper/terminal';
 import type { RiskSettings } from '../../src/domain/risk-settings';
-import { waitFor } from '../helpers/infra';
+import { waitFor } from '../../support/infra';
 import { pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 

@@ -1,8 +1,8 @@
 import { Connection, Client } from '@temporalio/client';
-import { waitFor } from '../helpers/infra';
+import { waitFor } from '../../support/infra';
 import { get, pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
-import { testEnv } from '../helpers/env';
+import { testEnv } from '../../support/env';
 import { hashCredential } from '../../src/registry/credentials';
 
 describe('a signal from webhook to outcome (real Temporal, real Redis, bridge API over HTTP)', () => {

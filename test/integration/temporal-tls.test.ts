@@ -1,8 +1,8 @@
 import path from 'node:path';
 import { makePki } from '../helpers/certs';
-import { runDir } from '../helpers/infra';
+import { runDir } from '../../support/infra';
 import { buyAndFill, post, seedOwner, startStack, type Stack } from '../helpers/stack';
-import { startTemporalCluster, type TemporalCluster } from '../helpers/temporal-cluster';
+import { startTemporalCluster, type TemporalCluster } from '../../support/temporal-cluster';
 
 /**
  * Temporal as a real deployment secures it (docs/cluster-profile.md, "Connections"): the real server (cluster

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
-import { testEnv } from '../helpers/env';
-import { runDir } from '../helpers/infra';
+import { testEnv } from '../../support/env';
+import { runDir } from '../../support/infra';
 import { pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 

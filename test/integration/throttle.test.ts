@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { FIXED_WINDOW_HIT, RedisThrottle } from '../../src/ratelimit/fairness';
-import { testEnv } from '../helpers/env';
+import { testEnv } from '../../support/env';
 
 /**
  * The fixed-window counters against the real Redis: the poll's one-round-trip count over many accounts agrees with

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { newCredential } from '../../src/registry/credentials';
-import { postFrom } from '../helpers/http';
+import { postFrom } from '../../support/http';
 import { seedOwner, startStack, type Stack } from '../helpers/stack';
 
 /**

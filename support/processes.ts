@@ -22,7 +22,7 @@ import path from 'node:path';
 import { testEnv } from './env';
 import { freePort, REPO_ROOT, waitFor } from './infra';
 import { groupAlive, terminateGroup, track, untrack, WRAPPER } from './process-group';
-import { nodeFlags } from '../../scripts/node-flags';
+import { nodeFlags } from '../scripts/node-flags';
 
 export const DIST = path.join(REPO_ROOT, 'dist');
 export const ENTRIES = {
@@ -579,6 +579,6 @@ export async function startProcessStack(opts: {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// HTTP: the same helpers as the in-process tests (test/helpers/http.ts loads none of the service's modules)
+// HTTP: the same helpers as the in-process tests (support/http.ts loads none of the service's modules)
 
 export { get as httpGet, post as httpPost, type HttpResult } from './http';

@@ -18,10 +18,19 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { groupAlive, terminateGroup, track, untrack, WRAPPER } from './process-group';
 import { Connection, type ConnectionOptions } from '@temporalio/client';
 import Redis, { type RedisOptions } from 'ioredis';
-import { SEARCH_ATTRIBUTE_NAMES, SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
-import { temporalDevProfileArgs } from '../../scripts/temporal-profile';
+import { SEARCH_ATTRIBUTE_NAMES, SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes';
+import { temporalDevProfileArgs } from '../scripts/temporal-profile';
 
-export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+/**
+ * The checkout: the nearest directory above this file with a package.json. This file runs from its source
+ * (support/, under jest) and compiled (dist/support/, under the bench and `make cluster`); dist/ has none.
+ */
+export const REPO_ROOT = ((): string => {
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, 'package.json'))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${__dirname}`);
+  }
+})();
 /** Everything the test infrastructure writes: logs, SQLite files, the env of the current run. Gitignored. */
 export const RUN_ROOT = path.join(REPO_ROOT, '.run', 'test');
 

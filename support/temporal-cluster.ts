@@ -19,8 +19,8 @@ import {
   dynamicConfigYaml,
   type ClusterPorts,
   type ClusterServerConfigInput,
-} from '../../scripts/temporal-cluster-profile';
-import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
+} from '../scripts/temporal-cluster-profile';
+import { SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes';
 import {
   freePort,
   freePortBelow,
