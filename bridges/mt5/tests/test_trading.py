@@ -6,7 +6,8 @@ import pytest
 
 from conftest import SERVER_UTC_OFFSET, Double, command
 from es_mt5_bridge.protocol import parse_command
-from es_mt5_bridge.trading import Outcome, TerminalUnavailable, Trader, pip_size, tag_of
+from es_mt5_bridge.terminal import Outcome, TerminalUnavailable, pip_size, tag_of
+from es_mt5_bridge.trading import Trader
 
 
 def trader(double: Double) -> Trader:

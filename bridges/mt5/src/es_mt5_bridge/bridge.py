@@ -14,7 +14,8 @@ from . import __version__
 from .ingress import Ingress, IngressError
 from .journal import Journal
 from .protocol import CAPABILITIES, PLATFORM, Command, InvalidCommand, Report, iso, parse_command, parse_time
-from .trading import Outcome, Trader, TerminalUnavailable, pip_size, refused
+from .terminal import Outcome, TerminalUnavailable, pip_size, refused
+from .trading import Trader
 
 MAX_SYMBOLS = 5000
 SKEW_WARNING_S = 5.0
