@@ -228,14 +228,18 @@ describe('execution regions', () => {
 
     // The region comes back; the same key re-attempts only it, under the same signalId.
     await proxy.on();
-    // As a caller would: the same key again while the answer is the same pollable 503 (the region's connection may
-    // still be coming back), until the 202.
+    // As a caller would: the same key again while the answer is a 503 (the region's connection may still be coming
+    // back), until the 202.
     let retried = await post(url, buy(f.secret), { 'x-idempotency-key': 'regions-1' });
     await waitFor(
       'the retried key to be accepted once the region is back',
       async () => {
         if (retried.status === 202) return true;
-        expect(retried.body).toMatchObject({ success: false, signalId: partial.body.signalId });
+        // Still the same pollable answer, or "retry later" when the key's record could not be read in time (the
+        // cluster profile under CI load): never another signalId.
+        expect(retried.status).toBe(503);
+        if (retried.body.signalId !== undefined) expect(retried.body).toMatchObject({ success: false, signalId: partial.body.signalId });
+        else expect(retried.body).toEqual({ error: 'System under high load, retry later', backpressure: true });
         retried = await post(url, buy(f.secret), { 'x-idempotency-key': 'regions-1' });
         return retried.status === 202;
       },
