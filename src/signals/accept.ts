@@ -176,14 +176,16 @@ async function replay(deps: AcceptDeps, first: AcceptanceRecord, bodyHash: strin
   // The first request may still be starting its regions: until its own Temporal budget is spent, a region not
   // started yet is its to start, so wait for it (within this request's deadline) rather than start it a second time.
   const firstSettledAt = Date.parse(first.acceptedAt) + deps.settings.temporalBudgetMs + FIRST_START_CONFIRM_MS;
+  let unknown = false;
   const missing = await temporalStep(async () => {
     const regions = Object.entries(first.regions);
     for (;;) {
       // A region that cannot say (unreachable) is treated as not started: starting it again is safe (one signalId runs
-      // once per region), and its failure then answers what the first request answered, partially accepted with the
-      // signalId, never "not accepted" for a signal that runs elsewhere.
+      // once per region). It may be running, though, so a failure to start it again answers what the first request
+      // did, partially accepted with the signalId, never "not accepted".
       const started = await Promise.all(regions.map(([region]) => deps.executions.started(region, first.signalId, deadline).catch(unknownIfUnavailable)));
-      const notYet = regions.filter((_, i) => !started[i]).flatMap(([, ids]) => ids);
+      unknown = started.includes('unknown');
+      const notYet = regions.filter((_, i) => started[i] !== true).flatMap(([, ids]) => ids);
       const now = Date.now();
       if (notYet.length === 0 || now >= firstSettledAt || now + REPLAY_RECHECK_MS >= deadline) return notYet;
       await new Promise((resolve) => setTimeout(resolve, REPLAY_RECHECK_MS));
@@ -194,19 +196,12 @@ async function replay(deps: AcceptDeps, first: AcceptanceRecord, bodyHash: strin
     missing.length === 0
       ? []
       : (await guarded(deps.settings.failClosedRetryAfterSeconds, () => deps.registry.getAccounts(missing))).filter((a): a is Account => a !== null);
-  const result = await launch(deps, base, accounts, deadline, true, missing.length < first.accountsResolved);
+  const result = await launch(deps, base, accounts, deadline, true, unknown || missing.length < first.accountsResolved);
   return { ...result, body: { ...result.body, accountsResolved: first.accountsResolved } } as AcceptResult;
 }
 
 /** Numbers the accounts' commands in acceptance order, then starts the signal in every region that holds targets. */
-async function launch(
-  deps: AcceptDeps,
-  base: LaunchBase,
-  accounts: Account[],
-  deadline: number,
-  replayed: boolean,
-  someAlreadyRunning = false,
-): Promise<AcceptResult> {
+async function launch(deps: AcceptDeps, base: LaunchBase, accounts: Account[], deadline: number, replayed: boolean, someMayRun = false): Promise<AcceptResult> {
   const acceptedAtMs = Date.parse(base.acceptedAt);
   const expiries = accounts.map((account) => acceptedAtMs + maxAgeMs(account, base.signal, deps.settings));
   const lease = deadline + START_LEASE_MARGIN_MS;
@@ -269,16 +264,16 @@ async function launch(
   if (failed.length === 0) return { kind: 'accepted', body, replayed };
   // A start that may have happened is never answered "not accepted": the caller gets the signalId and polls.
   const mayRun = failed.some((f) => failureOf(f.reason).mayHaveStarted);
-  if (failed.length < results.length || someAlreadyRunning || mayRun) return { kind: 'partially_accepted', body, replayed };
+  if (failed.length < results.length || someMayRun || mayRun) return { kind: 'partially_accepted', body, replayed };
   if (failed.every((f) => failureOf(f.reason).overloaded)) throw new Refusal('backpressure', 'System under high load, retry later', { retryAfterSeconds: 1 });
   // A definite refusal that is not overload (a bad namespace): the error handler answers it as what it is.
   const first = failureOf(failed[0]!.reason);
   throw first.cause instanceof Error ? first.cause : first;
 }
 
-/** A question to an unreachable region has no answer: false, for the caller to act on; anything else is thrown. */
-function unknownIfUnavailable(err: unknown): false {
-  if (err instanceof ExecutionsUnavailable) return false;
+/** A question to an unreachable region has no answer: 'unknown', for the caller to act on; anything else is thrown. */
+function unknownIfUnavailable(err: unknown): 'unknown' {
+  if (err instanceof ExecutionsUnavailable) return 'unknown';
   throw err;
 }
 

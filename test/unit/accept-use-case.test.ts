@@ -184,6 +184,24 @@ describe('acceptSignal with fakes of its ports', () => {
     expect(calls.released.sort()).toEqual(['acc-1#3', 'acc-2#4']);
   });
 
+  test('when a replay cannot learn whether a region started and starting it again fails for overload, then the first signalId again (it may run), never "not accepted"', async () => {
+    let launches = 0;
+    const { deps } = fakes({
+      startedUnavailable: true,
+      launch: async () => {
+        if (++launches === 1) return 'created';
+        throw new LaunchFailure(false, true);
+      },
+    });
+    const first = await acceptSignal(deps, { grant, body: buy, idempotencyKey: 'k10', correlationId: 'c22' });
+    const again = await acceptSignal(deps, { grant, body: buy, idempotencyKey: 'k10', correlationId: 'c23' });
+    expect(again).toMatchObject({
+      kind: 'partially_accepted',
+      replayed: true,
+      body: { success: false, signalId: (first.body as { signalId: string }).signalId },
+    });
+  });
+
   test('when admission says the execution path is behind, then a new signal is refused at the door, but a replay of a held key is answered', async () => {
     const open = fakes();
     const first = await acceptSignal(open.deps, { grant, body: buy, idempotencyKey: 'k2', correlationId: 'c8' });
