@@ -129,7 +129,7 @@ export class CtraderBridge {
     const answer = await this.client.hello({
       platform: 'ctrader',
       bridgeVersion: CTRADER_CONNECTOR_VERSION,
-      capabilities: [...ACTIONS],
+      capabilities: [...ACTIONS, 'position_limits'],
       symbols,
       ...(trader ? { account: { balance: trader.balance } } : {}),
     });

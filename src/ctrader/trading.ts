@@ -88,10 +88,17 @@ async function entryBasics(acct: TradingAccount, cmd: BridgeCommand, label: stri
   if (cmd.symbol === undefined) refuse(ErrorCode.INVALID_REQUEST, 'symbol is required');
   const spec = acct.symbol(cmd.symbol!) ?? refuse(ErrorCode.SYMBOL_NOT_FOUND, `Symbol not found: ${cmd.symbol}`);
   if (cmd.volume === undefined) refuse(ErrorCode.INVALID_REQUEST, 'volume is required');
-  if (typeof cmd.maxOpenPositions === 'number') {
+  if (typeof cmd.maxOpenPositions === 'number' || typeof cmd.maxOpenPositionsPerSymbol === 'number') {
     const { positions } = await acct.reconcile();
-    if (positions.length >= cmd.maxOpenPositions) {
+    if (typeof cmd.maxOpenPositions === 'number' && positions.length >= cmd.maxOpenPositions) {
       refuse('risk_max_open_positions', `the account already has ${positions.length} open position(s); the maximum is ${cmd.maxOpenPositions}`);
+    }
+    const inSymbol = positions.filter((p) => p.tradeData.symbolId === spec.symbolId).length;
+    if (typeof cmd.maxOpenPositionsPerSymbol === 'number' && inSymbol >= cmd.maxOpenPositionsPerSymbol) {
+      refuse(
+        'risk_max_open_positions',
+        `the account already has ${inSymbol} open position(s) in ${cmd.symbol!}; the maximum per symbol is ${cmd.maxOpenPositionsPerSymbol}`,
+      );
     }
   }
   const base: Record<string, unknown> = {

@@ -61,6 +61,8 @@ export const commandSchema = z.object({
   pnl: z.enum(['profit', 'loss']).optional(),
   /** The owner's max open positions: only the bridge knows the account's positions, so it enforces this one. */
   maxOpenPositions: z.number().int().min(0).optional(),
+  /** The owner's max open positions in the entry's symbol (protocol 1.2, feature `position_limits`). */
+  maxOpenPositionsPerSymbol: z.number().int().min(0).optional(),
   /**
    * Size this entry by risk on the live account (protocol 1.1; docs/risk-sizing.md): `volume` is then absent, and the
    * bridge reports the lots it placed and the figures it used.

@@ -34,11 +34,14 @@ export const REASON_CODES = {
   risk_sizing_unsupported: {
     raisedBy: 'risk rules',
     meaning:
-      'the account sizes entries by risk or has loss guards, and its bridge did not announce that it can apply them (an older bridge): update the bridge; exits still run',
+      'the account sizes entries by risk, has loss guards or a per-symbol position limit, and its bridge did not announce that it can apply them (an older bridge): update the bridge; exits still run',
   },
   risk_max_volume_exceeded: { raisedBy: 'risk rules', meaning: "the sized volume is above the account's max volume per order" },
   risk_volume_below_minimum: { raisedBy: 'risk rules', meaning: 'the sized volume, rounded down to the volume step, is below the minimum lot' },
-  risk_max_open_positions: { raisedBy: 'bridge', meaning: 'the account already holds its maximum number of open positions' },
+  risk_max_open_positions: {
+    raisedBy: 'bridge',
+    meaning: "the account already holds its maximum number of open positions, in all or in the entry's symbol",
+  },
   risk_daily_loss_limit: {
     raisedBy: 'bridge',
     meaning:

@@ -62,6 +62,8 @@ export const riskSettingsSchema = z.strictObject({
   sizing: sizingSchema.default({ mode: 'signal' }),
   requireStopLoss: z.boolean().default(false),
   maxOpenPositions: z.number().int().min(0).optional(),
+  /** At most this many open positions in one symbol; enforced by a bridge that announced `position_limits`. */
+  maxOpenPositionsPerSymbol: z.number().int().min(0).optional(),
   tradingHours: z.array(tradingWindowSchema).optional(),
   maxSignalAgeMs: z.number().int().min(1).max(86_400_000).optional(),
   closeOnly: z.boolean().default(false),

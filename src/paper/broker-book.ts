@@ -98,10 +98,17 @@ export class BrokerBook {
     return spec;
   }
 
-  guardOpenPositions(cmd: BrokerCommand): void {
+  /** The owner's position limits, on the account as it is now: all positions, and those in the entry's symbol. */
+  guardOpenPositions(cmd: BrokerCommand, symbol: string): void {
     const max = cmd.maxOpenPositions;
-    if (typeof max !== 'number' || this.state.positions.length < max) return;
-    throw new Rejected(RISK_MAX_OPEN_POSITIONS, `the account already has ${this.state.positions.length} open position(s); the maximum is ${max}`);
+    if (typeof max === 'number' && this.state.positions.length >= max) {
+      throw new Rejected(RISK_MAX_OPEN_POSITIONS, `the account already has ${this.state.positions.length} open position(s); the maximum is ${max}`);
+    }
+    const perSymbol = cmd.maxOpenPositionsPerSymbol;
+    const inSymbol = this.state.positions.filter((p) => p.symbol === symbol).length;
+    if (typeof perSymbol === 'number' && inSymbol >= perSymbol) {
+      throw new Rejected(RISK_MAX_OPEN_POSITIONS, `the account already has ${inSymbol} open position(s) in ${symbol}; the maximum per symbol is ${perSymbol}`);
+    }
   }
 
   requireVolume(spec: SymbolSpec, volume: number | undefined): number {

@@ -51,7 +51,7 @@ export function triggerPending(book: BrokerBook, now: number, ops: BrokerOp[]): 
 
 export function pendingEntry(book: BrokerBook, cmd: BrokerCommand, side: Side, type: OrderType, ops: BrokerOp[]): ExecutionResult {
   const spec = book.requireSymbol(cmd.symbol);
-  book.guardOpenPositions(cmd);
+  book.guardOpenPositions(cmd, cmd.symbol!);
   const volume = book.requireVolume(spec, cmd.volume);
   book.requireOpen(spec);
   if (cmd.price === undefined) book.reject('invalid_request', 'price is required');

@@ -20,7 +20,7 @@ export function hitStops(book: BrokerBook, now: number, ops: BrokerOp[]): void {
 
 export function marketEntry(book: BrokerBook, cmd: BrokerCommand, side: Side, ops: BrokerOp[]): ExecutionResult {
   const spec = book.requireSymbol(cmd.symbol);
-  book.guardOpenPositions(cmd);
+  book.guardOpenPositions(cmd, cmd.symbol!);
   const volume = book.requireVolume(spec, cmd.volume);
   book.requireOpen(spec);
   const q = book.feed.quote(spec, book.clock());

@@ -277,7 +277,7 @@ export class PaperTerminal {
       platform: this.platform,
       bridgeVersion: this.bridgeVersion,
       // The actions this version can run, and the features: sizing by risk and loss guards on the live account.
-      capabilities: [...ACTIONS.filter((a) => this.supports(a)), 'risk_sizing', 'loss_guards'],
+      capabilities: [...ACTIONS.filter((a) => this.supports(a)), 'risk_sizing', 'loss_guards', 'position_limits'],
       symbols: this.broker.symbolSpecs().map((spec) => ({
         name: spec.name,
         digits: spec.digits,

@@ -18,6 +18,7 @@ export interface PlannedOrder {
   volume?: number;
   riskSizing?: BridgeCommand['riskSizing'];
   lossGuards?: BridgeCommand['lossGuards'];
+  maxOpenPositionsPerSymbol?: number;
 }
 
 export type Plan = { ok: true; order: PlannedOrder } | { ok: false; reason: RiskReason };
@@ -48,10 +49,16 @@ export function planOrder(
   const guards = risk.lossGuards;
   const guarding =
     guards !== undefined && (guards.dailyLossAmount !== undefined || guards.dailyLossPercent !== undefined || guards.maxDrawdownPercent !== undefined);
-  if ((byRisk && !features.includes('risk_sizing')) || (guarding && !features.includes('loss_guards'))) {
+  const perSymbol = risk.maxOpenPositionsPerSymbol;
+  if (
+    (byRisk && !features.includes('risk_sizing')) ||
+    (guarding && !features.includes('loss_guards')) ||
+    (perSymbol !== undefined && !features.includes('position_limits'))
+  ) {
     return { ok: false, reason: 'risk_sizing_unsupported' };
   }
   const lossGuards = guarding ? { ...guards } : undefined;
+  const limits = perSymbol !== undefined ? { maxOpenPositionsPerSymbol: perSymbol } : {};
   if (risk.sizing.mode === 'risk_percent' || risk.sizing.mode === 'risk_amount') {
     const riskSizing = {
       basis:
@@ -63,12 +70,12 @@ export function planOrder(
       value: risk.sizing.mode === 'risk_amount' ? risk.sizing.amount : risk.sizing.percent,
       ...(risk.maxVolume !== undefined ? { maxLots: risk.maxVolume } : {}),
     };
-    return { ok: true, order: { symbol, riskSizing, ...(lossGuards ? { lossGuards } : {}) } };
+    return { ok: true, order: { symbol, riskSizing, ...(lossGuards ? { lossGuards } : {}), ...limits } };
   }
   const volume = sizeVolume(signal.volume ?? 0, risk.sizing, volumeRules);
   if (risk.maxVolume !== undefined && volume > risk.maxVolume) return { ok: false, reason: 'risk_max_volume_exceeded' };
   if (volume < volumeRules.min) return { ok: false, reason: 'risk_volume_below_minimum' };
-  return { ok: true, order: { symbol, volume, ...(lossGuards ? { lossGuards } : {}) } };
+  return { ok: true, order: { symbol, volume, ...(lossGuards ? { lossGuards } : {}), ...limits } };
 }
 
 /** The owner's sizing mode applied to the signal's lots, rounded down to the volume step (never up: never more risk). */

@@ -97,6 +97,31 @@ describe('sizing by risk and loss guards, on the paper bridge', () => {
     expect(terminal.broker.positions()).toHaveLength(1);
   });
 
+  test('when three entries race under a limit of one position per symbol, then one EURUSD is placed, the other refused risk_max_open_positions, and a USDJPY one runs', async () => {
+    const { f, feed, terminal, send } = await paperAccount({ maxOpenPositionsPerSymbol: 1 });
+    feed.set('USDJPY', 150.0, 150.02);
+    const answers = await Promise.all([
+      send({ action: 'buy', symbol: 'EURUSD', volume: 0.1 }),
+      send({ action: 'sell', symbol: 'EURUSD', volume: 0.1 }),
+      send({ action: 'buy', symbol: 'USDJPY', volume: 0.1 }),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual([202, 202, 202]);
+    const outcomes = await Promise.all(answers.map(async (a) => (await pollUntilReported(stack.ingress.url, a.body.signalId, f.token, 1, 15_000)).accounts[0]));
+    expect(
+      outcomes
+        .slice(0, 2)
+        .map((o) => `${o.outcome} ${o.reason ?? ''}`.trim())
+        .sort(),
+    ).toEqual(['filled', 'rejected risk_max_open_positions']);
+    expect(outcomes[2]).toMatchObject({ outcome: 'filled' });
+    expect(
+      terminal.broker
+        .positions()
+        .map((p) => p.symbol)
+        .sort(),
+    ).toEqual(['EURUSD', 'USDJPY']);
+  });
+
   test('when the equity has fallen past the max drawdown, then entries are refused risk_max_drawdown and a close still runs; after the owner resets the guard they pass', async () => {
     const { f, feed, terminal, send, outcome } = await paperAccount({ lossGuards: { maxDrawdownPercent: 2, timezone: 'UTC' } });
     expect(await outcome({ action: 'buy', symbol: 'EURUSD', volume: 1 })).toMatchObject({ outcome: 'filled' });

@@ -255,6 +255,15 @@ describe('paper broker: market entries', () => {
     expect(run({ action: 'buy', symbol: 'EURUSD', volume: 1 }).result.status).toBe('filled');
   });
 
+  test('when the symbol holds maxOpenPositionsPerSymbol, then an entry in it is refused; one in another symbol runs', () => {
+    const { run } = setup();
+    open(run);
+    const { result } = run({ action: 'sell', symbol: 'EURUSD', volume: 1, maxOpenPositionsPerSymbol: 1 });
+    expect(result).toMatchObject({ status: 'rejected', retcode: RISK_MAX_OPEN_POSITIONS });
+    expect(result.message).toMatch(/1 open position\(s\) in EURUSD; the maximum per symbol is 1/);
+    expect(run({ action: 'buy', symbol: 'GBPUSD', volume: 1, maxOpenPositionsPerSymbol: 1 }).result.status).toBe('filled');
+  });
+
   test('when maxOpenPositions is 0, then every entry is refused with the same retcode on cTrader', () => {
     const { run } = setup('ctrader');
     expect(run({ action: 'buy', symbol: 'EURUSD', volume: 1, maxOpenPositions: 0 }).result).toMatchObject({

@@ -436,6 +436,15 @@ describe('planOrder: sizing by risk and loss guards (applied by the bridge)', ()
     });
   });
 
+  test('when the account limits positions per symbol, then an entry carries the limit (a bridge that announced position_limits); an older bridge refuses', () => {
+    const limited = { maxOpenPositionsPerSymbol: 2 };
+    expect(planOrder(buy(), { ...snapshot(limited), bridgeFeatures: ['position_limits'] }, times())).toEqual({
+      ok: true,
+      order: { symbol: 'EURUSD', volume: 0.1, maxOpenPositionsPerSymbol: 2 },
+    });
+    expectRefused(planOrder(buy(), capable(limited), times()), 'risk_sizing_unsupported');
+  });
+
   test('when the account has loss guards, then an entry carries them (and needs a bridge that announced loss_guards); an exit passes without', () => {
     const guarded = { lossGuards: { dailyLossPercent: 3, timezone: 'Europe/London' } };
     expect(planOrder(buy(), capable(guarded), times())).toEqual({

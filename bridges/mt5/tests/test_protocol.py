@@ -24,6 +24,7 @@ def test_when_a_full_command_arrives_then_every_field_is_read_and_unknown_fields
     ({"volume": "0.1"}, "volume"),
     ({"side": "long"}, "side"),
     ({"maxOpenPositions": -1}, "maxOpenPositions"),
+    ({"maxOpenPositionsPerSymbol": 1.5}, "maxOpenPositionsPerSymbol"),
 ])
 def test_when_a_command_is_malformed_then_it_is_refused_with_the_field_named(change: dict, message: str) -> None:
     with pytest.raises(InvalidCommand, match=message):

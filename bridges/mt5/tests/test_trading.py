@@ -120,6 +120,16 @@ def test_when_the_account_holds_max_open_positions_then_an_entry_is_refused_by_t
     assert len(double.mt5.positions_get()) == 1
 
 
+def test_when_the_symbol_holds_its_max_open_positions_then_an_entry_in_it_is_refused_and_one_in_another_symbol_runs(double: Double) -> None:
+    run(double, "buy", symbol="EURUSD", volume=0.1)
+    out = run(double, "buy", symbol="EURUSD", volume=0.1, maxOpenPositionsPerSymbol=1)
+    assert (out.status, out.retcode) == ("rejected", "risk_max_open_positions")
+    assert "in EURUSD" in out.message
+    other = run(double, "buy_limit", symbol="GBPUSD", volume=0.1, price=1.2, maxOpenPositionsPerSymbol=1)
+    assert other.status == "filled"
+    assert len(double.mt5.positions_get()) == 1
+
+
 def test_when_a_command_ran_before_a_crash_then_recovery_finds_its_fill_by_tag_and_sends_nothing(double: Double) -> None:
     raw = command("buy", symbol="EURUSD", volume=0.1)
     first = trader(double).execute(parse_command(raw), recovering=False)

@@ -14,7 +14,8 @@ ACTIONS = (
 ENTRY_ACTIONS = ACTIONS[:8]
 PLATFORM = "mt5"
 # The last two are features the service checks (docs/bridge-protocol.md): it sizes by risk and applies loss guards.
-CAPABILITIES = ["stop_limit", "modify_pending", "partial_close", "max_open_positions", "exactly_once_journal", "risk_sizing", "loss_guards"]
+CAPABILITIES = ["stop_limit", "modify_pending", "partial_close", "max_open_positions", "exactly_once_journal", "risk_sizing", "loss_guards",
+                "position_limits"]
 
 Retcode = Union[int, str]
 
@@ -47,6 +48,8 @@ class Command:
     side: Optional[str] = None
     pnl: Optional[str] = None
     max_open_positions: Optional[int] = None
+    # The owner's max open positions in the entry's symbol (feature position_limits).
+    max_open_positions_per_symbol: Optional[int] = None
     # {basis, value, maxLots?}: size the entry by risk on the live account (volume is then absent).
     risk_sizing: Optional[Dict[str, Any]] = None
     # {dailyLossAmount?|dailyLossPercent?, maxDrawdownPercent?, timezone}: refuse the entry while a guard holds.
@@ -126,9 +129,8 @@ def parse_command(raw: Any) -> Command:
         raise InvalidCommand("side: expected buy or sell")
     if pnl not in (None, "profit", "loss"):
         raise InvalidCommand("pnl: expected profit or loss")
-    max_open = raw.get("maxOpenPositions")
-    if max_open is not None and (isinstance(max_open, bool) or not isinstance(max_open, int) or max_open < 0):
-        raise InvalidCommand("maxOpenPositions: expected a non-negative integer")
+    max_open = _count(raw, "maxOpenPositions")
+    max_per_symbol = _count(raw, "maxOpenPositionsPerSymbol")
     risk_sizing = _risk_sizing(raw.get("riskSizing"))
     loss_guards = _loss_guards(raw.get("lossGuards"))
     expiry = raw.get("expiry")
@@ -155,6 +157,7 @@ def parse_command(raw: Any) -> Command:
         side=side,
         pnl=pnl,
         max_open_positions=max_open,
+        max_open_positions_per_symbol=max_per_symbol,
         risk_sizing=risk_sizing,
         loss_guards=loss_guards,
     )
@@ -162,6 +165,13 @@ def parse_command(raw: Any) -> Command:
 
 def _positive(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
+def _count(raw: Dict[str, Any], name: str) -> Optional[int]:
+    value = raw.get(name)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise InvalidCommand(f"{name}: expected a non-negative integer")
+    return value if value is None else int(value)
 
 
 def _risk_sizing(value: Any) -> Optional[Dict[str, Any]]:

@@ -48,13 +48,18 @@ class Trader(PositionActions):
             return self.modify_position(cmd)
         return self.modify_pending(cmd)
 
-    def _guard_open_positions(self, cmd: Command) -> None:
-        if cmd.max_open_positions is None:
+    def _guard_open_positions(self, cmd: Command, symbol: str) -> None:
+        if cmd.max_open_positions is None and cmd.max_open_positions_per_symbol is None:
             return
-        count = len(self.positions())
-        if count >= cmd.max_open_positions:
+        positions = self.positions()
+        if cmd.max_open_positions is not None and len(positions) >= cmd.max_open_positions:
             raise Refusal(refused("risk_max_open_positions",
-                                  f"the account already has {count} open position(s); the maximum is {cmd.max_open_positions}"))
+                                  f"the account already has {len(positions)} open position(s); the maximum is {cmd.max_open_positions}"))
+        in_symbol = sum(1 for p in positions if p.symbol == symbol)
+        if cmd.max_open_positions_per_symbol is not None and in_symbol >= cmd.max_open_positions_per_symbol:
+            raise Refusal(refused("risk_max_open_positions",
+                                  f"the account already has {in_symbol} open position(s) in {symbol}; "
+                                  f"the maximum per symbol is {cmd.max_open_positions_per_symbol}"))
 
     def _volume(self, cmd: Command, info: Any, buy: bool, entry: float) -> Tuple[Optional[float], Optional[str]]:
         """The lots to place and the sizing note: the loss guards first, then sizing by risk on the live account."""
@@ -83,7 +88,7 @@ class Trader(PositionActions):
 
     def market_entry(self, cmd: Command, buy: bool) -> Outcome:
         info = self.symbol(cmd.symbol)
-        self._guard_open_positions(cmd)
+        self._guard_open_positions(cmd, info.name)
         tick = self.tick(info.name)
         price = tick.ask if buy else tick.bid
         volume, note = self._volume(cmd, info, buy, price)
@@ -119,7 +124,7 @@ class Trader(PositionActions):
     def pending_entry(self, cmd: Command) -> Outcome:
         type_name, buy = self._PENDING[cmd.action]
         info = self.symbol(cmd.symbol)
-        self._guard_open_positions(cmd)
+        self._guard_open_positions(cmd, info.name)
         if cmd.price is None:
             raise Refusal(refused(self.mt5.TRADE_RETCODE_INVALID, "Invalid request: volume and price are required"))
         stop_limit = cmd.action.endswith("stop_limit")
