@@ -9,12 +9,32 @@ import type { ExecutionResult, PaperBroker } from './broker';
  * cannot both pass a guard that only one fits under (the second sees the account the first left).
  */
 
+/** What the marks are on disk (in the bridge's state file), so a restarted bridge keeps its day's opening and peak. */
+export interface EquityMarksState {
+  day?: string;
+  dayOpen: number;
+  peak: number;
+  resetApplied: string;
+}
+
 /** The equity marks the loss guards compare against, kept by the bridge as it sees its account. */
 export class EquityMarks {
   private day: string | undefined;
   private dayOpen = 0;
   private peak = 0;
   private resetApplied = '';
+
+  constructor(saved?: EquityMarksState) {
+    if (!saved) return;
+    this.day = saved.day;
+    this.dayOpen = saved.dayOpen;
+    this.peak = saved.peak;
+    this.resetApplied = saved.resetApplied;
+  }
+
+  state(): EquityMarksState {
+    return { ...(this.day !== undefined ? { day: this.day } : {}), dayOpen: this.dayOpen, peak: this.peak, resetApplied: this.resetApplied };
+  }
 
   /**
    * Records the equity now; the first reading of a trading day (in `timezone`) is that day's opening equity. An

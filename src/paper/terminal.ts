@@ -1,14 +1,14 @@
-import fs from 'node:fs';
 import { z } from 'zod';
 import { commandLogLine } from '../bridge/command-log';
 import { CAPABILITIES, compareVersions } from '../domain/capabilities';
 import { BridgeClient, toReport } from '../bridge/client';
 import { commandSchema, type BridgeReport } from '../domain/bridge-protocol';
 import { ACTIONS, type Action } from '../domain/actions';
-import { PaperBroker, type BrokerOptions, type BrokerState, type ExecutionResult, type Platform } from './broker';
+import { PaperBroker, type BrokerOptions, type ExecutionResult, type Platform } from './broker';
 import { MemoryJournal, type Journal } from './journal';
 import { MemoryLedger, type Ledger } from './ledger';
 import { applyRisk, EquityMarks } from './risk';
+import { readStateFile, writeStateFile, type PaperState } from './state-file';
 
 /**
  * One simulated terminal (an MT5 EA or a cTrader cBot) for one account, speaking the bridge API like a real one
@@ -92,8 +92,11 @@ export class PaperTerminal {
   private loopDone: Promise<void> = Promise.resolve();
   private ticker: NodeJS.Timeout | undefined;
   private lastError: string | undefined;
-  /** The equity marks of the loss guards (day's opening, peak), as this terminal has seen its account. */
-  readonly marks = new EquityMarks();
+  /**
+   * The equity marks of the loss guards (day's opening, peak), as this terminal has seen its account; kept in its
+   * state file beside the broker's, so a restart does not forget a bad day or the peak.
+   */
+  readonly marks: EquityMarks;
 
   constructor(options: TerminalOptions) {
     this.opts = options;
@@ -106,7 +109,9 @@ export class PaperTerminal {
     this.dropsLeft = options.dropBeforeReport ?? 0;
     this.ledger = options.ledger ?? new MemoryLedger();
     this.journal = options.journal ?? new MemoryJournal();
-    this.broker = options.broker ?? new PaperBroker({ clock: this.clock, ...options.brokerOptions, platform: options.platform, state: this.loadState() });
+    const saved = this.loadState();
+    this.marks = new EquityMarks(saved?.marks);
+    this.broker = options.broker ?? new PaperBroker({ clock: this.clock, ...options.brokerOptions, platform: options.platform, state: saved?.broker });
   }
 
   /** Fault hook: the next `times` report sends are dropped (the connection "fails" after the orders were placed). */
@@ -314,18 +319,12 @@ export class PaperTerminal {
     return new Date(this.clock()).toISOString();
   }
 
-  private loadState(): BrokerState | undefined {
-    const file = this.opts.stateFile;
-    if (!file || !fs.existsSync(file)) return undefined;
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as BrokerState;
+  private loadState(): PaperState | undefined {
+    return this.opts.stateFile ? readStateFile(this.opts.stateFile) : undefined;
   }
 
   private saveState(): void {
-    const file = this.opts.stateFile;
-    if (!file) return;
-    const tmp = `${file}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify(this.broker.snapshot()));
-    fs.renameSync(tmp, file);
+    if (this.opts.stateFile) writeStateFile(this.opts.stateFile, { broker: this.broker.snapshot(), marks: this.marks.state() });
   }
 }
 

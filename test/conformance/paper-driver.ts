@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { BrokerState } from '../../src/paper/broker';
 import { readLedger, stateFileFor } from '../../src/paper/ledger';
+import { readStateFile } from '../../src/paper/state-file';
 import type { MarketFile } from '../../src/paper/market-file';
 import { DEFAULT_BRIDGE_VERSIONS } from '../../src/paper/terminal';
 import { startPaperBridgeProcess } from '../../support/processes';
@@ -40,9 +41,7 @@ export class PaperBridgeDriver extends ProcessPerAccountDriver<MarketFile> imple
 
   async broker(accountId: string): Promise<BrokerView> {
     const file = stateFileFor(this.ledgerFile(accountId), accountId);
-    const state: BrokerState = fs.existsSync(file)
-      ? (JSON.parse(fs.readFileSync(file, 'utf8')) as BrokerState)
-      : { nextTicket: 0, balance: 0, positions: [], orders: [] };
+    const state: BrokerState = readStateFile(file)?.broker ?? { nextTicket: 0, balance: 0, positions: [], orders: [] };
     const ledger = readLedger(this.ledgerFile(accountId)).filter((l) => l.accountId === accountId);
     return {
       positions: state.positions.map((p) => ({

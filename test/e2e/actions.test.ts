@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_SYMBOLS, SyntheticFeed, type BrokerState, type Side, type SymbolSpec } from '../../src/paper/broker';
 import { readLedger, stateFileFor, type LedgerEntry } from '../../src/paper/ledger';
+import { readStateFile } from '../../src/paper/state-file';
 import { newCredential } from '../../src/registry/credentials';
 import { isOpening, type Action } from '../../src/domain/actions';
 import type { AccountOutcome } from '../../src/domain/outcome';
@@ -137,7 +138,7 @@ describe('all 17 actions through the built processes on an MT5 and a cTrader acc
 
   const url = () => stack!.ingress.url;
   const poll = (signalId: string) => get(`${url()}/v1/signals/${signalId}`, { authorization: `Bearer ${token}` });
-  const state = (accountId: string): BrokerState => JSON.parse(fs.readFileSync(stateFileFor(ledgerFile, accountId), 'utf8')) as BrokerState;
+  const state = (accountId: string): BrokerState => readStateFile(stateFileFor(ledgerFile, accountId))!.broker;
 
   interface Run {
     accountId: string;

@@ -326,6 +326,31 @@ describe('paper terminal', () => {
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
+  test("when the paper bridge restarts on a bad day, then the loss guard still measures from the day's opening equity it saw before", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paper-marks-'));
+    const stateFile = stateFileFor(path.join(dir, 'ledger.jsonl'), 'acc-1');
+    const feed = new ManualFeed();
+    feed.set('EURUSD', 1.085, 1.0851);
+    const guards = { dailyLossAmount: 100, timezone: 'UTC' };
+    const first = terminal({ stateFile, brokerOptions: { feed } });
+    const entry = command({ volume: 1, lossGuards: guards });
+    first.handle(entry);
+    expect(first.journal.get(entry.commandId)).toMatchObject({ status: 'filled' });
+    // 51 pips against the 1-lot buy: equity is 520 USD below the day's opening.
+    feed.set('EURUSD', 1.08, 1.0801);
+    const refused = command({ volume: 1, lossGuards: guards });
+    first.handle(refused);
+    expect(first.journal.get(refused.commandId)).toMatchObject({ status: 'rejected', retcode: 'risk_daily_loss_limit' });
+
+    // A new process on the same state file: without the saved marks it would take today's equity as the day's opening.
+    const second = terminal({ stateFile, brokerOptions: { feed } });
+    expect(second.marks.state()).toEqual(first.marks.state());
+    const again = command({ volume: 1, lossGuards: guards });
+    second.handle(again);
+    expect(second.journal.get(again.commandId)).toMatchObject({ status: 'rejected', retcode: 'risk_daily_loss_limit' });
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   test('when a crash is armed before or after the fill, then the terminal dies there: nothing executed, or executed and journaled with no report', () => {
     class Died extends Error {}
     const die = (): never => {

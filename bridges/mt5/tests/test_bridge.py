@@ -49,6 +49,25 @@ def test_when_a_command_is_delivered_again_then_it_is_answered_from_the_journal_
     assert len(double.mt5.positions_get()) == 1
 
 
+def _report(b: Bridge, guards: Dict[str, Any]) -> Any:
+    report = b.handle(command("buy", symbol="EURUSD", volume=1, lossGuards=guards))
+    assert report is not None
+    return report
+
+
+def test_when_the_bridge_restarts_on_a_bad_day_then_the_loss_guard_still_measures_from_the_day_opening(double: Double, tmp_path) -> None:
+    guards = {"dailyLossAmount": 5, "timezone": "Europe/London"}
+    b = bridge(double, tmp_path)
+    # The first entry sees the day's opening equity and passes; its spread costs 10 USD at once, past the 5 USD limit.
+    assert _report(b, guards).status == "filled"
+    assert _report(b, guards).retcode == "risk_daily_loss_limit"
+    opening = b.trader.marks.day_open
+    b.journal.close()  # the bridge restarts on the same journal, with the day's loss on the account
+    b2 = bridge(double, tmp_path)
+    assert b2.trader.marks.day_open == opening
+    assert _report(b2, guards).retcode == "risk_daily_loss_limit"
+
+
 def test_when_a_command_is_past_its_expiry_then_it_is_reported_expired_and_nothing_is_sent(double: Double, tmp_path) -> None:
     past = (datetime.now(timezone.utc) - timedelta(seconds=1)).isoformat()
     report = bridge(double, tmp_path).handle(command("buy", symbol="EURUSD", volume=0.1, expiresAt=past))

@@ -13,6 +13,7 @@ from typing import Any, Callable, Dict, List, Optional, TextIO
 from . import __version__
 from .ingress import Ingress, IngressError
 from .journal import Journal
+from .risk import EquityMarks
 from .protocol import CAPABILITIES, PLATFORM, Command, InvalidCommand, Report, iso, parse_command, parse_time
 from .terminal import Outcome, TerminalUnavailable, pip_size, refused
 from .trading import Trader
@@ -106,6 +107,7 @@ class Bridge:
             raise TerminalUnavailable("account_info: the terminal is not logged into a trading account")
         if self.journal is None:
             self.journal = self._journal_for(int(account.login))
+            self.trader.marks = EquityMarks(self.journal.path + ".marks.json")
         terminal = self.mt5.terminal_info()
         if terminal is not None and not terminal.trade_allowed:
             self.log(self._diag, event="algo_trading_off",

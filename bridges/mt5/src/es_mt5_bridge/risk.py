@@ -5,6 +5,8 @@ stale, and two entries racing each other cannot both pass a guard that only one 
 """
 from __future__ import annotations
 
+import json
+import os
 from datetime import datetime, timezone
 from typing import Any, Dict, Optional, Tuple
 from zoneinfo import ZoneInfo
@@ -13,15 +15,38 @@ from .sizing import Instrument, Refused, lots_for_risk, risk_amount_of
 
 
 class EquityMarks:
-    """The equity marks of the loss guards: the trading day's opening equity, and the peak, as this bridge saw them."""
+    """The equity marks of the loss guards: the trading day's opening equity, and the peak, as this bridge saw them.
 
-    def __init__(self) -> None:
+    With a path, they are kept in that file (beside the journal) and read back on start: a restarted bridge does not
+    take the equity after a bad morning as the day's opening, nor forget the peak."""
+
+    def __init__(self, path: Optional[str] = None) -> None:
+        self.path = path
         self.day: Optional[str] = None
         self.day_open = 0.0
         self.peak = 0.0
         self.reset_applied: Optional[datetime] = None
+        if path and os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                saved = json.load(f)
+            self.day, self.day_open, self.peak = saved.get("day"), float(saved["dayOpen"]), float(saved["peak"])
+            reset = saved.get("resetApplied")
+            self.reset_applied = datetime.fromisoformat(reset) if reset else None
+
+    def _save(self) -> None:
+        if not self.path:
+            return
+        state = {"day": self.day, "dayOpen": self.day_open, "peak": self.peak,
+                 "resetApplied": self.reset_applied.isoformat() if self.reset_applied else None}
+        tmp = self.path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(state, f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, self.path)
 
     def observe(self, equity: float, now: datetime, tz: str, drawdown_reset_at: Optional[str] = None) -> Tuple[float, float]:
+        before = (self.day, self.day_open, self.peak, self.reset_applied)
         # An owner's reset newer than the last one applied starts the peak again from this equity.
         if drawdown_reset_at:
             reset = datetime.fromisoformat(drawdown_reset_at.replace("Z", "+00:00"))
@@ -31,6 +56,8 @@ class EquityMarks:
         if day != self.day:
             self.day, self.day_open = day, equity
         self.peak = max(self.peak, equity)
+        if (self.day, self.day_open, self.peak, self.reset_applied) != before or (self.path and not os.path.exists(self.path)):
+            self._save()
         return self.day_open, self.peak
 
 

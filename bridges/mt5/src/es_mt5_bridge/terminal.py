@@ -64,7 +64,8 @@ class Terminal:
     def __init__(self, mt5: Any, server_offset: Callable[[], int]) -> None:
         self.mt5 = mt5
         self._server_offset = server_offset
-        # The loss guards' day-open and peak equity, as this bridge saw the account (kept in memory).
+        # The loss guards' day-open and peak equity, as this bridge saw the account (in memory until the bridge sets a
+        # file for them, beside its journal).
         self.marks = EquityMarks()
 
     # ---- reading the terminal ------------------------------------------------------------------------------------
