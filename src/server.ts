@@ -15,6 +15,7 @@ import { createApp } from './http/app';
 import { createAdminApp } from './http/admin';
 import { createIngressMetrics } from './metrics';
 import { RedisReportedOutcomes } from './signals/reported-outcomes';
+import { RedisFigures } from './bridge/figures';
 import { BridgePresence } from './bridge/presence';
 import { LaunchFailure } from './signals/errors';
 import { AdmissionGate, RedisAdmissionLedger } from './signals/admission';
@@ -89,7 +90,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
       temporalWaitMs: config.poll.temporalWaitMs,
       failClosedRetryAfterSeconds: config.limits.failClosedRetryAfterSeconds,
     },
-    gateway: { registry, queue, executions, maxWaitMs: config.bridge.maxWaitMs, presence, reported, logger },
+    gateway: { registry, queue, executions, maxWaitMs: config.bridge.maxWaitMs, presence, reported, figures: new RedisFigures(redis), logger },
   });
 
   const server = await listen(app, config.port, config.host);

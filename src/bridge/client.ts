@@ -1,4 +1,4 @@
-import type { BridgeHello, BridgeReport } from '../domain/bridge-protocol';
+import type { AccountFigures, BridgeHello, BridgeReport } from '../domain/bridge-protocol';
 
 /**
  * The bridge side of the bridge API over HTTP (docs/bridge-protocol.md) for one account: hello, long-poll, reports.
@@ -78,13 +78,14 @@ export class BridgeClient {
 
   private superseded = 0;
 
-  async sendReports(reports: BridgeReport[]): Promise<void> {
-    for (let i = 0; i < reports.length; i += 100) {
+  /** The reports, with the account's figures now (protocol 1.2); no report and only figures is a heartbeat. */
+  async sendReports(reports: BridgeReport[], account?: AccountFigures): Promise<void> {
+    for (let i = 0; i < Math.max(reports.length, account ? 1 : 0); i += 100) {
       const chunk = reports.slice(i, i + 100);
       let delay = this.initialBackoff;
       for (;;) {
         try {
-          const res = await this.call('POST', '/bridge/v1/reports', { reports: chunk }, 15_000);
+          const res = await this.call('POST', '/bridge/v1/reports', { reports: chunk, ...(account ? { account } : {}) }, 15_000);
           if (res.status === 200) {
             const results = (res.body as { results?: { commandId: string; result: string }[] } | undefined)?.results ?? [];
             for (const r of results) {

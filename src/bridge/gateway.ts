@@ -4,7 +4,15 @@ import { Refusal } from '../signals/errors';
 import type { ReportDelivery, SignalExecutions } from '../signals/executions';
 import { isTemporalBackpressure } from '../temporal/failures';
 import { accountOfCommand } from '../domain/ids';
-import { BRIDGE_PROTOCOL_VERSION, helloSchema, reportsBodySchema, type BridgeCommand } from '../domain/bridge-protocol';
+import {
+  accountFiguresSchema,
+  BRIDGE_PROTOCOL_VERSION,
+  helloSchema,
+  reportsBodySchema,
+  type AccountFigures,
+  type BridgeCommand,
+} from '../domain/bridge-protocol';
+import type { FiguresStore } from './figures';
 import type { CommandQueue } from './queue';
 import type { BridgePresence } from './presence';
 import type { ReportedOutcomes } from '../signals/reported-outcomes';
@@ -21,6 +29,8 @@ export interface GatewayDeps {
   executions: SignalExecutions;
   maxWaitMs: number;
   presence?: BridgePresence;
+  /** Where the account figures bridges send are kept (src/bridge/figures.ts). */
+  figures?: FiguresStore;
   /** Where a delivered report's outcome is kept for the poll (src/signals/reported-outcomes.ts). */
   reported?: ReportedOutcomes;
   logger?: Logger;
@@ -45,6 +55,12 @@ export async function bridgeHello(deps: GatewayDeps, token: string | undefined, 
   const features = BRIDGE_FEATURES.filter((f) => parsed.data.capabilities.includes(f));
   await deps.registry.recordBridgeVersion(account.id, parsed.data.bridgeVersion, features);
   if (parsed.data.symbols) await deps.registry.recordInstruments(account.id, parsed.data.symbols);
+  const a = parsed.data.account;
+  // The hello's account is loose (older bridges send what they have): kept only when it holds the figures.
+  const figures = accountFiguresSchema.safeParse(
+    a && { balance: a.balance, equity: a.equity, margin: a.margin, freeMargin: a.freeMargin, currency: a.currency },
+  );
+  if (figures.success) await keepFigures(deps, account.id, figures.data);
   await deps.queue.startSession(account.id);
   return { accountId: account.id, protocolVersion: BRIDGE_PROTOCOL_VERSION, serverTime: new Date().toISOString() };
 }
@@ -70,6 +86,7 @@ export async function bridgeReports(deps: GatewayDeps, token: string | undefined
   const parsed = reportsBodySchema.safeParse(body);
   if (!parsed.success)
     throw new Refusal('invalid', 'Invalid reports', { details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
+  if (parsed.data.account) await keepFigures(deps, account.id, parsed.data.account);
   const results: { commandId: string; result: 'recorded' | 'duplicate' | 'unknown' }[] = [];
   for (const report of parsed.data.reports) {
     // Only this account's commands; the commandId is the account workflow id, so Temporal, not Redis, knows it.
@@ -111,5 +128,12 @@ async function keepForPoll(deps: GatewayDeps, command: BridgeCommand, report: Br
   };
   await deps.reported.record(command.signalId, outcome).catch((err: unknown) => {
     deps.logger?.warn({ signalId: command.signalId, accountId: command.accountId, err: String(err) }, 'reported outcome not kept for the poll');
+  });
+}
+
+/** The account's figures, as the bridge sent them now. Only for reading: a failure to keep them is logged, never answered. */
+async function keepFigures(deps: GatewayDeps, accountId: string, figures: AccountFigures): Promise<void> {
+  await deps.figures?.record(accountId, figures, Date.now()).catch((err: unknown) => {
+    deps.logger?.warn({ accountId, err: String(err) }, 'account figures not kept');
   });
 }

@@ -161,13 +161,15 @@ export const accountShow: Verb = {
   options: {},
   async run(args, ctx) {
     const { id, registry, account } = await namedAccount(args, ctx);
-    const [hasBridgeToken, secrets, tokens] = await Promise.all([
+    const [hasBridgeToken, secrets, tokens, figures] = await Promise.all([
       registry.hasBridgeToken(id),
       registry.findSecretsByHashPrefix(''),
       registry.findTokensByHashPrefix(''),
+      ctx.figures().then((store) => store.latest(id)),
     ]);
     const view = {
       account,
+      figures: figures ?? null,
       bridgeToken: hasBridgeToken,
       secrets: secrets.filter((g) => g.accounts.includes(id)).map(secretView),
       tokens: tokens.filter((g) => g.accounts.includes(id)).map(tokenView),
@@ -175,6 +177,7 @@ export const accountShow: Verb = {
     const human = [
       `account ${id}`,
       ...Object.entries(account).map(([k, val]) => `  ${k}: ${typeof val === 'object' ? JSON.stringify(val) : String(val)}`),
+      `  figures: ${figures ? `${JSON.stringify(figures.figures)} as of ${figures.at} (${Math.round((ctx.now() - Date.parse(figures.at)) / 1000)} s ago)` : 'none yet (the bridge sends them with its reports)'}`,
       `  bridgeToken: ${hasBridgeToken ? 'set' : 'none'}`,
       `  secrets: ${view.secrets.map((s) => s.id).join(', ') || 'none'}`,
       `  tokens: ${view.tokens.map((t) => (t.suspendedUntil ? `${t.id} (suspended until ${t.suspendedUntil})` : t.id)).join(', ') || 'none'}`,

@@ -6,6 +6,7 @@ import { loadConfig } from '../config';
 import { RedisRegistry, RegistryRefusal } from '../registry/registry';
 import { CliError, oneLine, parseVerbArgs, summariseZod } from './args';
 import { VERBS, type Verb, type VerbContext } from './verbs';
+import { RedisFigures } from '../bridge/figures';
 
 /**
  * The admin CLI, the stand-in for the dashboard: `npm run admin -- <verb> ... [--json]` (docs/registry.md).
@@ -95,6 +96,10 @@ export async function runAdmin(argv: string[], io: Io): Promise<number> {
           registry = new RedisRegistry(redis);
         }
         return registry;
+      },
+      async figures() {
+        await ctx.registry();
+        return new RedisFigures(redis!);
       },
       readStdin: () => io.stdin(),
       now: () => Date.now(),

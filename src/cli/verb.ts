@@ -1,12 +1,15 @@
 import type { SecretGrant, TokenGrant } from '../domain/account';
 import type { RedisRegistry } from '../registry/registry';
 import type { OptionSpec, ParsedArgs } from './args';
+import type { FiguresStore } from '../bridge/figures';
 
 /** What every admin verb is, and the ways verbs show what they did. */
 
 /** What a verb needs at run time. The registry connects on first use, so a usage error never touches Redis. */
 export interface VerbContext {
   registry(): Promise<RedisRegistry>;
+  /** The account figures bridges sent (same Redis as the registry). */
+  figures(): Promise<FiguresStore>;
   /** Reads standard input to the end (for `--secret -` and `--token -`). */
   readStdin(): Promise<string>;
   now(): number;

@@ -104,4 +104,21 @@ export const reportSchema = z.strictObject({
 });
 export type BridgeReport = z.infer<typeof reportSchema>;
 
-export const reportsBodySchema = z.strictObject({ reports: z.array(reportSchema).min(1).max(100) });
+/**
+ * The account's money as the bridge sees it now (protocol 1.2): sent with reports, and alone as a heartbeat when no
+ * report went for a while. The service keeps the latest for the owner and operators (src/bridge/figures.ts); no risk
+ * check trusts them, since those run on the bridge's live account at execution (docs/risk-sizing.md).
+ */
+export const accountFiguresSchema = z.strictObject({
+  balance: z.number(),
+  equity: z.number(),
+  margin: z.number().optional(),
+  freeMargin: z.number().optional(),
+  currency: z.string().min(1).max(8),
+});
+export type AccountFigures = z.infer<typeof accountFiguresSchema>;
+
+/** Reports, with the account's figures; no report and only figures is a heartbeat. */
+export const reportsBodySchema = z
+  .strictObject({ reports: z.array(reportSchema).max(100), account: accountFiguresSchema.optional() })
+  .refine((b) => b.reports.length > 0 || b.account !== undefined, { message: 'send at least one report, or the account figures (a heartbeat)' });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { commandLogLine } from '../bridge/command-log';
 import { CAPABILITIES, compareVersions } from '../domain/capabilities';
 import { BridgeClient, toReport } from '../bridge/client';
-import { commandSchema, type BridgeReport } from '../domain/bridge-protocol';
+import { commandSchema, type AccountFigures, type BridgeReport } from '../domain/bridge-protocol';
 import { ACTIONS, type Action } from '../domain/actions';
 import { PaperBroker, type BrokerOptions, type ExecutionResult, type Platform } from './broker';
 import { MemoryJournal, type Journal } from './journal';
@@ -42,6 +42,8 @@ export interface TerminalOptions {
   stateFile?: string;
   /** Long-poll wait asked of the ingress. Default 20 000. */
   waitMs?: number;
+  /** Sends the account's figures alone when no report carried them for this long (a heartbeat); 0: never. */
+  heartbeatMs?: number;
   /** How often the market acts (pending triggers, SL/TP); 0 turns the timer off. Default 250. */
   tickMs?: number;
   clock?: () => number;
@@ -79,7 +81,7 @@ export class PaperTerminal {
   readonly ledger: Ledger;
   readonly journal: Journal;
   /** Counters for tests and logs. */
-  readonly stats = { hellos: 0, polls: 0, executed: 0, replayed: 0, reportsSent: 0, drops: 0 };
+  readonly stats = { hellos: 0, polls: 0, executed: 0, replayed: 0, reportsSent: 0, drops: 0, heartbeats: 0 };
 
   private readonly opts: TerminalOptions;
   private readonly clock: () => number;
@@ -92,6 +94,8 @@ export class PaperTerminal {
   private loopDone: Promise<void> = Promise.resolve();
   private ticker: NodeJS.Timeout | undefined;
   private lastError: string | undefined;
+  /** When the account's figures last went to the service (with reports or alone). */
+  private figuresSentAt = 0;
   /**
    * The equity marks of the loss guards (day's opening, peak), as this terminal has seen its account; kept in its
    * state file beside the broker's, so a restart does not forget a bad day or the peak.
@@ -243,7 +247,10 @@ export class PaperTerminal {
         const commands = await this.poll();
         delay = this.client.initialBackoff;
         this.lastError = undefined;
-        if (commands.length === 0) continue;
+        if (commands.length === 0) {
+          await this.heartbeatIfDue();
+          continue;
+        }
         const reports: BridgeReport[] = [];
         for (const raw of commands) {
           const handled = this.handle(raw);
@@ -254,7 +261,10 @@ export class PaperTerminal {
           reports.push(handled.report);
           this.logHandled(handled, raw);
         }
-        if (reports.length === 0) continue;
+        if (reports.length === 0) {
+          await this.heartbeatIfDue();
+          continue;
+        }
         if (this.dropsLeft > 0) {
           this.dropsLeft--;
           this.stats.drops++;
@@ -305,9 +315,24 @@ export class PaperTerminal {
     return commands;
   }
 
+  /** Every report carries the account's figures as they are now (protocol 1.2). */
   private async sendReports(reports: BridgeReport[]): Promise<void> {
-    await this.client.sendReports(reports);
+    await this.client.sendReports(reports, this.figures());
+    this.figuresSentAt = this.clock();
     this.stats.reportsSent += reports.length;
+  }
+
+  private async heartbeatIfDue(): Promise<void> {
+    const every = this.opts.heartbeatMs ?? 30_000;
+    if (every <= 0 || this.clock() - this.figuresSentAt < every) return;
+    await this.client.sendReports([], this.figures());
+    this.figuresSentAt = this.clock();
+    this.stats.heartbeats++;
+  }
+
+  private figures(): AccountFigures {
+    const { balance, equity, margin, freeMargin, currency } = this.broker.account();
+    return { balance, equity, margin, freeMargin, currency };
   }
 
   private logHandled(handled: Handled, raw: unknown): void {

@@ -2,6 +2,7 @@ import { ManualFeed } from '../../src/paper/broker';
 import { PaperTerminal } from '../../src/paper/terminal';
 import type { RiskSettings } from '../../src/domain/risk-settings';
 import { waitFor } from '../../support/infra';
+import { RedisFigures } from '../../src/bridge/figures';
 import { pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 
@@ -22,7 +23,7 @@ describe('sizing by risk and loss guards, on the paper bridge', () => {
   });
 
   /** An account with these risk settings, and its paper terminal: a USD account of 10,000, EURUSD at 1.08000/1.08010. */
-  async function paperAccount(risk: Partial<RiskSettings>) {
+  async function paperAccount(risk: Partial<RiskSettings>, options: { heartbeatMs?: number } = {}) {
     const f = await seedOwner(stack.registry, [{ risk: risk as never }]);
     const feed = new ManualFeed();
     feed.set('EURUSD', 1.08, 1.0801);
@@ -34,6 +35,7 @@ describe('sizing by risk and loss guards, on the paper bridge', () => {
       brokerOptions: { feed, balance: 10_000 },
       waitMs: 1_000,
       tickMs: 0,
+      ...options,
       log: () => undefined,
       diag: () => undefined,
     });
@@ -120,6 +122,37 @@ describe('sizing by risk and loss guards, on the paper bridge', () => {
         .map((p) => p.symbol)
         .sort(),
     ).toEqual(['EURUSD', 'USDJPY']);
+  });
+
+  test("when a bridge reports, then the account's figures come with it and are kept; with nothing to report, a heartbeat keeps them fresh", async () => {
+    const figures = new RedisFigures(stack.redis);
+    const { f, feed, outcome } = await paperAccount({}, { heartbeatMs: 300 });
+    const id = f.accounts[0]!.id;
+    // The hello's figures first.
+    expect((await figures.latest(id))?.figures).toEqual({ balance: 10_000, equity: 10_000, margin: 0, freeMargin: 10_000, currency: 'USD' });
+    expect(await outcome({ action: 'buy', symbol: 'EURUSD', volume: 1 })).toMatchObject({ outcome: 'filled' });
+    // The report's: 1 lot bought at the ask, valued at the bid: equity is the spread (10 USD) below the balance.
+    const afterFill = await waitFor(
+      'the figures of the report',
+      async () => {
+        const latest = await figures.latest(id);
+        return latest && latest.figures.equity < 10_000 ? latest : undefined;
+      },
+      10_000,
+    );
+    expect(afterFill.figures).toMatchObject({ balance: 10_000, currency: 'USD' });
+    expect(afterFill.figures.equity).toBeCloseTo(9_990, 6);
+    // No more reports: the heartbeat sends the figures as the market moves them.
+    feed.set('EURUSD', 1.082, 1.0821);
+    const beat = await waitFor(
+      'a heartbeat with the new equity',
+      async () => {
+        const latest = await figures.latest(id);
+        return latest && latest.figures.equity > 10_100 ? latest : undefined;
+      },
+      10_000,
+    );
+    expect(Date.parse(beat.at)).toBeGreaterThan(Date.parse(afterFill.at));
   });
 
   test('when the equity has fallen past the max drawdown, then entries are refused risk_max_drawdown and a close still runs; after the owner resets the guard they pass', async () => {
