@@ -304,6 +304,8 @@ export class PaperTerminal {
       account: { balance: account.balance, equity: account.equity, margin: account.margin, freeMargin: account.freeMargin, currency: account.currency },
     };
     const answer = await this.client.hello(body);
+    // The hello carried the figures: the next heartbeat is due a whole interval from now.
+    this.figuresSentAt = this.clock();
     this.stats.hellos++;
     const serverAccount = answer.accountId;
     this.diag({ time: this.now(), event: 'hello', accountId: this.accountId, serverAccountId: serverAccount, bridgeVersion: this.bridgeVersion });
