@@ -24,6 +24,21 @@ export const TEMPORAL_CLUSTER_DYNAMIC_CONFIG: readonly ClusterDynamicSetting[] =
     value: false,
     why: 'the server default, written down: search attributes are registered before any worker starts, so no request needs to re-read cluster metadata',
   },
+  {
+    key: 'history.transferProcessorMaxPollRPS',
+    value: 1000,
+    why: 'per shard; the default (20/s) caps how often a shard reads the tasks that start children and dispatch workflow tasks: a 200-account fan-out took 10.9 s with it',
+  },
+  {
+    key: 'history.timerProcessorMaxPollRPS',
+    value: 1000,
+    why: 'as above, for timers (command expiry, idempotency windows)',
+  },
+  {
+    key: 'history.visibilityProcessorMaxPollRPS',
+    value: 1000,
+    why: 'as above, for the visibility records operators search',
+  },
 ];
 
 export interface ClusterPorts {
