@@ -22,9 +22,12 @@ class Recorder:
 
     def __init__(self) -> None:
         self.sent: List[Dict[str, Any]] = []
+        self.figures: List[Dict[str, Any]] = []
 
-    def reports(self, reports: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
+    def reports(self, reports: List[Dict[str, Any]], account: Any = None) -> List[Dict[str, Any]]:
         self.sent.extend(reports)
+        if account is not None:
+            self.figures.append(account)
         return [{"commandId": r["commandId"], "result": "recorded"} for r in reports]
 
 
@@ -47,6 +50,24 @@ def test_when_a_command_is_delivered_again_then_it_is_answered_from_the_journal_
     b2 = bridge(double, tmp_path)
     assert b2.handle(raw) == first
     assert len(double.mt5.positions_get()) == 1
+
+
+def test_when_the_bridge_reports_then_the_account_figures_go_with_them_and_a_heartbeat_sends_them_alone(double: Double, tmp_path) -> None:
+    recorder = Recorder()
+    b = bridge(double, tmp_path, recorder)
+    b.send_reports([b.handle(command("buy", symbol="EURUSD", volume=1))])  # type: ignore[list-item]
+    figures = recorder.figures[-1]
+    assert set(figures) == {"balance", "equity", "margin", "freeMargin", "currency"}
+    # 1 lot bought at the ask and valued at the bid: equity is the spread below the balance, the margin is used.
+    assert figures["equity"] < figures["balance"] and figures["margin"] > 0 and figures["currency"] == "USD"
+    assert b.hello_body()["account"] == b.figures()
+    # Nothing to report: no heartbeat before its interval, one after it, with the figures and no report.
+    sent = len(recorder.sent)
+    b.heartbeat_s = 3600.0
+    assert b.heartbeat_if_due() is False
+    b.heartbeat_s = 0.0
+    assert b.heartbeat_if_due() is True
+    assert (len(recorder.sent), recorder.figures[-1]) == (sent, b.figures())
 
 
 def _report(b: Bridge, guards: Dict[str, Any]) -> Any:
@@ -118,7 +139,7 @@ def test_when_the_bridge_says_hello_then_it_sends_platform_version_and_the_symbo
     assert (body["platform"], body["bridgeVersion"]) == ("mt5", __version__)
     us30 = next(s for s in body["symbols"] if s["name"] == "US30")
     assert us30 == {"name": "US30", "digits": 1, "pipSize": 0.1, "volumeStep": 0.1, "volumeMin": 0.1, "volumeMax": 50.0}
-    assert body["account"] == {"balance": 100000.0, "equity": 100000.0, "currency": "USD"}
+    assert body["account"] == {"balance": 100000.0, "equity": 100000.0, "margin": 0.0, "freeMargin": 100000.0, "currency": "USD"}
 
 
 class Handler(BaseHTTPRequestHandler):

@@ -34,6 +34,9 @@ def seq_of(raw: Any) -> int:
 def utcnow() -> datetime:
     return datetime.now(timezone.utc)
 
+# A heartbeat after this long without reports (protocol 1.2), as the paper bridge does.
+HEARTBEAT_S = 30.0
+
 
 class Bridge:
     def __init__(self, mt5: Any, ingress: Ingress, journal_for: Callable[[int], Journal], *,
@@ -48,6 +51,9 @@ class Bridge:
         self._fixed_offset = server_utc_offset
         self._offset: Optional[int] = server_utc_offset
         self.trader = Trader(mt5, self.server_offset)
+        # When the account's figures last went to the service (hello, reports, heartbeat), on the monotonic clock.
+        self._figures_sent_at = 0.0
+        self.heartbeat_s = HEARTBEAT_S
         self.account_id: Optional[str] = None
         self.skew_s = 0.0
         self.running = True
@@ -124,12 +130,33 @@ class Bridge:
                             "volumeMax": float(info.volume_max)})
         body: Dict[str, Any] = {"platform": PLATFORM, "bridgeVersion": __version__, "capabilities": CAPABILITIES,
                                 "symbols": symbols}
-        if account is not None:
-            body["account"] = {"balance": account.balance, "equity": account.equity, "currency": account.currency}
+        figures = self.figures()
+        if figures is not None:
+            body["account"] = figures
         return body
+
+    def figures(self) -> Optional[Dict[str, Any]]:
+        """The account's money now, from account_info(), as the service keeps it (protocol 1.2)."""
+        account = self.mt5.account_info()
+        if account is None:
+            return None
+        return {"balance": float(account.balance), "equity": float(account.equity), "margin": float(account.margin),
+                "freeMargin": float(account.margin_free), "currency": str(account.currency)}
+
+    def heartbeat_if_due(self) -> bool:
+        """The figures alone when none went for heartbeat_s: the service keeps them fresh while nothing is reported."""
+        if time.monotonic() - self._figures_sent_at < self.heartbeat_s:
+            return False
+        figures = self.figures()
+        if figures is None:
+            return False
+        self.ingress.reports([], figures)
+        self._figures_sent_at = time.monotonic()
+        return True
 
     def hello(self) -> None:
         answer = self.ingress.hello(self.hello_body())
+        self._figures_sent_at = time.monotonic()
         self.account_id = str(answer.get("accountId"))
         self._observe_server_time(answer.get("serverTime"))
         self.log(self._diag, event="hello", accountId=self.account_id, bridgeVersion=__version__,
@@ -182,13 +209,15 @@ class Bridge:
         """Until the ingress takes them (they are idempotent); 4xx other than 429 is a fault of ours: reconnect."""
         delay = 0.05
         body = [r.to_json() for r in reports]
+        figures = self.figures()
         for start in range(0, len(body), 100):
             chunk = body[start:start + 100]
             while True:
                 try:
-                    for result in self.ingress.reports(chunk):
+                    for result in self.ingress.reports(chunk, figures):
                         if isinstance(result, dict) and result.get("result") == "unknown":
                             self.log(self._diag, event="report_unknown_command", commandId=result.get("commandId"))
+                    self._figures_sent_at = time.monotonic()
                     break
                 except IngressError as err:
                     if not err.retryable:
@@ -219,6 +248,8 @@ class Bridge:
                 delay = 0.05
                 if commands:
                     self._run_batch(commands)
+                else:
+                    self.heartbeat_if_due()
                 superseded = superseded + 1 if was_superseded else 0
                 if superseded >= 3:
                     # Normal once after a reconnect; again and again means a second bridge holds this token.

@@ -76,7 +76,11 @@ class Ingress:
         server_time = answer.get("serverTime")
         return commands, server_time if isinstance(server_time, str) else None, answer.get("superseded") is True
 
-    def reports(self, reports: List[Dict[str, Any]]) -> List[Dict[str, Any]]:
-        answer = self._call("POST", "/bridge/v1/reports", {"reports": reports}, 30)
+    def reports(self, reports: List[Dict[str, Any]], account: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
+        """Reports, with the account's figures (protocol 1.2); no report and only figures is a heartbeat."""
+        body: Dict[str, Any] = {"reports": reports}
+        if account is not None:
+            body["account"] = account
+        answer = self._call("POST", "/bridge/v1/reports", body, 30)
         results = answer.get("results")
         return results if isinstance(results, list) else []
