@@ -21,7 +21,7 @@ export interface Io {
   env: NodeJS.ProcessEnv;
 }
 
-const GROUPS = ['secret', 'token', 'account'];
+const GROUPS = ['secret', 'token', 'account', 'owner'];
 
 export function usage(): string {
   const lines = ['usage: npm run admin -- <verb> [arguments] [--json]', ''];
@@ -101,6 +101,11 @@ export async function runAdmin(argv: string[], io: Io): Promise<number> {
         await ctx.registry();
         return new RedisFigures(redis!);
       },
+      async redis() {
+        await ctx.registry();
+        return redis!;
+      },
+      config,
       readStdin: () => io.stdin(),
       now: () => Date.now(),
     };

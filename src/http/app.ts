@@ -16,6 +16,8 @@ import { docsRoutes } from './routes/docs';
 import { livenessRoutes } from './routes/health';
 import { signalRoutes } from './routes/signals';
 import { webhookRoutes } from './routes/webhook';
+import { ownerSessionRoutes, type OwnerSessionDeps } from './routes/owner-session';
+import { ownerApiRoutes, type OwnerApiDeps } from './routes/owner-api';
 
 export interface AppDeps {
   config: Config;
@@ -25,6 +27,8 @@ export interface AppDeps {
   status: StatusDeps;
   gateway: GatewayDeps;
   metrics: IngressMetrics;
+  /** The owners' dashboard and API; absent without OWNER_SECRETS_KEY_FILE (they answer 503). */
+  owners?: { session: OwnerSessionDeps; api: OwnerApiDeps };
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -47,6 +51,14 @@ export function createApp(deps: AppDeps): Express {
       bodyReadTimeoutMs: deps.config.ingress.bodyReadTimeoutMs,
     }),
   );
+  if (deps.owners) {
+    app.use(ownerSessionRoutes(deps.owners.session));
+    app.use(ownerApiRoutes(deps.owners.api));
+  } else {
+    app.use('/v1/owner', (_req, res) => {
+      res.status(503).json({ error: 'dashboard_not_configured', message: 'The owners dashboard needs OWNER_SECRETS_KEY_FILE (docs/owners.md)' });
+    });
+  }
   app.get('/openapi.json', (_req, res) => {
     res.json(buildOpenApiDocument());
   });
@@ -62,5 +74,6 @@ export function createApp(deps: AppDeps): Express {
 function channelOf(req: Request): Channel {
   if (req.path.startsWith('/webhook/')) return 'ingestion';
   if (req.path.startsWith('/bridge/')) return 'bridge';
+  if (req.path.startsWith('/v1/owner')) return 'owner';
   return 'poll';
 }
