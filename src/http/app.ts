@@ -13,6 +13,7 @@ import type { IngressMetrics } from '../metrics';
 import { buildOpenApiDocument } from './openapi';
 import { bridgeRoutes } from './routes/bridge';
 import { docsRoutes } from './routes/docs';
+import { dashboardRoutes } from './routes/dashboard';
 import { livenessRoutes } from './routes/health';
 import { signalRoutes } from './routes/signals';
 import { webhookRoutes } from './routes/webhook';
@@ -54,8 +55,9 @@ export function createApp(deps: AppDeps): Express {
   if (deps.owners) {
     app.use(ownerSessionRoutes(deps.owners.session));
     app.use(ownerApiRoutes(deps.owners.api));
+    app.use(dashboardRoutes());
   } else {
-    app.use('/v1/owner', (_req, res) => {
+    app.use(['/v1/owner', '/dashboard'], (_req, res) => {
       res.status(503).json({ error: 'dashboard_not_configured', message: 'The owners dashboard needs OWNER_SECRETS_KEY_FILE (docs/owners.md)' });
     });
   }

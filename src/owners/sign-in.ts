@@ -7,6 +7,7 @@ import { SessionStore, type Session } from './sessions';
 import { seal, unseal } from './sealed';
 import { hashPassword, newTotpSeed, passwordMatches, totpStep, totpUri } from './second-factor';
 import { ApiKeyStore } from './api-keys';
+import { toString as qrSvg } from 'qrcode';
 
 /**
  * Signing owners in: the operator's setup link, the owner's password and second factor, sessions. Every refusal is
@@ -61,14 +62,17 @@ async function ownerOfLink(deps: OwnerAuthDeps, token: string): Promise<OwnerRec
 }
 
 /** The first step of setup: the TOTP seed to enrol in an authenticator app (the same one until setup completes). */
-export async function beginSetup(deps: OwnerAuthDeps, token: string): Promise<{ owner: string; totpSeed: string; totpUri: string }> {
+export async function beginSetup(deps: OwnerAuthDeps, token: string): Promise<{ owner: string; totpSeed: string; totpUri: string; totpQr: string }> {
   const owner = await ownerOfLink(deps, token);
   let seed = owner.pendingTotpSealed ? unseal(deps.sealKey, owner.pendingTotpSealed) : undefined;
   if (seed === undefined) {
     seed = newTotpSeed();
     await deps.owners.offerTotp(owner.id, seal(deps.sealKey, seed));
   }
-  return { owner: owner.id, totpSeed: seed, totpUri: totpUri(seed, owner.id, deps.issuer) };
+  const uri = totpUri(seed, owner.id, deps.issuer);
+  // The QR code as an image the page shows from a data: URI: made here, so the page needs no QR library.
+  const svg = await qrSvg(uri, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 });
+  return { owner: owner.id, totpSeed: seed, totpUri: uri, totpQr: `data:image/svg+xml;base64,${Buffer.from(svg).toString('base64')}` };
 }
 
 /** The second step: a password and a code proving the app holds the seed; the owner is signed in. */
