@@ -8,7 +8,8 @@ import { accountRunsQuery, signalParentsQuery, signalRunsQuery, type RunSection 
 
 /**
  * How far a workflow's StartTime may precede its signal's ReceivedAt: acceptedAt is the ingress's clock, StartTime
- * the Temporal server's. The walk below stops only this far past the point where nothing newer can follow.
+ * the Temporal server's (both NTP-synchronised). The walk below reads this far past the point where nothing newer
+ * can follow.
  */
 const CLOCK_SKEW_MS = 5_000;
 /** Rows one section of one region may read for one page: a bound on the cost of a page, whatever the data. */
@@ -24,7 +25,10 @@ const VISIBILITY_PAGE = 500;
  * started earlier but closed later (the ones that waited long for their bridge).
  */
 export class TemporalAccountRuns implements AccountRuns {
-  constructor(private readonly regions: Regions) {}
+  constructor(
+    private readonly regions: Regions,
+    private readonly clockSkewMs = CLOCK_SKEW_MS,
+  ) {}
 
   async newestSignals(filter: RunFilter, signals: number, after?: RunPosition): Promise<{ runs: AccountRun[]; more: boolean }> {
     const sections: RunSection[] = filter.outcome === 'pending' || filter.outcome === undefined ? ['running', 'closed'] : ['closed', 'running'];
@@ -55,7 +59,7 @@ export class TemporalAccountRuns implements AccountRuns {
           if (run === undefined) continue;
           read++;
           // Newer than this row's own bound nothing can come, so with N signals at least that new, the walk is done.
-          const bound = (section === 'running' ? info.startTime : (info.closeTime ?? info.startTime)).getTime() + CLOCK_SKEW_MS;
+          const bound = (section === 'running' ? info.startTime : (info.closeTime ?? info.startTime)).getTime() + this.clockSkewMs;
           if (newest.length >= signals && bound < newest[signals - 1]!.at) return { runs, exhausted: false };
           runs.push(run);
           if (!newest.some((n) => n.signalId === run.signalId)) {

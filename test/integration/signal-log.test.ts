@@ -44,7 +44,8 @@ describe('the owner signal log', () => {
     stack = await startStack();
     regions = new Regions(stack.config.temporal.regions, 10_000);
     log = signalLog({
-      runs: new TemporalAccountRuns(regions),
+      // One clock here (ingress and Temporal on this machine): no margin, so every page ends its walk as early as it may.
+      runs: new TemporalAccountRuns(regions, 0),
       registry: stack.registry,
       reported: new RedisReportedOutcomes(stack.redis, 3600),
       deliveries: new RedisCommandQueue(stack.redis),
@@ -137,6 +138,42 @@ describe('the owner signal log', () => {
     expect(seen).toEqual([sent.a3, sent.a2, sent.a1]);
   });
 
+  test('when older signals close after newer ones, then they still come in received order, on one page and across pages', async () => {
+    // Received r, a, s in that order; closed s, r, a: visibility lists closed workflows by CloseTime (a, r, s), and a
+    // walk that stopped on StartTime instead of CloseTime would stop at r and miss s.
+    const c = await seedOwner(stack.registry, [{}]);
+    const terminal = new ScriptedTerminal(stack.ingress.url, c.accounts[0]!.bridgeToken);
+    await terminal.hello();
+    const account = `/${c.accounts[0]!.id}`;
+    const held = async (key: string) => {
+      const signalId = await submit(c, account, { action: 'buy_limit', symbol: 'EURUSD', volume: 0.1, price: 1, idempotencyKey: key });
+      const [command] = await terminal.nextCommands(1);
+      return { signalId, commandId: command!.commandId };
+    };
+    const r = await held('r');
+    const a = await held('a');
+    const s = await submit(c, account, { action: 'buy', symbol: 'EURUSD', volume: 0.1 });
+    const [toS] = await terminal.nextCommands(1);
+    await terminal.report([{ commandId: toS!.commandId, status: 'filled', ticket: 'T-S' }]);
+    await listUntil(c.owner, { outcome: 'filled' }, [s]);
+    await terminal.report([{ commandId: r.commandId, status: 'filled', ticket: 'T-R' }]);
+    await listUntil(c.owner, { outcome: 'filled' }, [s, r.signalId]);
+    await terminal.report([{ commandId: a.commandId, status: 'filled', ticket: 'T-A' }]);
+    const expected = [s, a.signalId, r.signalId];
+    await listUntil(c.owner, {}, expected, (p) => p.signals.every(settled));
+    for (const pageSize of [1, 2]) {
+      const seen: string[] = [];
+      let token: string | undefined;
+      for (let pages = 0; pages < 5; pages++) {
+        const page = await log.list(c.owner, { pageSize, ...(token ? { pageToken: token } : {}) });
+        seen.push(...ids(page));
+        token = page.nextPageToken;
+        if (token === undefined) break;
+      }
+      expect(seen).toEqual(expected);
+    }
+  });
+
   test("when A asks for B's signal or B's account, or B for A's, then not found; each lists only their own", async () => {
     await listUntil(b.owner, {}, [sent.b1], (p) => settled(p.signals[0]));
     await expect(log.detail(a.owner, sent.b1)).rejects.toThrow(SignalNotFound);
@@ -165,6 +202,10 @@ describe('the owner signal log', () => {
       expect(Date.parse(account.delivered!.at)).toBeGreaterThanOrEqual(Date.parse(account.accepted.at));
       expect(Date.parse(account.outcome.at!)).toBeGreaterThanOrEqual(Date.parse(account.delivered!.at));
     }
+
+    // The parent carries them too, for operators: `OwnerId = "…"` in the Temporal UI finds the signal itself.
+    const parent = await regions.client('default').workflow.getHandle(`signal/${sent.a1}`).describe();
+    expect(parent.searchAttributes).toMatchObject({ OwnerId: [a.owner], ReceivedAt: [new Date(detail.receivedAt)] });
 
     const pending = await log.detail(a.owner, sent.a3);
     expect(pending.accounts).toEqual([
