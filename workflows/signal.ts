@@ -15,7 +15,7 @@ import type { AccountOutcome } from '../src/domain/outcome';
 import type { SignalWorkflowInput } from '../src/domain/workflow-input';
 import { accountWorkflowId, ATTENTION_MEMO_PREFIX, OUTCOME_MEMO_PREFIX } from '../src/domain/ids';
 import { ACCOUNT_WORKFLOW_FAILED } from '../src/domain/reason-codes';
-import { AccountIdKey, ActionKey, ReasonKey, SignalIdKey, SymbolKey } from '../src/temporal/search-attributes';
+import { AccountIdKey, ActionKey, OwnerIdKey, ReasonKey, ReceivedAtKey, SignalIdKey, SymbolKey } from '../src/temporal/search-attributes';
 import { accountWorkflow } from './account';
 
 export const outcomesQuery = defineQuery<AccountOutcome[]>('outcomes');
@@ -80,6 +80,10 @@ export async function signalWorkflow(input: SignalWorkflowInput): Promise<Accoun
           { key: AccountIdKey, value: accountId },
           { key: ActionKey, value: input.signal.action },
           ...(input.signal.symbol ? [{ key: SymbolKey, value: input.signal.symbol }] : []),
+          // The owner's signal log reads these (src/signals/log.ts). Only the start command's attributes change, not
+          // the command sequence: an in-flight history replays, its children simply lack them.
+          { key: OwnerIdKey, value: target.account.owner },
+          { key: ReceivedAtKey, value: new Date(input.acceptedAt) },
         ],
       });
       outcomes.push(outcome);
