@@ -19,6 +19,7 @@ import {
   summariseZod,
   type ParsedArgs,
 } from './args';
+import { CALLBACK_VERBS } from './callback-verbs';
 import { idOf, ONCE, plural, secretView, table, tokenView, type Verb, type VerbContext } from './verb';
 
 export type { Verb, VerbContext, VerbResult } from './verb';
@@ -354,4 +355,5 @@ export const VERBS: Verb[] = [
   statusVerb('unlock'),
   accountRisk,
   accountResetDrawdown,
+  ...CALLBACK_VERBS,
 ];
