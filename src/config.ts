@@ -194,8 +194,22 @@ const envSchema = z.object({
   CALLBACK_ALLOWED_HOSTS: z
     .string()
     .optional()
-    .transform((raw) => (raw ?? '').split(',').map((h) => h.trim()).filter((h) => h !== ''))
-    .pipe(z.array(z.string().max(253).regex(/^[A-Za-z0-9.:_-]+$/, 'a host name or an IP address')).max(64)),
+    .transform((raw) =>
+      (raw ?? '')
+        .split(',')
+        .map((h) => h.trim())
+        .filter((h) => h !== ''),
+    )
+    .pipe(
+      z
+        .array(
+          z
+            .string()
+            .max(253)
+            .regex(/^[A-Za-z0-9.:_-]+$/, 'a host name or an IP address'),
+        )
+        .max(64),
+    ),
   /** http:// callback URLs, for local use only; otherwise https:// is required. */
   CALLBACK_ALLOW_HTTP: z.enum(['true', 'false']).default('false'),
   CALLBACK_MAX_ENDPOINTS_PER_OWNER: int(5, 1, 50),

@@ -71,7 +71,12 @@ export async function signalWorkflow(input: SignalWorkflowInput): Promise<Accoun
       staticSummary: `${outcome.outcome} on ${outcome.accountId} to ${target.callbackEndpoints.length} callback endpoint(s)`,
     });
     // Already started (an operator's word after a retry, a reset): the first delivery stands.
-    deliveries.push(started.then(() => undefined, (err: unknown) => log.warn('callback delivery not started', { workflowId, error: String(err) })));
+    deliveries.push(
+      started.then(
+        () => undefined,
+        (err: unknown) => log.warn('callback delivery not started', { workflowId, error: String(err) }),
+      ),
+    );
   };
   setHandler(recordOperatorOutcomeSignal, (o) => {
     if (!attention.has(o.accountId) || (o.outcome === 'rejected' && !o.reason) || (o.outcome === 'filled' && !o.ticket)) return;

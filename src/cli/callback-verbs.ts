@@ -83,7 +83,14 @@ const callbackAttempts: Verb = {
           : `${plural(rows.length, 'attempt')}\n` +
             table([
               ['AT', 'ENDPOINT', 'ATTEMPT', 'RESULT', 'MS', 'MESSAGE'],
-              ...rows.map((r) => [r.at, r.endpointId, String(r.attempt), r.status !== null ? `HTTP ${r.status}` : (r.error ?? '-'), String(r.durationMs), r.messageId]),
+              ...rows.map((r) => [
+                r.at,
+                r.endpointId,
+                String(r.attempt),
+                r.status !== null ? `HTTP ${r.status}` : (r.error ?? '-'),
+                String(r.durationMs),
+                r.messageId,
+              ]),
             ]),
       json: rows,
     };

@@ -357,7 +357,13 @@ export function accountSnapshot(account: Account): AccountSnapshot {
   };
 }
 
-function toTarget(account: Account, seq: number, expiresAtMs: number, volumeRules: VolumeRules | undefined, callbackEndpoints: string[] | undefined): AccountTarget {
+function toTarget(
+  account: Account,
+  seq: number,
+  expiresAtMs: number,
+  volumeRules: VolumeRules | undefined,
+  callbackEndpoints: string[] | undefined,
+): AccountTarget {
   return {
     account: accountSnapshot(account),
     seq,

@@ -131,7 +131,14 @@ describe('outcome callbacks', () => {
       5_000,
     );
     expect(attempts).toEqual([
-      expect.objectContaining({ endpointId: endpoint.id, messageId: callbackWorkflowId(signalId, accountId), attempt: 1, status: 200, error: null, delivered: true }),
+      expect.objectContaining({
+        endpointId: endpoint.id,
+        messageId: callbackWorkflowId(signalId, accountId),
+        attempt: 1,
+        status: 200,
+        error: null,
+        delivered: true,
+      }),
     ]);
   });
 
@@ -185,7 +192,13 @@ describe('outcome callbacks', () => {
     const result = await client.workflow.getHandle(callbackWorkflowId(signalId, accountId)).result();
     expect(result).toEqual({ [endpoint.id]: 'failed' });
     expect(await callbacks.recentAttempts(f.owner, 10)).toEqual([
-      expect.objectContaining({ endpointId: endpoint.id, attempt: 1, status: null, delivered: false, error: 'refused: private or reserved address (127.0.0.2)' }),
+      expect.objectContaining({
+        endpointId: endpoint.id,
+        attempt: 1,
+        status: null,
+        delivered: false,
+        error: 'refused: private or reserved address (127.0.0.2)',
+      }),
     ]);
     expect(other.received).toEqual([]);
   });
