@@ -196,6 +196,39 @@ const envSchema = z.object({
   DEFAULT_MAX_SIGNAL_AGE_MS: int(30_000, 1),
   /** Max age of the other commands (pending entries, closes, modifies) when an account sets none. */
   DEFAULT_COMMAND_TTL_MS: int(300_000, 1),
+
+  /** Outcome callbacks (docs/callbacks.md): the key that seals the endpoints' signing secrets; unset, none can be registered. */
+  CALLBACK_SECRET_KEY_FILE: z.string().min(1).optional(),
+  /** Host names and addresses callbacks may reach although private or loopback (comma-separated). */
+  CALLBACK_ALLOWED_HOSTS: z
+    .string()
+    .optional()
+    .transform((raw) =>
+      (raw ?? '')
+        .split(',')
+        .map((h) => h.trim())
+        .filter((h) => h !== ''),
+    )
+    .pipe(
+      z
+        .array(
+          z
+            .string()
+            .max(253)
+            .regex(/^[A-Za-z0-9.:_-]+$/, 'a host name or an IP address'),
+        )
+        .max(64),
+    ),
+  /** http:// callback URLs, for local use only; otherwise https:// is required. */
+  CALLBACK_ALLOW_HTTP: z.enum(['true', 'false']).default('false'),
+  CALLBACK_MAX_ENDPOINTS_PER_OWNER: int(5, 1, 50),
+  CALLBACK_URL_MAX_LENGTH: int(512, 16, 2048),
+  /** One delivery attempt, from connect to the answer's status and its bounded read. */
+  CALLBACK_TIMEOUT_MS: int(10_000, 100, 60_000),
+  CALLBACK_RESPONSE_MAX_BYTES: int(4096, 0, 1_048_576),
+  /** Delivery attempts kept per owner for the owner to read, and for how long. */
+  CALLBACK_ATTEMPTS_KEEP: int(200, 1, 10_000),
+  CALLBACK_ATTEMPTS_KEEP_SECONDS: int(7 * 86_400, 60),
 });
 
 export type Config = ReturnType<typeof loadConfig>;
@@ -331,6 +364,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       limit: { max: e.BRIDGE_LIMIT_MAX, windowMs: e.BRIDGE_LIMIT_WINDOW_MS },
       defaultMaxSignalAgeMs: e.DEFAULT_MAX_SIGNAL_AGE_MS,
       defaultCommandTtlMs: e.DEFAULT_COMMAND_TTL_MS,
+    },
+    callbacks: {
+      secretKeyFile: e.CALLBACK_SECRET_KEY_FILE,
+      guard: { allowedHosts: e.CALLBACK_ALLOWED_HOSTS, allowHttp: e.CALLBACK_ALLOW_HTTP === 'true', maxUrlLength: e.CALLBACK_URL_MAX_LENGTH },
+      maxEndpointsPerOwner: e.CALLBACK_MAX_ENDPOINTS_PER_OWNER,
+      post: { timeoutMs: e.CALLBACK_TIMEOUT_MS, maxResponseBytes: e.CALLBACK_RESPONSE_MAX_BYTES },
+      attemptsKeep: { count: e.CALLBACK_ATTEMPTS_KEEP, seconds: e.CALLBACK_ATTEMPTS_KEEP_SECONDS },
     },
   };
 }

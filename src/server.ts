@@ -15,6 +15,7 @@ import { createApp } from './http/app';
 import { createAdminApp } from './http/admin';
 import { createIngressMetrics } from './metrics';
 import { RedisReportedOutcomes } from './signals/reported-outcomes';
+import { RedisEndpointStore } from './callbacks/endpoints';
 import { RedisFigures } from './bridge/figures';
 import { BridgePresence, RedisLastSeen } from './bridge/presence';
 import { LaunchFailure } from './signals/errors';
@@ -75,6 +76,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
         metrics.temporalStartErrors.inc({ region, kind: err instanceof LaunchFailure && err.overloaded ? 'backpressure' : 'other' }),
       windows: new TemporalIdempotencyWindows(regions, config.temporal.regions[0]!.name, config.temporal.taskQueue),
       admission: { decide: () => admission.decide(), ledger: admissionLedger },
+      callbacks: new RedisEndpointStore(redis),
       settings: {
         idempotencyKeyMaxLength: config.ingress.idempotencyKeyMaxLength,
         idempotencyWindowMs: config.ingress.idempotencyWindowMs,

@@ -5,6 +5,7 @@ import type { FiguresStore } from '../bridge/figures';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config';
 import { credentialId } from '../registry/credentials';
+import type { OwnerCallbacks } from '../callbacks/owner-callbacks';
 
 /** What every admin verb is, and the ways verbs show what they did. */
 
@@ -13,6 +14,8 @@ export interface VerbContext {
   registry(): Promise<RedisRegistry>;
   /** The account figures bridges sent (same Redis as the registry). */
   figures(): Promise<FiguresStore>;
+  /** The owners' callback endpoints and attempts (same Redis; the CALLBACK_* settings of the environment). */
+  callbacks(): Promise<OwnerCallbacks>;
   /** Reads standard input to the end (for `--secret -` and `--token -`). */
   readStdin(): Promise<string>;
   now(): number;

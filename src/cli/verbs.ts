@@ -20,6 +20,7 @@ import {
   type ParsedArgs,
 } from './args';
 import { OWNER_VERBS } from './owner-verbs';
+import { CALLBACK_VERBS } from './callback-verbs';
 import { idOf, ONCE, plural, secretView, table, tokenView, type Verb, type VerbContext } from './verb';
 
 export type { Verb, VerbContext, VerbResult } from './verb';
@@ -356,4 +357,5 @@ export const VERBS: Verb[] = [
   accountRisk,
   accountResetDrawdown,
   ...OWNER_VERBS,
+  ...CALLBACK_VERBS,
 ];
