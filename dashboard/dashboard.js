@@ -58,13 +58,27 @@ function form(attrs, fields, submitLabel, action) {
   return el;
 }
 
-const field = (label, attrs, hint) => h('label', {}, label, hint ? h('span', { class: 'hint' }, hint) : null, h(attrs.tag ?? 'input', { ...attrs, tag: undefined }));
+let fields = 0;
+/** A labelled input (or textarea); a hint is tied to it by aria-describedby, so the label stays the field's name. */
+function field(label, attrs, hint) {
+  const id = `field-${++fields}`;
+  return h(
+    'div',
+    { class: 'field' },
+    h('label', { for: id }, label),
+    hint ? h('span', { class: 'hint', id: `${id}-hint` }, hint) : null,
+    h(attrs.tag ?? 'input', { ...attrs, tag: undefined, id, 'aria-describedby': hint ? `${id}-hint` : undefined }),
+  );
+}
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : '—');
 const shownOnce = (label, value) => h('div', {}, h('p', {}, `${label} — shown once, copy it now:`), h('output', { class: 'once' }, value));
 
+/** Nodes to insert: arrays flattened, absent parts (null, undefined) left out. */
+const present = (parts) => parts.flat(Infinity).filter((p) => p !== null && p !== undefined);
+
 function page(title, ...content) {
   document.title = `${title} · External Signals`;
-  main.replaceChildren(h('h1', {}, title), ...content);
+  main.replaceChildren(h('h1', {}, title), ...present(content));
   main.focus();
 }
 
@@ -135,7 +149,12 @@ async function accountsPage() {
       h('td', {}, h('a', { href: `/dashboard/accounts/${encodeURIComponent(a.id)}` }, a.id)),
       h('td', {}, a.platform),
       h('td', {}, a.status),
-      h('td', {}, h('span', { class: a.bridge.online ? 'online' : 'offline' }, a.bridge.online ? 'online' : 'offline'), ` · last seen ${when(a.bridge.lastSeenAt)}`),
+      h(
+        'td',
+        {},
+        h('span', { class: a.bridge.online ? 'online' : 'offline' }, a.bridge.online ? 'online' : 'offline'),
+        ` · last seen ${when(a.bridge.lastSeenAt)}`,
+      ),
       h('td', {}, a.bridge.version ?? '—'),
       h('td', {}, a.figures ? `${a.figures.equity} ${a.figures.currency}` : '—'),
     ),
@@ -146,7 +165,15 @@ async function accountsPage() {
       'table',
       {},
       h('caption', { class: 'hint' }, 'Your trading accounts and their bridges'),
-      h('thead', {}, h('tr', {}, ['Account', 'Platform', 'Status', 'Bridge', 'Bridge version', 'Equity'].map((t) => h('th', { scope: 'col' }, t)))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['Account', 'Platform', 'Status', 'Bridge', 'Bridge version', 'Equity'].map((t) => h('th', { scope: 'col' }, t)),
+        ),
+      ),
       h('tbody', {}, rows),
     ),
   );
@@ -169,8 +196,18 @@ async function accountPage(id) {
       'section',
       {},
       h('h2', {}, 'Bridge'),
-      h('p', {}, `${a.platform} · ${a.status} · bridge ${a.bridge.online ? 'online' : 'offline'}, last seen ${when(a.bridge.lastSeenAt)}, version ${a.bridge.version ?? 'unknown'}`),
-      a.figures ? h('p', {}, `Balance ${a.figures.balance}, equity ${a.figures.equity}, free margin ${a.figures.freeMargin} ${a.figures.currency} (at ${when(a.figures.at)})`) : null,
+      h(
+        'p',
+        {},
+        `${a.platform} · ${a.status} · bridge ${a.bridge.online ? 'online' : 'offline'}, last seen ${when(a.bridge.lastSeenAt)}, version ${a.bridge.version ?? 'unknown'}`,
+      ),
+      a.figures
+        ? h(
+            'p',
+            {},
+            `Balance ${a.figures.balance}, equity ${a.figures.equity}, free margin ${a.figures.freeMargin} ${a.figures.currency} (at ${when(a.figures.at)})`,
+          )
+        : null,
       form({ 'aria-label': 'New bridge token' }, [h('p', { class: 'hint' }, 'A new bridge token stops the old one at once.')], 'New bridge token', async () => {
         const made = await api('POST', `/v1/owner/accounts/${encodeURIComponent(a.id)}/bridge-token`);
         tokenOut.replaceChildren(shownOnce('Bridge token', made.value));
@@ -189,7 +226,10 @@ async function accountPage(id) {
         ],
         'Save',
         async (data, el) => {
-          const saved = await api('PATCH', `/v1/owner/accounts/${encodeURIComponent(a.id)}`, { risk: parse(data.get('risk'), 'Risk settings'), symbols: parse(data.get('symbols'), 'Symbol map') });
+          const saved = await api('PATCH', `/v1/owner/accounts/${encodeURIComponent(a.id)}`, {
+            risk: parse(data.get('risk'), 'Risk settings'),
+            symbols: parse(data.get('symbols'), 'Symbol map'),
+          });
           el.querySelector('[role=alert]').textContent = '';
           el.elements.risk.value = json(saved.risk);
           el.append(h('p', { role: 'status' }, 'Saved: the next signal uses these settings.'));
@@ -205,18 +245,54 @@ async function credentialsPage() {
   const [{ accounts }, { secrets }, { tokens }, { apiKeys }] = await Promise.all(
     ['accounts', 'secrets', 'tokens', 'api-keys'].map((p) => api('GET', `/v1/owner/${p}`)),
   );
-  const picker = (legend) => h('fieldset', {}, h('legend', {}, legend), accounts.map((a) => h('label', {}, h('input', { type: 'checkbox', name: 'accounts', value: a.id }), a.id)));
+  const picker = (legend) =>
+    h(
+      'fieldset',
+      {},
+      h('legend', {}, legend),
+      accounts.map((a) => h('label', {}, h('input', { type: 'checkbox', name: 'accounts', value: a.id }), a.id)),
+    );
   const out = { secret: h('div'), token: h('div'), key: h('div') };
   const grantTable = (kind, path, list) =>
     h(
       'table',
       {},
-      h('thead', {}, h('tr', {}, ['Id', 'Accounts', ''].map((t) => h('th', { scope: 'col' }, t)))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['Id', 'Accounts', ''].map((t) => h('th', { scope: 'col' }, t)),
+        ),
+      ),
       h(
         'tbody',
         {},
         list.map((g) =>
-          h('tr', {}, h('td', {}, h('code', {}, g.id)), h('td', {}, g.accounts.join(', ')), h('td', {}, h('button', { type: 'button', class: 'secondary', 'aria-label': `Revoke ${kind} ${g.id}`, onclick: async () => { await api('DELETE', `/v1/owner/${path}/${g.id}`); await credentialsPage(); } }, 'Revoke'))),
+          h(
+            'tr',
+            {},
+            h('td', {}, h('code', {}, g.id)),
+            h('td', {}, g.accounts.join(', ')),
+            h(
+              'td',
+              {},
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'secondary',
+                  'aria-label': `Revoke ${kind} ${g.id}`,
+                  onclick: async () => {
+                    await api('DELETE', `/v1/owner/${path}/${g.id}`);
+                    await credentialsPage();
+                  },
+                },
+                'Revoke',
+              ),
+            ),
+          ),
         ),
       ),
     );
@@ -227,14 +303,54 @@ async function credentialsPage() {
     });
   page(
     'Secrets and tokens',
-    h('section', {}, h('h2', {}, 'Webhook secrets'), h('p', { class: 'hint' }, 'A secret sends signals to the accounts it links.'), grantTable('secret', 'secrets', secrets), create('webhook secret', 'secrets', out.secret), out.secret),
-    h('section', {}, h('h2', {}, 'API tokens'), h('p', { class: 'hint' }, 'A token reads the outcomes of the accounts it grants (GET /v1/signals/{id}).'), grantTable('token', 'tokens', tokens), create('API token', 'tokens', out.token), out.token),
+    h(
+      'section',
+      {},
+      h('h2', {}, 'Webhook secrets'),
+      h('p', { class: 'hint' }, 'A secret sends signals to the accounts it links.'),
+      grantTable('secret', 'secrets', secrets),
+      create('webhook secret', 'secrets', out.secret),
+      out.secret,
+    ),
+    h(
+      'section',
+      {},
+      h('h2', {}, 'API tokens'),
+      h('p', { class: 'hint' }, 'A token reads the outcomes of the accounts it grants (GET /v1/signals/{id}).'),
+      grantTable('token', 'tokens', tokens),
+      create('API token', 'tokens', out.token),
+      out.token,
+    ),
     h(
       'section',
       {},
       h('h2', {}, 'Owner API keys'),
       h('p', { class: 'hint' }, 'For scripts and n8n: everything this dashboard does, as Authorization: Bearer oak_…'),
-      h('ul', {}, apiKeys.map((k) => h('li', {}, h('code', {}, k.id), ` ${k.name} · ${when(k.createdAt)} `, h('button', { type: 'button', class: 'secondary', 'aria-label': `Revoke API key ${k.name}`, onclick: async () => { await api('DELETE', `/v1/owner/api-keys/${k.id}`); await credentialsPage(); } }, 'Revoke')))),
+      h(
+        'ul',
+        {},
+        apiKeys.map((k) =>
+          h(
+            'li',
+            {},
+            h('code', {}, k.id),
+            ` ${k.name} · ${when(k.createdAt)} `,
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'secondary',
+                'aria-label': `Revoke API key ${k.name}`,
+                onclick: async () => {
+                  await api('DELETE', `/v1/owner/api-keys/${k.id}`);
+                  await credentialsPage();
+                },
+              },
+              'Revoke',
+            ),
+          ),
+        ),
+      ),
       form({ 'aria-label': 'New API key' }, [field('Name', { name: 'name', required: true, maxlength: 64 })], 'Create API key', async (data) => {
         const made = await api('POST', '/v1/owner/api-keys', { name: data.get('name') });
         out.key.replaceChildren(shownOnce('API key', made.value));
@@ -249,11 +365,26 @@ async function signalsPage() {
   const query = new URLSearchParams([...params].filter(([, v]) => v !== ''));
   for (const k of ['from', 'to']) if (query.has(k)) query.set(k, new Date(query.get(k)).toISOString());
   const { accounts } = await api('GET', '/v1/owner/accounts');
-  const select = (label, name, options) => h('label', {}, label, h('select', { name }, h('option', { value: '' }, 'any'), options.map((o) => h('option', { value: o, selected: params.get(name) === o }, o))));
+  const select = (label, name, options) =>
+    h(
+      'label',
+      {},
+      label,
+      h(
+        'select',
+        { name },
+        h('option', { value: '' }, 'any'),
+        options.map((o) => h('option', { value: o, selected: params.get(name) === o }, o)),
+      ),
+    );
   const filters = h(
     'form',
     { class: 'inline', method: 'get', action: '/dashboard/signals', 'aria-label': 'Filter signals' },
-    select('Account', 'accountId', accounts.map((a) => a.id)),
+    select(
+      'Account',
+      'accountId',
+      accounts.map((a) => a.id),
+    ),
     field('Action', { name: 'action', value: params.get('action') ?? '', size: 14 }),
     field('Symbol', { name: 'symbol', value: params.get('symbol') ?? '', size: 10 }),
     select('Outcome', 'outcome', ['filled', 'done', 'rejected', 'pending']),
@@ -276,21 +407,39 @@ async function renderLog(container, params, query) {
       h('td', {}, h('a', { href: `/dashboard/signals/${s.signalId}` }, when(s.receivedAt))),
       h('td', {}, s.action),
       h('td', {}, s.symbol ?? '—'),
-      h('td', {}, h('ul', {}, s.accounts.map((a) => h('li', {}, `${a.accountId}: `, outcomeCell(a))))),
+      h(
+        'td',
+        {},
+        h(
+          'ul',
+          {},
+          s.accounts.map((a) => h('li', {}, `${a.accountId}: `, outcomeCell(a))),
+        ),
+      ),
     ),
   );
   const older = new URLSearchParams(params);
   if (log.nextPageToken) older.set('pageToken', log.nextPageToken);
   container.replaceChildren(
-    h(
-      'table',
-      { id: 'signals' },
-      h('caption', { class: 'hint' }, 'Newest first'),
-      h('thead', {}, h('tr', {}, ['Received', 'Action', 'Symbol', 'Accounts'].map((t) => h('th', { scope: 'col' }, t)))),
-      h('tbody', {}, rows),
-    ),
-    rows.length === 0 ? h('p', {}, 'No signals match.') : null,
-    log.nextPageToken ? h('p', {}, h('a', { href: `/dashboard/signals?${older}` }, 'Older signals')) : null,
+    ...present([
+      h(
+        'table',
+        { id: 'signals' },
+        h('caption', { class: 'hint' }, 'Newest first'),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Received', 'Action', 'Symbol', 'Accounts'].map((t) => h('th', { scope: 'col' }, t)),
+          ),
+        ),
+        h('tbody', {}, rows),
+      ),
+      rows.length === 0 ? h('p', {}, 'No signals match.') : null,
+      log.nextPageToken ? h('p', {}, h('a', { href: `/dashboard/signals?${older}` }, 'Older signals')) : null,
+    ]),
   );
   if (!params.has('pageToken') && container.isConnected) {
     setTimeout(() => {
@@ -310,7 +459,13 @@ async function signalPage(id) {
         'section',
         {},
         h('h2', {}, a.accountId),
-        h('ol', {}, h('li', {}, `accepted ${when(a.accepted.at)}`), h('li', {}, a.delivered ? `delivered to the bridge ${when(a.delivered.at)}` : 'not delivered to the bridge yet'), h('li', {}, outcomeCell(a.outcome), a.outcome.at ? ` ${when(a.outcome.at)}` : '')),
+        h(
+          'ol',
+          {},
+          h('li', {}, `accepted ${when(a.accepted.at)}`),
+          h('li', {}, a.delivered ? `delivered to the bridge ${when(a.delivered.at)}` : 'not delivered to the bridge yet'),
+          h('li', {}, outcomeCell(a.outcome), a.outcome.at ? ` ${when(a.outcome.at)}` : ''),
+        ),
       ),
     ),
   );
@@ -326,7 +481,31 @@ async function callbacksPage() {
       {},
       h('h2', {}, 'Endpoints'),
       h('p', { class: 'hint' }, 'Every outcome of your accounts is POSTed to each endpoint, signed as Standard Webhooks says.'),
-      h('ul', {}, callbacks.map((c) => h('li', {}, h('code', {}, c.url), ` (${c.id}) `, h('button', { type: 'button', class: 'secondary', 'aria-label': `Remove ${c.url}`, onclick: async () => { await api('DELETE', `/v1/owner/callbacks/${c.id}`); await callbacksPage(); } }, 'Remove')))),
+      h(
+        'ul',
+        {},
+        callbacks.map((c) =>
+          h(
+            'li',
+            {},
+            h('code', {}, c.url),
+            ` (${c.id}) `,
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'secondary',
+                'aria-label': `Remove ${c.url}`,
+                onclick: async () => {
+                  await api('DELETE', `/v1/owner/callbacks/${c.id}`);
+                  await callbacksPage();
+                },
+              },
+              'Remove',
+            ),
+          ),
+        ),
+      ),
       form({ 'aria-label': 'New callback endpoint' }, [field('URL', { name: 'url', type: 'url', required: true })], 'Add endpoint', async (data) => {
         const made = await api('POST', '/v1/owner/callbacks', { url: data.get('url') });
         out.replaceChildren(shownOnce('Signing secret', made.secret));
@@ -340,8 +519,34 @@ async function callbacksPage() {
       h(
         'table',
         {},
-        h('thead', {}, h('tr', {}, ['When', 'Endpoint', 'Outcome of', 'Attempt', 'Result'].map((t) => h('th', { scope: 'col' }, t)))),
-        h('tbody', {}, attempts.map((a) => h('tr', {}, h('td', {}, when(a.at)), h('td', {}, a.endpointId), h('td', {}, `${a.signalId ?? ''} ${a.accountId ?? ''}`), h('td', {}, String(a.attempt)), h('td', {}, a.status ? `HTTP ${a.status}` : a.error ?? '')))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['When', 'Endpoint', 'Message (webhook-id)', 'Attempt', 'Result'].map((t) => h('th', { scope: 'col' }, t)),
+          ),
+        ),
+        h(
+          'tbody',
+          {},
+          attempts.map((a) =>
+            h(
+              'tr',
+              {},
+              h('td', {}, when(a.at)),
+              h('td', {}, a.endpointId),
+              h('td', {}, h('code', {}, a.messageId)),
+              h('td', {}, String(a.attempt)),
+              h(
+                'td',
+                { class: a.delivered ? 'filled' : 'rejected' },
+                `${a.delivered ? 'delivered' : 'failed'}${a.status ? ` · HTTP ${a.status}` : ''}${a.error ? ` · ${a.error}` : ''} · ${a.durationMs} ms`,
+              ),
+            ),
+          ),
+        ),
       ),
     ),
   );
@@ -354,8 +559,30 @@ async function auditPage() {
     h(
       'table',
       {},
-      h('thead', {}, h('tr', {}, ['When', 'By', 'What', 'Account', 'Detail'].map((t) => h('th', { scope: 'col' }, t)))),
-      h('tbody', {}, entries.map((e) => h('tr', {}, h('td', {}, when(e.at)), h('td', {}, e.by), h('td', {}, e.action), h('td', {}, e.accountId ?? ''), h('td', {}, h('code', {}, JSON.stringify(e.detail ?? {})))))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['When', 'By', 'What', 'Account', 'Detail'].map((t) => h('th', { scope: 'col' }, t)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        entries.map((e) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, when(e.at)),
+            h('td', {}, e.by),
+            h('td', {}, e.action),
+            h('td', {}, e.accountId ?? ''),
+            h('td', {}, h('code', {}, JSON.stringify(e.detail ?? {}))),
+          ),
+        ),
+      ),
     ),
   );
 }
@@ -381,7 +608,9 @@ async function start() {
   session.csrf = me.csrfToken;
   document.getElementById('owner').textContent = me.owner;
   document.getElementById('nav').hidden = false;
-  for (const a of document.querySelectorAll('nav a')) if (a.getAttribute('href') === path || (path.startsWith(a.getAttribute('href') + '/') && a.getAttribute('href') !== '/dashboard')) a.setAttribute('aria-current', 'page');
+  for (const a of document.querySelectorAll('nav a'))
+    if (a.getAttribute('href') === path || (path.startsWith(a.getAttribute('href') + '/') && a.getAttribute('href') !== '/dashboard'))
+      a.setAttribute('aria-current', 'page');
   document.getElementById('sign-out').addEventListener('click', async () => {
     await api('DELETE', '/v1/owner/session');
     location.assign('/dashboard/sign-in');

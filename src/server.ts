@@ -61,7 +61,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
   metrics.bridgesOnline(() => presence.online());
   let stopping = false;
   const app = createApp({
-    owners: ownerDashboard(config, redis, registry),
+    owners: ownerDashboard(config, redis, registry, { regions, reported, deliveries: queue }),
     config,
     metrics,
     logger,

@@ -17,8 +17,10 @@ import { dashboardRoutes } from './routes/dashboard';
 import { livenessRoutes } from './routes/health';
 import { signalRoutes } from './routes/signals';
 import { webhookRoutes } from './routes/webhook';
-import { ownerSessionRoutes, type OwnerSessionDeps } from './routes/owner-session';
-import { ownerApiRoutes, type OwnerApiDeps } from './routes/owner-api';
+import { ownerSessionRoutes } from './routes/owner-session';
+import { ownerApiRoutes } from './routes/owner-api';
+import { ownerActivityRoutes } from './routes/owner-activity';
+import type { DashboardParts } from '../owners/wiring';
 
 export interface AppDeps {
   config: Config;
@@ -29,7 +31,7 @@ export interface AppDeps {
   gateway: GatewayDeps;
   metrics: IngressMetrics;
   /** The owners' dashboard and API; absent without OWNER_SECRETS_KEY_FILE (they answer 503). */
-  owners?: { session: OwnerSessionDeps; api: OwnerApiDeps };
+  owners?: DashboardParts;
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -54,6 +56,7 @@ export function createApp(deps: AppDeps): Express {
   );
   if (deps.owners) {
     app.use(ownerSessionRoutes(deps.owners.session));
+    app.use(ownerActivityRoutes(deps.owners.activity));
     app.use(ownerApiRoutes(deps.owners.api));
     app.use(dashboardRoutes());
   } else {

@@ -9,12 +9,30 @@ import { parseSealKey } from './sealed';
 import { ownerAuthDeps } from './sign-in';
 import type { OwnerSessionDeps } from '../http/routes/owner-session';
 import type { OwnerApiDeps } from '../http/routes/owner-api';
+import type { OwnerActivityDeps } from '../http/routes/owner-activity';
+import type { Regions } from '../temporal/regions';
+import type { ReportedOutcomes } from '../signals/reported-outcomes';
+import type { DeliveryTimes } from '../signals/log';
+import { signalLog } from '../signals/log';
+import { TemporalAccountRuns } from '../temporal/account-runs';
+import { ownerCallbacksOf } from '../callbacks/wiring';
 
 /**
  * The owners' dashboard's parts, made from the config: undefined when OWNER_SECRETS_KEY_FILE is not set (the owner
  * routes then answer 503). A key file that is set but unreadable or malformed stops the ingress at start.
  */
-export function ownerDashboard(config: Config, redis: Redis, registry: RedisRegistry): { session: OwnerSessionDeps; api: OwnerApiDeps } | undefined {
+export interface DashboardParts {
+  session: OwnerSessionDeps;
+  api: OwnerApiDeps;
+  activity: OwnerActivityDeps;
+}
+
+export function ownerDashboard(
+  config: Config,
+  redis: Redis,
+  registry: RedisRegistry,
+  sources: { regions: Regions; reported: ReportedOutcomes; deliveries: DeliveryTimes },
+): DashboardParts | undefined {
   const file = config.owners.secretsKeyFile;
   if (file === undefined) return undefined;
   const sealKey = parseSealKey(fs.readFileSync(file, 'utf8'), 'OWNER_SECRETS_KEY_FILE');
@@ -40,6 +58,13 @@ export function ownerDashboard(config: Config, redis: Redis, registry: RedisRegi
       bodyReadTimeoutMs,
       accounts: { registry, owners: auth.owners, lastSeen: new RedisLastSeen(redis), figures: new RedisFigures(redis), onlineWithinMs: 90_000, now: auth.now },
       credentials: { registry, owners: auth.owners, now: auth.now },
+    },
+    activity: {
+      auth,
+      cookies,
+      bodyReadTimeoutMs,
+      signals: signalLog({ runs: new TemporalAccountRuns(sources.regions), registry, reported: sources.reported, deliveries: sources.deliveries }),
+      callbacks: ownerCallbacksOf(config, redis),
     },
   };
 }
