@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { ErrorCode, PayloadType, type Envelope } from '../../src/ctrader/messages';
 import { checkPayload } from './ctrader-proto';
+import { DoubleAssets } from './ctrader-assets';
 import { DEFAULT_SYMBOLS, DoubleAccount, Refusal, type DoubleSymbol, type Executions } from './ctrader-market';
 import { startWsServer, type WsPeer, type WsServer } from './websocket-server';
 
@@ -18,6 +19,8 @@ export interface DoubleAccountSpec {
   accessToken: string;
   refreshToken: string;
   balance?: number;
+  /** The account's currency; default USD. */
+  depositAsset?: string;
 }
 
 export interface DoubleOptions {
@@ -62,6 +65,10 @@ export class CtraderDouble {
   private readonly conns = new Set<Conn>();
   private server!: WsServer;
   private loseAnswer = new Map<number, number>();
+  /** Payload types answered with ProtoOAErrorRes while listed (failRequests). */
+  private failing = new Set<number>();
+  /** The assets (ProtoOAAsset): every symbol's base and quote and every account's deposit currency. */
+  readonly assets: DoubleAssets;
   /** Requests of clients that broke the published definitions (unknown or missing fields). */
   readonly violations: string[] = [];
   /** The most requests any connection sent within one second. */
@@ -78,8 +85,9 @@ export class CtraderDouble {
     symbols: DoubleSymbol[],
   ) {
     this.symbols = new Map(symbols.map((s) => [s.symbolId, { ...s }]));
+    this.assets = new DoubleAssets(this.symbols, specs.map((a) => a.depositAsset ?? 'USD'));
     for (const a of specs) {
-      this.accounts.set(a.ctid, new DoubleAccount(a.ctid, this.symbols, a.balance));
+      this.accounts.set(a.ctid, new DoubleAccount(a.ctid, this.symbols, a.balance, undefined, a.depositAsset));
       this.grants.set(a.ctid, { accessToken: a.accessToken, refreshToken: a.refreshToken, expired: false });
     }
   }
@@ -119,6 +127,15 @@ export class CtraderDouble {
   /** The next `times` requests of this payload type are carried out, then the connection drops before any answer. */
   loseAnswerTo(payloadType: number, times = 1): void {
     this.loseAnswer.set(payloadType, (this.loseAnswer.get(payloadType) ?? 0) + times);
+  }
+
+  /** Requests of this payload type are refused (ProtoOAErrorRes UNKNOWN_ERROR) until `stopFailing`. */
+  failRequests(payloadType: number): void {
+    this.failing.add(payloadType);
+  }
+
+  stopFailing(payloadType: number): void {
+    this.failing.delete(payloadType);
   }
 
   /** On the next trading request: `crash` runs (it kills the client) before, or after, the broker carries it out. */
@@ -256,6 +273,7 @@ export class CtraderDouble {
       conn.peer.destroy();
       return;
     }
+    if (this.failing.has(env.payloadType)) return this.error(conn, id, 'UNKNOWN_ERROR', 'the server could not answer this request now', ctid);
     const answers = this.answer(account, env);
     if (this.takeLoss(env.payloadType)) {
       conn.peer.destroy();
@@ -338,14 +356,7 @@ export class CtraderDouble {
             payloadType: PayloadType.PROTO_OA_SYMBOLS_LIST_RES,
             payload: {
               ctidTraderAccountId: ctid,
-              symbol: [...this.symbols.values()].map((s) => ({
-                symbolId: s.symbolId,
-                symbolName: s.symbolName,
-                enabled: true,
-                baseAssetId: 1,
-                quoteAssetId: 2,
-                symbolCategoryId: 1,
-              })),
+              symbol: [...this.symbols.values()].map((s) => this.assets.light(s)),
             },
           },
         ];
@@ -369,7 +380,24 @@ export class CtraderDouble {
         return [
           {
             payloadType: PayloadType.PROTO_OA_TRADER_RES,
-            payload: { ctidTraderAccountId: ctid, trader: { ctidTraderAccountId: ctid, balance: account.balance, depositAssetId: 2, moneyDigits: 2 } },
+            payload: {
+              ctidTraderAccountId: ctid,
+              trader: { ctidTraderAccountId: ctid, balance: account.balance, depositAssetId: this.assets.idOf(account.depositAsset), moneyDigits: 2 },
+            },
+          },
+        ];
+      case PayloadType.PROTO_OA_ASSET_LIST_REQ:
+        return [
+          {
+            payloadType: PayloadType.PROTO_OA_ASSET_LIST_RES,
+            payload: { ctidTraderAccountId: ctid, asset: this.assets.list() },
+          },
+        ];
+      case PayloadType.PROTO_OA_SYMBOLS_FOR_CONVERSION_REQ:
+        return [
+          {
+            payloadType: PayloadType.PROTO_OA_SYMBOLS_FOR_CONVERSION_RES,
+            payload: { ctidTraderAccountId: ctid, symbol: this.assets.chain(p.firstAssetId as number, p.lastAssetId as number).map((s) => this.assets.light(s)) },
           },
         ];
       case PayloadType.PROTO_OA_RECONCILE_REQ:
