@@ -193,7 +193,11 @@ export class CtraderAccount {
    * A request on behalf of this account. A refusal that means "not authorized" (the request did nothing) is followed
    * by one authorization and one retry.
    */
-  async call(payloadType: number, payload: Record<string, unknown>, opts: { done?: Completion; notAfter?: number; timeoutMs?: number } = {}): Promise<Envelope> {
+  async call(
+    payloadType: number,
+    payload: Record<string, unknown>,
+    opts: { done?: Completion; notAfter?: number; timeoutMs?: number } = {},
+  ): Promise<Envelope> {
     if (!this.authorized) await this.authorize();
     const body = { ctidTraderAccountId: this.ctid, ...payload };
     for (let attempt = 0; ; attempt++) {

@@ -64,6 +64,7 @@ export function startConnector(config: ConnectorConfig, store: CredentialStore):
       ingressUrl: config.ingressUrl,
       bridgeToken: credential.bridgeToken,
       waitMs: config.waitMs,
+      heartbeatMs: config.figuresHeartbeatMs,
       diag,
     });
   });

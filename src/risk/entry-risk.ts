@@ -68,7 +68,9 @@ export function sizeEntry(input: {
   const riskAmount = riskAmountOf({ kind: sizing.basis, value: sizing.value }, account);
   const sized = lotsForRisk({ riskAmount, stopDistance, instrument: input.instrument, ...(sizing.maxLots !== undefined ? { maxLots: sizing.maxLots } : {}) });
   const basis =
-    sizing.basis === 'fixed_amount' ? `${fmt(sizing.value)} ${account.currency}` : `${sizing.value}% of ${sizing.basis === 'equity_percent' ? 'equity' : 'balance'}`;
+    sizing.basis === 'fixed_amount'
+      ? `${fmt(sizing.value)} ${account.currency}`
+      : `${sizing.value}% of ${sizing.basis === 'equity_percent' ? 'equity' : 'balance'}`;
   if (!sized.ok)
     return { refusal: { retcode: sized.reason, message: `risk ${basis} = ${fmt(riskAmount)} ${account.currency} is less than one minimum lot at this stop` } };
   const note =

@@ -47,7 +47,14 @@ export class DoubleAssets {
   /** ProtoOALightSymbol of a symbol, with its assets' ids. */
   light(s: DoubleSymbol): Record<string, unknown> {
     const { base, quote } = assetsOf(s);
-    return { symbolId: s.symbolId, symbolName: s.symbolName, enabled: true, baseAssetId: this.ids.get(base), quoteAssetId: this.ids.get(quote), symbolCategoryId: 1 };
+    return {
+      symbolId: s.symbolId,
+      symbolName: s.symbolName,
+      enabled: true,
+      baseAssetId: this.ids.get(base),
+      quoteAssetId: this.ids.get(quote),
+      symbolCategoryId: 1,
+    };
   }
 
   /** The shortest chain of symbols from one asset to another (breadth first over the symbols); empty when none. */

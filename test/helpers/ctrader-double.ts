@@ -85,7 +85,10 @@ export class CtraderDouble {
     symbols: DoubleSymbol[],
   ) {
     this.symbols = new Map(symbols.map((s) => [s.symbolId, { ...s }]));
-    this.assets = new DoubleAssets(this.symbols, specs.map((a) => a.depositAsset ?? 'USD'));
+    this.assets = new DoubleAssets(
+      this.symbols,
+      specs.map((a) => a.depositAsset ?? 'USD'),
+    );
     for (const a of specs) {
       this.accounts.set(a.ctid, new DoubleAccount(a.ctid, this.symbols, a.balance, undefined, a.depositAsset));
       this.grants.set(a.ctid, { accessToken: a.accessToken, refreshToken: a.refreshToken, expired: false });
@@ -397,7 +400,10 @@ export class CtraderDouble {
         return [
           {
             payloadType: PayloadType.PROTO_OA_SYMBOLS_FOR_CONVERSION_RES,
-            payload: { ctidTraderAccountId: ctid, symbol: this.assets.chain(p.firstAssetId as number, p.lastAssetId as number).map((s) => this.assets.light(s)) },
+            payload: {
+              ctidTraderAccountId: ctid,
+              symbol: this.assets.chain(p.firstAssetId as number, p.lastAssetId as number).map((s) => this.assets.light(s)),
+            },
           },
         ];
       case PayloadType.PROTO_OA_RECONCILE_REQ:

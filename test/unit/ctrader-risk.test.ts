@@ -27,7 +27,8 @@ function inProcess(double: CtraderDouble, failing: Set<number>): OpenApiConnecti
     const invalid = checkPayload(payloadType, payload);
     if (invalid) throw new Error(`invalid request ${payloadType}: ${invalid}`);
     if (failing.has(payloadType)) throw new OpenApiError('UNKNOWN_ERROR', 'the server could not answer this request now', PayloadType.PROTO_OA_ERROR_RES);
-    if (payloadType === PayloadType.PROTO_OA_ACCOUNT_AUTH_REQ) return { payloadType: PayloadType.PROTO_OA_ACCOUNT_AUTH_RES, payload: { ctidTraderAccountId: CTID } };
+    if (payloadType === PayloadType.PROTO_OA_ACCOUNT_AUTH_REQ)
+      return { payloadType: PayloadType.PROTO_OA_ACCOUNT_AUTH_RES, payload: { ctidTraderAccountId: CTID } };
     if (payloadType === PayloadType.PROTO_OA_SUBSCRIBE_SPOTS_REQ) {
       setImmediate(() => {
         for (const id of payload.symbolId as number[]) {
@@ -87,10 +88,17 @@ describe("the cTrader connector's sizing by risk", () => {
     const h = await harness();
     // 1 % of 100,000 = 1,000 USD. A tick (0.00001) of a lot (10,000,000 cents = 100,000 EUR) is 1 USD, the quote
     // currency being the deposit one; 20 pips = 0.0020 = 200 ticks = 200 USD a lot; 1,000 / 200 = 5.00 lots.
-    const out = await applyRisk(h.account, h.command({ symbol: 'EURUSD', slPips: 20, riskSizing: { basis: 'equity_percent', value: 1 } }), h.keeper, Date.now() + 60_000);
+    const out = await applyRisk(
+      h.account,
+      h.command({ symbol: 'EURUSD', slPips: 20, riskSizing: { basis: 'equity_percent', value: 1 } }),
+      h.keeper,
+      Date.now() + 60_000,
+    );
     expect(out).toEqual({
       command: expect.objectContaining({ volume: 5, symbol: 'EURUSD' }),
-      note: expect.stringMatching(/^sized 5 lots by risk: 1% of equity = 1000\.00 USD \(balance 100000\.00, equity 100000\.00\); stop 0\.00200 away, 200\.00 USD a lot$/),
+      note: expect.stringMatching(
+        /^sized 5 lots by risk: 1% of equity = 1000\.00 USD \(balance 100000\.00, equity 100000\.00\); stop 0\.00200 away, 200\.00 USD a lot$/,
+      ),
     });
     expect('command' in out && out.command.riskSizing).toBeUndefined();
   });
@@ -100,14 +108,24 @@ describe("the cTrader connector's sizing by risk", () => {
     // 1 % of 100,000 EUR = 1,000 EUR. Sell at the bid 2,350.00, stop 2,354.00: 4.00 = 400 ticks of 0.01. A tick of a
     // lot (10,000 cents = 100 oz) is 0.01 × 100 = 1 USD = 1 / 1.08505 (EURUSD mid of 1.0850/1.0851) = 0.921616 EUR;
     // 400 × 0.921616 = 368.65 EUR a lot; 1,000 / 368.65 = 2.7126 → floored to the 0.01 step: 2.71 lots.
-    const out = await applyRisk(h.account, h.command({ action: 'sell', symbol: 'XAUUSD', sl: 2354, riskSizing: { basis: 'equity_percent', value: 1 } }), h.keeper, Date.now() + 60_000);
+    const out = await applyRisk(
+      h.account,
+      h.command({ action: 'sell', symbol: 'XAUUSD', sl: 2354, riskSizing: { basis: 'equity_percent', value: 1 } }),
+      h.keeper,
+      Date.now() + 60_000,
+    );
     expect(out).toMatchObject({ command: { volume: 2.71 }, note: expect.stringContaining('368.65 EUR a lot') });
   });
 
   test('when the risk is less than one minimum lot, then the entry is refused risk_volume_below_minimum', async () => {
     const h = await harness();
     // 5 USD at risk; a 200-pip stop of EURUSD costs 2,000 USD a lot: 0.0025 lots, below the 0.01 minimum.
-    const out = await applyRisk(h.account, h.command({ symbol: 'EURUSD', slPips: 200, riskSizing: { basis: 'fixed_amount', value: 5 } }), h.keeper, Date.now() + 60_000);
+    const out = await applyRisk(
+      h.account,
+      h.command({ symbol: 'EURUSD', slPips: 200, riskSizing: { basis: 'fixed_amount', value: 5 } }),
+      h.keeper,
+      Date.now() + 60_000,
+    );
     expect(out).toMatchObject({ refusal: { status: 'rejected', retcode: 'risk_volume_below_minimum' } });
   });
 });
@@ -126,7 +144,11 @@ describe("the cTrader connector's loss guards and its marks on disk", () => {
     h.double.setQuote('EURUSD', 1.08, 1.0801); // 510 USD down, 500 below the opening: the limit
     const refused = await applyRisk(h.account, entry(), h.keeper, Date.now() + 60_000);
     expect(refused).toMatchObject({
-      refusal: { status: 'rejected', retcode: 'risk_daily_loss_limit', message: "equity 99490.00 is 500.00 below the day's opening 99990.00 USD; limit 500.00" },
+      refusal: {
+        status: 'rejected',
+        retcode: 'risk_daily_loss_limit',
+        message: "equity 99490.00 is 500.00 below the day's opening 99990.00 USD; limit 500.00",
+      },
     });
     // A restarted connector reads the day's opening from the file; without it, it would start the day again at 99,490.
     expect(await applyRisk(h.account, entry(), h.keeperFrom(new MarksFile(h.file.file)), Date.now() + 60_000)).toMatchObject({
