@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ErrorCode, PayloadType, type Envelope } from '../../src/ctrader/messages';
 import { checkPayload } from './ctrader-proto';
 import { DoubleAssets } from './ctrader-assets';
+import { answerQuery } from './ctrader-queries';
 import { DEFAULT_SYMBOLS, DoubleAccount, Refusal, type DoubleSymbol, type Executions } from './ctrader-market';
 import { startWsServer, type WsPeer, type WsServer } from './websocket-server';
 
@@ -352,93 +353,7 @@ export class CtraderDouble {
       }
       return executions.map((e) => ({ payloadType: PayloadType.PROTO_OA_EXECUTION_EVENT, payload: { ctidTraderAccountId: ctid, ...e } }));
     }
-    switch (env.payloadType) {
-      case PayloadType.PROTO_OA_SYMBOLS_LIST_REQ:
-        return [
-          {
-            payloadType: PayloadType.PROTO_OA_SYMBOLS_LIST_RES,
-            payload: {
-              ctidTraderAccountId: ctid,
-              symbol: [...this.symbols.values()].map((s) => this.assets.light(s)),
-            },
-          },
-        ];
-      case PayloadType.PROTO_OA_SYMBOL_BY_ID_REQ: {
-        const ids = (p.symbolId as number[] | undefined) ?? [];
-        const symbol = ids
-          .map((i) => this.symbols.get(i))
-          .filter((s): s is DoubleSymbol => !!s)
-          .map((s) => ({
-            symbolId: s.symbolId,
-            digits: s.digits,
-            pipPosition: s.pipPosition,
-            lotSize: s.lotSize,
-            minVolume: s.minVolume,
-            stepVolume: s.stepVolume,
-            maxVolume: s.maxVolume,
-          }));
-        return [{ payloadType: PayloadType.PROTO_OA_SYMBOL_BY_ID_RES, payload: { ctidTraderAccountId: ctid, symbol } }];
-      }
-      case PayloadType.PROTO_OA_TRADER_REQ:
-        return [
-          {
-            payloadType: PayloadType.PROTO_OA_TRADER_RES,
-            payload: {
-              ctidTraderAccountId: ctid,
-              trader: { ctidTraderAccountId: ctid, balance: account.balance, depositAssetId: this.assets.idOf(account.depositAsset), moneyDigits: 2 },
-            },
-          },
-        ];
-      case PayloadType.PROTO_OA_ASSET_LIST_REQ:
-        return [
-          {
-            payloadType: PayloadType.PROTO_OA_ASSET_LIST_RES,
-            payload: { ctidTraderAccountId: ctid, asset: this.assets.list() },
-          },
-        ];
-      case PayloadType.PROTO_OA_SYMBOLS_FOR_CONVERSION_REQ:
-        return [
-          {
-            payloadType: PayloadType.PROTO_OA_SYMBOLS_FOR_CONVERSION_RES,
-            payload: {
-              ctidTraderAccountId: ctid,
-              symbol: this.assets.chain(p.firstAssetId as number, p.lastAssetId as number).map((s) => this.assets.light(s)),
-            },
-          },
-        ];
-      case PayloadType.PROTO_OA_RECONCILE_REQ:
-        return [
-          {
-            payloadType: PayloadType.PROTO_OA_RECONCILE_RES,
-            payload: { ctidTraderAccountId: ctid, position: [...account.positions.values()], order: [...account.orders.values()] },
-          },
-        ];
-      case PayloadType.PROTO_OA_ORDER_LIST_REQ:
-        return [
-          {
-            payloadType: PayloadType.PROTO_OA_ORDER_LIST_RES,
-            payload: {
-              ctidTraderAccountId: ctid,
-              order: account.orderList((p.fromTimestamp as number | undefined) ?? 0, (p.toTimestamp as number | undefined) ?? 2_147_483_646_000),
-              hasMore: false,
-            },
-          },
-        ];
-      case PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_REQ:
-        return [
-          {
-            payloadType: PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_RES,
-            payload: { ctidTraderAccountId: ctid, positionUnrealizedPnL: account.unrealized(), moneyDigits: 2 },
-          },
-        ];
-      default:
-        return [
-          {
-            payloadType: PayloadType.ERROR_RES,
-            payload: { errorCode: ErrorCode.UNSUPPORTED_MESSAGE, description: `payloadType ${env.payloadType} is not served by this double` },
-          },
-        ];
-    }
+    return [answerQuery(this.symbols, this.assets, account, env)];
   }
 
   private takeLoss(payloadType: number): boolean {
