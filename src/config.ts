@@ -402,6 +402,8 @@ const connectorSchema = z.object({
   CTRADER_REFRESH_AHEAD_MS: int(3_600_000, 0),
   /** Long-poll wait asked of the ingress. */
   CTRADER_WAIT_MS: int(20_000, 0, 60_000),
+  /** The account's figures go alone (a heartbeat, protocol 1.2) after this long without a report; 0: never. */
+  CTRADER_FIGURES_HEARTBEAT_MS: int(30_000, 0),
 });
 
 export function loadConnectorConfig(env: NodeJS.ProcessEnv = process.env) {
@@ -417,6 +419,7 @@ export function loadConnectorConfig(env: NodeJS.ProcessEnv = process.env) {
     requestTimeoutMs: e.CTRADER_REQUEST_TIMEOUT_MS,
     refreshAheadMs: e.CTRADER_REFRESH_AHEAD_MS,
     waitMs: e.CTRADER_WAIT_MS,
+    figuresHeartbeatMs: e.CTRADER_FIGURES_HEARTBEAT_MS,
   };
 }
 export type ConnectorConfig = ReturnType<typeof loadConnectorConfig>;

@@ -331,6 +331,7 @@ describe('loadConnectorConfig: the cTrader connector', () => {
       requestTimeoutMs: 15_000,
       refreshAheadMs: 3_600_000,
       waitMs: 20_000,
+      figuresHeartbeatMs: 30_000,
     });
   });
 
