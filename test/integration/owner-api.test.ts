@@ -3,6 +3,7 @@ import { seedOwner, startStack, type Fixture, type Stack } from '../helpers/stac
 import { asBrowser, cookieOf, ownerKeyFile, setUpOwner, totp, type OwnerBrowser } from '../helpers/owner';
 import { adminCli } from '../helpers/admin';
 import { get, post, postFrom, send } from '../../support/http';
+import { waitFor } from '../../support/infra';
 
 /**
  * The owner API over HTTP against the real Redis (and Temporal, for the webhook it feeds): setup from the operator's
@@ -18,8 +19,14 @@ const url = (p: string) => `${stack.ingress.url}${p}`;
 
 beforeAll(async () => {
   stack = await startStack({
-    worker: false,
-    env: { OWNER_SECRETS_KEY_FILE: ownerKeyFile(), DASHBOARD_SECURE_COOKIES: 'false', SIGN_IN_IP_MAX: '20' },
+    env: {
+      OWNER_SECRETS_KEY_FILE: ownerKeyFile(),
+      DASHBOARD_SECURE_COOKIES: 'false',
+      SIGN_IN_IP_MAX: '20',
+      CALLBACK_SECRET_KEY_FILE: ownerKeyFile(),
+      CALLBACK_ALLOWED_HOSTS: '127.0.0.1',
+      CALLBACK_ALLOW_HTTP: 'true',
+    },
   });
   a = await seedOwner(stack.registry, [{}, { platform: 'ctrader' }]);
   b = await seedOwner(stack.registry, [{}]);
@@ -162,7 +169,20 @@ describe('the owner API', () => {
     const secretB = await asBrowser(browserB, 'POST', url('/v1/owner/secrets'), { accounts: [b.accounts[0]!.id] });
     const tokenB = await asBrowser(browserB, 'POST', url('/v1/owner/tokens'), { accounts: [b.accounts[0]!.id] });
     const keyB = await asBrowser(browserB, 'POST', url('/v1/owner/api-keys'), { name: 'b' });
+    const callbackB = await asBrowser(browserB, 'POST', url('/v1/owner/callbacks'), { url: 'http://127.0.0.1:9/outcomes' });
+    expect(callbackB.status).toBe(201);
+    const signalB = await post(url('/webhook/custom/' + b.accounts[0]!.id), { secret: b.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
+    expect(signalB.status).toBe(202);
     const accountB = b.accounts[0]!.id;
+    // B sees its own signal in the log (visibility is eventually consistent): the 404s below are not for want of it.
+    await waitFor(
+      'B’s signal in B’s log',
+      async () => {
+        const log = await asBrowser(browserB, 'GET', url('/v1/owner/signals'));
+        return log.body?.signals?.some((x: { signalId: string }) => x.signalId === signalB.body.signalId) ? true : undefined;
+      },
+      15_000,
+    );
     const links = { accounts: [a.accounts[0]!.id] };
     const walk: [string, string, unknown?][] = [
       ['GET', `/v1/owner/accounts/${accountB}`],
@@ -173,6 +193,9 @@ describe('the owner API', () => {
       ['PUT', `/v1/owner/tokens/${tokenB.body.id as string}/accounts`, links],
       ['DELETE', `/v1/owner/tokens/${tokenB.body.id as string}`],
       ['DELETE', `/v1/owner/api-keys/${keyB.body.id as string}`],
+      ['DELETE', `/v1/owner/callbacks/${callbackB.body.id as string}`],
+      ['GET', `/v1/owner/signals/${signalB.body.signalId as string}`],
+      ['GET', `/v1/owner/signals?accountId=${accountB}`],
     ];
     for (const [method, path, body] of walk) {
       const r = await asBrowser(browserA, method, url(path), body);
@@ -181,10 +204,12 @@ describe('the owner API', () => {
     // Nothing of B's changed, and none of it shows in A's lists.
     expect((await stack.registry.getAccount(accountB))!.risk.maxVolume).not.toBe(1);
     expect((await asBrowser(browserB, 'GET', url('/v1/owner/secrets'))).body.secrets.map((s: { id: string }) => s.id)).toContain(secretB.body.id);
-    const listsOfA = await Promise.all(['accounts', 'secrets', 'tokens', 'api-keys', 'audit'].map((p) => asBrowser(browserA, 'GET', url(`/v1/owner/${p}`))));
+    expect((await asBrowser(browserB, 'GET', url('/v1/owner/callbacks'))).body.callbacks.map((c: { id: string }) => c.id)).toContain(callbackB.body.id);
+    const lists = ['accounts', 'secrets', 'tokens', 'api-keys', 'audit', 'signals', 'callbacks', 'callbacks/attempts'];
+    const listsOfA = await Promise.all(lists.map((p) => asBrowser(browserA, 'GET', url(`/v1/owner/${p}`))));
     for (const list of listsOfA) {
       expect(list.status).toBe(200);
-      for (const id of [accountB, secretB.body.id, tokenB.body.id, keyB.body.id]) expect(list.text).not.toContain(id);
+      for (const id of [accountB, secretB.body.id, tokenB.body.id, keyB.body.id, callbackB.body.id, signalB.body.signalId]) expect(list.text).not.toContain(id);
     }
   });
 
