@@ -366,7 +366,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       defaultCommandTtlMs: e.DEFAULT_COMMAND_TTL_MS,
     },
     callbacks: {
-      secretKeyFile: e.CALLBACK_SECRET_KEY_FILE,
+      sealingKeyFile: e.CALLBACK_SECRET_KEY_FILE,
       guard: { allowedHosts: e.CALLBACK_ALLOWED_HOSTS, allowHttp: e.CALLBACK_ALLOW_HTTP === 'true', maxUrlLength: e.CALLBACK_URL_MAX_LENGTH },
       maxEndpointsPerOwner: e.CALLBACK_MAX_ENDPOINTS_PER_OWNER,
       post: { timeoutMs: e.CALLBACK_TIMEOUT_MS, maxResponseBytes: e.CALLBACK_RESPONSE_MAX_BYTES },

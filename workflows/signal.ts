@@ -9,6 +9,7 @@ import {
   setHandler,
   startChild,
   upsertMemo,
+  WorkflowIdReusePolicy,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import { isOpening } from '../src/domain/actions';
@@ -68,6 +69,8 @@ export async function signalWorkflow(input: SignalWorkflowInput): Promise<Accoun
       workflowId,
       args: [{ owner: target.account.owner, endpointIds: target.callbackEndpoints, messageId: workflowId, event }],
       parentClosePolicy: ParentClosePolicy.ABANDON,
+      // Also after the first delivery closed (until the namespace's retention forgets it): one message per outcome.
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
       staticSummary: `${outcome.outcome} on ${outcome.accountId} to ${target.callbackEndpoints.length} callback endpoint(s)`,
     });
     // Already started (an operator's word after a retry, a reset): the first delivery stands.

@@ -61,8 +61,9 @@ export async function resolveCallbackTarget(raw: string, settings: GuardSettings
   const url = checkCallbackUrl(raw, settings);
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
   const allowed = new Set(settings.allowedHosts.map((h) => h.toLowerCase()));
+  const literal = isIP(host) !== 0;
   let answers: { address: string; family: number }[];
-  if (isIP(host) !== 0) answers = [{ address: host, family: isIP(host) }];
+  if (literal) answers = [{ address: host, family: isIP(host) }];
   else {
     try {
       answers = await resolve(host);
@@ -74,7 +75,8 @@ export async function resolveCallbackTarget(raw: string, settings: GuardSettings
   for (const answer of answers) {
     if (allowed.has(host) || allowed.has(answer.address.toLowerCase())) continue;
     const why = forbiddenAddress(answer.address);
-    if (why) throw new CallbackRefused(`${why} (${answer.address})`);
+    // What our DNS says of a name is not for an owner to learn (mapping our network): only an address they wrote.
+    if (why) throw new CallbackRefused(literal ? `${why} (${answer.address})` : `resolves to a ${why}`);
   }
   const first = answers[0]!;
   return { url, address: first.address, family: first.family === 6 ? 6 : 4 };

@@ -12,7 +12,7 @@ export function callbackAttemptDeps(config: Config, redis: Redis): AttemptDeps {
   return {
     endpoints: new RedisEndpointStore(redis),
     attempts: new RedisAttemptLog(redis, c.attemptsKeep),
-    box: c.secretKeyFile === undefined ? undefined : SecretBox.fromFile(c.secretKeyFile),
+    box: c.sealingKeyFile === undefined ? undefined : SecretBox.fromFile(c.sealingKeyFile),
     guard: c.guard,
     post: c.post,
   };

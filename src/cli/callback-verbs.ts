@@ -65,6 +65,26 @@ const callbackRemove: Verb = {
   },
 };
 
+/** `callback enable` / `callback disable`: a disabled endpoint keeps its secret but gets nothing until enabled. */
+function toggleVerb(enabled: boolean): Verb {
+  const word = enabled ? 'enable' : 'disable';
+  return {
+    words: ['callback', word],
+    usage: `callback ${word} --owner U --id ep_…`,
+    summary: enabled
+      ? 'Deliver to the endpoint again (signals accepted from now on).'
+      : 'Stop delivering to the endpoint (retries in flight stop at their next attempt); its secret is kept.',
+    options: { owner: { type: 'string' }, id: { type: 'string' } },
+    async run(args, ctx) {
+      expectPositionals(args, []);
+      const o = ownerArg(requireStr(args.values, 'owner'));
+      const id = endpointId(requireStr(args.values, 'id'));
+      if (!(await (await ctx.callbacks()).setEnabled(o, id, enabled))) throw new CliError(`${o} has no callback endpoint ${id}`);
+      return { human: `callback endpoint ${id} of ${o} ${enabled ? 'enabled' : 'disabled'}`, json: { id, owner: o, enabled } };
+    },
+  };
+}
+
 const callbackAttempts: Verb = {
   words: ['callback', 'attempts'],
   usage: 'callback attempts --owner U [--limit N]',
@@ -97,4 +117,4 @@ const callbackAttempts: Verb = {
   },
 };
 
-export const CALLBACK_VERBS: Verb[] = [callbackAdd, callbackList, callbackRemove, callbackAttempts];
+export const CALLBACK_VERBS: Verb[] = [callbackAdd, callbackList, toggleVerb(false), toggleVerb(true), callbackRemove, callbackAttempts];

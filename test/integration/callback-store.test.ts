@@ -161,6 +161,10 @@ describe('admin CLI: callback verbs', () => {
       durationMs: 12,
       delivered: false,
     });
+    expect((await admin(['callback', 'disable', '--owner', o, '--id', created.id])).stdout).toBe(`callback endpoint ${created.id} of ${o} disabled\n`);
+    expect(await new RedisEndpointStore(redis).enabledIds([o])).toEqual([[]]);
+    expect((await admin(['callback', 'enable', '--owner', o, '--id', created.id])).code).toBe(0);
+    expect(await new RedisEndpointStore(redis).enabledIds([o])).toEqual([[created.id]]);
     const attempts = await admin(['callback', 'attempts', '--owner', o]);
     expect(attempts.stdout).toMatch(new RegExp(`${created.id}\\s+2\\s+HTTP 503`));
     expect((await admin(['callback', 'remove', '--owner', o, '--id', created.id])).code).toBe(0);

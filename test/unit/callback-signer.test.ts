@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
@@ -26,6 +28,23 @@ describe('signCallback (Standard Webhooks)', () => {
     expect(() => new Webhook(secret).verify(body, { ...headers, 'webhook-id': 'callback:sig_x:acc-2' })).toThrow(WebhookVerificationError);
     const stale = { ...signCallback(secret, 'callback:sig_x:acc-1', new Date(Date.now() - 10 * 60_000), body) };
     expect(() => new Webhook(secret).verify(body, stale)).toThrow(/too old/i);
+  });
+});
+
+describe('the verification function of docs/callbacks.md (what the n8n and Zapier steps run)', () => {
+  const doc = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'callbacks.md'), 'utf8');
+  const source = [...doc.matchAll(/```js\n([\s\S]*?)```/g)].map((m) => m[1]!).find((code) => code.includes('function verify('));
+  type Verify = (secret: string, id: string, timestamp: string, signature: string, rawBody: string) => boolean;
+  const verify = new Function('require', `${source}\nreturn verify;`)(require) as Verify;
+
+  it('accepts what we sign, and refuses another secret, an altered body and a stale timestamp', () => {
+    const secret = newEndpointSecret();
+    const h = signCallback(secret, 'callback:sig_x:acc-1', new Date(), body);
+    expect(verify(secret, h['webhook-id'], h['webhook-timestamp'], h['webhook-signature'], body)).toBe(true);
+    expect(verify(newEndpointSecret(), h['webhook-id'], h['webhook-timestamp'], h['webhook-signature'], body)).toBe(false);
+    expect(verify(secret, h['webhook-id'], h['webhook-timestamp'], h['webhook-signature'], body.replace('42', '43'))).toBe(false);
+    const old = signCallback(secret, 'callback:sig_x:acc-1', new Date(Date.now() - 10 * 60_000), body);
+    expect(verify(secret, old['webhook-id'], old['webhook-timestamp'], old['webhook-signature'], body)).toBe(false);
   });
 });
 

@@ -63,6 +63,26 @@ describe('loadConfig: spec defaults', () => {
     expect(loadConfig({ ADMISSION_LATE_AFTER_MS: '300', ADMISSION_MAX_LATE: '0' }).admission).toMatchObject({ lateAfterMs: 300, maxLate: 0 });
   });
 
+  test('when nothing is set, then callbacks have no key, https only, no allowed private host, and their documented bounds', () => {
+    expect(config.callbacks).toEqual({
+      sealingKeyFile: undefined,
+      guard: { allowedHosts: [], allowHttp: false, maxUrlLength: 512 },
+      maxEndpointsPerOwner: 5,
+      post: { timeoutMs: 10_000, maxResponseBytes: 4096 },
+      attemptsKeep: { count: 200, seconds: 604_800 },
+    });
+  });
+
+  test('when CALLBACK_ALLOWED_HOSTS lists hosts, then each is kept trimmed; anything but a host or an address is refused', () => {
+    expect(loadConfig({ CALLBACK_ALLOWED_HOSTS: ' 127.0.0.1, receiver.internal ,::1' }).callbacks.guard.allowedHosts).toEqual([
+      '127.0.0.1',
+      'receiver.internal',
+      '::1',
+    ]);
+    expect(() => loadConfig({ CALLBACK_ALLOWED_HOSTS: 'http://x/' })).toThrow(/CALLBACK_ALLOWED_HOSTS/);
+    expect(() => loadConfig({ CALLBACK_MAX_ENDPOINTS_PER_OWNER: '0' })).toThrow(/CALLBACK_MAX_ENDPOINTS_PER_OWNER/);
+  });
+
   test('when nothing is set, then no secret, token or password has a default anywhere in the config', () => {
     const keys: string[] = [];
     const walk = (value: unknown, path: string) => {
