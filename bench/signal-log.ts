@@ -6,6 +6,9 @@
  * timeout stands in for the worker), a tenth stay running, as signals waiting for their bridge would.
  *
  *   npm run build && node dist/bench/signal-log.js            # SIGNALS=10000 REPEAT=15 by default
+ *
+ * With SIGNAL_LOG_BENCH_DB=<file> the store is kept there (and what was seeded beside it, <file>.json): a second run
+ * measures the same store again without seeding it (10 minutes on 2 busy cores).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -124,7 +127,9 @@ async function timed(name: string, run: () => Promise<number>, results: Record<s
 }
 
 async function main() {
-  const temporal = await startTemporal();
+  const keep = process.env.SIGNAL_LOG_BENCH_DB;
+  const reuse = keep !== undefined && fs.existsSync(keep) && fs.existsSync(`${keep}.json`);
+  const temporal = await startTemporal(keep ? { dbFile: keep } : {});
   const redisServer = await startRedis();
   const connection = await Connection.connect({ address: temporal.address });
   const client = new Client({ connection });
@@ -132,10 +137,17 @@ async function main() {
   const redis = new Redis(redisServer.url);
   try {
     const t0 = Date.now();
-    const a = await seed(client, `owner-a-${randomBytes(3).toString('hex')}`, SIGNALS);
-    const b = await seed(client, `owner-b-${randomBytes(3).toString('hex')}`, Math.ceil(SIGNALS / 5));
+    const { a, b } = reuse
+      ? (JSON.parse(fs.readFileSync(`${keep}.json`, 'utf8')) as { a: Seeded; b: Seeded })
+      : {
+          a: await seed(client, `owner-a-${randomBytes(3).toString('hex')}`, SIGNALS),
+          b: await seed(client, `owner-b-${randomBytes(3).toString('hex')}`, Math.ceil(SIGNALS / 5)),
+        };
+    if (keep && !reuse) fs.writeFileSync(`${keep}.json`, JSON.stringify({ a, b }));
     const seedMs = Date.now() - t0;
-    process.stdout.write(`seeded ${SIGNALS} + ${Math.ceil(SIGNALS / 5)} signals (2 workflows each) in ${(seedMs / 1000).toFixed(1)} s\n`);
+    process.stdout.write(
+      `${reuse ? 'reused' : 'seeded'} ${a.signalIds.length} + ${b.signalIds.length} signals (2 workflows each) in ${(seedMs / 1000).toFixed(1)} s\n`,
+    );
     const registry = { getAccount: (id: string) => Promise.resolve(a.accounts.includes(id) ? ({ id, owner: a.owner } as never) : null) };
     const log: SignalLog = signalLog({
       runs: new TemporalAccountRuns(regions),
@@ -144,7 +156,7 @@ async function main() {
       deliveries: new RedisCommandQueue(redis),
     });
     // Visibility catches up with the starts and the timeouts: wait until the store holds them all, closed ones closed.
-    const total = SIGNALS * 2 + Math.ceil(SIGNALS / 5) * 2;
+    const total = (a.signalIds.length + b.signalIds.length) * 2;
     for (;;) {
       const { count } = await client.workflow.count();
       const { count: running } = await client.workflow.count(`ExecutionStatus = 'Running'`);
@@ -172,11 +184,30 @@ async function main() {
     await timed('action = sell', list({ action: 'sell' }), results);
     await timed('one account of five', list({ accountId: a.accounts[2] }), results);
     await timed('outcome = rejected', list({ outcome: 'rejected' }), results);
-    const mid = a.receivedAt[Math.floor(SIGNALS / 2)]!;
+    const mid = a.receivedAt[Math.floor(a.signalIds.length / 2)]!;
     await timed('received in a window in the middle', list({ from: new Date(mid - 2000).toISOString(), to: new Date(mid).toISOString() }), results);
-    await timed('detail of one signal', async () => (await log.detail(a.owner, a.signalIds[Math.floor(SIGNALS / 3)]!)).accounts.length, results);
+    // Where a page's time goes: one visibility request of the kind a page makes, alone.
+    const raw = (query: string, pageSize: number) => async () => {
+      const res = await connection.workflowService.listWorkflowExecutions({ namespace: 'default', query, pageSize });
+      return res.executions.length;
+    };
+    const ownerA = `WorkflowType = 'accountWorkflow' AND OwnerId = '${a.owner}'`;
+    await timed('raw: one visibility request, closed, 500 rows', raw(`${ownerA} AND ExecutionStatus != 'Running'`, 500), results);
+    await timed('raw: one visibility request, closed, 50 rows', raw(`${ownerA} AND ExecutionStatus != 'Running'`, 50), results);
+    await timed('raw: one visibility request, running, 50 rows', raw(`${ownerA} AND ExecutionStatus = 'Running'`, 50), results);
+    const cursor = new Date(mid).toISOString();
+    await timed(
+      'raw: closed, 50 rows, older than a cursor',
+      raw(`${ownerA} AND (ReceivedAt < '${cursor}' OR (ReceivedAt = '${cursor}' AND SignalId < 'sig_0')) AND ExecutionStatus != 'Running'`, 50),
+      results,
+    );
+    await timed('raw: closed, 50 rows, ReceivedAt <= a cursor', raw(`${ownerA} AND ReceivedAt <= '${cursor}' AND ExecutionStatus != 'Running'`, 50), results);
+    await timed('detail of one signal', async () => (await log.detail(a.owner, a.signalIds[Math.floor(a.signalIds.length / 3)]!)).accounts.length, results);
     const file = path.join(REPO_ROOT, 'bench', 'results', `signal-log-${new Date().toISOString().replace(/[:]/g, '-')}.json`);
-    fs.writeFileSync(file, `${JSON.stringify({ signals: SIGNALS, otherOwner: b.signalIds.length, repeat: REPEAT, seedMs, results }, null, 2)}\n`);
+    fs.writeFileSync(
+      file,
+      `${JSON.stringify({ signals: a.signalIds.length, otherOwner: b.signalIds.length, repeat: REPEAT, seedMs, reused: reuse, results }, null, 2)}\n`,
+    );
     process.stdout.write(`results: ${path.relative(REPO_ROOT, file)}\n`);
   } finally {
     redis.disconnect();
