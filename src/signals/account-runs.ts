@@ -18,6 +18,17 @@ export interface AccountRuns {
   recordedOutcomes(ownerId: string, signalIds: readonly string[]): Promise<Map<string, AccountOutcome[]>>;
 }
 
+/**
+ * A page would read more rows than a page may (a page of broadcasts to hundreds of accounts, or thousands of signals
+ * closing out of order): refused rather than answered with a page that may have skipped a newer signal.
+ */
+export class PageTooLarge extends Error {
+  constructor(readonly rows: number) {
+    super(`a page of the signal log would read more than ${rows} account workflows`);
+    this.name = 'PageTooLarge';
+  }
+}
+
 /** One signal on one account: its account workflow as visibility lists it. */
 export interface AccountRun {
   signalId: string;

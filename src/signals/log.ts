@@ -1,7 +1,8 @@
 import type { Registry } from '../registry/registry';
 import { SIGNAL_ID_PATTERN, accountWorkflowId } from '../domain/ids';
 import type { AccountOutcome } from '../domain/outcome';
-import type { AccountRun, AccountRuns, RunFilter } from './account-runs';
+import { PageTooLarge, type AccountRun, type AccountRuns, type RunFilter } from './account-runs';
+import { Refusal } from './errors';
 import { decodePageToken, encodePageToken, ownerIdSchema, parseSignalLogQuery } from './log-filters';
 import type { ReportedOutcomes } from './reported-outcomes';
 
@@ -92,7 +93,10 @@ export async function listSignals(deps: SignalLogDeps, ownerId: string, query: u
     ...(q.from !== undefined ? { from: q.from } : {}),
     ...(q.to !== undefined ? { to: q.to } : {}),
   };
-  const { runs, more } = await deps.runs.newestSignals(filter, q.pageSize, after);
+  const { runs, more } = await deps.runs.newestSignals(filter, q.pageSize, after).catch((err: unknown) => {
+    if (err instanceof PageTooLarge) throw new Refusal('invalid', 'This page would read too much; ask for fewer signals per page, or narrow the filters');
+    throw err;
+  });
   const bySignal = groupBySignal(runs);
   const outcomes = await knownOutcomes(deps, owner, bySignal);
   const signals = [...bySignal.values()].map((own) => ({

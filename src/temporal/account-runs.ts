@@ -1,5 +1,5 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import type { AccountRun, AccountRuns, RunFilter, RunPosition } from '../signals/account-runs';
+import { PageTooLarge, type AccountRun, type AccountRuns, type RunFilter, type RunPosition } from '../signals/account-runs';
 import type { AccountOutcome } from '../domain/outcome';
 import { OUTCOME_MEMO_PREFIX } from '../domain/ids';
 import type { Regions } from './regions';
@@ -12,8 +12,11 @@ import { accountRunsQuery, signalParentsQuery, signalRunsQuery, type RunSection 
  * can follow.
  */
 const CLOCK_SKEW_MS = 5_000;
-/** Rows one section of one region may read for one page: a bound on the cost of a page, whatever the data. */
-const MAX_ROWS_PER_SECTION = 5_000;
+/**
+ * Rows one section of one region may read for one page: a bound on the cost of a page, whatever the data. A page of
+ * N signals on A accounts each reads at least N × A rows: 25 broadcasts to 200 accounts are 5,000.
+ */
+const MAX_ROWS_PER_SECTION = 20_000;
 const VISIBILITY_PAGE = 500;
 
 /**
@@ -35,7 +38,14 @@ export class TemporalAccountRuns implements AccountRuns {
     const walks = await Promise.all(
       this.regions.names().flatMap((region) => sections.map((section) => this.walk(region, accountRunsQuery(filter, section, after), section, signals))),
     );
-    const runs = walks.flatMap((w) => w.runs);
+    // A workflow that closed between the two sections' reads is in both: its closed row is the newer word.
+    const byRun = new Map<string, AccountRun>();
+    for (const run of walks.flatMap((w) => w.runs)) {
+      const key = `${run.signalId}/${run.accountId}`;
+      const seen = byRun.get(key);
+      if (seen === undefined || seen.state === 'running') byRun.set(key, run);
+    }
+    const runs = [...byRun.values()];
     const order = newestFirst(runs);
     const kept = new Set(order.slice(0, signals));
     return {
@@ -66,7 +76,7 @@ export class TemporalAccountRuns implements AccountRuns {
             newest.push({ at: Date.parse(run.receivedAt), signalId: run.signalId });
             newest.sort((a, b) => b.at - a.at || (a.signalId < b.signalId ? 1 : -1));
           }
-          if (read >= MAX_ROWS_PER_SECTION) return { runs, exhausted: false };
+          if (read >= MAX_ROWS_PER_SECTION) throw new PageTooLarge(MAX_ROWS_PER_SECTION);
         }
         return { runs, exhausted: true };
       },
