@@ -12,7 +12,7 @@ export function callbackAttemptDeps(config: Config, redis: Redis): AttemptDeps {
   return {
     endpoints: new RedisEndpointStore(redis),
     attempts: new RedisAttemptLog(redis, c.attemptsKeep),
-    box: c.sealingKeyFile === undefined ? undefined : SecretBox.fromFile(c.sealingKeyFile),
+    box: c.sealingKeyFile === undefined ? undefined : SecretBox.fromFile(c.sealingKeyFile, 'CALLBACK_SECRET_KEY_FILE'),
     guard: c.guard,
     post: c.post,
   };

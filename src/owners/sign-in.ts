@@ -4,7 +4,7 @@ import { Refusal } from '../signals/errors';
 import { passwordSchema, totpCodeSchema } from '../domain/owner';
 import { OwnerStore, type OwnerRecord } from './owner-store';
 import { SessionStore, type Session } from './sessions';
-import { seal, unseal } from './sealed';
+import type { SecretBox } from '../secret-box';
 import { hashPassword, newTotpSeed, passwordMatches, totpStep, totpUri } from './second-factor';
 import { ApiKeyStore } from './api-keys';
 import { toString as qrSvg } from 'qrcode';
@@ -17,24 +17,27 @@ export interface OwnerAuthDeps {
   owners: OwnerStore;
   sessions: SessionStore;
   apiKeys: ApiKeyStore;
-  /** Seals TOTP seeds; without it the dashboard refuses to run (fail closed). */
-  sealKey: Buffer;
+  /** Seals TOTP seeds (bound to their owner); without it the dashboard refuses to run (fail closed). */
+  box: SecretBox;
   setupTtlSeconds: number;
   issuer: string;
   now: () => Date;
 }
 
-export function ownerAuthDeps(redis: Redis, o: { sealKey: Buffer; sessionTtlSeconds: number; setupTtlSeconds: number; issuer: string }): OwnerAuthDeps {
+export function ownerAuthDeps(redis: Redis, o: { box: SecretBox; sessionTtlSeconds: number; setupTtlSeconds: number; issuer: string }): OwnerAuthDeps {
   return {
     owners: new OwnerStore(redis),
     sessions: new SessionStore(redis, o.sessionTtlSeconds),
     apiKeys: new ApiKeyStore(redis),
-    sealKey: o.sealKey,
+    box: o.box,
     setupTtlSeconds: o.setupTtlSeconds,
     issuer: o.issuer,
     now: () => new Date(),
   };
 }
+
+/** A sealed seed opens only on its own owner's record. */
+const totpBinding = (ownerId: string) => `totp\n${ownerId}`;
 
 const SIGN_IN_REFUSED = 'Wrong owner, password or code';
 const LINK_REFUSED = 'This setup link is not valid any more (used, replaced by a newer one, or expired): ask your operator for a new one';
@@ -64,10 +67,10 @@ async function ownerOfLink(deps: OwnerAuthDeps, token: string): Promise<OwnerRec
 /** The first step of setup: the TOTP seed to enrol in an authenticator app (the same one until setup completes). */
 export async function beginSetup(deps: OwnerAuthDeps, token: string): Promise<{ owner: string; totpSeed: string; totpUri: string; totpQr: string }> {
   const owner = await ownerOfLink(deps, token);
-  let seed = owner.pendingTotpSealed ? unseal(deps.sealKey, owner.pendingTotpSealed) : undefined;
+  let seed = owner.pendingTotpSealed ? deps.box.open(owner.pendingTotpSealed, totpBinding(owner.id)) : undefined;
   if (seed === undefined) {
     seed = newTotpSeed();
-    await deps.owners.offerTotp(owner.id, seal(deps.sealKey, seed));
+    await deps.owners.offerTotp(owner.id, deps.box.seal(seed, totpBinding(owner.id)));
   }
   const uri = totpUri(seed, owner.id, deps.issuer);
   // The QR code as an image the page shows from a data: URI: made here, so the page needs no QR library.
@@ -81,10 +84,10 @@ export async function completeSetup(deps: OwnerAuthDeps, token: string, password
   const pw = passwordSchema.safeParse(password);
   if (!pw.success) throw new Refusal('invalid', `password: ${pw.error.issues[0]?.message ?? 'invalid'}`);
   const c = totpCodeSchema.safeParse(code);
-  const seed = owner.pendingTotpSealed ? unseal(deps.sealKey, owner.pendingTotpSealed) : undefined;
+  const seed = owner.pendingTotpSealed ? deps.box.open(owner.pendingTotpSealed, totpBinding(owner.id)) : undefined;
   const step = c.success && seed ? totpStep(seed, c.data, deps.now().getTime()) : null;
   if (step === null || seed === undefined) throw new Refusal('invalid', 'code: not a current code of the authenticator app enrolled on this page');
-  const done = await deps.owners.completeSetup(owner.id, hashCredential(token), await hashPassword(pw.data), seal(deps.sealKey, seed), step);
+  const done = await deps.owners.completeSetup(owner.id, hashCredential(token), await hashPassword(pw.data), deps.box.seal(seed, totpBinding(owner.id)), step);
   if (!done) throw new Refusal('not_found', LINK_REFUSED);
   return deps.sessions.open(owner.id, deps.now());
 }
@@ -94,7 +97,7 @@ export async function signIn(deps: OwnerAuthDeps, ownerId: string, password: str
   const usable = owner?.status === 'active' ? owner : undefined;
   const passwordOk = await passwordMatches(usable?.passwordHash, password);
   if (!usable?.totpSealed || !passwordOk) throw new Refusal('unauthorized', SIGN_IN_REFUSED);
-  const step = totpStep(unseal(deps.sealKey, usable.totpSealed), code, deps.now().getTime());
+  const step = totpStep(deps.box.open(usable.totpSealed, totpBinding(usable.id)), code, deps.now().getTime());
   if (step === null || !(await deps.owners.useTotpStep(usable.id, step))) throw new Refusal('unauthorized', SIGN_IN_REFUSED);
   return deps.sessions.open(usable.id, deps.now());
 }

@@ -1,11 +1,10 @@
-import fs from 'node:fs';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config';
 import type { RedisRegistry } from '../registry/registry';
 import { PreAuthCap } from '../ratelimit/preauth';
 import { RedisFigures } from '../bridge/figures';
 import { RedisLastSeen } from '../bridge/presence';
-import { parseSealKey } from './sealed';
+import { SecretBox } from '../secret-box';
 import { ownerAuthDeps } from './sign-in';
 import type { OwnerSessionDeps } from '../http/routes/owner-session';
 import type { OwnerApiDeps } from '../http/routes/owner-api';
@@ -35,9 +34,9 @@ export function ownerDashboard(
 ): DashboardParts | undefined {
   const file = config.owners.secretsKeyFile;
   if (file === undefined) return undefined;
-  const sealKey = parseSealKey(fs.readFileSync(file, 'utf8'), 'OWNER_SECRETS_KEY_FILE');
+  const box = SecretBox.fromFile(file, 'OWNER_SECRETS_KEY_FILE');
   const auth = ownerAuthDeps(redis, {
-    sealKey,
+    box,
     sessionTtlSeconds: config.owners.sessionTtlSeconds,
     setupTtlSeconds: config.owners.setupTtlSeconds,
     issuer: 'External Signals',

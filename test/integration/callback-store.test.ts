@@ -86,7 +86,7 @@ describe('RedisAttemptLog', () => {
 });
 
 describe('registration', () => {
-  const box = SecretBox.fromBase64(randomBytes(32).toString('base64'));
+  const box = SecretBox.fromBase64(randomBytes(32).toString('base64'), 'CALLBACK_SECRET_KEY_FILE');
   const depsOf = () => ({
     endpoints: new RedisEndpointStore(redis),
     attempts: new RedisAttemptLog(redis, { count: 10, seconds: 600 }),

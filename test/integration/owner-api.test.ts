@@ -45,7 +45,7 @@ describe('setup and sign-in', () => {
     expect(created.stderr).toMatch(/signed in already/);
     const raw = await stack.redis.hgetall(`es:owner:${a.owner}`);
     expect(raw.passwordHash).toMatch(/^\$argon2id\$/);
-    expect(raw.totpSealed).toMatch(/^v1\./);
+    expect(raw.totpSealed).toMatch(/^v1:/);
     expect(raw.totpSealed).not.toContain(browserA.seed);
     expect(JSON.stringify(raw)).not.toContain(browserA.password);
   });

@@ -49,17 +49,19 @@ describe('the verification function of docs/callbacks.md (what the n8n and Zapie
 });
 
 describe('SecretBox', () => {
-  const box = SecretBox.fromBase64(randomBytes(32).toString('base64'));
+  const box = SecretBox.fromBase64(randomBytes(32).toString('base64'), 'CALLBACK_SECRET_KEY_FILE');
   it('opens what it sealed, for the same binding only', () => {
     const secret = newEndpointSecret();
     const sealed = box.seal(secret, 'owner-a\nep_1');
     expect(sealed).not.toContain(secret.slice(6));
     expect(box.open(sealed, 'owner-a\nep_1')).toBe(secret);
     expect(() => box.open(sealed, 'owner-b\nep_1')).toThrow(/cannot be decrypted/);
-    expect(() => SecretBox.fromBase64(randomBytes(32).toString('base64')).open(sealed, 'owner-a\nep_1')).toThrow(/cannot be decrypted/);
+    expect(() => SecretBox.fromBase64(randomBytes(32).toString('base64'), 'CALLBACK_SECRET_KEY_FILE').open(sealed, 'owner-a\nep_1')).toThrow(
+      /cannot be decrypted/,
+    );
   });
   it('refuses a key that is not 32 bytes', () => {
-    expect(() => SecretBox.fromBase64(randomBytes(16).toString('base64'))).toThrow(/32 bytes/);
+    expect(() => SecretBox.fromBase64(randomBytes(16).toString('base64'), 'CALLBACK_SECRET_KEY_FILE')).toThrow(/32 bytes/);
   });
 });
 
