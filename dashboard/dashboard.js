@@ -60,14 +60,14 @@ function form(attrs, fields, submitLabel, action) {
 
 let fields = 0;
 /** A labelled input (or textarea); a hint is tied to it by aria-describedby, so the label stays the field's name. */
-function field(label, attrs, hint) {
+function field(label, attrs, hint, children = []) {
   const id = `field-${++fields}`;
   return h(
     'div',
     { class: 'field' },
     h('label', { for: id }, label),
     hint ? h('span', { class: 'hint', id: `${id}-hint` }, hint) : null,
-    h(attrs.tag ?? 'input', { ...attrs, tag: undefined, id, 'aria-describedby': hint ? `${id}-hint` : undefined }),
+    h(attrs.tag ?? 'input', { ...attrs, tag: undefined, id, 'aria-describedby': hint ? `${id}-hint` : undefined }, children),
   );
 }
 const when = (iso) => (iso ? new Date(iso).toLocaleString() : '—');
@@ -366,17 +366,10 @@ async function signalsPage() {
   for (const k of ['from', 'to']) if (query.has(k)) query.set(k, new Date(query.get(k)).toISOString());
   const { accounts } = await api('GET', '/v1/owner/accounts');
   const select = (label, name, options) =>
-    h(
-      'label',
-      {},
-      label,
-      h(
-        'select',
-        { name },
-        h('option', { value: '' }, 'any'),
-        options.map((o) => h('option', { value: o, selected: params.get(name) === o }, o)),
-      ),
-    );
+    field(label, { tag: 'select', name }, undefined, [
+      h('option', { value: '' }, 'any'),
+      options.map((o) => h('option', { value: o, selected: params.get(name) === o }, o)),
+    ]);
   const filters = h(
     'form',
     { class: 'inline', method: 'get', action: '/dashboard/signals', 'aria-label': 'Filter signals' },
