@@ -5,14 +5,13 @@ import { mkdirSync } from 'node:fs';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import AxeBuilder from '@axe-core/playwright';
 import { Webhook } from 'standardwebhooks';
-import { ManualFeed } from '../../src/paper/broker';
-import { PaperTerminal } from '../../src/paper/terminal';
+import type { PaperTerminal } from '../../src/paper/terminal';
 import { DASHBOARD_CSP } from '../../src/http/routes/dashboard';
 import { testEnv } from '../../support/env';
 import { waitFor } from '../../support/infra';
 import { adminCliJson } from '../helpers/admin';
 import { ownerKeyFile, totp } from '../helpers/owner';
-import { get, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import { get, post, seedOwner, startPaperTerminal, startStack, type Fixture, type Stack } from '../helpers/stack';
 
 /**
  * The owners' dashboard in a real browser (Debian's chromium through playwright-core) against the real stack: a new
@@ -66,21 +65,7 @@ describe('the owners dashboard in a browser', () => {
       },
     });
     f = await seedOwner(stack.registry, [{ bridgeVersion: '2.0.0' }]);
-    const feed = new ManualFeed();
-    feed.set('EURUSD', 1.08, 1.0801);
-    terminal = new PaperTerminal({
-      accountId: f.accounts[0]!.id,
-      platform: 'mt5',
-      bridgeToken: f.accounts[0]!.bridgeToken,
-      ingressUrl: stack.ingress.url,
-      brokerOptions: { feed, balance: 10_000 },
-      waitMs: 1_000,
-      tickMs: 0,
-      log: () => undefined,
-      diag: () => undefined,
-    });
-    terminal.start();
-    await waitFor('the paper bridge to say hello', async () => terminal.stats.hellos > 0, 10_000);
+    ({ terminal } = await startPaperTerminal(stack, f.accounts[0]!));
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],

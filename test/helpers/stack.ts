@@ -13,6 +13,8 @@ import { testEnv } from '../../support/env';
 import { REPO_ROOT, waitFor } from '../../support/infra';
 import { get, post } from '../../support/http';
 import { ScriptedTerminal } from './terminal';
+import { ManualFeed } from '../../src/paper/broker';
+import { PaperTerminal, type TerminalOptions } from '../../src/paper/terminal';
 
 /**
  * The real service in-process: ingress and worker against the run's real Temporal and Redis. Each test file gets its
@@ -140,4 +142,28 @@ export async function buyAndFill(stack: Stack, ticket: string, timeoutMs = 15_00
   const [command] = await terminal.nextCommands(1, timeoutMs);
   await terminal.report([{ commandId: command!.commandId, status: 'filled', ticket }]);
   return pollUntilReported(stack.ingress.url, res.body.signalId, f.token, 1, timeoutMs);
+}
+
+/**
+ * The paper bridge in this process for one account of `f`, on a manual feed (EURUSD 1.08000/1.08010) and a USD
+ * balance of 10,000, started and said hello. The caller stops it.
+ */
+export async function startPaperTerminal(stack: Stack, account: { id: string; bridgeToken: string }, options: Partial<TerminalOptions> = {}) {
+  const feed = new ManualFeed();
+  feed.set('EURUSD', 1.08, 1.0801);
+  const terminal = new PaperTerminal({
+    accountId: account.id,
+    platform: 'mt5',
+    bridgeToken: account.bridgeToken,
+    ingressUrl: stack.ingress.url,
+    brokerOptions: { feed, balance: 10_000 },
+    waitMs: 1_000,
+    tickMs: 0,
+    ...options,
+    log: () => undefined,
+    diag: () => undefined,
+  });
+  terminal.start();
+  await waitFor('the paper bridge to say hello', async () => terminal.stats.hellos > 0, 10_000);
+  return { terminal, feed };
 }

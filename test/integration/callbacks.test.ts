@@ -6,14 +6,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
-import { ManualFeed } from '../../src/paper/broker';
-import { PaperTerminal } from '../../src/paper/terminal';
+import type { PaperTerminal } from '../../src/paper/terminal';
 import { ownerCallbacks, CallbackRegistrationRefused, type OwnerCallbacks } from '../../src/callbacks/owner-callbacks';
 import { ownerCallbacksOf, callbackAttemptDeps } from '../../src/callbacks/wiring';
 import { callbackWorkflowId } from '../../src/domain/ids';
 import { waitFor } from '../../support/infra';
 import { testEnv } from '../../support/env';
-import { pollUntilReported, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import { pollUntilReported, post, seedOwner, startPaperTerminal, startStack, type Fixture, type Stack } from '../helpers/stack';
 
 /**
  * Outcome callbacks end to end (docs/callbacks.md): the real ingress, worker, Temporal and Redis, the paper bridge in
@@ -77,22 +76,8 @@ describe('outcome callbacks', () => {
   /** A fresh owner with one account on a paper bridge; `buy` sends a market buy and returns the poll's account item. */
   async function paperOwner() {
     const f: Fixture = await seedOwner(stack.registry);
-    const feed = new ManualFeed();
-    feed.set('EURUSD', 1.08, 1.0801);
-    const terminal = new PaperTerminal({
-      accountId: f.accounts[0]!.id,
-      platform: 'mt5',
-      bridgeToken: f.accounts[0]!.bridgeToken,
-      ingressUrl: stack.ingress.url,
-      brokerOptions: { feed, balance: 10_000 },
-      waitMs: 1_000,
-      tickMs: 0,
-      log: () => undefined,
-      diag: () => undefined,
-    });
+    const { terminal } = await startPaperTerminal(stack, f.accounts[0]!);
     terminals.push(terminal);
-    terminal.start();
-    await waitFor('the paper bridge to say hello', async () => terminal.stats.hellos > 0, 10_000);
     const buy = async () => {
       const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
       expect(res.status).toBe(202);

@@ -1,9 +1,8 @@
-import { ManualFeed } from '../../src/paper/broker';
-import { PaperTerminal } from '../../src/paper/terminal';
+import type { PaperTerminal } from '../../src/paper/terminal';
 import type { RiskSettings } from '../../src/domain/risk-settings';
 import { waitFor } from '../../support/infra';
 import { RedisFigures } from '../../src/bridge/figures';
-import { pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { pollUntilReported, post, seedOwner, startPaperTerminal, startStack, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 
 /**
@@ -25,23 +24,8 @@ describe('sizing by risk and loss guards, on the paper bridge', () => {
   /** An account with these risk settings, and its paper terminal: a USD account of 10,000, EURUSD at 1.08000/1.08010. */
   async function paperAccount(risk: Partial<RiskSettings>, options: { heartbeatMs?: number } = {}) {
     const f = await seedOwner(stack.registry, [{ risk: risk as never }]);
-    const feed = new ManualFeed();
-    feed.set('EURUSD', 1.08, 1.0801);
-    const terminal = new PaperTerminal({
-      accountId: f.accounts[0]!.id,
-      platform: 'mt5',
-      bridgeToken: f.accounts[0]!.bridgeToken,
-      ingressUrl: stack.ingress.url,
-      brokerOptions: { feed, balance: 10_000 },
-      waitMs: 1_000,
-      tickMs: 0,
-      ...options,
-      log: () => undefined,
-      diag: () => undefined,
-    });
+    const { terminal, feed } = await startPaperTerminal(stack, f.accounts[0]!, options);
     terminals.push(terminal);
-    terminal.start();
-    await waitFor('the paper bridge to say hello', async () => terminal.stats.hellos > 0, 10_000);
     const send = (body: Record<string, unknown>) => post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, ...body });
     const outcome = async (body: Record<string, unknown>) => {
       const res = await send(body);

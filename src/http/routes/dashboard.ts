@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Router, type Response } from 'express';
+import { ownPagesCsp } from './docs';
 
 /**
  * The owners' dashboard pages (docs/owners.md): one HTML shell for every /dashboard path, a stylesheet and a script
@@ -9,16 +10,8 @@ import { Router, type Response } from 'express';
  * other host, no inline script or style. Every page is a view of the owner API; the script keeps no secret (the
  * session cookie is HttpOnly; the CSRF token is read from GET /v1/owner/session).
  */
-export const DASHBOARD_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-].join('; ');
+// The filter form of the signals page submits to this origin (a GET of the page itself).
+export const DASHBOARD_CSP = ownPagesCsp("form-action 'self'");
 
 const CACHE_IMMUTABLE = 'public, max-age=31536000, immutable';
 

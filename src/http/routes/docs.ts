@@ -20,16 +20,21 @@ export const DOCS_TITLE = 'External Signals API';
  * inline SVG/PNG); nothing else at all. React sets style props through the CSSOM, which style-src does not govern,
  * so no 'unsafe-inline' is needed. The page cannot be framed and posts no forms.
  */
-export const DOCS_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export const DOCS_CSP = ownPagesCsp("form-action 'none'");
+
+/** The policy of the pages we serve (docs, dashboard): everything from this origin only, images also from data:. */
+export function ownPagesCsp(formAction: string): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' data:",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    formAction,
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
 const PACKAGE = 'swagger-ui-dist';
 
