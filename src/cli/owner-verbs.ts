@@ -35,6 +35,9 @@ function setupVerb(reset: boolean): Verb {
     async run(args, ctx) {
       const [id] = expectPositionals(args, ['OWNER']) as [string];
       ownerArg(id);
+      // The signal log finds an owner's signals by OwnerId in Temporal visibility, where a value with a double quote,
+      // a backslash or a control character never matches (docs/signal-log.md): such an owner could not see its log.
+      if (/["\\\p{Cc}]/u.test(id)) throw new CliError('an owner who signs in needs an id without double quotes, backslashes or control characters');
       const deps = await setupDeps(ctx);
       let opened;
       try {

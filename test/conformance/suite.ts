@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { RedisRegistry } from '../../src/registry/registry';
+import { RedisFigures } from '../../src/bridge/figures';
 import { newCredential } from '../../src/registry/credentials';
 import { isOpening, type Action } from '../../src/domain/actions';
 import type { AccountOutcome } from '../../src/domain/outcome';
@@ -483,6 +484,20 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       done(await run(risky, { action: 'close_all' }));
       const after = await view(risky);
       expect({ positions: after.positions, entries: after.entries.map((e) => e.ticket) }).toEqual({ positions: [], entries: [t] });
+      // The account's figures come with the reports (protocol 1.2): once everything is closed, equity is the balance and
+      // no margin is used; the balance lost about the 550 USD the 5 lots were down (less any commission).
+      const figures = new RedisFigures(redis!);
+      const latest = await waitFor(
+        "the account's figures after close_all",
+        async () => {
+          const l = await figures.latest(risky.id);
+          return l && l.figures.margin === 0 && l.figures.balance < 100_000 ? l : undefined;
+        },
+        20_000,
+      );
+      const { balance } = latest.figures;
+      expect(latest.figures).toEqual({ balance, equity: balance, margin: 0, freeMargin: balance, currency: 'USD' });
+      expect(balance).toBeGreaterThan(99_000);
     }, 60_000);
 
     test("when the bridge dies between the broker's fill and its report, then after its restart and new hello the command is reported with that fill's ticket and the broker holds one order", async () => {
