@@ -2,10 +2,13 @@ import type { CommandQueue, EnqueueResult, WithdrawResult } from '../src/bridge/
 import type { AccountSequencer } from '../src/bridge/ordering';
 import type { BridgeCommand } from '../src/domain/bridge-protocol';
 import type { AdmissionLedger } from '../src/signals/admission';
+import type { AttemptDeps } from '../src/callbacks/attempt';
+import { createCallbackActivities } from './callbacks';
 
 /** Activities touch the outside world for the workflows: here, the per-account bridge command queue. */
-export function createActivities(deps: { queue: CommandQueue; sequencer: AccountSequencer; admission: AdmissionLedger }) {
+export function createActivities(deps: { queue: CommandQueue; sequencer: AccountSequencer; admission: AdmissionLedger; callbacks?: AttemptDeps }) {
   return {
+    ...createCallbackActivities(deps.callbacks),
     /**
      * Idempotent by commandId, so a retried activity never queues a second order. `overtaken`: not queued, a later
      * command of the account ran first (src/bridge/ordering.ts). A resend queues it whatever the order.

@@ -13,6 +13,7 @@ import { serveMetrics } from './metrics-server';
 import type { InjectedSinks } from '@temporalio/worker';
 import type { OutcomeSinks } from '../workflows/sinks';
 import { temporalConnectionOptions } from './temporal/connection-options';
+import { callbackAttemptDeps } from './callbacks/wiring';
 
 export interface RunningWorker {
   /** Resolves when every region's worker has stopped. */
@@ -46,6 +47,7 @@ export async function startWorker(config: Config = loadConfig()): Promise<Runnin
     queue: new RedisCommandQueue(redis, { redeliverAfterMs: 15_000, replicaAck: config.redis.replicaAck }),
     sequencer: new RedisAccountSequencer(redis, config.redis.replicaAck),
     admission: new RedisAdmissionLedger(redis, config.temporal.taskQueue, config.bridge.defaultCommandTtlMs),
+    callbacks: callbackAttemptDeps(config, redis),
   });
   const source = workflowSource(config);
   const metrics = createWorkerMetrics();

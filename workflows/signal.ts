@@ -7,16 +7,20 @@ import {
   executeChild,
   log,
   setHandler,
+  startChild,
   upsertMemo,
+  WorkflowIdReusePolicy,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import { isOpening } from '../src/domain/actions';
 import type { AccountOutcome } from '../src/domain/outcome';
 import type { SignalWorkflowInput } from '../src/domain/workflow-input';
-import { accountWorkflowId, ATTENTION_MEMO_PREFIX, OUTCOME_MEMO_PREFIX } from '../src/domain/ids';
+import { accountWorkflowId, ATTENTION_MEMO_PREFIX, callbackWorkflowId, OUTCOME_MEMO_PREFIX } from '../src/domain/ids';
+import { outcomeEvent } from '../src/domain/callback';
 import { ACCOUNT_WORKFLOW_FAILED } from '../src/domain/reason-codes';
 import { AccountIdKey, ActionKey, OwnerIdKey, ReasonKey, ReceivedAtKey, SignalIdKey, SymbolKey } from '../src/temporal/search-attributes';
 import { accountWorkflow } from './account';
+import { callbackWorkflow } from './callback';
 
 export const outcomesQuery = defineQuery<AccountOutcome[]>('outcomes');
 
@@ -49,6 +53,34 @@ export async function signalWorkflow(input: SignalWorkflowInput): Promise<Accoun
   let running = input.targets.length;
   /** Accounts whose workflow failed: an operator must say what happened at the broker (recordOperatorOutcome). */
   const attention = new Set<string>();
+  const targetOf = new Map(input.targets.map((t) => [t.account.id, t]));
+  const deliveries: Promise<void>[] = [];
+  /**
+   * Pushes a reported outcome to the owner's callbacks (docs/callbacks.md): a child of its own that this workflow
+   * only starts, never waits for, and that outlives it. Only targets snapshotted with endpoints have any: an owner
+   * without callbacks costs no command and no event here.
+   */
+  const pushOutcome = (outcome: AccountOutcome) => {
+    const target = targetOf.get(outcome.accountId);
+    const event = outcomeEvent(input.signalId, input.correlationId, outcome);
+    if (!target?.callbackEndpoints?.length || !event) return;
+    const workflowId = callbackWorkflowId(input.signalId, outcome.accountId);
+    const started = startChild(callbackWorkflow, {
+      workflowId,
+      args: [{ owner: target.account.owner, endpointIds: target.callbackEndpoints, messageId: workflowId, event }],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      // Also after the first delivery closed (until the namespace's retention forgets it): one message per outcome.
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      staticSummary: `${outcome.outcome} on ${outcome.accountId} to ${target.callbackEndpoints.length} callback endpoint(s)`,
+    });
+    // Already started (an operator's word after a retry, a reset): the first delivery stands.
+    deliveries.push(
+      started.then(
+        () => undefined,
+        (err: unknown) => log.warn('callback delivery not started', { workflowId, error: String(err) }),
+      ),
+    );
+  };
   setHandler(recordOperatorOutcomeSignal, (o) => {
     if (!attention.has(o.accountId) || (o.outcome === 'rejected' && !o.reason) || (o.outcome === 'filled' && !o.ticket)) return;
     attention.delete(o.accountId);
@@ -62,6 +94,7 @@ export async function signalWorkflow(input: SignalWorkflowInput): Promise<Accoun
     outcomes.push(outcome);
     if (reported) unrecorded.push(outcome);
     upsertMemo({ [ATTENTION_MEMO_PREFIX + o.accountId]: null });
+    if (reported) pushOutcome(outcome);
   });
 
   const children = input.targets.map(async (target) => {
@@ -87,7 +120,10 @@ export async function signalWorkflow(input: SignalWorkflowInput): Promise<Accoun
         ],
       });
       outcomes.push(outcome);
-      if (reported) unrecorded.push(outcome);
+      if (reported) {
+        unrecorded.push(outcome);
+        pushOutcome(outcome);
+      }
     } catch (err) {
       // Not a business rejection (those are values): the account stays unreported (an order may be live) and the
       // signal waits for an operator, who finds it with `Reason = "account_workflow_failed"` in the Temporal UI.
@@ -113,5 +149,7 @@ export async function signalWorkflow(input: SignalWorkflowInput): Promise<Accoun
     if (!(await condition(() => attention.size === 0 || unrecorded.length > 0, ATTENTION_WAIT))) break;
     if (unrecorded.length > 0) upsertMemo(Object.fromEntries(unrecorded.splice(0).map((o) => [OUTCOME_MEMO_PREFIX + o.accountId, o])));
   }
+  // Only their starts: a delivery's child must exist before this workflow closes; its delivery is its own business.
+  if (deliveries.length > 0) await Promise.all(deliveries);
   return outcomes;
 }

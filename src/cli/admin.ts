@@ -7,6 +7,7 @@ import { RedisRegistry, RegistryRefusal } from '../registry/registry';
 import { CliError, oneLine, parseVerbArgs, summariseZod } from './args';
 import { VERBS, type Verb, type VerbContext } from './verbs';
 import { RedisFigures } from '../bridge/figures';
+import { ownerCallbacksOf } from '../callbacks/wiring';
 
 /**
  * The admin CLI, the stand-in for the dashboard: `npm run admin -- <verb> ... [--json]` (docs/registry.md).
@@ -21,7 +22,7 @@ export interface Io {
   env: NodeJS.ProcessEnv;
 }
 
-const GROUPS = ['secret', 'token', 'account'];
+const GROUPS = ['secret', 'token', 'account', 'owner', 'callback'];
 
 export function usage(): string {
   const lines = ['usage: npm run admin -- <verb> [arguments] [--json]', ''];
@@ -100,6 +101,15 @@ export async function runAdmin(argv: string[], io: Io): Promise<number> {
       async figures() {
         await ctx.registry();
         return new RedisFigures(redis!);
+      },
+      async redis() {
+        await ctx.registry();
+        return redis!;
+      },
+      config,
+      async callbacks() {
+        await ctx.registry();
+        return ownerCallbacksOf(config, redis!);
       },
       readStdin: () => io.stdin(),
       now: () => Date.now(),

@@ -2,6 +2,10 @@ import type { SecretGrant, TokenGrant } from '../domain/account';
 import type { RedisRegistry } from '../registry/registry';
 import type { OptionSpec, ParsedArgs } from './args';
 import type { FiguresStore } from '../bridge/figures';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config';
+import { credentialId } from '../registry/credentials';
+import type { OwnerCallbacks } from '../callbacks/owner-callbacks';
 
 /** What every admin verb is, and the ways verbs show what they did. */
 
@@ -10,9 +14,14 @@ export interface VerbContext {
   registry(): Promise<RedisRegistry>;
   /** The account figures bridges sent (same Redis as the registry). */
   figures(): Promise<FiguresStore>;
+  /** The owners' callback endpoints and attempts (same Redis; the CALLBACK_* settings of the environment). */
+  callbacks(): Promise<OwnerCallbacks>;
   /** Reads standard input to the end (for `--secret -` and `--token -`). */
   readStdin(): Promise<string>;
   now(): number;
+  /** The registry's Redis itself (owners, sessions: the same Redis). */
+  redis(): Promise<Redis>;
+  config: Config;
 }
 
 /** A verb's result: human text for a terminal, a value for `--json`. */
@@ -30,9 +39,7 @@ export interface Verb {
   run(args: ParsedArgs, ctx: VerbContext): Promise<VerbResult>;
 }
 
-/** The id the CLI shows for a secret or token: the first 12 hex characters of its SHA-256. */
-export const ID_LENGTH = 12;
-export const idOf = (hash: string): string => hash.slice(0, ID_LENGTH);
+export const idOf = credentialId;
 
 export const ONCE = 'This is the only time it is shown: store it now.';
 

@@ -18,3 +18,6 @@ export const idempotencyWorkflowId = (digest: string): string => `idem/${digest}
 export const OUTCOME_MEMO_PREFIX = 'outcome:';
 /** An account whose workflow failed and awaits an operator's word (workflows/signal.ts). */
 export const ATTENTION_MEMO_PREFIX = 'attention:';
+
+/** The delivery of one account's outcome to its owner's callbacks; also its webhook-id. One per (signal, account). */
+export const callbackWorkflowId = (signalId: string, accountId: string): string => `callback:${signalId}:${accountId}`;

@@ -19,6 +19,11 @@ export interface AccountTarget {
   expiresAt: string;
   /** The broker's volume rules for the signal's symbol on this account, when its bridge reported them. */
   volumeRules?: VolumeRules;
+  /**
+   * The owner's enabled callback endpoints when the signal was accepted (absent when none): the account's outcome is
+   * pushed to them (docs/callbacks.md). Absent, the workflows do no callback work at all.
+   */
+  callbackEndpoints?: string[];
 }
 
 /** An account a broadcast did not reach, and why: in the signal's memo and the ingress log for operators. */

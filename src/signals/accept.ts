@@ -16,6 +16,7 @@ import type { Account, SecretGrant } from '../domain/account';
 import { requireJsonObject } from './authenticate';
 import { guarded } from './guarded';
 import type { AdmissionDecision, AdmissionLedger } from './admission';
+import type { EndpointStore } from '../callbacks/endpoints';
 
 /** The submit use case (both webhook URLs), from the parsed body to the answer; the HTTP layer only translates. */
 
@@ -61,6 +62,8 @@ export interface AcceptDeps {
   windows: IdempotencyWindows;
   /** Admission control: whether the execution path can take one more signal in time, and its ledger. */
   admission: { decide(): Promise<AdmissionDecision>; ledger: AdmissionLedger };
+  /** The owners' enabled callback endpoints (src/callbacks/endpoints.ts), snapshotted into the targets of opening signals. */
+  callbacks?: Pick<EndpointStore, 'enabledIds'>;
   logger?: Logger;
   onStartError?: (region: string, err: unknown) => void;
   settings: {
@@ -207,7 +210,9 @@ async function launch(deps: AcceptDeps, base: LaunchBase, accounts: Account[], d
   const lease = deadline + START_LEASE_MARGIN_MS;
   const leases = expiries.map((expiry) => Math.min(expiry, lease));
   const symbol = isOpening(base.signal.action) ? base.signal.symbol : undefined;
-  const [seqs, rules] = await guarded(deps.settings.failClosedRetryAfterSeconds, () =>
+  // Outcomes reach callbacks only for what the poll reports (opening signals); one Redis read beside the others.
+  const owners = symbol === undefined || !deps.callbacks ? [] : [...new Set(accounts.map((a) => a.owner))];
+  const [seqs, rules, endpointIds] = await guarded(deps.settings.failClosedRetryAfterSeconds, () =>
     Promise.all([
       deps.sequencer.next(accounts.map((a, i) => ({ accountId: a.id, deadlineMs: leases[i]! }))),
       deps.admission.ledger.accepted(
@@ -218,11 +223,12 @@ async function launch(deps: AcceptDeps, base: LaunchBase, accounts: Account[], d
       symbol === undefined
         ? Promise.resolve(accounts.map(() => undefined))
         : deps.registry.volumeRules(accounts.map((a) => ({ accountId: a.id, symbols: [mapSymbol(symbol, a.symbols), symbol] }))),
-    ]).then(([seqs, , rules]) => [seqs, rules] as const),
+      owners.length === 0 ? Promise.resolve([]) : deps.callbacks!.enabledIds(owners),
+    ]).then(([seqs, , rules, ids]) => [seqs, rules, new Map(owners.map((o, i) => [o, ids[i]!]))] as const),
   );
   const leaseOf = new Map(accounts.map((a, i) => [a.id, leases[i]!]));
   const byRegion = groupBy(
-    accounts.map((account, i) => toTarget(account, seqs[i]!, expiries[i]!, rules[i])),
+    accounts.map((account, i) => toTarget(account, seqs[i]!, expiries[i]!, rules[i], endpointIds.get(account.owner))),
     (t) => t.account.region,
     (t) => t,
   );
@@ -351,6 +357,18 @@ export function accountSnapshot(account: Account): AccountSnapshot {
   };
 }
 
-function toTarget(account: Account, seq: number, expiresAtMs: number, volumeRules: VolumeRules | undefined): AccountTarget {
-  return { account: accountSnapshot(account), seq, expiresAt: new Date(expiresAtMs).toISOString(), ...(volumeRules ? { volumeRules } : {}) };
+function toTarget(
+  account: Account,
+  seq: number,
+  expiresAtMs: number,
+  volumeRules: VolumeRules | undefined,
+  callbackEndpoints: string[] | undefined,
+): AccountTarget {
+  return {
+    account: accountSnapshot(account),
+    seq,
+    expiresAt: new Date(expiresAtMs).toISOString(),
+    ...(volumeRules ? { volumeRules } : {}),
+    ...(callbackEndpoints?.length ? { callbackEndpoints } : {}),
+  };
 }

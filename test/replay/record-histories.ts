@@ -6,15 +6,21 @@
  *   npm run build && RECORD_HISTORIES=1 node_modules/.bin/jest --testMatch '<rootDir>/test/replay/record-histories.ts'
  *
  * It drives the real service over HTTP (ingress, worker, a scripted bridge), waits for every execution to close, and
- * writes one JSON per execution into test/replay/histories/, replacing what was there.
+ * writes one JSON per execution into test/replay/histories/, replacing what was there. RECORD_ONLY=f records case (f)
+ * alone and replaces only its files: the others stay as the code of their day recorded them.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { testEnv } from '../../support/env';
 import { pollUntilReported, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
 import { ScriptedTerminal } from '../helpers/terminal';
 import { historyToJsonObject } from './history-json';
+import { ownerCallbacksOf } from '../../src/callbacks/wiring';
 
 export const HISTORIES_DIR = path.join(__dirname, 'histories');
 
@@ -29,22 +35,33 @@ export interface RecordedHistory {
 }
 
 const recording = process.env.RECORD_HISTORIES === '1' ? describe : describe.skip;
+const only = process.env.RECORD_ONLY;
+/** One case (a) … (f); with RECORD_ONLY, only that one runs. */
+const recordCase = (letter: string, name: string, fn: () => Promise<void>) => (only === undefined || only === letter ? test : test.skip)(name, fn);
 
 recording('records the replay fixtures from the real service (RECORD_HISTORIES=1)', () => {
   let stack: Stack;
   let connection: Connection;
   let client: Client;
   const secrets: string[] = [];
+  let receiver: http.Server;
   beforeAll(async () => {
-    stack = await startStack();
+    // A receiver for case (f)'s outcome callback, on loopback, which the allow-list lets callbacks reach.
+    receiver = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(204).end()));
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const keyFile = path.join(fs.mkdtempSync(path.join(tmpdir(), 'replay-')), 'callback.key');
+    fs.writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
+    stack = await startStack({ env: { CALLBACK_SECRET_KEY_FILE: keyFile, CALLBACK_ALLOWED_HOSTS: '127.0.0.1', CALLBACK_ALLOW_HTTP: 'true' } });
     connection = await Connection.connect({ address: testEnv().temporalAddress });
     client = new Client({ connection, namespace: testEnv().temporalNamespace });
     fs.mkdirSync(HISTORIES_DIR, { recursive: true });
-    for (const file of fs.readdirSync(HISTORIES_DIR)) if (file.endsWith('.json')) fs.rmSync(path.join(HISTORIES_DIR, file));
+    for (const file of fs.readdirSync(HISTORIES_DIR))
+      if (file.endsWith('.json') && (only === undefined || file.startsWith(`${only}-`))) fs.rmSync(path.join(HISTORIES_DIR, file));
   });
   afterAll(async () => {
     await connection?.close();
     await stack?.stop();
+    receiver?.close();
   });
 
   const seed = async (specs?: Parameters<typeof seedOwner>[1]): Promise<Fixture> => {
@@ -82,7 +99,7 @@ recording('records the replay fixtures from the real service (RECORD_HISTORIES=1
     return { f, id };
   };
 
-  test('(a) a buy filled on one account: the signal workflow and its account child', async () => {
+  recordCase('a', '(a) a buy filled on one account: the signal workflow and its account child', async () => {
     const { f, id } = await buyReported({ status: 'filled', ticket: '900001', price: 1.1 });
     expect((await pollUntilReported(stack.ingress.url, id, f.token, 1)).accounts[0]).toMatchObject({ outcome: 'filled' });
     await save('a-buy-filled.signal', signalId(id), 'a buy on one account, filled by the bridge: the parent signal workflow');
@@ -93,7 +110,7 @@ recording('records the replay fixtures from the real service (RECORD_HISTORIES=1
     );
   });
 
-  test('(b) a risk refusal: a blocked symbol is rejected before anything is queued', async () => {
+  recordCase('b', '(b) a risk refusal: a blocked symbol is rejected before anything is queued', async () => {
     const f = await seed([{ risk: { blockedSymbols: ['XAUUSD'] } as never }]);
     const id = await webhook(f, { action: 'buy', symbol: 'XAUUSD', volume: 0.1 }, f.accounts[0]!.id);
     expect((await pollUntilReported(stack.ingress.url, id, f.token, 1)).accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'risk_symbol_blocked' });
@@ -104,7 +121,7 @@ recording('records the replay fixtures from the real service (RECORD_HISTORIES=1
     );
   });
 
-  test('(c) a market order no bridge takes before it expires: withdrawn, bridge_offline', async () => {
+  recordCase('c', '(c) a market order no bridge takes before it expires: withdrawn, bridge_offline', async () => {
     const f = await seed([{ risk: { maxSignalAgeMs: 1500 } as never }]);
     const id = await webhook(f, { action: 'buy', symbol: 'EURUSD', volume: 0.1 }, f.accounts[0]!.id);
     expect((await pollUntilReported(stack.ingress.url, id, f.token, 1)).accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'bridge_offline' });
@@ -115,7 +132,7 @@ recording('records the replay fixtures from the real service (RECORD_HISTORIES=1
     );
   });
 
-  test('(d) a broadcast to two accounts: one filled, one rejected by the broker', async () => {
+  recordCase('d', '(d) a broadcast to two accounts: one filled, one rejected by the broker', async () => {
     const f = await seed([{}, { platform: 'ctrader', bridgeVersion: '1.2.0' }]);
     const terminals = [
       new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken),
@@ -141,9 +158,26 @@ recording('records the replay fixtures from the real service (RECORD_HISTORIES=1
     );
   });
 
-  test('(e) a bridge that reports the command expired: rejected signal_expired', async () => {
+  recordCase('e', '(e) a bridge that reports the command expired: rejected signal_expired', async () => {
     const { f, id } = await buyReported({ status: 'expired' });
     expect((await pollUntilReported(stack.ingress.url, id, f.token, 1)).accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'signal_expired' });
     await save('e-bridge-expired.account', accountId(id, f.accounts[0]!.id), 'a buy the bridge reported expired: rejected signal_expired');
+  });
+
+  recordCase('f', '(f) a buy filled for an owner with a callback endpoint: the parent starts the delivery, which POSTs once', async () => {
+    const f = await seed();
+    const { secret } = await ownerCallbacksOf(stack.config, stack.redis).register(
+      f.owner,
+      `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/outcomes`,
+    );
+    secrets.push(secret);
+    const terminal = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
+    await terminal.hello();
+    const id = await webhook(f, { action: 'buy', symbol: 'EURUSD', volume: 0.1 }, f.accounts[0]!.id);
+    const [command] = await terminal.nextCommands(1);
+    await terminal.report([{ commandId: command!.commandId, status: 'filled', ticket: '900006' }]);
+    expect((await pollUntilReported(stack.ingress.url, id, f.token, 1)).accounts[0]).toMatchObject({ outcome: 'filled' });
+    await save('f-callback.signal', signalId(id), 'a buy filled for an owner with one callback endpoint: the parent, which starts the delivery child');
+    await save('f-callback.delivery', `callback:${id}:${f.accounts[0]!.id}`, 'the delivery of that fill to the endpoint: one deliverCallback, delivered');
   });
 });

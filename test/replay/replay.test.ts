@@ -41,7 +41,7 @@ describe('workflow replay: the recorded histories replay against the current wor
     for await (const result of Worker.runReplayHistories(options, histories)) results.set(result.workflowId, result);
   });
 
-  test('the fixtures cover every recorded case: filled, risk refusal, bridge_offline, broadcast, expired', () => {
+  test('the fixtures cover every recorded case: filled, risk refusal, bridge_offline, broadcast, expired, callback', () => {
     const byCase = (prefix: string) =>
       files
         .filter((f) => f.startsWith(prefix))
@@ -52,6 +52,7 @@ describe('workflow replay: the recorded histories replay against the current wor
     expect(byCase('c-')).toEqual(['accountWorkflow']);
     expect(byCase('d-')).toEqual(['accountWorkflow', 'accountWorkflow', 'signalWorkflow']);
     expect(byCase('e-')).toEqual(['accountWorkflow']);
+    expect(byCase('f-')).toEqual(['callbackWorkflow', 'signalWorkflow']);
   });
 
   test.each(files)('%s replays without a determinism error', (file) => {

@@ -131,6 +131,27 @@ describe('acceptSignal with fakes of its ports', () => {
     ]);
   });
 
+  test('when the owner has callback endpoints, then entries carry them in each target; exits, and owners without any, carry nothing and ask nothing', async () => {
+    const { deps, calls } = fakes();
+    const asked: string[][] = [];
+    deps.callbacks = {
+      enabledIds: async (owners) => {
+        asked.push([...owners]);
+        return owners.map((o) => (o === 'alice' ? ['ep_aaaaaaaaaaaaaaaa'] : []));
+      },
+    };
+    await acceptSignal(deps, { grant, body: buy, correlationId: 'cb1' });
+    expect(calls.launched[0]!.targets.map((t) => t.callbackEndpoints)).toEqual([['ep_aaaaaaaaaaaaaaaa'], ['ep_aaaaaaaaaaaaaaaa']]);
+    expect(asked).toEqual([['alice']]);
+    // An exit is not reported by the poll, so it pushes nothing: no lookup, no field.
+    await acceptSignal(deps, { grant, body: { secret: 'whsec_x', action: 'close_all' }, idempotencyKey: 'k-exit', correlationId: 'cb2' });
+    expect(calls.launched[1]!.targets.every((t) => !('callbackEndpoints' in t))).toBe(true);
+    expect(asked).toHaveLength(1);
+    deps.callbacks = { enabledIds: async (owners) => owners.map(() => []) };
+    await acceptSignal(deps, { grant, body: buy, correlationId: 'cb3' });
+    expect(calls.launched[2]!.targets.every((t) => !('callbackEndpoints' in t))).toBe(true);
+  });
+
   test('when the start certainly did not happen (not overload), then the numbers are released and the refusal is not a 202', async () => {
     const { deps, calls } = fakes({ launch: async () => Promise.reject(new LaunchFailure(false, false, { cause: new Error('namespace not found') })) });
     await expect(acceptSignal(deps, { grant, body: buy, correlationId: 'c2' })).rejects.toThrow('namespace not found');

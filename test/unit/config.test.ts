@@ -63,14 +63,36 @@ describe('loadConfig: spec defaults', () => {
     expect(loadConfig({ ADMISSION_LATE_AFTER_MS: '300', ADMISSION_MAX_LATE: '0' }).admission).toMatchObject({ lateAfterMs: 300, maxLate: 0 });
   });
 
+  test('when nothing is set, then callbacks have no key, https only, no allowed private host, and their documented bounds', () => {
+    expect(config.callbacks).toEqual({
+      sealingKeyFile: undefined,
+      guard: { allowedHosts: [], allowHttp: false, maxUrlLength: 512 },
+      maxEndpointsPerOwner: 5,
+      post: { timeoutMs: 10_000, maxResponseBytes: 4096 },
+      attemptsKeep: { count: 200, seconds: 604_800 },
+    });
+  });
+
+  test('when CALLBACK_ALLOWED_HOSTS lists hosts, then each is kept trimmed; anything but a host or an address is refused', () => {
+    expect(loadConfig({ CALLBACK_ALLOWED_HOSTS: ' 127.0.0.1, receiver.internal ,::1' }).callbacks.guard.allowedHosts).toEqual([
+      '127.0.0.1',
+      'receiver.internal',
+      '::1',
+    ]);
+    expect(() => loadConfig({ CALLBACK_ALLOWED_HOSTS: 'http://x/' })).toThrow(/CALLBACK_ALLOWED_HOSTS/);
+    expect(() => loadConfig({ CALLBACK_MAX_ENDPOINTS_PER_OWNER: '0' })).toThrow(/CALLBACK_MAX_ENDPOINTS_PER_OWNER/);
+  });
+
   test('when nothing is set, then no secret, token or password has a default anywhere in the config', () => {
     const keys: string[] = [];
     const walk = (value: unknown, path: string) => {
       if (value && typeof value === 'object') {
         for (const [k, v] of Object.entries(value)) walk(v, path ? `${path}.${k}` : k);
-      } else keys.push(path);
+      } else if (value !== undefined) keys.push(path);
     };
     walk(config, '');
+    // A secret's file (OWNER_SECRETS_KEY_FILE) is a setting with no default at all: unset, it is undefined.
+    expect(config.owners.secretsKeyFile).toBeUndefined();
     expect(keys.filter((k) => /secret|token|password|passwd|credential|apikey|api_key/i.test(k))).toEqual([]);
     // No credentials embedded in the default connection URL either.
     expect(config.redis.url).not.toMatch(/@/);
@@ -329,6 +351,7 @@ describe('loadConnectorConfig: the cTrader connector', () => {
       requestTimeoutMs: 15_000,
       refreshAheadMs: 3_600_000,
       waitMs: 20_000,
+      figuresHeartbeatMs: 30_000,
     });
   });
 

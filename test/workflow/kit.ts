@@ -23,11 +23,13 @@ export interface QueueCalls {
   dispatched: { commandId: string; resend: boolean }[];
   withdrawn: { commandId: string; queued: boolean }[];
   released: { accountId: string; seq: number }[];
+  /** Outcomes pushed to callbacks: one entry per endpoint attempt. */
+  callbacks: { endpointId: string; messageId: string }[];
 }
 
 /** The command queue as the workflows see it (activities/index.ts), answering `withdraw` as the test says. */
 export function queueDouble(answers: { withdraw?: WithdrawResult; dispatch?: EnqueueResult } = {}) {
-  const calls: QueueCalls = { dispatched: [], withdrawn: [], released: [] };
+  const calls: QueueCalls = { dispatched: [], withdrawn: [], released: [], callbacks: [] };
   const activities: Activities = {
     async dispatchCommand(command: BridgeCommand, options?: { resend?: boolean }) {
       calls.dispatched.push({ commandId: command.commandId, resend: options?.resend ?? false });
@@ -39,6 +41,10 @@ export function queueDouble(answers: { withdraw?: WithdrawResult; dispatch?: Enq
     async withdrawCommand(_accountId: string, commandId: string, queued = false) {
       calls.withdrawn.push({ commandId, queued });
       return answers.withdraw ?? 'withdrawn';
+    },
+    async deliverCallback(req) {
+      calls.callbacks.push({ endpointId: req.endpointId, messageId: req.messageId });
+      return 'delivered' as const;
     },
   };
   return { activities, calls };

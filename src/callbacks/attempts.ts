@@ -1,0 +1,66 @@
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import { ownerKey } from './endpoints';
+
+/** One delivery attempt, as the owner sees it: never the URL's secret parts, never the response body. */
+export interface DeliveryAttempt {
+  at: string;
+  endpointId: string;
+  /** The delivery's webhook-id: `callback:<signalId>:<accountId>`. */
+  messageId: string;
+  attempt: number;
+  /** The receiver's HTTP status, when it answered. */
+  status: number | null;
+  /** What went wrong when it did not answer 2xx: `timeout`, `refused: private or reserved address (10.0.0.1)`, … */
+  error: string | null;
+  durationMs: number;
+  delivered: boolean;
+}
+
+/** Recent attempts per owner, newest first, bounded in count and in age. */
+export interface AttemptLog {
+  record(owner: string, attempt: DeliveryAttempt): Promise<void>;
+  recent(owner: string, limit: number): Promise<DeliveryAttempt[]>;
+}
+
+const attemptSchema = z.object({
+  at: z.string(),
+  endpointId: z.string(),
+  messageId: z.string(),
+  attempt: z.number(),
+  status: z.number().nullable(),
+  error: z.string().nullable(),
+  durationMs: z.number(),
+  delivered: z.boolean(),
+});
+
+export class RedisAttemptLog implements AttemptLog {
+  constructor(
+    private readonly redis: Redis,
+    private readonly keep: { count: number; seconds: number },
+  ) {}
+
+  async record(owner: string, attempt: DeliveryAttempt): Promise<void> {
+    const key = ownerKey(owner, 'at');
+    const results = await this.redis
+      .multi()
+      .lpush(key, JSON.stringify(attempt))
+      .ltrim(key, 0, this.keep.count - 1)
+      .expire(key, this.keep.seconds)
+      .exec();
+    const failed = results?.find(([err]) => err !== null);
+    if (failed) throw failed[0]!;
+  }
+
+  async recent(owner: string, limit: number): Promise<DeliveryAttempt[]> {
+    const texts = await this.redis.lrange(ownerKey(owner, 'at'), 0, Math.max(0, Math.min(limit, this.keep.count) - 1));
+    return texts.flatMap((text) => {
+      try {
+        const parsed = attemptSchema.safeParse(JSON.parse(text));
+        return parsed.success ? [parsed.data] : [];
+      } catch {
+        return [];
+      }
+    });
+  }
+}

@@ -1,0 +1,213 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { Webhook } from 'standardwebhooks';
+import { ManualFeed } from '../../src/paper/broker';
+import { PaperTerminal } from '../../src/paper/terminal';
+import { ownerCallbacks, CallbackRegistrationRefused, type OwnerCallbacks } from '../../src/callbacks/owner-callbacks';
+import { ownerCallbacksOf, callbackAttemptDeps } from '../../src/callbacks/wiring';
+import { callbackWorkflowId } from '../../src/domain/ids';
+import { waitFor } from '../../support/infra';
+import { testEnv } from '../../support/env';
+import { pollUntilReported, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+
+/**
+ * Outcome callbacks end to end (docs/callbacks.md): the real ingress, worker, Temporal and Redis, the paper bridge in
+ * this process, and a receiver on loopback that the allow-list lets callbacks reach. Every delivery is checked the
+ * way a receiver would: the Standard Webhooks library verifies its signature with the secret shown at registration.
+ */
+
+interface Received {
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/** A receiver on `host`: records every request and answers with the next status of its path's script (then 200). */
+async function receiver(host: string) {
+  const received: Received[] = [];
+  const scripts = new Map<string, number[]>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
+      received.push({ path: req.url ?? '', headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(scripts.get(req.url ?? '')?.shift() ?? 200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  const url = (p: string) => `http://${host}:${(server.address() as AddressInfo).port}${p}`;
+  return { received, scripts, url, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+describe('outcome callbacks', () => {
+  let stack: Stack;
+  let callbacks: OwnerCallbacks;
+  let loopback: Awaited<ReturnType<typeof receiver>>;
+  let other: Awaited<ReturnType<typeof receiver>>;
+  let connection: Connection;
+  let client: Client;
+  const terminals: PaperTerminal[] = [];
+
+  beforeAll(async () => {
+    loopback = await receiver('127.0.0.1');
+    // Another loopback address the allow-list does not name: a private address callbacks must never reach.
+    other = await receiver('127.0.0.2');
+    const dir = mkdtempSync(path.join(tmpdir(), 'callbacks-'));
+    const keyFile = path.join(dir, 'callback.key');
+    writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
+    stack = await startStack({ env: { CALLBACK_SECRET_KEY_FILE: keyFile, CALLBACK_ALLOWED_HOSTS: '127.0.0.1', CALLBACK_ALLOW_HTTP: 'true' } });
+    callbacks = ownerCallbacksOf(stack.config, stack.redis);
+    connection = await Connection.connect({ address: testEnv().temporalAddress });
+    client = new Client({ connection, namespace: testEnv().temporalNamespace });
+  });
+  afterAll(async () => {
+    await Promise.all(terminals.map((t) => t.stop()));
+    await stack?.stop();
+    await connection?.close();
+    await loopback?.close();
+    await other?.close();
+  });
+
+  /** A fresh owner with one account on a paper bridge; `buy` sends a market buy and returns the poll's account item. */
+  async function paperOwner() {
+    const f: Fixture = await seedOwner(stack.registry);
+    const feed = new ManualFeed();
+    feed.set('EURUSD', 1.08, 1.0801);
+    const terminal = new PaperTerminal({
+      accountId: f.accounts[0]!.id,
+      platform: 'mt5',
+      bridgeToken: f.accounts[0]!.bridgeToken,
+      ingressUrl: stack.ingress.url,
+      brokerOptions: { feed, balance: 10_000 },
+      waitMs: 1_000,
+      tickMs: 0,
+      log: () => undefined,
+      diag: () => undefined,
+    });
+    terminals.push(terminal);
+    terminal.start();
+    await waitFor('the paper bridge to say hello', async () => terminal.stats.hellos > 0, 10_000);
+    const buy = async () => {
+      const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
+      expect(res.status).toBe(202);
+      const status = await pollUntilReported(stack.ingress.url, res.body.signalId, f.token, 1, 15_000);
+      return { signalId: res.body.signalId as string, account: status.accounts[0] };
+    };
+    return { f, accountId: f.accounts[0]!.id, buy };
+  }
+
+  test('when an owner registered a receiver, then each fill reaches it signed, with the paper ticket, and the attempt is listed', async () => {
+    const { f, accountId, buy } = await paperOwner();
+    const { endpoint, secret } = await callbacks.register(f.owner, loopback.url(`/ok/${f.owner}`));
+    expect(secret).toMatch(/^whsec_/);
+    expect(await callbacks.list(f.owner)).toEqual([endpoint]);
+
+    const { signalId, account } = await buy();
+    expect(account).toMatchObject({ outcome: 'filled', ticket: expect.any(String) });
+    const delivery = await waitFor('the outcome at the receiver', async () => loopback.received.find((r) => r.path === `/ok/${f.owner}`), 20_000);
+    // The library verifies the signature, the id and the timestamp's freshness, and gives back the payload.
+    const event = new Webhook(secret).verify(delivery.body, delivery.headers) as { type: string; data: Record<string, unknown> };
+    expect(delivery.headers['webhook-id']).toBe(callbackWorkflowId(signalId, accountId));
+    expect(event).toEqual({
+      type: 'signal.outcome',
+      timestamp: account.occurredAt,
+      data: { signalId, correlationId: expect.any(String), accountId, outcome: 'filled', ticket: account.ticket, reason: null, occurredAt: account.occurredAt },
+    });
+    // Another secret does not verify it.
+    expect(() => new Webhook(`whsec_${randomBytes(32).toString('base64')}`).verify(delivery.body, delivery.headers)).toThrow();
+
+    const attempts = await waitFor(
+      'the attempt recorded',
+      async () => {
+        const listed = await callbacks.recentAttempts(f.owner, 10);
+        return listed.length > 0 ? listed : undefined;
+      },
+      5_000,
+    );
+    expect(attempts).toEqual([
+      expect.objectContaining({
+        endpointId: endpoint.id,
+        messageId: callbackWorkflowId(signalId, accountId),
+        attempt: 1,
+        status: 200,
+        error: null,
+        delivered: true,
+      }),
+    ]);
+  });
+
+  test('when the receiver answers 500 twice, then the outcome is delivered on the 3rd attempt and all three attempts are listed', async () => {
+    const { f, buy } = await paperOwner();
+    const hook = `/flaky/${f.owner}`;
+    loopback.scripts.set(hook, [500, 500]);
+    const { endpoint, secret } = await callbacks.register(f.owner, loopback.url(hook));
+    const { signalId, account } = await buy();
+    const attempts = await waitFor(
+      'the third attempt delivered',
+      async () => {
+        const listed = await callbacks.recentAttempts(f.owner, 10);
+        return listed.some((a) => a.delivered) ? listed : undefined;
+      },
+      30_000,
+    );
+    expect(attempts.map((a) => [a.attempt, a.status, a.delivered, a.endpointId])).toEqual([
+      [3, 200, true, endpoint.id],
+      [2, 500, false, endpoint.id],
+      [1, 500, false, endpoint.id],
+    ]);
+    const deliveries = loopback.received.filter((r) => r.path === hook);
+    expect(deliveries).toHaveLength(3);
+    // Every attempt is the same message (one webhook-id), each signed afresh.
+    expect(new Set(deliveries.map((d) => d.headers['webhook-id']))).toEqual(new Set([`callback:${signalId}:${account.accountId}`]));
+    for (const d of deliveries) expect((new Webhook(secret).verify(d.body, d.headers) as { data: { ticket: string } }).data.ticket).toBe(account.ticket);
+  });
+
+  test('when a URL reaches a private address the allow-list does not name, then it is refused at registration and at delivery', async () => {
+    const { f, accountId, buy } = await paperOwner();
+    for (const url of [other.url('/x'), 'http://10.0.0.1/x', 'http://[::ffff:169.254.169.254]/x', 'http://localhost.:1/x']) {
+      const refused = await callbacks.register(f.owner, url).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(refused).toBeInstanceOf(CallbackRegistrationRefused);
+    }
+    expect(await callbacks.list(f.owner)).toEqual([]);
+
+    // Registered while the operator's allow-list still named 127.0.0.2; the worker's no longer does.
+    const before = ownerCallbacks({
+      ...callbackAttemptDeps(stack.config, stack.redis),
+      guard: { ...stack.config.callbacks.guard, allowedHosts: ['127.0.0.2'] },
+      maxEndpointsPerOwner: 5,
+    });
+    const { endpoint } = await before.register(f.owner, other.url(`/refused/${f.owner}`));
+    const { signalId } = await buy();
+    // The poll shows the bridge's report before the signal workflow has it; the delivery starts once it has.
+    await client.workflow.getHandle(`signal/${signalId}`).result();
+    const result = await client.workflow.getHandle(callbackWorkflowId(signalId, accountId)).result();
+    expect(result).toEqual({ [endpoint.id]: 'failed' });
+    expect(await callbacks.recentAttempts(f.owner, 10)).toEqual([
+      expect.objectContaining({
+        endpointId: endpoint.id,
+        attempt: 1,
+        status: null,
+        delivered: false,
+        error: 'refused: private or reserved address (127.0.0.2)',
+      }),
+    ]);
+    expect(other.received).toEqual([]);
+  });
+
+  test('when the owner has no endpoint, then no delivery workflow is started at all', async () => {
+    const { accountId, buy } = await paperOwner();
+    const { signalId } = await buy();
+    // The signal is complete (the poll reported it, and the parent starts deliveries before the memo write completes).
+    await client.workflow.getHandle(`signal/${signalId}`).result();
+    await expect(client.workflow.getHandle(callbackWorkflowId(signalId, accountId)).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+  });
+});

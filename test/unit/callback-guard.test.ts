@@ -1,0 +1,135 @@
+import { embeddedIPv4, forbiddenAddress, ipv6Words } from '../../src/callbacks/addresses';
+import { CallbackRefused, checkCallbackUrl, resolveCallbackTarget, type GuardSettings, type Resolve } from '../../src/callbacks/guard';
+
+const settings: GuardSettings = { allowedHosts: [], allowHttp: false, maxUrlLength: 512 };
+
+describe('forbiddenAddress: the SSRF table', () => {
+  const refused: [string, string][] = [
+    ['127.0.0.1', 'IPv4 loopback'],
+    ['127.255.255.254', 'IPv4 loopback, end of the range'],
+    ['10.0.0.1', 'RFC 1918 10/8'],
+    ['172.16.0.1', 'RFC 1918 172.16/12, start'],
+    ['172.31.255.255', 'RFC 1918 172.16/12, end'],
+    ['192.168.1.1', 'RFC 1918 192.168/16'],
+    ['169.254.169.254', 'link-local: the cloud metadata service'],
+    ['169.254.0.1', 'link-local'],
+    ['100.64.0.1', 'CGNAT'],
+    ['100.100.100.200', "CGNAT: Alibaba's metadata"],
+    ['0.0.0.0', 'unspecified'],
+    ['0.1.2.3', '"this network"'],
+    ['224.0.0.1', 'multicast'],
+    ['239.255.255.250', 'multicast (SSDP)'],
+    ['255.255.255.255', 'broadcast'],
+    ['240.0.0.1', 'reserved'],
+    ['192.0.0.192', "IETF assignments: Oracle's metadata"],
+    ['168.63.129.16', "Azure's wire server"],
+    ['198.18.0.1', 'benchmarking'],
+    ['::1', 'IPv6 loopback'],
+    ['::', 'IPv6 unspecified'],
+    ['fe80::1', 'IPv6 link-local'],
+    ['fe80::1%eth0', 'IPv6 link-local with a zone'],
+    ['fc00::1', 'ULA fc00::/7'],
+    ['fd12:3456::1', 'ULA fd00::/8'],
+    ['fd00:ec2::254', "AWS's IPv6 metadata"],
+    ['ff02::1', 'IPv6 multicast'],
+    ['fec0::1', 'site-local'],
+    ['::ffff:127.0.0.1', 'IPv4-mapped loopback'],
+    ['::ffff:7f00:1', 'IPv4-mapped loopback in hex'],
+    ['::ffff:10.0.0.1', 'IPv4-mapped RFC 1918'],
+    ['::ffff:169.254.169.254', 'IPv4-mapped metadata'],
+    ['::ffff:0:192.168.0.1', 'IPv4-translated RFC 1918'],
+    ['::127.0.0.1', 'IPv4-compatible loopback'],
+    ['64:ff9b::a00:1', 'NAT64 of 10.0.0.1'],
+    ['2002:a9fe:a9fe::1', '6to4 of 169.254.169.254'],
+    ['not-an-address', 'a name, not an address'],
+  ];
+  it.each(refused)('refuses %s (%s)', (address) => {
+    expect(forbiddenAddress(address)).toBeDefined();
+  });
+
+  const allowed: [string, string][] = [
+    ['93.184.216.34', 'public IPv4'],
+    ['8.8.8.8', 'public IPv4'],
+    ['172.32.0.1', 'just past 172.16/12'],
+    ['100.128.0.1', 'just past CGNAT'],
+    ['2606:4700:4700::1111', 'public IPv6'],
+    ['::ffff:8.8.8.8', 'IPv4-mapped public'],
+    ['64:ff9b::808:808', 'NAT64 of a public address'],
+  ];
+  it.each(allowed)('allows %s (%s)', (address) => {
+    expect(forbiddenAddress(address)).toBeUndefined();
+  });
+
+  it('reads IPv6 words, with and without an IPv4 tail', () => {
+    expect(ipv6Words('::ffff:127.0.0.1')).toEqual([0, 0, 0, 0, 0, 0xffff, 0x7f00, 1]);
+    expect(ipv6Words('2001:db8::1')).toEqual([0x2001, 0xdb8, 0, 0, 0, 0, 0, 1]);
+    expect(ipv6Words('1:2:3:4:5:6:7:8')).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(embeddedIPv4(ipv6Words('::ffff:a9fe:a9fe')!)).toBe('169.254.169.254');
+    expect(embeddedIPv4(ipv6Words('::1')!)).toBeUndefined();
+  });
+});
+
+describe('the callback URL', () => {
+  const refusal = (raw: string, s: GuardSettings = settings) => {
+    try {
+      checkCallbackUrl(raw, s);
+      return undefined;
+    } catch (err) {
+      return err instanceof CallbackRefused ? err.why : String(err);
+    }
+  };
+  it('requires https unless http is allowed', () => {
+    expect(refusal('http://example.com/hook')).toBe('must be https://');
+    expect(refusal('http://example.com/hook', { ...settings, allowHttp: true })).toBeUndefined();
+    expect(refusal('ftp://example.com/hook', { ...settings, allowHttp: true })).toBe('must be http:// or https://');
+    expect(refusal('https://example.com/hook')).toBeUndefined();
+  });
+  it('is bounded, a URL, and carries no credentials', () => {
+    expect(refusal(`https://example.com/${'a'.repeat(512)}`)).toMatch(/longer than 512/);
+    expect(refusal('not a url')).toBe('not a URL');
+    expect(refusal('https://user:pass@example.com/')).toMatch(/user name or password/);
+  });
+});
+
+describe('resolveCallbackTarget', () => {
+  const dns =
+    (table: Record<string, string[]>): Resolve =>
+    async (host) => {
+      const answers = table[host];
+      if (!answers) throw Object.assign(new Error('ENOTFOUND'), { code: 'ENOTFOUND' });
+      return answers.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+    };
+  const resolver = dns({
+    'hooks.example.com': ['93.184.216.34'],
+    'internal.example.com': ['10.1.2.3'],
+    'rebind.example.com': ['93.184.216.34', '127.0.0.1'],
+    'v6.example.com': ['::ffff:169.254.169.254'],
+    'receiver.test': ['127.0.0.1'],
+  });
+  const why = async (raw: string, s: GuardSettings = settings) =>
+    resolveCallbackTarget(raw, s, resolver).then(
+      () => undefined,
+      (err: unknown) => (err instanceof CallbackRefused ? err.why : String(err)),
+    );
+
+  it('pins the address the name resolved to', async () => {
+    await expect(resolveCallbackTarget('https://hooks.example.com/x', settings, resolver)).resolves.toMatchObject({ address: '93.184.216.34', family: 4 });
+  });
+  it('refuses a name with any forbidden answer (DNS rebinding), IPv4-mapped too, and literal addresses', async () => {
+    // A name's private answer is not repeated to the owner; an address they wrote is.
+    expect(await why('https://internal.example.com/x')).toBe('resolves to a private or reserved address');
+    expect(await why('https://rebind.example.com/x')).toBe('resolves to a private or reserved address');
+    expect(await why('https://v6.example.com/x')).toMatch(/private or reserved/);
+    expect(await why('https://127.0.0.1:8443/x')).toBe('private or reserved address (127.0.0.1)');
+    expect(await why('https://[::1]/x')).toMatch(/private or reserved/);
+    expect(await why('https://[::ffff:10.0.0.1]/x')).toMatch(/private or reserved/);
+    expect(await why('https://nowhere.example.com/x')).toBe('host does not resolve');
+  });
+  it('lets the allow-list name a private host or address', async () => {
+    expect(await why('https://receiver.test/x', { ...settings, allowedHosts: ['receiver.test'] })).toBeUndefined();
+    expect(await why('https://receiver.test/x', { ...settings, allowedHosts: ['127.0.0.1'] })).toBeUndefined();
+    expect(await why('https://127.0.0.1:9/x', { ...settings, allowedHosts: ['127.0.0.1'] })).toBeUndefined();
+    // Allowing one address allows that one only.
+    expect(await why('https://internal.example.com/x', { ...settings, allowedHosts: ['127.0.0.1'] })).toBe('resolves to a private or reserved address');
+  });
+});
