@@ -143,15 +143,17 @@ function groupBySignal(runs: readonly AccountRun[]): Map<string, AccountRun[]> {
 
 /**
  * Per signal, per account: Temporal's recorded outcome (the signal's memo: ticket, full reason, time, an operator's
- * word), else what the bridge reported that Temporal has not recorded yet (kept in Redis for an hour). Only the
- * signals that need them: a completed account of a non-opening signal has its answer in its search attributes.
+ * word), else what the bridge reported (kept in Redis for an hour from before Temporal has it). Redis is read only for
+ * the signals with an account the memos do not answer: one not done yet, one whose memo is not visible yet (the
+ * account's Outcome can be, and a filled account must show its ticket), or a signal that is not an entry.
  */
 async function knownOutcomes(deps: SignalLogDeps, owner: string, bySignal: Map<string, AccountRun[]>): Promise<Map<string, Map<string, AccountOutcome>>> {
   const ids = [...bySignal.keys()];
-  const [recorded, reported] = await Promise.all([
-    deps.runs.recordedOutcomes(owner, ids),
-    Promise.all(ids.map((id) => (bySignal.get(id)!.some((r) => r.state !== 'completed') ? deps.reported.read(id) : Promise.resolve([])))),
-  ]);
+  const recorded = await deps.runs.recordedOutcomes(owner, ids);
+  const answered = (id: string, accountId: string) => (recorded.get(id) ?? []).some((o) => o.accountId === accountId);
+  const reported = await Promise.all(
+    ids.map((id) => (bySignal.get(id)!.every((r) => answered(id, r.accountId)) ? Promise.resolve([]) : deps.reported.read(id))),
+  );
   const out = new Map<string, Map<string, AccountOutcome>>();
   ids.forEach((id, i) => {
     // Only the accounts whose runs this owner's query returned: a memo or a report never adds an account.

@@ -1,4 +1,5 @@
 import { waitFor } from '../../support/infra';
+import { testEnv } from '../../support/env';
 import { post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 import { Regions } from '../../src/temporal/regions';
@@ -41,7 +42,16 @@ describe('the owner signal log', () => {
   const settled = (row: SignalLogRow | undefined) => row !== undefined && row.accounts.every((x) => x.outcome !== 'pending');
 
   beforeAll(async () => {
-    stack = await startStack();
+    // Two execution regions (namespaces of the one dev server): the log reads both.
+    const t = testEnv();
+    stack = await startStack({
+      env: {
+        TEMPORAL_REGIONS: JSON.stringify([
+          { name: 'default', address: t.temporalAddress, namespace: t.temporalNamespace },
+          { name: 'b', address: t.temporalAddress, namespace: t.temporalNamespaceB },
+        ]),
+      },
+    });
     regions = new Regions(stack.config.temporal.regions, 10_000);
     log = signalLog({
       // One clock here (ingress and Temporal on this machine): no margin, so every page ends its walk as early as it may.
@@ -172,6 +182,45 @@ describe('the owner signal log', () => {
       }
       expect(seen).toEqual(expected);
     }
+  });
+
+  test('when a broadcast runs in two regions, then it is one row with both accounts, and one timeline', async () => {
+    const d = await seedOwner(stack.registry, [{}, { region: 'b' }]);
+    const [d0, d1] = d.accounts.map((x) => x.id) as [string, string];
+    const terminals = d.accounts.map((x) => new ScriptedTerminal(stack.ingress.url, x.bridgeToken));
+    await Promise.all(terminals.map((t) => t.hello()));
+    const signalId = await submit(d, '', { action: 'buy', symbol: 'EURUSD', volume: 0.1 });
+    for (const [i, terminal] of terminals.entries()) {
+      const [command] = await terminal.nextCommands(1);
+      await terminal.report([{ commandId: command!.commandId, status: 'filled', ticket: `T-D${i}` }]);
+    }
+    const page = await listUntil(d.owner, {}, [signalId], (p) => p.signals.every(settled) && p.signals[0]!.accounts.length === 2);
+    expect(page.signals[0]!.accounts).toEqual([
+      { accountId: d0, outcome: 'filled', ticket: 'T-D0', reason: null, at: expect.any(String) },
+      { accountId: d1, outcome: 'filled', ticket: 'T-D1', reason: null, at: expect.any(String) },
+    ]);
+    const detail = await log.detail(d.owner, signalId);
+    expect(detail.accounts.map((x) => [x.accountId, x.outcome.outcome, x.delivered !== null])).toEqual([
+      [d0, 'filled', true],
+      [d1, 'filled', true],
+    ]);
+  });
+
+  test('when an account workflow is ended by hand while its command is out, then the account stays pending, never rejected', async () => {
+    const e = await seedOwner(stack.registry, [{}]);
+    const terminal = new ScriptedTerminal(stack.ingress.url, e.accounts[0]!.bridgeToken);
+    await terminal.hello();
+    const signalId = await submit(e, `/${e.accounts[0]!.id}`, { action: 'buy_limit', symbol: 'EURUSD', volume: 0.1, price: 1, idempotencyKey: 'e' });
+    const [command] = await terminal.nextCommands(1);
+    await regions.client('default').workflow.getHandle(command!.commandId).terminate('operator test');
+    await waitFor(
+      'the terminated account workflow to be listed closed',
+      async () => (await log.list(e.owner, { outcome: 'pending' })).signals.length === 1 && (await log.detail(e.owner, signalId)),
+      20_000,
+      200,
+    );
+    const page = await listUntil(e.owner, {}, [signalId]);
+    expect(page.signals[0]!.accounts).toEqual([{ accountId: e.accounts[0]!.id, outcome: 'pending', ticket: null, reason: null, at: null }]);
   });
 
   test("when A asks for B's signal or B's account, or B for A's, then not found; each lists only their own", async () => {
