@@ -19,11 +19,6 @@ export interface AccountTarget {
   expiresAt: string;
   /** The broker's volume rules for the signal's symbol on this account, when its bridge reported them. */
   volumeRules?: VolumeRules;
-  /**
-   * The owner's enabled callback endpoints when the signal was accepted (absent when none): the account's outcome is
-   * pushed to them (docs/callbacks.md). Absent, the workflows do no callback work at all.
-   */
-  callbackEndpoints?: string[];
 }
 
 /** An account a broadcast did not reach, and why: in the signal's memo and the ingress log for operators. */
@@ -40,6 +35,12 @@ export interface SignalWorkflowInput {
   targets: AccountTarget[];
   /** Accounts the secret links that this broadcast skipped (absent on the per-account URL and on a replay). */
   skipped?: SkippedAccount[];
+  /**
+   * Each owner's enabled callback endpoint ids when the signal was accepted, once per owner rather than per target
+   * (a broadcast to hundreds of accounts of one owner carries them once); absent when no owner has any, and then the
+   * workflows do no callback work at all (docs/callbacks.md).
+   */
+  callbackEndpoints?: Record<string, string[]>;
 }
 
 export interface AccountWorkflowInput {

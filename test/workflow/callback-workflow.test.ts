@@ -20,7 +20,8 @@ async function signalTo(accountId: string, callbackEndpoints?: string[]): Promis
     correlationId: 'req_test',
     acceptedAt: new Date(now).toISOString(),
     signal: BUY,
-    targets: [callbackEndpoints ? { ...t, callbackEndpoints } : t],
+    targets: [t],
+    ...(callbackEndpoints ? { callbackEndpoints: { [t.account.owner]: callbackEndpoints } } : {}),
   };
 }
 
