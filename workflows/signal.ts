@@ -61,8 +61,10 @@ export async function signalWorkflow(input: SignalWorkflowInput): Promise<Accoun
    * without callbacks costs no command and no event here.
    */
   const pushOutcome = (outcome: AccountOutcome) => {
-    const owner = targetOf.get(outcome.accountId)?.account.owner;
-    const endpointIds = owner === undefined ? undefined : input.callbackEndpoints?.[owner];
+    const target = targetOf.get(outcome.accountId);
+    const owner = target?.account.owner;
+    // A signal accepted by the first version of callbacks carries them per target (see AccountTarget).
+    const endpointIds = (owner === undefined ? undefined : input.callbackEndpoints?.[owner]) ?? target?.callbackEndpoints;
     const event = outcomeEvent(input.signalId, input.correlationId, outcome);
     if (owner === undefined || !endpointIds?.length || !event) return;
     const workflowId = callbackWorkflowId(input.signalId, outcome.accountId);

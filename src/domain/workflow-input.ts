@@ -19,6 +19,11 @@ export interface AccountTarget {
   expiresAt: string;
   /** The broker's volume rules for the signal's symbol on this account, when its bridge reported them. */
   volumeRules?: VolumeRules;
+  /**
+   * Where the first version of callbacks (49b9aa0 to cf9bb52, merged into main) put the owner's endpoint ids: never
+   * written now (SignalWorkflowInput.callbackEndpoints is), still read so signals accepted by it deliver as they did.
+   */
+  callbackEndpoints?: string[];
 }
 
 /** An account a broadcast did not reach, and why: in the signal's memo and the ingress log for operators. */
