@@ -13,5 +13,6 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY demo ./demo
+COPY dashboard ./dashboard
 USER node
 CMD ["node", "--max-old-space-size=160", "dist/src/server.js"]

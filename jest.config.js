@@ -14,7 +14,11 @@ module.exports = {
         module: { type: 'commonjs' },
       },
     ],
+    // otplib's audited crypto and base32 (@noble/hashes, @scure/base) ship as ES modules only; Node loads them with
+    // require(esm), jest's module system does not, so jest compiles them to CommonJS.
+    '^.+/node_modules/@(noble|scure)/.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
   },
+  transformIgnorePatterns: ['/node_modules/(?!@noble/|@scure/)'],
   moduleFileExtensions: ['ts', 'js', 'json', 'node'],
   // One Temporal dev server and one redis-server for the whole run (real ones, on free loopback ports).
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',

@@ -169,6 +169,16 @@ if [ "$own_redis" -eq 1 ]; then
   demo_imported=1
 fi
 
+# The dashboard's and the callbacks' sealing keys: made once, kept with the state (a new key would make every TOTP
+# seed and callback secret sealed under the old one unreadable). Plain HTTP here, so the cookies are not Secure.
+for key_file in "$state_dir/owner-secrets.key" "$state_dir/callback-secret.key"; do
+  [ -s "$key_file" ] || (umask 077 && node -e 'process.stdout.write(require("crypto").randomBytes(32).toString("base64"))' >"$key_file")
+done
+export OWNER_SECRETS_KEY_FILE="$state_dir/owner-secrets.key"
+export CALLBACK_SECRET_KEY_FILE="$state_dir/callback-secret.key"
+export DASHBOARD_SECURE_COOKIES=false
+export PUBLIC_URL="${PUBLIC_URL:-http://127.0.0.1:$PORT}"
+
 run worker "$run_dir/worker.log" npm run --silent worker
 run ingress "$run_dir/ingress.log" npm run --silent ingress
 ingress_url="http://127.0.0.1:$PORT"
@@ -186,11 +196,23 @@ fi
 demo_secret="$(node -e 'console.log(require(process.argv[1]).secrets[0].secret)' "$root/$REGISTRY")"
 demo_token="$(node -e 'console.log(require(process.argv[1]).tokens[0].token)' "$root/$REGISTRY")"
 temporal_ui="http://127.0.0.1:$TEMPORAL_UI_PORT"
+# The demo owner's dashboard: a setup link until they have set a password and TOTP, then the sign-in page.
+demo_owner="$(node -e 'console.log(require(process.argv[1]).accounts[0].owner)' "$root/$REGISTRY")"
+dashboard_hint="sign in at $ingress_url/dashboard/sign-in as $demo_owner"
+if [ "$demo_imported" -eq 1 ]; then
+  owner_status="$(npm run --silent admin -- owner list --json | node -e 'let t="";process.stdin.on("data",(c)=>(t+=c)).on("end",()=>{const o=JSON.parse(t).find((x)=>x.owner===process.argv[1]||x.id===process.argv[1]);console.log(o?o.status:"none")})' "$demo_owner")"
+  if [ "$owner_status" != "active" ]; then
+    setup_link="$(npm run --silent admin -- owner create "$demo_owner" --json | node -e 'let t="";process.stdin.on("data",(c)=>(t+=c)).on("end",()=>console.log(JSON.parse(t).setupLink))')"
+    dashboard_hint="open this one-time setup link as the demo owner ($demo_owner), set a password and scan the TOTP code:
+               $setup_link"
+  fi
+fi
 cat <<TXT
 
 External Signals Service is up (demo credentials from $REGISTRY, for local use only).
   ingress      $ingress_url   (metrics and readiness: $admin_url/metrics, $admin_url/readyz)
   Temporal UI  $temporal_ui
+  dashboard    $dashboard_hint
   logs         .run/{temporal,redis,worker,ingress,paper-bridge}.log, ledger .run/ledger.jsonl
 
 Submit a buy to the demo MT5 account (the 202 carries the signalId):

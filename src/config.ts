@@ -183,6 +183,15 @@ const envSchema = z.object({
   /** Bridge API requests (hello, commands, reports) per bridge token per window; past it, 429. */
   BRIDGE_LIMIT_MAX: int(600, 1),
   BRIDGE_LIMIT_WINDOW_MS: int(60_000, 1),
+  /** The owners' dashboard (docs/owners.md): a file holding the key that seals TOTP seeds (32 bytes, base64); without it the dashboard and owner API answer 503. */
+  OWNER_SECRETS_KEY_FILE: z.string().min(1).optional(),
+  /** Secure, __Host- session cookies (the default); "false" only for plain-HTTP local use (make start). */
+  DASHBOARD_SECURE_COOKIES: z.enum(['true', 'false']).default('true'),
+  SESSION_TTL_SECONDS: int(12 * 3600, 300, 7 * 24 * 3600),
+  OWNER_SETUP_TTL_SECONDS: int(24 * 3600, 300, 7 * 24 * 3600),
+  /** Failed sign-ins per client address per window; past it, 429 for that address only (never for the owner). */
+  SIGN_IN_IP_MAX: int(20, 1),
+  SIGN_IN_IP_WINDOW_MS: int(15 * 60_000, 1),
   /** Default max signal age for market entries when an account sets none. */
   DEFAULT_MAX_SIGNAL_AGE_MS: int(30_000, 1),
   /** Max age of the other commands (pending entries, closes, modifies) when an account sets none. */
@@ -343,6 +352,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       keyPrefix: e.RATE_LIMIT_KEY_PREFIX,
     },
     poll: { temporalWaitMs: e.POLL_TEMPORAL_WAIT_MS, reportedOutcomesKeepSeconds: e.REPORTED_OUTCOMES_KEEP_SECONDS },
+    owners: {
+      secretsKeyFile: e.OWNER_SECRETS_KEY_FILE,
+      secureCookies: e.DASHBOARD_SECURE_COOKIES === 'true',
+      sessionTtlSeconds: e.SESSION_TTL_SECONDS,
+      setupTtlSeconds: e.OWNER_SETUP_TTL_SECONDS,
+      signInIp: { max: e.SIGN_IN_IP_MAX, windowMs: e.SIGN_IN_IP_WINDOW_MS },
+    },
     bridge: {
       maxWaitMs: e.BRIDGE_MAX_WAIT_MS,
       limit: { max: e.BRIDGE_LIMIT_MAX, windowMs: e.BRIDGE_LIMIT_WINDOW_MS },
@@ -386,6 +402,8 @@ const connectorSchema = z.object({
   CTRADER_REFRESH_AHEAD_MS: int(3_600_000, 0),
   /** Long-poll wait asked of the ingress. */
   CTRADER_WAIT_MS: int(20_000, 0, 60_000),
+  /** The account's figures go alone (a heartbeat, protocol 1.2) after this long without a report; 0: never. */
+  CTRADER_FIGURES_HEARTBEAT_MS: int(30_000, 0),
 });
 
 export function loadConnectorConfig(env: NodeJS.ProcessEnv = process.env) {
@@ -401,6 +419,7 @@ export function loadConnectorConfig(env: NodeJS.ProcessEnv = process.env) {
     requestTimeoutMs: e.CTRADER_REQUEST_TIMEOUT_MS,
     refreshAheadMs: e.CTRADER_REFRESH_AHEAD_MS,
     waitMs: e.CTRADER_WAIT_MS,
+    figuresHeartbeatMs: e.CTRADER_FIGURES_HEARTBEAT_MS,
   };
 }
 export type ConnectorConfig = ReturnType<typeof loadConnectorConfig>;

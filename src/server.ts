@@ -17,10 +17,11 @@ import { createIngressMetrics } from './metrics';
 import { RedisReportedOutcomes } from './signals/reported-outcomes';
 import { RedisEndpointStore } from './callbacks/endpoints';
 import { RedisFigures } from './bridge/figures';
-import { BridgePresence } from './bridge/presence';
+import { BridgePresence, RedisLastSeen } from './bridge/presence';
 import { LaunchFailure } from './signals/errors';
 import { AdmissionGate, RedisAdmissionLedger } from './signals/admission';
 import { capConnectionsPerIp } from './http/connections';
+import { ownerDashboard } from './owners/wiring';
 
 export interface Ingress {
   url: string;
@@ -55,11 +56,12 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
   const admission = new AdmissionGate(admissionLedger, config.admission);
   admission.start();
   const metrics = createIngressMetrics();
-  const presence = new BridgePresence();
+  const presence = new BridgePresence(60_000, new RedisLastSeen(redis));
   const reported = new RedisReportedOutcomes(redis, config.poll.reportedOutcomesKeepSeconds);
   metrics.bridgesOnline(() => presence.online());
   let stopping = false;
   const app = createApp({
+    owners: ownerDashboard(config, redis, registry, { regions, reported, deliveries: queue }),
     config,
     metrics,
     logger,

@@ -35,6 +35,12 @@ export function get(url: string, headers: Record<string, string> = {}): Promise<
   return call(url, { headers });
 }
 
+/** Any method; a body (JSON unless a string) only when given. */
+export function send(method: string, url: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpResult> {
+  if (body === undefined) return call(url, { method, headers });
+  return call(url, { method, headers: { 'content-type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+}
+
 /** Runs `fn` and says how long it took (ms). */
 export async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
   const started = performance.now();

@@ -12,7 +12,6 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection, type ConnectionOptions } from '@temporalio/client';
 import { msToTs } from '@temporalio/common/lib/time';
-import { temporal as proto } from '@temporalio/proto';
 import {
   clusterServerConfig,
   DEFAULT_HISTORY_SHARDS,
@@ -20,7 +19,7 @@ import {
   type ClusterPorts,
   type ClusterServerConfigInput,
 } from '../scripts/temporal-cluster-profile';
-import { SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes';
+import { INDEXED_VALUE_TYPES, probeValue, SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes';
 import {
   freePortBelow,
   GroupProcess,
@@ -28,7 +27,6 @@ import {
   isPortOpen,
   REPO_ROOT,
   runDir,
-  TEMPORAL_SEARCH_ATTRIBUTES,
   waitFor,
   waitPortClosed,
   waitTemporalReady,
@@ -192,10 +190,7 @@ async function registerNamespaces(address: string, namespaces: string[], proc: G
       } catch (err) {
         if (!/already exists|AlreadyExists/i.test(String((err as Error).message))) throw err;
       }
-      const { INDEXED_VALUE_TYPE_KEYWORD, INDEXED_VALUE_TYPE_KEYWORD_LIST } = proto.api.enums.v1.IndexedValueType;
-      const searchAttributes = Object.fromEntries(
-        SEARCH_ATTRIBUTES.map((a) => [a.name, a.type === 'KeywordList' ? INDEXED_VALUE_TYPE_KEYWORD_LIST : INDEXED_VALUE_TYPE_KEYWORD]),
-      );
+      const searchAttributes = Object.fromEntries(SEARCH_ATTRIBUTES.map((a) => [a.name, INDEXED_VALUE_TYPES[a.type]]));
       // The namespace must be in the frontend's cache before attributes can be added to it.
       await waitFor(
         `search attributes on namespace ${namespace}`,
@@ -220,7 +215,7 @@ async function registerNamespaces(address: string, namespaces: string[], proc: G
             const handle = await client.workflow.start('readinessProbe', {
               taskQueue: 'readiness-probe',
               workflowId: `readiness-probe-${randomBytes(6).toString('hex')}`,
-              searchAttributes: Object.fromEntries(TEMPORAL_SEARCH_ATTRIBUTES.map((a) => [a, ['probe']])),
+              searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTES.map((a) => [a.name, probeValue(a.type)])),
             });
             await handle.terminate('readiness probe');
             return true;

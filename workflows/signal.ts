@@ -18,7 +18,7 @@ import type { SignalWorkflowInput } from '../src/domain/workflow-input';
 import { accountWorkflowId, ATTENTION_MEMO_PREFIX, callbackWorkflowId, OUTCOME_MEMO_PREFIX } from '../src/domain/ids';
 import { outcomeEvent } from '../src/domain/callback';
 import { ACCOUNT_WORKFLOW_FAILED } from '../src/domain/reason-codes';
-import { AccountIdKey, ActionKey, ReasonKey, SignalIdKey, SymbolKey } from '../src/temporal/search-attributes';
+import { AccountIdKey, ActionKey, OwnerIdKey, ReasonKey, ReceivedAtKey, SignalIdKey, SymbolKey } from '../src/temporal/search-attributes';
 import { accountWorkflow } from './account';
 import { callbackWorkflow } from './callback';
 
@@ -116,6 +116,10 @@ export async function signalWorkflow(input: SignalWorkflowInput): Promise<Accoun
           { key: AccountIdKey, value: accountId },
           { key: ActionKey, value: input.signal.action },
           ...(input.signal.symbol ? [{ key: SymbolKey, value: input.signal.symbol }] : []),
+          // The owner's signal log reads these (src/signals/log.ts). Only the start command's attributes change, not
+          // the command sequence: an in-flight history replays, its children simply lack them.
+          { key: OwnerIdKey, value: target.account.owner },
+          { key: ReceivedAtKey, value: new Date(input.acceptedAt) },
         ],
       });
       outcomes.push(outcome);

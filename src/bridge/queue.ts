@@ -109,6 +109,7 @@ for i = 1, #ids, 2 do
   if h[1] then
     if (not h[2]) or h[3] ~= session or now - tonumber(h[2]) >= tonumber(ARGV[2]) then
       redis.call('HSET', key, 'deliveredAt', ARGV[1], 'session', session)
+      redis.call('HSETNX', key, 'firstDeliveredAt', ARGV[1])
       table.insert(out, h[1])
       top = tonumber(ids[i + 1])
     else
@@ -228,6 +229,21 @@ export class RedisCommandQueue implements CommandQueue {
       report: JSON.parse(res[1]!) as BridgeReport,
       ...(res[2] ? { command: JSON.parse(res[2]) as BridgeCommand } : {}),
     };
+  }
+
+  /**
+   * When each command was first handed to a bridge (epoch ms), for the owner's signal log; undefined when it never
+   * was, or Redis no longer holds it (7 days after its report). A command handed out before this was recorded has
+   * only its latest hand-out time, which stands in for it.
+   */
+  async firstDeliveries(commands: readonly { accountId: string; commandId: string }[]): Promise<(number | undefined)[]> {
+    return Promise.all(
+      commands.map(async ({ accountId, commandId }) => {
+        const [first, latest] = await this.redis.hmget(k.command(accountId, commandId), 'firstDeliveredAt', 'deliveredAt');
+        const at = Number(first ?? latest ?? NaN);
+        return Number.isFinite(at) ? at : undefined;
+      }),
+    );
   }
 
   async startSession(accountId: string): Promise<void> {

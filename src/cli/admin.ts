@@ -22,7 +22,7 @@ export interface Io {
   env: NodeJS.ProcessEnv;
 }
 
-const GROUPS = ['secret', 'token', 'account', 'callback'];
+const GROUPS = ['secret', 'token', 'account', 'owner', 'callback'];
 
 export function usage(): string {
   const lines = ['usage: npm run admin -- <verb> [arguments] [--json]', ''];
@@ -102,6 +102,11 @@ export async function runAdmin(argv: string[], io: Io): Promise<number> {
         await ctx.registry();
         return new RedisFigures(redis!);
       },
+      async redis() {
+        await ctx.registry();
+        return redis!;
+      },
+      config,
       async callbacks() {
         await ctx.registry();
         return ownerCallbacksOf(config, redis!);

@@ -2,6 +2,9 @@ import type { SecretGrant, TokenGrant } from '../domain/account';
 import type { RedisRegistry } from '../registry/registry';
 import type { OptionSpec, ParsedArgs } from './args';
 import type { FiguresStore } from '../bridge/figures';
+import type { Redis } from 'ioredis';
+import type { Config } from '../config';
+import { credentialId } from '../registry/credentials';
 import type { OwnerCallbacks } from '../callbacks/owner-callbacks';
 
 /** What every admin verb is, and the ways verbs show what they did. */
@@ -16,6 +19,9 @@ export interface VerbContext {
   /** Reads standard input to the end (for `--secret -` and `--token -`). */
   readStdin(): Promise<string>;
   now(): number;
+  /** The registry's Redis itself (owners, sessions: the same Redis). */
+  redis(): Promise<Redis>;
+  config: Config;
 }
 
 /** A verb's result: human text for a terminal, a value for `--json`. */
@@ -33,9 +39,7 @@ export interface Verb {
   run(args: ParsedArgs, ctx: VerbContext): Promise<VerbResult>;
 }
 
-/** The id the CLI shows for a secret or token: the first 12 hex characters of its SHA-256. */
-export const ID_LENGTH = 12;
-export const idOf = (hash: string): string => hash.slice(0, ID_LENGTH);
+export const idOf = credentialId;
 
 export const ONCE = 'This is the only time it is shown: store it now.';
 

@@ -19,6 +19,7 @@ import {
   summariseZod,
   type ParsedArgs,
 } from './args';
+import { OWNER_VERBS } from './owner-verbs';
 import { CALLBACK_VERBS } from './callback-verbs';
 import { idOf, ONCE, plural, secretView, table, tokenView, type Verb, type VerbContext } from './verb';
 
@@ -355,5 +356,6 @@ export const VERBS: Verb[] = [
   statusVerb('unlock'),
   accountRisk,
   accountResetDrawdown,
+  ...OWNER_VERBS,
   ...CALLBACK_VERBS,
 ];

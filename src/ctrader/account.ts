@@ -5,6 +5,7 @@ import {
   ExecutionType,
   PayloadType,
   REAUTH_CODES,
+  type Asset,
   type Envelope,
   type ExecutionEvent,
   type FullSymbol,
@@ -49,6 +50,10 @@ export class CtraderAccount {
   private quotes = new Map<number, { bid?: number; ask?: number }>();
   private subscribed = new Set<number>();
   private quoteWaiters: (() => void)[] = [];
+  /** Asset names by assetId (ProtoOAAssetListReq): they do not change while the connector runs. */
+  private assetNames: Map<number, string> | undefined;
+  /** Conversion chains by "from:to" asset ids (ProtoOASymbolsForConversionReq), for the current session. */
+  private chains = new Map<string, LightSymbol[]>();
   private readonly diag: (line: Record<string, unknown>) => void;
   readonly stats = { authorizations: 0, refreshes: 0 };
 
@@ -158,6 +163,7 @@ export class CtraderAccount {
   private endSession(): void {
     this.subscribed.clear();
     this.quotes.clear();
+    this.chains.clear();
   }
 
   private onEvent(env: Envelope): void {
@@ -187,7 +193,11 @@ export class CtraderAccount {
    * A request on behalf of this account. A refusal that means "not authorized" (the request did nothing) is followed
    * by one authorization and one retry.
    */
-  async call(payloadType: number, payload: Record<string, unknown>, opts: { done?: Completion; notAfter?: number } = {}): Promise<Envelope> {
+  async call(
+    payloadType: number,
+    payload: Record<string, unknown>,
+    opts: { done?: Completion; notAfter?: number; timeoutMs?: number } = {},
+  ): Promise<Envelope> {
     if (!this.authorized) await this.authorize();
     const body = { ctidTraderAccountId: this.ctid, ...payload };
     for (let attempt = 0; ; attempt++) {
@@ -217,13 +227,15 @@ export class CtraderAccount {
       .filter((s) => s.enabled !== false && s.symbolName)
       .sort((a, b) => (a.sortingNumber ?? Number.MAX_VALUE) - (b.sortingNumber ?? Number.MAX_VALUE));
     const names = new Map(light.map((s) => [s.symbolId, s.symbolName!]));
+    const quoteAssets = new Map(light.filter((s) => s.quoteAssetId !== undefined).map((s) => [s.symbolId, s.quoteAssetId!]));
     const specs: SymbolSpec[] = [];
     for (let i = 0; i < light.length; i += 200) {
       const ids = light.slice(i, i + 200).map((s) => s.symbolId);
       const res = await this.call(PayloadType.PROTO_OA_SYMBOL_BY_ID_REQ, { symbolId: ids });
       for (const full of (res.payload as { symbol?: FullSymbol[] }).symbol ?? []) {
         const spec = symbolSpec(names.get(full.symbolId) ?? String(full.symbolId), full);
-        if (spec) specs.push(spec);
+        const quoteAssetId = quoteAssets.get(full.symbolId);
+        if (spec) specs.push(quoteAssetId !== undefined ? { ...spec, quoteAssetId } : spec);
       }
     }
     this.symbols = new Map(specs.map((s) => [s.name.toUpperCase(), s]));
@@ -282,16 +294,41 @@ export class CtraderAccount {
     return (res.payload as { order?: Order[] }).order ?? [];
   }
 
-  async trader(): Promise<{ balance: number } | undefined> {
-    const res = await this.call(PayloadType.PROTO_OA_TRADER_REQ, {});
+  /** ProtoOATraderReq: the balance (moneyDigits applied) and the deposit currency's assetId. */
+  async trader(opts: { timeoutMs?: number } = {}): Promise<{ balance: number; depositAssetId: number; moneyDigits: number }> {
+    const res = await this.call(PayloadType.PROTO_OA_TRADER_REQ, {}, opts);
     const t = (res.payload as { trader?: Trader }).trader;
-    if (!t) return undefined;
-    return { balance: t.balance / 10 ** (t.moneyDigits ?? 2) };
+    if (!t) throw new OpenApiError('NO_TRADER', 'ProtoOATraderRes without a trader', PayloadType.PROTO_OA_TRADER_RES);
+    const moneyDigits = t.moneyDigits ?? 2;
+    return { balance: t.balance / 10 ** moneyDigits, depositAssetId: t.depositAssetId, moneyDigits };
+  }
+
+  /** An asset's name (ProtoOAAssetListReq, asked once): the account currency of the figures. */
+  async assetName(assetId: number, opts: { timeoutMs?: number } = {}): Promise<string | undefined> {
+    if (!this.assetNames) {
+      const res = await this.call(PayloadType.PROTO_OA_ASSET_LIST_REQ, {}, opts);
+      this.assetNames = new Map(((res.payload as { asset?: Asset[] }).asset ?? []).map((a) => [a.assetId, a.name]));
+    }
+    return this.assetNames.get(assetId);
+  }
+
+  /**
+   * The symbols that convert one asset into another (ProtoOASymbolsForConversionReq: "e.g. EUR/USD, USD/JPY, GBP/JPY ->
+   * EUR/GBP"), in chain order; kept for the session, since only their prices move.
+   */
+  async conversionChain(firstAssetId: number, lastAssetId: number, opts: { timeoutMs?: number } = {}): Promise<LightSymbol[]> {
+    const key = `${firstAssetId}:${lastAssetId}`;
+    const known = this.chains.get(key);
+    if (known) return known;
+    const res = await this.call(PayloadType.PROTO_OA_SYMBOLS_FOR_CONVERSION_REQ, { firstAssetId, lastAssetId }, opts);
+    const chain = (res.payload as { symbol?: LightSymbol[] }).symbol ?? [];
+    this.chains.set(key, chain);
+    return chain;
   }
 
   /** Net unrealized P&L by positionId (ProtoOAGetPositionUnrealizedPnLReq), in the deposit currency. */
-  async unrealizedPnl(): Promise<Map<number, number>> {
-    const res = await this.call(PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_REQ, {});
+  async unrealizedPnl(opts: { timeoutMs?: number } = {}): Promise<Map<number, number>> {
+    const res = await this.call(PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_REQ, {}, opts);
     const p = res.payload as { positionUnrealizedPnL?: { positionId: number; netUnrealizedPnL: number }[]; moneyDigits?: number };
     const scale = 10 ** (p.moneyDigits ?? 2);
     return new Map((p.positionUnrealizedPnL ?? []).map((u) => [u.positionId, u.netUnrealizedPnL / scale]));

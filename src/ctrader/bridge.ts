@@ -1,10 +1,13 @@
 import { commandLogLine } from '../bridge/command-log';
 import { BridgeClient, commandIdOf, toReport } from '../bridge/client';
-import { commandSchema, instrumentSchema, type BridgeCommand, type BridgeReport, type Instrument } from '../domain/bridge-protocol';
+import { commandSchema, instrumentSchema, type AccountFigures, type BridgeCommand, type BridgeReport, type Instrument } from '../domain/bridge-protocol';
 import { ACTIONS, isOpening } from '../domain/actions';
 import type { CtraderAccount } from './account';
 import { OutcomeUnknown } from './connection';
+import { protocolFigures, readAccount } from './figures';
+import { MarksFile } from './marks-file';
 import { OrderStatus, OrderType, type Order } from './messages';
+import { applyRisk, type MarksKeeper } from './risk';
 import type { CommandStore, Intent } from './store';
 import { executeCommand, labelOf, type Outcome } from './trading';
 import { toInstrument, volumeToLots } from './units';
@@ -19,6 +22,9 @@ import { toInstrument, volumeToLots } from './units';
 /** The version this connector reports in hello: it runs all 17 actions (docs/capabilities.md). */
 export const CTRADER_CONNECTOR_VERSION = '1.2.0';
 
+/** How long the figures sent to the service may take to read; past it the report goes without them. */
+const FIGURES_FOR_SERVICE_MS = 2_000;
+
 /** Bridge-side code when a command may have reached the broker and its outcome cannot be established. */
 export const OUTCOME_UNKNOWN = 'bridge_outcome_unknown';
 
@@ -30,12 +36,16 @@ export interface CtraderBridgeOptions {
   waitMs?: number;
   fetch?: typeof fetch;
   backoff?: { initialMs?: number; maxMs?: number };
+  /** Where the loss guards' equity marks are kept; without it they live in memory only (unit tests). */
+  marksFile?: string;
+  /** Sends the account's figures alone when no report carried them for this long (a heartbeat); 0: never. */
+  heartbeatMs?: number;
   log?: (line: Record<string, unknown>) => void;
   diag?: (line: Record<string, unknown>) => void;
 }
 
 export class CtraderBridge {
-  readonly stats = { hellos: 0, polls: 0, executed: 0, replayed: 0, resolved: 0 };
+  readonly stats = { hellos: 0, polls: 0, executed: 0, replayed: 0, resolved: 0, heartbeats: 0 };
   private running = false;
   private abort = new AbortController();
   private loopDone: Promise<void> = Promise.resolve();
@@ -43,10 +53,17 @@ export class CtraderBridge {
   private readonly log: (line: Record<string, unknown>) => void;
   private readonly diag: (line: Record<string, unknown>) => void;
   private lastError: string | undefined;
+  /** When the account's figures last went to the service (with the hello, reports or alone). */
+  private figuresSentAt = 0;
+  /** The loss guards' day's opening equity and peak, as this connector has seen the account; on disk. */
+  private readonly keeper: MarksKeeper;
 
   constructor(private readonly opts: CtraderBridgeOptions) {
     this.log = opts.log ?? ((line) => process.stdout.write(`${JSON.stringify(line)}\n`));
     this.diag = opts.diag ?? ((line) => process.stderr.write(`${JSON.stringify(line)}\n`));
+    const file = new MarksFile(opts.marksFile);
+    const marks = file.load();
+    this.keeper = { marks, save: () => file.save(marks) };
   }
 
   get accountId(): string {
@@ -82,6 +99,10 @@ export class CtraderBridge {
         this.stats.polls++;
         delay = this.client.initialBackoff;
         this.lastError = undefined;
+        if (commands.length === 0) {
+          await this.heartbeatIfDue();
+          continue;
+        }
         const reports: BridgeReport[] = [];
         let lost: unknown;
         for (const raw of commands) {
@@ -96,7 +117,8 @@ export class CtraderBridge {
             break;
           }
         }
-        if (reports.length > 0) await this.client.sendReports(reports);
+        // Every report carries the account's figures as they are now (protocol 1.2), unless Open API is out of reach.
+        if (reports.length > 0) await this.sendReports(reports, lost === undefined ? await this.figures() : undefined);
         if (lost !== undefined) throw lost instanceof Error ? lost : new Error('a command failed', { cause: lost });
       } catch (err) {
         if (!this.running) break;
@@ -125,14 +147,16 @@ export class CtraderBridge {
         lastSent: symbols[symbols.length - 1]?.name,
       });
     }
-    const trader = await acct.trader().catch(() => undefined);
+    const figures = await this.figures();
     const answer = await this.client.hello({
       platform: 'ctrader',
       bridgeVersion: CTRADER_CONNECTOR_VERSION,
-      capabilities: [...ACTIONS, 'position_limits'],
+      // The actions, and the features: sizing by risk and loss guards on the live account (src/ctrader/risk.ts).
+      capabilities: [...ACTIONS, 'risk_sizing', 'loss_guards', 'position_limits'],
       symbols,
-      ...(trader ? { account: { balance: trader.balance } } : {}),
+      ...(figures ? { account: figures } : {}),
     });
+    if (figures) this.figuresSentAt = Date.now();
     this.stats.hellos++;
     this.diag({
       time: now(),
@@ -189,7 +213,11 @@ export class CtraderBridge {
 
   private async attempt(cmd: BridgeCommand, label: string, notAfter: number): Promise<Outcome> {
     try {
-      return await executeCommand(this.opts.account, cmd, label, notAfter);
+      const risked = await applyRisk(this.opts.account, cmd, this.keeper, notAfter);
+      if ('refusal' in risked) return risked.refusal;
+      const outcome = await executeCommand(this.opts.account, risked.command, label, notAfter);
+      if (!risked.note || outcome.status !== 'filled') return outcome;
+      return { ...outcome, message: outcome.message ? `${risked.note}; ${outcome.message}` : risked.note };
     } catch (err) {
       if (err instanceof OutcomeUnknown) {
         this.diag({ time: now(), event: 'outcome_unknown', accountId: this.accountId, commandId: cmd.commandId, error: err.message });
@@ -270,6 +298,31 @@ export class CtraderBridge {
     if (cmd.action === 'partial_close') return unknown('a partial close cannot be told apart from one that did not run');
     if (!fresh) return unknown('it expired before it could be checked');
     return this.attempt(cmd, intent.label, expiresAt);
+  }
+
+  /** The account's figures now, or undefined when Open API does not give them in time (they are then left out). */
+  private async figures(): Promise<AccountFigures | undefined> {
+    try {
+      return protocolFigures(await readAccount(this.opts.account, { timeoutMs: FIGURES_FOR_SERVICE_MS, withMargin: true }));
+    } catch (err) {
+      this.diag({ time: now(), event: 'figures_unavailable', accountId: this.accountId, error: (err as Error)?.message ?? String(err) });
+      return undefined;
+    }
+  }
+
+  private async sendReports(reports: BridgeReport[], figures: AccountFigures | undefined): Promise<void> {
+    await this.client.sendReports(reports, figures);
+    if (figures) this.figuresSentAt = Date.now();
+  }
+
+  private async heartbeatIfDue(): Promise<void> {
+    const every = this.opts.heartbeatMs ?? 30_000;
+    if (every <= 0 || Date.now() - this.figuresSentAt < every) return;
+    const figures = await this.figures();
+    if (!figures) return;
+    await this.client.sendReports([], figures);
+    this.figuresSentAt = Date.now();
+    this.stats.heartbeats++;
   }
 
   private logCommand(raw: unknown, report: BridgeReport, replayed: boolean): void {

@@ -56,12 +56,15 @@ export function startConnector(config: ConnectorConfig, store: CredentialStore):
   const bridges = creds.accounts.map((credential) => {
     const account = new CtraderAccount({ credential, connection: connectionFor(credential.environment), store, refreshAheadMs: config.refreshAheadMs, diag });
     accounts.push(account);
+    const fileBase = path.join(config.stateDir, credential.accountId.replace(/[^A-Za-z0-9._-]/g, '_'));
     return new CtraderBridge({
       account,
-      store: new CommandStore(path.join(config.stateDir, `${credential.accountId.replace(/[^A-Za-z0-9._-]/g, '_')}.commands.jsonl`)),
+      store: new CommandStore(`${fileBase}.commands.jsonl`),
+      marksFile: `${fileBase}.marks.json`,
       ingressUrl: config.ingressUrl,
       bridgeToken: credential.bridgeToken,
       waitMs: config.waitMs,
+      heartbeatMs: config.figuresHeartbeatMs,
       diag,
     });
   });

@@ -21,10 +21,14 @@ export const PayloadType = {
   PROTO_OA_AMEND_ORDER_REQ: 2109,
   PROTO_OA_AMEND_POSITION_SLTP_REQ: 2110,
   PROTO_OA_CLOSE_POSITION_REQ: 2111,
+  PROTO_OA_ASSET_LIST_REQ: 2112,
+  PROTO_OA_ASSET_LIST_RES: 2113,
   PROTO_OA_SYMBOLS_LIST_REQ: 2114,
   PROTO_OA_SYMBOLS_LIST_RES: 2115,
   PROTO_OA_SYMBOL_BY_ID_REQ: 2116,
   PROTO_OA_SYMBOL_BY_ID_RES: 2117,
+  PROTO_OA_SYMBOLS_FOR_CONVERSION_REQ: 2118,
+  PROTO_OA_SYMBOLS_FOR_CONVERSION_RES: 2119,
   PROTO_OA_TRADER_REQ: 2121,
   PROTO_OA_TRADER_RES: 2122,
   PROTO_OA_RECONCILE_REQ: 2124,
@@ -126,6 +130,14 @@ export interface LightSymbol {
   enabled?: boolean;
   /** UI order, lowest first */
   sortingNumber?: number;
+  baseAssetId?: number;
+  quoteAssetId?: number;
+}
+
+export interface Asset {
+  assetId: number;
+  /** e.g. USD, EUR */
+  name: string;
 }
 
 export interface FullSymbol {
@@ -158,6 +170,9 @@ export interface Position {
   price?: number;
   stopLoss?: number;
   takeProfit?: number;
+  /** Margin used by the position, in the deposit currency × 10^moneyDigits. */
+  usedMargin?: number;
+  moneyDigits?: number;
 }
 
 export interface Order {

@@ -20,6 +20,8 @@ export interface SymbolSpec {
   stepVolume: number;
   minVolume: number;
   maxVolume: number;
+  /** The currency (asset) its prices are in (ProtoOALightSymbol.quoteAssetId): what sizing converts from. */
+  quoteAssetId?: number;
 }
 
 /** A full symbol with a usable lot size and volume limits; undefined when the broker sent too little to size orders. */

@@ -56,6 +56,11 @@ export const REASON_CODES = {
     meaning:
       'the entry is sized by risk and the bridge has no price, tick value or stop distance to size it with (market closed, unknown symbol): nothing was placed',
   },
+  risk_figures_unavailable: {
+    raisedBy: 'bridge',
+    meaning:
+      "the entry is sized by risk or guarded against losses and the bridge could not read the account's figures (balance, equity, the price or the conversion rate) fresh from the broker when it would have executed: it was not placed rather than sized or guarded on a guess",
+  },
   bridge_unsupported_action: { raisedBy: 'bridge', meaning: 'the connected EA/cBot cannot perform this action' },
   bridge_invalid_command: { raisedBy: 'bridge', meaning: "the command failed the bridge's own validation" },
   bridge_wrong_account: { raisedBy: 'bridge', meaning: "the command named another account than the bridge's" },

@@ -13,9 +13,14 @@ import type { IngressMetrics } from '../metrics';
 import { buildOpenApiDocument } from './openapi';
 import { bridgeRoutes } from './routes/bridge';
 import { docsRoutes } from './routes/docs';
+import { dashboardRoutes } from './routes/dashboard';
 import { livenessRoutes } from './routes/health';
 import { signalRoutes } from './routes/signals';
 import { webhookRoutes } from './routes/webhook';
+import { ownerSessionRoutes } from './routes/owner-session';
+import { ownerApiRoutes } from './routes/owner-api';
+import { ownerActivityRoutes } from './routes/owner-activity';
+import type { DashboardParts } from '../owners/wiring';
 
 export interface AppDeps {
   config: Config;
@@ -25,6 +30,8 @@ export interface AppDeps {
   status: StatusDeps;
   gateway: GatewayDeps;
   metrics: IngressMetrics;
+  /** The owners' dashboard and API; absent without OWNER_SECRETS_KEY_FILE (they answer 503). */
+  owners?: DashboardParts;
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -47,6 +54,16 @@ export function createApp(deps: AppDeps): Express {
       bodyReadTimeoutMs: deps.config.ingress.bodyReadTimeoutMs,
     }),
   );
+  if (deps.owners) {
+    app.use(ownerSessionRoutes(deps.owners.session));
+    app.use(ownerActivityRoutes(deps.owners.activity));
+    app.use(ownerApiRoutes(deps.owners.api));
+    app.use(dashboardRoutes());
+  } else {
+    app.use(['/v1/owner', '/dashboard'], (_req, res) => {
+      res.status(503).json({ error: 'dashboard_not_configured', message: 'The owners dashboard needs OWNER_SECRETS_KEY_FILE (docs/owners.md)' });
+    });
+  }
   app.get('/openapi.json', (_req, res) => {
     res.json(buildOpenApiDocument());
   });
@@ -62,5 +79,6 @@ export function createApp(deps: AppDeps): Express {
 function channelOf(req: Request): Channel {
   if (req.path.startsWith('/webhook/')) return 'ingestion';
   if (req.path.startsWith('/bridge/')) return 'bridge';
+  if (req.path.startsWith('/v1/owner')) return 'owner';
   return 'poll';
 }

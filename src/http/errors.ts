@@ -9,12 +9,13 @@ import { isStoreFailure } from '../redis';
  * an unexpected error is a 500 with the correlationId and nothing else.
  * `ingestion` is the webhook path, whose errors carry the correlationId (except 400s and route-limiter 429s).
  */
-export type Channel = 'ingestion' | 'poll' | 'bridge';
+export type Channel = 'ingestion' | 'poll' | 'bridge' | 'owner';
 
 const STATUS: Record<Refusal['kind'], number> = {
   invalid: 400,
   unauthorized: 401,
   forbidden: 403,
+  not_found: 404,
   token_suspended: 403,
   not_accepted_by_account: 409,
   bridge_too_old: 412,

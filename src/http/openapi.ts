@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { formatBytes, SPEC_LIMITS } from '../domain/limits';
 import { ACTIONS, requiresIdempotencyKey } from '../domain/actions';
 import { externalSignalShape } from '../domain/signal';
+import { OWNER_SECURITY_SCHEMES, ownerPaths } from './openapi-owner';
 import { actionConditions, externalSignalDescription, type JsonSchema } from './openapi-signal';
 import {
   errorSchema,
@@ -232,16 +233,21 @@ function build() {
       ].join('\n'),
     },
     servers: [{ url: '/', description: 'The base address the service is deployed at.' }],
-    tags: [{ name: 'Signals', description: 'Submit trade signals and read their outcomes.' }],
+    tags: [
+      { name: 'Signals', description: 'Submit trade signals and read their outcomes.' },
+      { name: 'Owners', description: 'The owners’ dashboard API: accounts, credentials, signal log, callbacks (docs/owners.md).' },
+    ],
     paths: {
       '/webhook/custom': { post: submitOperation(false) },
       '/webhook/custom/{accountId}': { post: submitOperation(true) },
       '/v1/signals/{signalId}': { get: statusOperation() },
+      ...ownerPaths(),
     },
     components: {
       schemas: componentSchemas(),
       headers: HEADERS,
       securitySchemes: {
+        ...OWNER_SECURITY_SCHEMES,
         bearerAuth: {
           type: 'http',
           scheme: 'bearer',

@@ -1,6 +1,8 @@
 import { isOpening } from '../domain/actions';
 import type { BridgeCommand } from '../domain/bridge-protocol';
-import { lotsForRisk, riskAmountOf, tickValueOf } from '../risk/sizing';
+import { checkLossGuards, sizeEntry } from '../risk/entry-risk';
+import type { EquityMarks } from '../risk/equity-marks';
+import { tickValueOf } from '../risk/sizing';
 import type { ExecutionResult, PaperBroker } from './broker';
 
 /**
@@ -9,51 +11,7 @@ import type { ExecutionResult, PaperBroker } from './broker';
  * cannot both pass a guard that only one fits under (the second sees the account the first left).
  */
 
-/** What the marks are on disk (in the bridge's state file), so a restarted bridge keeps its day's opening and peak. */
-export interface EquityMarksState {
-  day?: string;
-  dayOpen: number;
-  peak: number;
-  resetApplied: string;
-}
-
-/** The equity marks the loss guards compare against, kept by the bridge as it sees its account. */
-export class EquityMarks {
-  private day: string | undefined;
-  private dayOpen = 0;
-  private peak = 0;
-  private resetApplied = '';
-
-  constructor(saved?: EquityMarksState) {
-    if (!saved) return;
-    this.day = saved.day;
-    this.dayOpen = saved.dayOpen;
-    this.peak = saved.peak;
-    this.resetApplied = saved.resetApplied;
-  }
-
-  state(): EquityMarksState {
-    return { ...(this.day !== undefined ? { day: this.day } : {}), dayOpen: this.dayOpen, peak: this.peak, resetApplied: this.resetApplied };
-  }
-
-  /**
-   * Records the equity now; the first reading of a trading day (in `timezone`) is that day's opening equity. An
-   * owner's reset newer than the last one applied starts the peak again from this equity.
-   */
-  observe(equity: number, nowMs: number, timezone: string, drawdownResetAt?: string): { dayOpen: number; peak: number } {
-    if (drawdownResetAt !== undefined && Date.parse(drawdownResetAt) > (Date.parse(this.resetApplied) || 0)) {
-      this.resetApplied = drawdownResetAt;
-      this.peak = equity;
-    }
-    const day = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(nowMs);
-    if (day !== this.day) {
-      this.day = day;
-      this.dayOpen = equity;
-    }
-    this.peak = Math.max(this.peak, equity);
-    return { dayOpen: this.dayOpen, peak: this.peak };
-  }
-}
+export { EquityMarks, type EquityMarksState } from '../risk/equity-marks';
 
 type Refusal = Pick<ExecutionResult, 'status' | 'retcode' | 'message'> & { status: 'rejected' };
 
@@ -68,22 +26,9 @@ export function applyRisk(
   const account = broker.account();
   const refuse = (retcode: string, message: string) => ({ refusal: { status: 'rejected' as const, retcode, message } });
 
-  const guards = command.lossGuards;
-  if (guards) {
-    const { dayOpen, peak } = marks.observe(account.equity, nowMs, guards.timezone, guards.drawdownResetAt);
-    const dailyLimit = guards.dailyLossAmount ?? (guards.dailyLossPercent !== undefined ? (dayOpen * guards.dailyLossPercent) / 100 : undefined);
-    if (dailyLimit !== undefined && dayOpen - account.equity >= dailyLimit) {
-      return refuse(
-        'risk_daily_loss_limit',
-        `equity ${fmt(account.equity)} is ${fmt(dayOpen - account.equity)} below the day's opening ${fmt(dayOpen)} ${account.currency}; limit ${fmt(dailyLimit)}`,
-      );
-    }
-    if (guards.maxDrawdownPercent !== undefined && peak > 0 && ((peak - account.equity) / peak) * 100 >= guards.maxDrawdownPercent) {
-      return refuse(
-        'risk_max_drawdown',
-        `equity ${fmt(account.equity)} is ${fmt(((peak - account.equity) / peak) * 100)}% below its peak ${fmt(peak)} ${account.currency}; limit ${guards.maxDrawdownPercent}%`,
-      );
-    }
+  if (command.lossGuards) {
+    const tripped = checkLossGuards(command.lossGuards, marks, account, nowMs);
+    if (tripped) return refuse(tripped.retcode, tripped.message);
   }
 
   const sizing = command.riskSizing;
@@ -100,23 +45,14 @@ export function applyRisk(
   } catch {
     return refuse('risk_volume_unsizable', `no rate from ${spec.quoteCurrency} to ${account.currency} to size the entry with`);
   }
-  const riskAmount = riskAmountOf({ kind: sizing.basis, value: sizing.value }, account);
-  const sized = lotsForRisk({
-    riskAmount,
+  const sized = sizeEntry({
+    sizing,
+    account,
     stopDistance,
+    digits: spec.digits,
     instrument: { tickSize, tickValue, volumeMin: spec.minVolume, volumeStep: spec.volumeStep, volumeMax: spec.maxVolume },
-    ...(sizing.maxLots !== undefined ? { maxLots: sizing.maxLots } : {}),
   });
-  const basis =
-    sizing.basis === 'fixed_amount'
-      ? `${fmt(sizing.value)} ${account.currency}`
-      : `${sizing.value}% of ${sizing.basis === 'equity_percent' ? 'equity' : 'balance'}`;
-  if (!sized.ok) return refuse(sized.reason, `risk ${basis} = ${fmt(riskAmount)} ${account.currency} is less than one minimum lot at this stop`);
-  const note =
-    `sized ${sized.lots} lots by risk: ${basis} = ${fmt(riskAmount)} ${account.currency} (balance ${fmt(account.balance)}, equity ${fmt(account.equity)}); ` +
-    `stop ${stopDistance.toFixed(spec.digits)} away, ${fmt(sized.lossPerLot)} ${account.currency} a lot${sized.capped ? '; capped' : ''}`;
+  if ('refusal' in sized) return refuse(sized.refusal.retcode, sized.refusal.message);
   const { riskSizing: _sizing, ...rest } = command;
-  return { command: { ...rest, volume: sized.lots }, note };
+  return { command: { ...rest, volume: sized.lots }, note: sized.note };
 }
-
-const fmt = (n: number) => n.toFixed(2);

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { BrokerState } from './broker-types';
-import type { EquityMarksState } from './risk';
+import type { EquityMarksState } from '../risk/equity-marks';
 
 /**
  * A paper terminal's state file (FILE.jsonl.<account>.state.json): the broker's positions and orders, and the loss

@@ -5,11 +5,15 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
  * They carry 256 bits of randomness, so an unsalted hash cannot be reversed by guessing.
  */
 
-export type CredentialKind = 'whsec' | 'tok' | 'brg';
+export type CredentialKind = 'whsec' | 'tok' | 'brg' | 'oak' | 'setup';
 
 export function newCredential(kind: CredentialKind): string {
   return `${kind}_${randomBytes(32).toString('base64url')}`;
 }
+
+/** The id a secret, token or API key is shown by (CLI, owner API): the first 12 hex characters of its SHA-256. */
+export const CREDENTIAL_ID_LENGTH = 12;
+export const credentialId = (hash: string): string => hash.slice(0, CREDENTIAL_ID_LENGTH);
 
 export function hashCredential(value: string): string {
   return createHash('sha256').update(value, 'utf8').digest('hex');

@@ -4,6 +4,8 @@ import { hashCredential, sameHash } from './credentials';
 import { ALREADY_EXISTS, CHANGED_MEANWHILE, CONVERT_ACCOUNT, LEGACY_RECORD, NO_ACCOUNT, OWNER_DIFFERS, runScript, WRITE_ACCOUNT, WRITE_GRANT } from './scripts';
 import type { Instrument } from '../domain/bridge-protocol';
 import type { VolumeRules } from '../domain/volume-rules';
+import { OwnerIndex } from './owner-index';
+import { accountFields, accountFromFields, isWrongType, key } from './records';
 
 /** The registry (the dashboard's data): accounts, hashed secrets and tokens, links, risk settings. */
 export interface Registry {
@@ -42,29 +44,12 @@ export class RegistryRefusal extends Error {
   }
 }
 
-const key = {
-  account: (id: string) => `es:account:${id}`,
-  accounts: 'es:accounts',
-  secret: (hash: string) => `es:secret:${hash}`,
-  token: (hash: string) => `es:token:${hash}`,
-  bridge: (hash: string) => `es:bridge:${hash}`,
-  accountBridge: (id: string) => `es:account-bridge:${id}`,
-  instruments: (id: string) => `es:instruments:{${id}}`,
-};
-
-/** An account as hash fields: each top-level field's JSON text. */
-function accountFields(fields: Partial<Account>): string[] {
-  return Object.entries(fields).flatMap(([name, value]) => (value === undefined ? [] : [name, JSON.stringify(value)]));
-}
-
-function accountFromFields(fields: Record<string, string>): Account {
-  return accountSchema.parse(Object.fromEntries(Object.entries(fields).map(([name, text]) => [name, JSON.parse(text) as unknown])));
-}
-
-const isWrongType = (err: unknown): boolean => err instanceof Error && err.message.startsWith('WRONGTYPE');
-
 export class RedisRegistry implements Registry {
-  constructor(private readonly redis: Redis) {}
+  readonly ownerIndex: OwnerIndex;
+
+  constructor(private readonly redis: Redis) {
+    this.ownerIndex = new OwnerIndex(redis);
+  }
 
   async authenticateSecret(secret: string): Promise<SecretGrant | null> {
     return this.lookup<SecretGrant>(key.secret, secret);
@@ -139,10 +124,33 @@ export class RedisRegistry implements Registry {
 
   async putSecret(grant: SecretGrant): Promise<void> {
     await this.writeGrant(key.secret(grant.hash), '*', JSON.stringify(grant), grant.accounts, grant.owner);
+    await this.ownerIndex.add(grant.owner, 'secrets', grant.hash);
   }
 
   async putToken(grant: TokenGrant): Promise<void> {
     await this.writeGrant(key.token(grant.hash), '*', JSON.stringify(grant), grant.accounts, grant.owner);
+    await this.ownerIndex.add(grant.owner, 'tokens', grant.hash);
+  }
+
+  /** The owner's accounts (checked against each account's own owner). */
+  async accountsOf(owner: string): Promise<Account[]> {
+    const ids = await this.ownerIndex.members(owner, 'accounts');
+    const accounts = await this.getAccounts(ids);
+    const theirs = accounts.filter((a): a is Account => a?.owner === owner);
+    await this.ownerIndex.drop(
+      owner,
+      'accounts',
+      ids.filter((id, i) => accounts[i]?.owner !== owner),
+    );
+    return theirs;
+  }
+
+  async secretsOf(owner: string): Promise<SecretGrant[]> {
+    return this.grantsOf<SecretGrant>(owner, 'secrets', key.secret);
+  }
+
+  async tokensOf(owner: string): Promise<TokenGrant[]> {
+    return this.grantsOf<TokenGrant>(owner, 'tokens', key.token);
   }
 
   async deleteSecret(hash: string): Promise<void> {
@@ -257,7 +265,16 @@ export class RedisRegistry implements Registry {
       if (after) tokensOwned++;
       else tokensRevoked.push(grant.hash);
     }
+    await this.indexOwners();
     return { accountsConverted, tokensOwned, tokensRevoked };
+  }
+
+  /** Lists every account, secret and token under its owner (a registry written before the owner index). Idempotent. */
+  async indexOwners(): Promise<void> {
+    const accounts = await this.getAccounts(await this.listAccountIds());
+    for (const a of accounts) if (a) await this.ownerIndex.add(a.owner, 'accounts', a.id);
+    for (const g of await this.findSecretsByHashPrefix('')) await this.ownerIndex.add(g.owner, 'secrets', g.hash);
+    for (const g of await this.findTokensByHashPrefix('')) if (g.owner) await this.ownerIndex.add(g.owner, 'tokens', g.hash);
   }
 
   private async writeAccount(
@@ -278,6 +295,7 @@ export class RedisRegistry implements Registry {
     ];
     for (let attempt = 0; ; attempt++) {
       const result = Number(await runScript(this.redis, WRITE_ACCOUNT, [key.account(id), key.accounts, key.accountBridge(id)], args));
+      if ((result === 1 || result === 2) && fields.owner !== undefined) await this.ownerIndex.add(fields.owner, 'accounts', id);
       if (result === 1) return 'written';
       if (result === 2) return 'owner_changed';
       if (result === LEGACY_RECORD && attempt < 3) {
@@ -359,6 +377,18 @@ export class RedisRegistry implements Registry {
     if (keys.length === 0) return [];
     const raws = await this.redis.mget(keys);
     return raws.flatMap((raw) => (raw ? [JSON.parse(raw) as T] : [])).sort((a, b) => a.hash.localeCompare(b.hash));
+  }
+
+  private async grantsOf<T extends { hash: string; owner?: string }>(owner: string, kind: 'secrets' | 'tokens', keyOf: (h: string) => string): Promise<T[]> {
+    const hashes = await this.ownerIndex.members(owner, kind);
+    if (hashes.length === 0) return [];
+    const grants = (await this.redis.mget(hashes.map(keyOf))).map((raw) => (raw ? (JSON.parse(raw) as T) : null));
+    await this.ownerIndex.drop(
+      owner,
+      kind,
+      hashes.filter((_, i) => grants[i]?.owner !== owner),
+    );
+    return grants.filter((g): g is T => g?.owner === owner);
   }
 
   private async lookup<T extends { hash: string }>(keyOf: (hash: string) => string, credential: string): Promise<T | null> {

@@ -8,6 +8,7 @@ export type RefusalKind =
   | 'invalid' // 400
   | 'unauthorized' // 401
   | 'forbidden' // 403
+  | 'not_found' // 404: nothing of the caller's has this id (another owner's is not found either)
   | 'not_accepted_by_account' // 409
   | 'bridge_too_old' // 412
   | 'too_slow' // 408, the request body did not arrive in time

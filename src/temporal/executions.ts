@@ -6,7 +6,7 @@ import type { SignalWorkflowInput } from '../domain/workflow-input';
 import { OUTCOME_MEMO_PREFIX, signalWorkflowId } from '../domain/ids';
 import type { Regions } from './regions';
 import { AmbiguousStartError, certainlyNotStarted, isTemporalBackpressure, launchFailure, translated } from './failures';
-import { AccountIdsKey, accountIdsValue, ActionKey, SignalIdKey, SymbolKey } from './search-attributes';
+import { AccountIdsKey, accountIdsValue, ActionKey, OwnerIdKey, ReceivedAtKey, SignalIdKey, SymbolKey } from './search-attributes';
 import { ExpiringCache } from './expiring-cache';
 import { LateReads } from './late-reads';
 
@@ -87,6 +87,8 @@ export class TemporalExecutions implements SignalExecutions {
             { key: AccountIdsKey, value: accountIdsValue(input.targets.map((t) => t.account.id)) },
             { key: ActionKey, value: input.signal.action },
             ...(input.signal.symbol ? [{ key: SymbolKey, value: input.signal.symbol }] : []),
+            ...ownerOf(input),
+            { key: ReceivedAtKey, value: new Date(input.acceptedAt) },
           ],
         }),
       deadline,
@@ -168,4 +170,13 @@ function settledDelivery(err: unknown): ReportDelivery | undefined {
   // The validator refused it: a commandId that is not this workflow's (cannot happen for ids we issue).
   if (err instanceof WorkflowUpdateFailedError) return 'unknown';
   return undefined;
+}
+
+/**
+ * The parent's OwnerId: the one owner of its targets (resolveTargets takes only the secret owner's accounts). Were
+ * there ever several, the parent names none rather than one of them; each account workflow names its own.
+ */
+function ownerOf(input: SignalWorkflowInput): { key: typeof OwnerIdKey; value: string }[] {
+  const owners = new Set(input.targets.map((t) => t.account.owner));
+  return owners.size === 1 ? [{ key: OwnerIdKey, value: [...owners][0]! }] : [];
 }

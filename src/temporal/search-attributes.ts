@@ -16,6 +16,17 @@ export const SymbolKey = defineSearchAttributeKey('Symbol', SearchAttributeType.
 export const OutcomeKey = defineSearchAttributeKey('Outcome', SearchAttributeType.KEYWORD);
 /** Why an account workflow ended rejected (docs/reason-codes.md): `Reason = "bridge_offline"`. */
 export const ReasonKey = defineSearchAttributeKey('Reason', SearchAttributeType.KEYWORD);
+/**
+ * Whose signal it is: the owner of the accounts (every target of a signal is the sending secret's owner's, checked at
+ * acceptance, so one Keyword), on the parent and on each account workflow, as it was at acceptance. The owner's
+ * signal log (src/signals/log.ts) reads the account workflows by it: `OwnerId = "owner-1"`.
+ */
+export const OwnerIdKey = defineSearchAttributeKey('OwnerId', SearchAttributeType.KEYWORD);
+/**
+ * When the signal was accepted (its acceptedAt), the same on every workflow of the signal in every region: the
+ * owner's log orders, pages and filters by it, where StartTime differs per workflow.
+ */
+export const ReceivedAtKey = defineSearchAttributeKey('ReceivedAt', SearchAttributeType.DATETIME);
 
 /**
  * Temporal's limit on one search attribute value (the server's `frontend.searchAttributesSizeOfValueLimit` default,
@@ -41,10 +52,26 @@ export function accountIdsValue(accountIds: readonly string[]): string[] {
   return listed;
 }
 
-export const SEARCH_ATTRIBUTES = [SignalIdKey, AccountIdKey, AccountIdsKey, ActionKey, SymbolKey, OutcomeKey, ReasonKey].map((k) => ({
-  name: k.name,
-  /** As the Temporal CLI and `--search-attribute NAME=TYPE` spell it. */
-  type: k.type === SearchAttributeType.KEYWORD_LIST ? ('KeywordList' as const) : ('Keyword' as const),
-}));
+const CLI_TYPES = {
+  [SearchAttributeType.KEYWORD]: 'Keyword',
+  [SearchAttributeType.KEYWORD_LIST]: 'KeywordList',
+  [SearchAttributeType.DATETIME]: 'Datetime',
+} as const;
+
+export const SEARCH_ATTRIBUTES = [SignalIdKey, AccountIdKey, AccountIdsKey, ActionKey, SymbolKey, OutcomeKey, ReasonKey, OwnerIdKey, ReceivedAtKey].map(
+  (k) => ({
+    name: k.name,
+    /** As the Temporal CLI and `--search-attribute NAME=TYPE` spell it. */
+    type: CLI_TYPES[k.type],
+  }),
+);
+
+/** temporal.api.enums.v1.IndexedValueType of each type, for operatorService.addSearchAttributes. */
+export const INDEXED_VALUE_TYPES = { Keyword: 2, KeywordList: 7, Datetime: 6 } as const;
+
+/** A value of the attribute's type, for a probe start that sets every attribute. */
+export function probeValue(type: (typeof SEARCH_ATTRIBUTES)[number]['type']): string[] | Date[] {
+  return type === 'Datetime' ? [new Date(0)] : ['probe'];
+}
 
 export const SEARCH_ATTRIBUTE_NAMES: readonly string[] = SEARCH_ATTRIBUTES.map((a) => a.name);

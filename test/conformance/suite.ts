@@ -25,7 +25,7 @@ import { CONFORMANCE_SYMBOLS, type BridgeUnderTest, type BrokerEntry, type Broke
  * A bridge file calls `bridgeConformance(() => driver)`; the driver starts the bridge and reads its broker side.
  *
  * Accounts: `main` runs the 17 actions one after another (its book carries over between tests, in file order);
- * `guard` has a max-open-positions rule; `crash` is killed between fill and report and while idle; `late` dies
+ * `guard` has a max-open-positions rule; `risky` sizes by risk and has a daily loss limit; `crash` is killed between fill and report and while idle; `late` dies
  * holding a command and comes back after the command's expiresAt.
  */
 
@@ -57,8 +57,9 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
   const guard = account('guard');
   const crash = account('crash');
   const late = account('late');
+  const risky = account('risky');
   const LATE_AGE_MS = 3_000;
-  const all = [main, guard, crash, late];
+  const all = [main, guard, crash, late, risky];
 
   let ingress: IngressProcess | undefined;
   let worker: ServiceProcess | undefined;
@@ -123,19 +124,26 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
           ...[main, crash].map((a) => ({ id: a.id, owner, platform: a.platform, bridgeToken: a.bridgeToken })),
           { id: guard.id, owner, platform: guard.platform, bridgeToken: guard.bridgeToken, risk: { maxOpenPositions: 1 } },
           { id: late.id, owner, platform: late.platform, bridgeToken: late.bridgeToken, risk: { maxSignalAgeMs: LATE_AGE_MS } },
+          {
+            id: risky.id,
+            owner,
+            platform: risky.platform,
+            bridgeToken: risky.bridgeToken,
+            risk: { sizing: { mode: 'risk_percent', of: 'equity', percent: 1 }, lossGuards: { dailyLossAmount: 500, timezone: 'UTC' } },
+          },
         ],
         secrets: [{ secret, owner, accounts: all.map((a) => a.id) }],
         tokens: [{ token, accounts: all.map((a) => a.id), suspendedUntil: null }],
       };
       const registry = writeRegistry(doc, 'conformance');
       removeRegistry = () => registry.remove();
-      expect(await importRegistry(registry.file)).toEqual({ accounts: 4, secrets: 1, tokens: 1 });
+      expect(await importRegistry(registry.file)).toEqual({ accounts: 5, secrets: 1, tokens: 1 });
       const env = serviceEnv();
       [worker, ingress] = await Promise.all([startWorkerProcess(env), startIngressProcess(env)]);
       temporal = await temporalAccess();
       redis = new Redis(testEnv().redisUrl);
-      await Promise.all([main, guard].map((a) => driver.start(a, url())));
-      for (const a of [main, guard]) for (const s of CONFORMANCE_SYMBOLS) await driver.setQuote(a.id, s.name, baseQuote(s.name));
+      await Promise.all([main, guard, risky].map((a) => driver.start(a, url())));
+      for (const a of [main, guard, risky]) for (const s of CONFORMANCE_SYMBOLS) await driver.setQuote(a.id, s.name, baseQuote(s.name));
     }, 120_000);
 
     afterAll(async () => {
@@ -461,6 +469,20 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       const t = filled(first!);
       expect(second!.outcome).toMatchObject({ outcome: 'rejected', reason: 'risk_max_open_positions' });
       expect((await view(guard)).entries.map((e) => e.ticket)).toEqual([t]);
+    }, 60_000);
+
+    test("when the owner sizes by risk and has a daily loss limit, then the bridge places the lots the formula gives on its live account, refuses entries once equity is that far below the day's opening, and still runs exits", async () => {
+      // 1 % of equity 100,000 USD = 1,000 USD at risk. EURUSD: a tick (0.00001) of a lot (100,000 EUR) is 1 USD; the
+      // stop 20 pips = 0.0020 = 200 ticks away costs 200 USD a lot; 1,000 / 200 = 5.00 lots, not the signal's 0.3.
+      const t = filled(await run(risky, { action: 'buy', symbol: 'EURUSD', volume: 0.3, slPips: 20 }));
+      expect(position(await view(risky), t).volume).toBe(5);
+      // The day opened at 100,000 (read before that buy). At the bid 1.08400 the 5 lots bought at the ask 1.08510 are
+      // 0.0011 × 500,000 = 550 USD down, past the 500 USD limit (their stop, 1.08310, is not reached).
+      await driver.setQuote(risky.id, 'EURUSD', { bid: 1.084, ask: 1.0841 });
+      refused(await run(risky, { action: 'sell', symbol: 'USDJPY', volume: 0.3, slPips: 20 }), 'risk_daily_loss_limit');
+      done(await run(risky, { action: 'close_all' }));
+      const after = await view(risky);
+      expect({ positions: after.positions, entries: after.entries.map((e) => e.ticket) }).toEqual({ positions: [], entries: [t] });
     }, 60_000);
 
     test("when the bridge dies between the broker's fill and its report, then after its restart and new hello the command is reported with that fill's ticket and the broker holds one order", async () => {

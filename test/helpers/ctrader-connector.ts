@@ -28,6 +28,15 @@ export function connectorSetup(label: string, application: { clientId: string; c
   return { dir, key, credentialsFile, stateDir: path.join(dir, 'state'), store };
 }
 
+/** The credentials linking registry accounts to Open API accounts (the i-th ctid and grant each), on demo. */
+export function linkedAccounts(
+  accounts: { id: string; bridgeToken: string }[],
+  ctids: number[],
+  grants: { accessToken: string; refreshToken: string }[],
+): AccountCredential[] {
+  return accounts.map((a, i) => ({ accountId: a.id, ctidTraderAccountId: ctids[i]!, environment: 'demo' as const, bridgeToken: a.bridgeToken, ...grants[i]! }));
+}
+
 export interface ConnectorProcess extends ServiceProcess {
   readonly accountIds: string[];
   /** The `event: "command"` lines of its stdout (current run). */

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { ErrorCode, PayloadType, type Envelope } from '../../src/ctrader/messages';
 import { checkPayload } from './ctrader-proto';
+import { DoubleAssets } from './ctrader-assets';
+import { answerQuery } from './ctrader-queries';
 import { DEFAULT_SYMBOLS, DoubleAccount, Refusal, type DoubleSymbol, type Executions } from './ctrader-market';
 import { startWsServer, type WsPeer, type WsServer } from './websocket-server';
 
@@ -18,6 +20,8 @@ export interface DoubleAccountSpec {
   accessToken: string;
   refreshToken: string;
   balance?: number;
+  /** The account's currency; default USD. */
+  depositAsset?: string;
 }
 
 export interface DoubleOptions {
@@ -62,6 +66,10 @@ export class CtraderDouble {
   private readonly conns = new Set<Conn>();
   private server!: WsServer;
   private loseAnswer = new Map<number, number>();
+  /** Payload types answered with ProtoOAErrorRes while listed (failRequests). */
+  private failing = new Set<number>();
+  /** The assets (ProtoOAAsset): every symbol's base and quote and every account's deposit currency. */
+  readonly assets: DoubleAssets;
   /** Requests of clients that broke the published definitions (unknown or missing fields). */
   readonly violations: string[] = [];
   /** The most requests any connection sent within one second. */
@@ -78,8 +86,12 @@ export class CtraderDouble {
     symbols: DoubleSymbol[],
   ) {
     this.symbols = new Map(symbols.map((s) => [s.symbolId, { ...s }]));
+    this.assets = new DoubleAssets(
+      this.symbols,
+      specs.map((a) => a.depositAsset ?? 'USD'),
+    );
     for (const a of specs) {
-      this.accounts.set(a.ctid, new DoubleAccount(a.ctid, this.symbols, a.balance));
+      this.accounts.set(a.ctid, new DoubleAccount(a.ctid, this.symbols, a.balance, undefined, a.depositAsset));
       this.grants.set(a.ctid, { accessToken: a.accessToken, refreshToken: a.refreshToken, expired: false });
     }
   }
@@ -119,6 +131,15 @@ export class CtraderDouble {
   /** The next `times` requests of this payload type are carried out, then the connection drops before any answer. */
   loseAnswerTo(payloadType: number, times = 1): void {
     this.loseAnswer.set(payloadType, (this.loseAnswer.get(payloadType) ?? 0) + times);
+  }
+
+  /** Requests of this payload type are refused (ProtoOAErrorRes UNKNOWN_ERROR) until `stopFailing`. */
+  failRequests(payloadType: number): void {
+    this.failing.add(payloadType);
+  }
+
+  stopFailing(payloadType: number): void {
+    this.failing.delete(payloadType);
   }
 
   /** On the next trading request: `crash` runs (it kills the client) before, or after, the broker carries it out. */
@@ -256,6 +277,7 @@ export class CtraderDouble {
       conn.peer.destroy();
       return;
     }
+    if (this.failing.has(env.payloadType)) return this.error(conn, id, 'UNKNOWN_ERROR', 'the server could not answer this request now', ctid);
     const answers = this.answer(account, env);
     if (this.takeLoss(env.payloadType)) {
       conn.peer.destroy();
@@ -331,80 +353,7 @@ export class CtraderDouble {
       }
       return executions.map((e) => ({ payloadType: PayloadType.PROTO_OA_EXECUTION_EVENT, payload: { ctidTraderAccountId: ctid, ...e } }));
     }
-    switch (env.payloadType) {
-      case PayloadType.PROTO_OA_SYMBOLS_LIST_REQ:
-        return [
-          {
-            payloadType: PayloadType.PROTO_OA_SYMBOLS_LIST_RES,
-            payload: {
-              ctidTraderAccountId: ctid,
-              symbol: [...this.symbols.values()].map((s) => ({
-                symbolId: s.symbolId,
-                symbolName: s.symbolName,
-                enabled: true,
-                baseAssetId: 1,
-                quoteAssetId: 2,
-                symbolCategoryId: 1,
-              })),
-            },
-          },
-        ];
-      case PayloadType.PROTO_OA_SYMBOL_BY_ID_REQ: {
-        const ids = (p.symbolId as number[] | undefined) ?? [];
-        const symbol = ids
-          .map((i) => this.symbols.get(i))
-          .filter((s): s is DoubleSymbol => !!s)
-          .map((s) => ({
-            symbolId: s.symbolId,
-            digits: s.digits,
-            pipPosition: s.pipPosition,
-            lotSize: s.lotSize,
-            minVolume: s.minVolume,
-            stepVolume: s.stepVolume,
-            maxVolume: s.maxVolume,
-          }));
-        return [{ payloadType: PayloadType.PROTO_OA_SYMBOL_BY_ID_RES, payload: { ctidTraderAccountId: ctid, symbol } }];
-      }
-      case PayloadType.PROTO_OA_TRADER_REQ:
-        return [
-          {
-            payloadType: PayloadType.PROTO_OA_TRADER_RES,
-            payload: { ctidTraderAccountId: ctid, trader: { ctidTraderAccountId: ctid, balance: account.balance, depositAssetId: 2, moneyDigits: 2 } },
-          },
-        ];
-      case PayloadType.PROTO_OA_RECONCILE_REQ:
-        return [
-          {
-            payloadType: PayloadType.PROTO_OA_RECONCILE_RES,
-            payload: { ctidTraderAccountId: ctid, position: [...account.positions.values()], order: [...account.orders.values()] },
-          },
-        ];
-      case PayloadType.PROTO_OA_ORDER_LIST_REQ:
-        return [
-          {
-            payloadType: PayloadType.PROTO_OA_ORDER_LIST_RES,
-            payload: {
-              ctidTraderAccountId: ctid,
-              order: account.orderList((p.fromTimestamp as number | undefined) ?? 0, (p.toTimestamp as number | undefined) ?? 2_147_483_646_000),
-              hasMore: false,
-            },
-          },
-        ];
-      case PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_REQ:
-        return [
-          {
-            payloadType: PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_RES,
-            payload: { ctidTraderAccountId: ctid, positionUnrealizedPnL: account.unrealized(), moneyDigits: 2 },
-          },
-        ];
-      default:
-        return [
-          {
-            payloadType: PayloadType.ERROR_RES,
-            payload: { errorCode: ErrorCode.UNSUPPORTED_MESSAGE, description: `payloadType ${env.payloadType} is not served by this double` },
-          },
-        ];
-    }
+    return [answerQuery(this.symbols, this.assets, account, env)];
   }
 
   private takeLoss(payloadType: number): boolean {

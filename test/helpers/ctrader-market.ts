@@ -9,6 +9,7 @@ import {
   type Order,
   type Position,
 } from '../../src/ctrader/messages';
+import { assetsOf, toDepositCurrency } from './ctrader-assets';
 
 /**
  * The trading side of the cTrader Open API double: one trader account's positions and pending orders, and the checks
@@ -30,6 +31,9 @@ export interface DoubleSymbol {
   bid: number;
   ask: number;
   open?: boolean;
+  /** The assets it trades, when its name does not say them (six letters: base then quote; else the name, in USD). */
+  baseAsset?: string;
+  quoteAsset?: string;
 }
 
 /** EURUSD and USDJPY as a typical FX broker lists them: lot 100 000 units, step and minimum 1 000 units (0.01 lot). */
@@ -103,6 +107,8 @@ export class DoubleAccount {
     private readonly symbols: Map<number, DoubleSymbol>,
     balance = 100_000,
     firstId = 5_000_001,
+    /** The account's currency (ProtoOATrader.depositAssetId): balances and P&L are in it. */
+    readonly depositAsset = 'USD',
   ) {
     this.balance = Math.round(balance * 100);
     this.nextId = firstId;
@@ -148,6 +154,18 @@ export class DoubleAccount {
   /** Margin in USD at 1:100: units × the base's USD price / 100 (a USD-based pair's base is 1 USD). */
   private marginOf(s: DoubleSymbol, volume: number, price: number): number {
     return ((volume / 100) * (s.symbolName.startsWith('USD') ? 1 : price)) / 100;
+  }
+
+  /** An amount in an asset → the deposit currency (the double's stand-in for the broker's conversion). */
+  toDeposit(amount: number, asset: string): number {
+    return toDepositCurrency(this.symbols.values(), this.depositAsset, amount, asset);
+  }
+
+  /** The profit of `volume` (cents of units) of a position closed at `price`, in cents of the deposit currency. */
+  private profitCents(p: Position, price: number, volume: number): number {
+    const s = this.symbols.get(p.tradeData.symbolId)!;
+    const buy = p.tradeData.tradeSide === TradeSide.BUY;
+    return Math.round(this.toDeposit(((buy ? price - p.price! : p.price! - price) * volume) / 100, assetsOf(s).quote) * 100);
   }
 
   private checkMargin(s: DoubleSymbol, volume: number, price: number): void {
@@ -198,6 +216,8 @@ export class DoubleAccount {
         price: fill,
         stopLoss: sl,
         takeProfit: tp,
+        usedMargin: Math.round(this.marginOf(s, volume, fill) * 100),
+        moneyDigits: 2,
       };
       const order: Order = {
         orderId,
@@ -344,7 +364,7 @@ export class DoubleAccount {
     this.requireOpen(s);
     const buy = pos.tradeData.tradeSide === TradeSide.BUY;
     const price = buy ? s.bid : s.ask;
-    const gross = Math.round((((buy ? price - pos.price! : pos.price! - price) * volume) / 100) * 100);
+    const gross = this.profitCents(pos, price, volume);
     this.balance += gross;
     const side = buy ? TradeSide.SELL : TradeSide.BUY;
     const order: Order = {
@@ -358,7 +378,10 @@ export class DoubleAccount {
     };
     this.history.set(order.orderId, { ...order, utcLastUpdateTimestamp: now });
     if (rest === 0) this.positions.delete(pos.positionId);
-    else pos.tradeData = { ...pos.tradeData, volume: rest };
+    else {
+      pos.tradeData = { ...pos.tradeData, volume: rest };
+      pos.usedMargin = Math.round(this.marginOf(s, rest, pos.price!) * 100);
+    }
     const after: Position = rest === 0 ? { ...pos, positionStatus: PositionStatus.POSITION_STATUS_CLOSED } : pos;
     const deal = {
       dealId: this.nextId++,
@@ -392,8 +415,7 @@ export class DoubleAccount {
   unrealized(): { positionId: number; grossUnrealizedPnL: number; netUnrealizedPnL: number }[] {
     return [...this.positions.values()].map((p) => {
       const s = this.symbols.get(p.tradeData.symbolId)!;
-      const buy = p.tradeData.tradeSide === TradeSide.BUY;
-      const pnl = Math.round((((buy ? s.bid - p.price! : p.price! - s.ask) * p.tradeData.volume) / 100) * 100);
+      const pnl = this.profitCents(p, p.tradeData.tradeSide === TradeSide.BUY ? s.bid : s.ask, p.tradeData.volume);
       return { positionId: p.positionId, grossUnrealizedPnL: pnl, netUnrealizedPnL: pnl };
     });
   }

@@ -3,13 +3,15 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { RedisFigures } from '../../src/bridge/figures';
 import { PayloadType } from '../../src/ctrader/messages';
-import { connectorSetup, startConnectorProcess, type ConnectorProcess, type ConnectorSetup } from '../helpers/ctrader-connector';
+import { connectorSetup, linkedAccounts, startConnectorProcess, type ConnectorProcess, type ConnectorSetup } from '../helpers/ctrader-connector';
 import { CtraderDouble } from '../helpers/ctrader-double';
 import { DEFAULT_SYMBOLS, type DoubleSymbol } from '../helpers/ctrader-market';
 import { ENTRIES, ensureBuilt } from '../../support/processes';
 import { post, pollUntilReported, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
+import { waitFor } from '../../support/infra';
 
 /**
  * The cTrader connector as its own process between the real service (ingress and worker in-process against the run's
@@ -19,6 +21,8 @@ import { ScriptedTerminal } from '../helpers/terminal';
 
 const application = { clientId: `app_${randomBytes(4).toString('hex')}`, clientSecret: `secret_${randomBytes(16).toString('hex')}` };
 const CTIDS = [7_000_001, 7_000_002];
+/** A fresh access and refresh token of an Open API account. */
+const newGrant = () => ({ accessToken: `at_${randomBytes(16).toString('hex')}`, refreshToken: `rt_${randomBytes(16).toString('hex')}` });
 
 describe('the cTrader connector between the service and Open API', () => {
   let stack: Stack;
@@ -26,7 +30,7 @@ describe('the cTrader connector between the service and Open API', () => {
   let double: CtraderDouble;
   let setup: ConnectorSetup;
   let connector: ConnectorProcess | undefined;
-  const tokens = CTIDS.map(() => ({ accessToken: `at_${randomBytes(16).toString('hex')}`, refreshToken: `rt_${randomBytes(16).toString('hex')}` }));
+  const tokens = CTIDS.map(newGrant);
 
   beforeAll(async () => {
     ensureBuilt();
@@ -36,17 +40,7 @@ describe('the cTrader connector between the service and Open API', () => {
       { platform: 'ctrader', bridgeVersion: '1.0.0' },
     ]);
     double = await CtraderDouble.start({ ...application, accounts: CTIDS.map((ctid, i) => ({ ctid, ...tokens[i]! })) });
-    setup = connectorSetup(
-      'integration',
-      application,
-      fixture.accounts.map((a, i) => ({
-        accountId: a.id,
-        ctidTraderAccountId: CTIDS[i]!,
-        environment: 'demo' as const,
-        bridgeToken: a.bridgeToken,
-        ...tokens[i]!,
-      })),
-    );
+    setup = connectorSetup('integration', application, linkedAccounts(fixture.accounts, CTIDS, tokens));
     connector = await startConnectorProcess({
       setup,
       accountIds: fixture.accounts.map((a) => a.id),
@@ -134,6 +128,139 @@ describe('the cTrader connector between the service and Open API', () => {
   });
 });
 
+/**
+ * Sizing by risk, loss guards and the account's figures (docs/risk-sizing.md, protocol 1.2) on the connector: three
+ * USD accounts of 100,000 on one connector process and one double, EURUSD at 1.08500/1.08510 to start with.
+ */
+describe('the cTrader connector sizes by risk, guards losses and sends the account figures', () => {
+  let stack: Stack;
+  let fixture: Fixture;
+  let double: CtraderDouble;
+  let setup: ConnectorSetup;
+  let connector: ConnectorProcess | undefined;
+  const ctids = [7_100_001, 7_100_002, 7_100_003];
+  const grants = ctids.map(newGrant);
+  const sized = { sizing: { mode: 'risk_percent', of: 'equity', percent: 1 } };
+  const start = async () => {
+    connector = await startConnectorProcess({
+      setup,
+      accountIds: fixture.accounts.map((a) => a.id),
+      demoUrl: double.url,
+      ingressUrl: stack.ingress.url,
+      label: 'risk',
+      env: { CTRADER_FIGURES_HEARTBEAT_MS: '1000' },
+    });
+  };
+
+  beforeAll(async () => {
+    ensureBuilt();
+    stack = await startStack();
+    fixture = await seedOwner(stack.registry, [
+      { platform: 'ctrader', bridgeVersion: '1.0.0', risk: sized as never },
+      { platform: 'ctrader', bridgeVersion: '1.0.0', risk: { lossGuards: { dailyLossAmount: 500, timezone: 'Europe/London' } } as never },
+      { platform: 'ctrader', bridgeVersion: '1.0.0', risk: sized as never },
+    ]);
+    double = await CtraderDouble.start({ ...application, accounts: ctids.map((ctid, i) => ({ ctid, ...grants[i]! })) });
+    setup = connectorSetup('risk', application, linkedAccounts(fixture.accounts, ctids, grants));
+    await start();
+  }, 120_000);
+
+  afterAll(async () => {
+    await connector?.stop();
+    await double?.close();
+    await stack?.stop();
+    if (setup) fs.rmSync(setup.dir, { recursive: true, force: true });
+  });
+
+  const submit = async (i: number, body: Record<string, unknown>) => {
+    const res = await post(`${stack.ingress.url}/webhook/custom/${fixture.accounts[i]!.id}`, { secret: fixture.secret, ...body });
+    expect(res.status).toBe(202);
+    return (await pollUntilReported(stack.ingress.url, res.body.signalId as string, fixture.token, 1, 20_000)).accounts[0];
+  };
+  const newOrders = (i: number) => double.requests(PayloadType.PROTO_OA_NEW_ORDER_REQ).filter((p) => p.ctidTraderAccountId === ctids[i]);
+
+  test('when an account risks 1 % of equity and a buy carries a 20-pip stop, then the connector places 5 lots, whatever volume the signal named', async () => {
+    // 1 % of 100,000 USD = 1,000 USD. EURUSD: a tick (0.00001) of a lot (100,000 EUR) is 1 USD, the quote currency
+    // being the account's; the stop is 20 pips = 0.0020 = 200 ticks, so a lot loses 200 USD; 1,000 / 200 = 5.00 lots,
+    // 500,000 EUR = 50,000,000 cents of units on the wire.
+    expect(await submit(0, { action: 'buy', symbol: 'EURUSD', volume: 0.3, slPips: 20 })).toMatchObject({ outcome: 'filled' });
+    expect(newOrders(0)).toEqual([expect.objectContaining({ symbolId: 1, orderType: 1, volume: 50_000_000, relativeStopLoss: 200 })]);
+    expect([...double.account(ctids[0]!).positions.values()].map((p) => p.tradeData.volume)).toEqual([50_000_000]);
+    const line = connector!.commands().find((l) => l.accountId === fixture.accounts[0]!.id && l.status === 'filled');
+    expect(line?.message).toMatch(/^sized 5 lots by risk: 1% of equity = 1000\.00 USD/);
+  });
+
+  test("when a report goes, then it carries the account's figures: equity = balance + the position's unrealized P&L, margin its usedMargin", async () => {
+    const figures = new RedisFigures(stack.redis);
+    // 5 lots bought at the ask 1.08510 and valued at the bid 1.08500: 0.0001 × 500,000 = 50 USD down; margin at 1:100
+    // is 500,000 × 1.0851 / 100 = 5,425.50 USD.
+    const latest = await waitFor(
+      'the figures after the fill',
+      async () => {
+        const f = await figures.latest(fixture.accounts[0]!.id);
+        return f && f.figures.equity < 100_000 ? f : undefined;
+      },
+      15_000,
+    );
+    expect(latest.figures).toEqual({ balance: 100_000, equity: 99_950, margin: 5_425.5, freeMargin: 94_524.5, currency: 'USD' });
+  });
+
+  test("when equity is down the daily limit from the day's opening, then entries are refused risk_daily_loss_limit, also after the connector restarts; exits still run", async () => {
+    expect(await submit(1, { action: 'buy', symbol: 'EURUSD', volume: 1 })).toMatchObject({ outcome: 'filled' });
+    // The day opened at 100,000 (read before that buy). 1 lot bought at 1.08510, now worth the bid 1.08000:
+    // 0.0051 × 100,000 = 510 USD down, at least the 500 USD limit.
+    double.setQuote('EURUSD', 1.08, 1.0801);
+    expect(await submit(1, { action: 'buy', symbol: 'EURUSD', volume: 0.1 })).toMatchObject({ outcome: 'rejected', reason: 'risk_daily_loss_limit' });
+    const marksFile = path.join(setup.stateDir, `${fixture.accounts[1]!.id}.marks.json`);
+    expect(JSON.parse(fs.readFileSync(marksFile, 'utf8'))).toMatchObject({ dayOpen: 100_000 });
+    // A restart that forgot the opening would start the day at 99,490 and let the entry through.
+    await connector!.stop();
+    await start();
+    expect(await submit(1, { action: 'sell', symbol: 'EURUSD', volume: 0.1 })).toMatchObject({ outcome: 'rejected', reason: 'risk_daily_loss_limit' });
+    expect(newOrders(1)).toHaveLength(1);
+    // An exit still runs (the poll does not show exits: the broker side does).
+    const close = await post(`${stack.ingress.url}/webhook/custom/${fixture.accounts[1]!.id}`, {
+      secret: fixture.secret,
+      action: 'close_all',
+      idempotencyKey: `close-${randomBytes(6).toString('hex')}`,
+    });
+    expect(close.status).toBe(202);
+    await waitFor('close_all to empty the account', async () => double.account(ctids[1]!).positions.size === 0, 20_000);
+    double.setQuote('EURUSD', 1.085, 1.0851);
+  });
+
+  test('when Open API does not give the figures at execution, then a sized entry is refused risk_figures_unavailable and nothing is placed', async () => {
+    double.failRequests(PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_REQ);
+    try {
+      expect(await submit(2, { action: 'buy', symbol: 'EURUSD', volume: 1, slPips: 20 })).toMatchObject({
+        outcome: 'rejected',
+        reason: 'risk_figures_unavailable',
+      });
+    } finally {
+      double.stopFailing(PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_REQ);
+    }
+    expect(newOrders(2)).toEqual([]);
+    expect(await submit(2, { action: 'buy', symbol: 'EURUSD', volume: 1, slPips: 20 })).toMatchObject({ outcome: 'filled' });
+    expect(newOrders(2)).toEqual([expect.objectContaining({ volume: 50_000_000 })]);
+  });
+
+  test('when there is nothing to report, then a heartbeat brings the figures as they are now', async () => {
+    const figures = new RedisFigures(stack.redis);
+    double.account(ctids[2]!).balance += 1_234_500; // a deposit of 12,345 USD
+    const latest = await waitFor(
+      'a heartbeat with the new balance',
+      async () => {
+        const f = await figures.latest(fixture.accounts[2]!.id);
+        return f && f.figures.balance > 100_000 ? f : undefined;
+      },
+      20_000,
+    );
+    expect(latest.figures).toMatchObject({ balance: 112_345, currency: 'USD' });
+    expect(double.violations).toEqual([]);
+    expect(double.selfViolations).toEqual([]);
+  });
+});
+
 /** One cTrader account on its own stack, double and connector, for the tests of the Open API request limit. */
 describe('the cTrader connector and the Open API request limit', () => {
   const running: { stack: Stack; double: CtraderDouble; connector?: ConnectorProcess }[] = [];
@@ -156,7 +283,7 @@ describe('the cTrader connector and the Open API request limit', () => {
     ensureBuilt();
     const stack = await startStack({ env });
     const fixture = await seedOwner(stack.registry, [{ platform: 'ctrader', bridgeVersion: '1.0.0' }]);
-    const tokens = { accessToken: `at_${randomBytes(16).toString('hex')}`, refreshToken: `rt_${randomBytes(16).toString('hex')}` };
+    const tokens = newGrant();
     const d = await CtraderDouble.start({ ...application, accounts: [{ ctid, ...tokens }], ...double });
     const run: { stack: Stack; double: CtraderDouble; connector?: ConnectorProcess } = { stack, double: d };
     running.push(run);

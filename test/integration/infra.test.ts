@@ -42,7 +42,17 @@ describe('test infrastructure', () => {
       }
       // 7 = INDEXED_VALUE_TYPE_KEYWORD_LIST
       expect(customAttributes?.AccountIds).toBe(7);
-      expect([...TEMPORAL_SEARCH_ATTRIBUTES].sort()).toEqual(['AccountId', 'AccountIds', 'Action', 'Outcome', 'Reason', 'SignalId', 'Symbol']);
+      expect([...TEMPORAL_SEARCH_ATTRIBUTES].sort()).toEqual([
+        'AccountId',
+        'AccountIds',
+        'Action',
+        'Outcome',
+        'OwnerId',
+        'Reason',
+        'ReceivedAt',
+        'SignalId',
+        'Symbol',
+      ]);
     });
 
     it('then namespace region-b exists, with the same search attributes', async () => {

@@ -7,7 +7,7 @@ import { RedisRegistry } from '../../src/registry/registry';
 import { freePort, startRedis, waitFor, type RedisServer } from '../../support/infra';
 import { get, post, seedOwner, startStack, testConfig, type Stack } from '../helpers/stack';
 import { testEnv } from '../../support/env';
-import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
+import { INDEXED_VALUE_TYPES, SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import { ScriptedTerminal } from '../helpers/terminal';
 
 const buy = (secret: string) => ({ secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
@@ -172,11 +172,10 @@ describe('execution regions', () => {
         ),
       20_000,
     );
-    // temporal.api.enums.v1.IndexedValueType: 2 KEYWORD, 7 KEYWORD_LIST
     await connection.operatorService
       .addSearchAttributes({
         namespace: 'region-c',
-        searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTES.map((a) => [a.name, a.type === 'KeywordList' ? 7 : 2])),
+        searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTES.map((a) => [a.name, INDEXED_VALUE_TYPES[a.type]])),
       })
       .catch(() => undefined);
     await connection.close();

@@ -88,9 +88,11 @@ describe('loadConfig: spec defaults', () => {
     const walk = (value: unknown, path: string) => {
       if (value && typeof value === 'object') {
         for (const [k, v] of Object.entries(value)) walk(v, path ? `${path}.${k}` : k);
-      } else keys.push(path);
+      } else if (value !== undefined) keys.push(path);
     };
     walk(config, '');
+    // A secret's file (OWNER_SECRETS_KEY_FILE) is a setting with no default at all: unset, it is undefined.
+    expect(config.owners.secretsKeyFile).toBeUndefined();
     expect(keys.filter((k) => /secret|token|password|passwd|credential|apikey|api_key/i.test(k))).toEqual([]);
     // No credentials embedded in the default connection URL either.
     expect(config.redis.url).not.toMatch(/@/);
@@ -349,6 +351,7 @@ describe('loadConnectorConfig: the cTrader connector', () => {
       requestTimeoutMs: 15_000,
       refreshAheadMs: 3_600_000,
       waitMs: 20_000,
+      figuresHeartbeatMs: 30_000,
     });
   });
 

@@ -1,5 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import path from 'node:path';
+import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 
 const root = path.resolve(__dirname, '..', '..');
 const composeFile = path.join(root, 'docker-compose.yml');
@@ -76,8 +77,11 @@ describeIfCompose('docker-compose.yml', () => {
     expect(ingress).not.toMatch(/- '?(0\.0\.0\.0:)?9465:9465/m);
   });
 
-  it('when the Temporal service starts, then it registers the five search attributes as Keyword', () => {
+  it('when the Temporal service starts, then it registers every search attribute of ours with its type', () => {
     const temporal = serviceBlock(config, 'temporal');
-    for (const name of ['SignalId', 'AccountId', 'Action', 'Symbol', 'Outcome']) expect(temporal).toContain(`${name}=Keyword`);
+    expect(SEARCH_ATTRIBUTES.map((a) => a.name)).toEqual(
+      expect.arrayContaining(['SignalId', 'AccountId', 'Action', 'Symbol', 'Outcome', 'OwnerId', 'ReceivedAt']),
+    );
+    for (const { name, type } of SEARCH_ATTRIBUTES) expect(temporal).toContain(`${name}=${type}`);
   });
 });

@@ -6,8 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { temporal } from '@temporalio/proto';
-import { SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
+import { INDEXED_VALUE_TYPES, SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type InjectedSinks } from '@temporalio/worker';
 import type { Activities } from '../../activities';
 import type { OutcomeSinks } from '../../workflows/sinks';
@@ -63,12 +62,9 @@ export async function startWorkflowKit(): Promise<WorkflowKit> {
   if (!path) throw new Error('TEMPORAL_TEST_SERVER_BIN is not set: scripts/test.sh builds it with scripts/ensure-test-server.sh');
   const env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path } } });
   // The search attributes the workflows set, registered as every other Temporal of the project has them.
-  const { INDEXED_VALUE_TYPE_KEYWORD, INDEXED_VALUE_TYPE_KEYWORD_LIST } = temporal.api.enums.v1.IndexedValueType;
   await env.connection.operatorService.addSearchAttributes({
     namespace: env.namespace ?? 'default',
-    searchAttributes: Object.fromEntries(
-      SEARCH_ATTRIBUTES.map((a) => [a.name, a.type === 'KeywordList' ? INDEXED_VALUE_TYPE_KEYWORD_LIST : INDEXED_VALUE_TYPE_KEYWORD]),
-    ),
+    searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTES.map((a) => [a.name, INDEXED_VALUE_TYPES[a.type]])),
   });
   const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../../workflows'), logger: quiet });
   const sinks: InjectedSinks<OutcomeSinks> = { outcomes: { record: { fn: () => undefined, callDuringReplay: false } } };

@@ -1,0 +1,83 @@
+import type { Redis } from 'ioredis';
+import { Refusal } from '../signals/errors';
+import { OwnerStore } from '../owners/owner-store';
+import { SessionStore } from '../owners/sessions';
+import { ApiKeyStore } from '../owners/api-keys';
+import { disableOwner, openSetup, type SetupDeps } from '../owners/sign-in';
+import { CliError, expectPositionals, owner as ownerArg } from './args';
+import { table, type Verb, type VerbContext } from './verb';
+
+/** The operator's side of owners (docs/owners.md): create one and hand over its setup link, reset, disable, list. */
+
+async function setupDeps(ctx: VerbContext): Promise<SetupDeps & { redis: Redis }> {
+  const redis = await ctx.redis();
+  return {
+    redis,
+    owners: new OwnerStore(redis),
+    sessions: new SessionStore(redis, ctx.config.owners.sessionTtlSeconds),
+    apiKeys: new ApiKeyStore(redis),
+    setupTtlSeconds: ctx.config.owners.setupTtlSeconds,
+    now: () => new Date(ctx.now()),
+  };
+}
+
+/** The link's token rides in the fragment: browsers never send it to a server, so no access log or proxy sees it. */
+const setupLink = (ctx: VerbContext, token: string) => `${ctx.config.publicUrl.replace(/\/$/, '')}/dashboard/setup#${token}`;
+
+function setupVerb(reset: boolean): Verb {
+  return {
+    words: ['owner', reset ? 'reset' : 'create'],
+    usage: `owner ${reset ? 'reset' : 'create'} OWNER`,
+    summary: reset
+      ? "Clear an owner's password and second factor, end their sessions, revoke their API keys, and print a new setup link."
+      : 'Give an owner a sign-in: print a one-time setup link (their accounts, secrets and tokens are the ones with this owner).',
+    options: {},
+    async run(args, ctx) {
+      const [id] = expectPositionals(args, ['OWNER']) as [string];
+      ownerArg(id);
+      const deps = await setupDeps(ctx);
+      let opened;
+      try {
+        opened = await openSetup(deps, id, reset);
+      } catch (err) {
+        if (err instanceof Refusal) throw new CliError(err.message);
+        throw err;
+      }
+      // An owner of a registry imported before owners signed in: list what is already theirs.
+      await (await ctx.registry()).indexOwners();
+      const link = setupLink(ctx, opened.token);
+      return {
+        human: [`setup link for owner ${id} (expires ${opened.expiresAt}):`, link, 'Send it to the owner over a channel you trust; it works once.'].join('\n'),
+        json: { owner: id, setupLink: link, expiresAt: opened.expiresAt },
+      };
+    },
+  };
+}
+
+const ownerDisable: Verb = {
+  words: ['owner', 'disable'],
+  usage: 'owner disable OWNER',
+  summary: 'Stop an owner signing in and end their sessions (their accounts keep trading; lock those separately).',
+  options: {},
+  async run(args, ctx) {
+    const [id] = expectPositionals(args, ['OWNER']) as [string];
+    if (!(await disableOwner(await setupDeps(ctx), ownerArg(id)))) throw new CliError(`no owner ${id}`);
+    return { human: `owner ${id} is disabled`, json: { owner: id, status: 'disabled' } };
+  },
+};
+
+const ownerList: Verb = {
+  words: ['owner', 'list'],
+  usage: 'owner list',
+  summary: 'List the owners who have (or were given) a sign-in.',
+  options: {},
+  async run(_args, ctx) {
+    const owners = await (await setupDeps(ctx)).owners.list();
+    return {
+      human: owners.length === 0 ? 'no owners' : table([['OWNER', 'STATUS', 'CREATED'], ...owners.map((o) => [o.id, o.status, o.createdAt])]),
+      json: owners,
+    };
+  },
+};
+
+export const OWNER_VERBS: Verb[] = [setupVerb(false), setupVerb(true), ownerDisable, ownerList];

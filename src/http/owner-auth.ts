@@ -1,0 +1,77 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { Refusal } from '../signals/errors';
+import { apiKeyOwner, sessionOwner, type OwnerAuthDeps } from '../owners/sign-in';
+import { bearerToken } from './middleware';
+
+/**
+ * Who is calling the owner API: a browser session (cookie) or an owner API key (`Authorization: Bearer oak_…`).
+ * A browser's state-changing request must also carry the session's CSRF token in X-CSRF-Token (the synchronizer
+ * token pattern, on top of SameSite=Strict cookies); an API key is never sent by a browser on its own, so it needs none.
+ */
+export interface CookieSettings {
+  secure: boolean;
+  ttlSeconds: number;
+}
+
+export const cookieName = (c: CookieSettings) => (c.secure ? '__Host-es_session' : 'es_session');
+
+export function sessionCookie(c: CookieSettings, token: string): string {
+  return [`${cookieName(c)}=${token}`, 'Path=/', 'HttpOnly', 'SameSite=Strict', `Max-Age=${c.ttlSeconds}`, ...(c.secure ? ['Secure'] : [])].join('; ');
+}
+
+export function clearedCookie(c: CookieSettings): string {
+  return [`${cookieName(c)}=`, 'Path=/', 'HttpOnly', 'SameSite=Strict', 'Max-Age=0', ...(c.secure ? ['Secure'] : [])].join('; ');
+}
+
+export function cookieToken(req: Request, c: CookieSettings): string | undefined {
+  const header = req.get('cookie');
+  if (!header || header.length > 8192) return undefined;
+  for (const part of header.split(';')) {
+    const [name, ...value] = part.trim().split('=');
+    if (name === cookieName(c)) return value.join('=');
+  }
+  return undefined;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** Sets res.locals.owner (and res.locals.csrf for a session), or answers 401 / 403. */
+export function ownerAuth(deps: OwnerAuthDeps, cookies: CookieSettings): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const key = bearerToken(req);
+    if (key !== undefined) {
+      const owner = await apiKeyOwner(deps, key);
+      if (owner === null) throw new Refusal('unauthorized', 'Invalid or revoked owner API key');
+      res.locals.owner = owner;
+      next();
+      return;
+    }
+    const token = cookieToken(req, cookies);
+    const session = token ? await sessionOwner(deps, token) : null;
+    if (!session) throw new Refusal('unauthorized', 'Sign in first');
+    if (!SAFE_METHODS.has(req.method) && !sameText(req.get('x-csrf-token') ?? '', session.csrf)) {
+      throw new Refusal('forbidden', 'Missing or wrong X-CSRF-Token (read it from GET /v1/owner/session)');
+    }
+    res.locals.owner = session.owner;
+    res.locals.csrf = session.csrf;
+    res.locals.sessionToken = token;
+    next();
+  };
+}
+
+/** Owner API bodies are JSON by their Content-Type too: a cross-site HTML form cannot send one (no login CSRF). */
+export const requireJson: RequestHandler = (req, _res, next) => {
+  const hasBody = req.get('transfer-encoding') !== undefined || Number(req.get('content-length') ?? 0) > 0;
+  if (!SAFE_METHODS.has(req.method) && hasBody && !req.is('application/json')) {
+    next(new Refusal('invalid', 'Send the body as application/json'));
+    return;
+  }
+  next();
+};

@@ -1,0 +1,82 @@
+import { Router, type Request, type RequestHandler } from 'express';
+import { ipKeyGenerator } from 'express-rate-limit';
+import { z } from 'zod';
+import { routeLimited, Refusal } from '../../signals/errors';
+import { guarded } from '../../signals/guarded';
+import type { PreAuthCap } from '../../ratelimit/preauth';
+import { beginSetup, completeSetup, signIn, type OwnerAuthDeps } from '../../owners/sign-in';
+import { clearedCookie, cookieToken, ownerAuth, requireJson, sessionCookie, type CookieSettings } from '../owner-auth';
+import { jsonBody } from '../middleware';
+
+/**
+ * Setup (the operator's link), sign-in and sign-out. Failed attempts count against the client's address only:
+ * nobody can lock an owner out by failing on their behalf (an attacker's guesses stop at their own address's cap,
+ * and the second factor stands behind the password).
+ */
+export interface OwnerSessionDeps {
+  auth: OwnerAuthDeps;
+  cookies: CookieSettings;
+  signInCap: PreAuthCap;
+  failClosedRetryAfterSeconds: number;
+  bodyReadTimeoutMs: number;
+}
+
+const signInSchema = z.strictObject({ owner: z.string().min(1).max(128), password: z.string().min(1).max(256), code: z.string().min(1).max(16) });
+const setupSchema = z.strictObject({ token: z.string().min(1).max(256), password: z.string().max(256).optional(), code: z.string().max(16).optional() });
+
+function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+  const parsed = schema.safeParse(body);
+  if (!parsed.success)
+    throw new Refusal('invalid', 'Invalid request', { details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
+  return parsed.data;
+}
+
+export function ownerSessionRoutes(deps: OwnerSessionDeps): Router {
+  const router = Router();
+  const address = (req: Request) => ipKeyGenerator(req.ip ?? 'unknown');
+  const body = jsonBody(16 * 1024, deps.bodyReadTimeoutMs, 'owner');
+  const capped: RequestHandler = async (req, _res, next) => {
+    const verdict = await guarded(deps.failClosedRetryAfterSeconds, () => deps.signInCap.check(address(req)));
+    if (!verdict.allowed) throw routeLimited(deps.signInCap.limit.max, deps.signInCap.limit.windowMs, Math.max(1, Math.ceil(verdict.retryAfterMs / 1000)));
+    next();
+  };
+  /** Runs an attempt; a refusal is charged to the address before it is answered. */
+  const attempt = async <T>(req: Request, run: () => Promise<T>): Promise<T> => {
+    try {
+      return await run();
+    } catch (err) {
+      if (err instanceof Refusal && (err.kind === 'unauthorized' || err.kind === 'not_found' || err.kind === 'invalid'))
+        await deps.signInCap.charge(address(req)).catch(() => undefined);
+      throw err;
+    }
+  };
+
+  router.post('/v1/owner/setup/begin', capped, requireJson, ...body, async (req, res) => {
+    const { token } = parse(setupSchema, req.body);
+    res.status(200).json(await attempt(req, () => beginSetup(deps.auth, token)));
+  });
+  router.post('/v1/owner/setup/complete', capped, requireJson, ...body, async (req, res) => {
+    const { token, password, code } = parse(setupSchema, req.body);
+    const { token: session, session: s } = await attempt(req, () => completeSetup(deps.auth, token, password, code));
+    res.setHeader('Set-Cookie', sessionCookie(deps.cookies, session));
+    res.status(201).json({ owner: s.owner, csrfToken: s.csrf });
+  });
+  router.post('/v1/owner/session', capped, requireJson, ...body, async (req, res) => {
+    const { owner, password, code } = parse(signInSchema, req.body);
+    const { token, session } = await attempt(req, () => signIn(deps.auth, owner, password, code));
+    res.setHeader('Set-Cookie', sessionCookie(deps.cookies, token));
+    res.status(201).json({ owner: session.owner, csrfToken: session.csrf });
+  });
+  const signedIn = ownerAuth(deps.auth, deps.cookies);
+  router.get('/v1/owner/session', signedIn, (_req, res) => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(200).json({ owner: res.locals.owner as string, csrfToken: (res.locals.csrf as string | undefined) ?? null });
+  });
+  // Sign-out ends every session of the owner, on every device.
+  router.delete('/v1/owner/session', signedIn, async (req, res) => {
+    const ended = await deps.auth.sessions.endAll(res.locals.owner as string);
+    if (cookieToken(req, deps.cookies)) res.setHeader('Set-Cookie', clearedCookie(deps.cookies));
+    res.status(200).json({ sessionsEnded: ended });
+  });
+  return router;
+}

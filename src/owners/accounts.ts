@@ -1,0 +1,106 @@
+import { z } from 'zod';
+import type { Account } from '../domain/account';
+import type { AuditEntry } from '../domain/owner';
+import { riskSettingsSchema, symbolMapSchema } from '../domain/risk-settings';
+import type { AccountFigures } from '../domain/bridge-protocol';
+import type { RedisRegistry } from '../registry/registry';
+import { RegistryRefusal } from '../registry/registry';
+import { Refusal } from '../signals/errors';
+import type { LastSeenStore } from '../bridge/presence';
+import type { FiguresStore } from '../bridge/figures';
+import type { OwnerStore } from './owner-store';
+
+/**
+ * An owner's trading accounts as the owner sees them, and the settings the owner edits: the same zod schemas the
+ * admin CLI and the import use, effective for the next signal (each signal snapshots the settings when accepted),
+ * every change written to the owner's audit log. Another owner's account is "not found", never "forbidden".
+ */
+export interface OwnerAccountsDeps {
+  registry: RedisRegistry;
+  owners: OwnerStore;
+  lastSeen: LastSeenStore;
+  figures: FiguresStore;
+  /** A bridge is online when it polled within this long (its long-polls come back at least every minute). */
+  onlineWithinMs: number;
+  now: () => Date;
+}
+
+export interface OwnerAccountView {
+  id: string;
+  platform: Account['platform'];
+  type: Account['type'];
+  status: Account['status'];
+  bridge: { online: boolean; lastSeenAt: string | null; version: string | null; features: string[]; hasToken: boolean };
+  figures: (AccountFigures & { at: string }) | null;
+  risk: Account['risk'];
+  symbols: Account['symbols'];
+}
+
+export async function listOwnerAccounts(deps: OwnerAccountsDeps, owner: string): Promise<OwnerAccountView[]> {
+  const accounts = await deps.registry.accountsOf(owner);
+  const seen = await deps.lastSeen.lastSeen(accounts.map((a) => a.id));
+  return Promise.all(accounts.map((a, i) => viewOf(deps, a, seen[i])));
+}
+
+export async function ownerAccount(deps: OwnerAccountsDeps, owner: string, id: string): Promise<Account> {
+  const account = id.length <= 64 ? await deps.registry.getAccount(id) : null;
+  if (account?.owner !== owner) throw new Refusal('not_found', 'No such account');
+  return account;
+}
+
+export async function showOwnerAccount(deps: OwnerAccountsDeps, owner: string, id: string): Promise<OwnerAccountView> {
+  const account = await ownerAccount(deps, owner, id);
+  const [seen] = await deps.lastSeen.lastSeen([account.id]);
+  return viewOf(deps, account, seen);
+}
+
+async function viewOf(deps: OwnerAccountsDeps, a: Account, seen: Date | undefined): Promise<OwnerAccountView> {
+  const [figures, hasToken] = await Promise.all([deps.figures.latest(a.id), deps.registry.hasBridgeToken(a.id)]);
+  return {
+    id: a.id,
+    platform: a.platform,
+    type: a.type,
+    status: a.status,
+    bridge: {
+      online: seen !== undefined && deps.now().getTime() - seen.getTime() <= deps.onlineWithinMs,
+      lastSeenAt: seen?.toISOString() ?? null,
+      version: a.bridgeVersion === '0.0.0' ? null : a.bridgeVersion,
+      features: [...a.bridgeFeatures],
+      hasToken,
+    },
+    figures: figures ? { ...figures.figures, at: figures.at } : null,
+    risk: a.risk,
+    symbols: a.symbols,
+  };
+}
+
+/** Replaces the risk settings or the symbol map (or both) of one of the owner's accounts. */
+export async function updateOwnerAccount(deps: OwnerAccountsDeps, owner: string, id: string, body: unknown): Promise<OwnerAccountView> {
+  const before = await ownerAccount(deps, owner, id);
+  const parsed = settingsChangeSchema.safeParse(body);
+  if (!parsed.success) {
+    throw new Refusal('invalid', 'Invalid account settings', {
+      details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })),
+    });
+  }
+  const changes = parsed.data;
+  try {
+    await deps.registry.updateAccount(id, changes, { expectOwner: owner });
+  } catch (err) {
+    if (err instanceof RegistryRefusal && (err.reason === 'no_account' || err.reason === 'owner_differs')) throw new Refusal('not_found', 'No such account');
+    throw err;
+  }
+  const entry: AuditEntry = {
+    at: deps.now().toISOString(),
+    by: 'owner',
+    action: 'account.settings',
+    accountId: id,
+    detail: Object.fromEntries(Object.keys(changes).map((k) => [k, { before: before[k as keyof typeof changes], after: changes[k as keyof typeof changes] }])),
+  };
+  await deps.owners.audit(owner, entry);
+  return showOwnerAccount(deps, owner, id);
+}
+
+const settingsChangeSchema = z
+  .strictObject({ risk: riskSettingsSchema.optional(), symbols: symbolMapSchema.optional() })
+  .refine((c) => c.risk !== undefined || c.symbols !== undefined, 'give risk, symbols or both');

@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import { ACCOUNT_ID_PATTERN } from '../domain/account';
+import type { SecretGrant, TokenGrant } from '../domain/account';
+import { credentialId, hashCredential, newCredential } from '../registry/credentials';
+import { RegistryRefusal, type RedisRegistry } from '../registry/registry';
+import { Refusal } from '../signals/errors';
+import type { OwnerStore } from './owner-store';
+
+/**
+ * An owner's webhook secrets, API tokens and bridge tokens. A credential is shown once, when made; afterwards it is
+ * known by its id (the first 12 hex digits of its SHA-256). Links are checked by the registry in the same atomic
+ * step as the write: a secret or token can never reach another owner's account.
+ */
+export interface OwnerCredentialsDeps {
+  registry: RedisRegistry;
+  owners: OwnerStore;
+  now: () => Date;
+}
+
+export const MAX_SECRETS_PER_OWNER = 100;
+export const MAX_TOKENS_PER_OWNER = 100;
+
+const linksSchema = z.strictObject({ accounts: z.array(z.string().regex(ACCOUNT_ID_PATTERN)).min(1).max(1000) });
+
+export interface CredentialView {
+  id: string;
+  accounts: string[];
+  suspendedUntil?: string | null;
+}
+
+const idOf = credentialId;
+const view = (g: SecretGrant | TokenGrant): CredentialView => ({
+  id: idOf(g.hash),
+  accounts: [...g.accounts],
+  ...('suspendedUntil' in g ? { suspendedUntil: g.suspendedUntil } : {}),
+});
+
+function links(body: unknown): string[] {
+  const parsed = linksSchema.safeParse(body);
+  if (!parsed.success)
+    throw new Refusal('invalid', 'Invalid links', { details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
+  return [...new Set(parsed.data.accounts)];
+}
+
+/** A registry refusal of a link, as the owner sees it: an account that is not theirs does not exist. */
+async function linking<T>(write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (err instanceof RegistryRefusal && (err.reason === 'no_account' || err.reason === 'owner_differs')) {
+      throw new Refusal('not_found', 'No such account among yours', { details: [{ path: 'accounts', message: 'every account must be one of yours' }] });
+    }
+    throw err;
+  }
+}
+
+type Kind = 'secret' | 'token';
+
+function kindOps(deps: OwnerCredentialsDeps, kind: Kind) {
+  return kind === 'secret'
+    ? {
+        list: (o: string) => deps.registry.secretsOf(o),
+        max: MAX_SECRETS_PER_OWNER,
+        modify: deps.registry.modifySecret.bind(deps.registry),
+        remove: deps.registry.deleteSecret.bind(deps.registry),
+      }
+    : {
+        list: (o: string) => deps.registry.tokensOf(o),
+        max: MAX_TOKENS_PER_OWNER,
+        modify: deps.registry.modifyToken.bind(deps.registry),
+        remove: deps.registry.deleteToken.bind(deps.registry),
+      };
+}
+
+export async function listCredentials(deps: OwnerCredentialsDeps, owner: string, kind: Kind): Promise<CredentialView[]> {
+  return (await kindOps(deps, kind).list(owner)).map(view);
+}
+
+async function findCredential(deps: OwnerCredentialsDeps, owner: string, kind: Kind, id: string): Promise<SecretGrant | TokenGrant> {
+  const found = /^[0-9a-f]{12}$/.test(id) ? (await kindOps(deps, kind).list(owner)).find((g) => idOf(g.hash) === id) : undefined;
+  if (!found) throw new Refusal('not_found', `No such ${kind}`);
+  return found;
+}
+
+/** A new webhook secret or API token linked to these accounts of the owner's; its value is in the answer only. */
+export async function createCredential(deps: OwnerCredentialsDeps, owner: string, kind: Kind, body: unknown): Promise<CredentialView & { value: string }> {
+  const accounts = links(body);
+  if ((await kindOps(deps, kind).list(owner)).length >= kindOps(deps, kind).max)
+    throw new Refusal('invalid', `You have the most ${kind}s allowed (${kindOps(deps, kind).max}); revoke one first`);
+  const value = newCredential(kind === 'secret' ? 'whsec' : 'tok');
+  const hash = hashCredential(value);
+  if (kind === 'secret') await linking(() => deps.registry.putSecret({ hash, owner, accounts }));
+  else await linking(() => deps.registry.putToken({ hash, owner, accounts, suspendedUntil: null }));
+  await audit(deps, owner, `${kind}.create`, { id: idOf(hash), accounts });
+  return { id: idOf(hash), accounts, value };
+}
+
+/** Replaces the accounts a secret or token links. */
+export async function relinkCredential(deps: OwnerCredentialsDeps, owner: string, kind: Kind, id: string, body: unknown): Promise<CredentialView> {
+  const accounts = links(body);
+  const found = await findCredential(deps, owner, kind, id);
+  const before = [...found.accounts];
+  if (kind === 'secret') await linking(() => deps.registry.putSecret({ ...found, accounts }));
+  else await linking(() => deps.registry.putToken({ ...(found as TokenGrant), accounts }));
+  await audit(deps, owner, `${kind}.link`, { id, before, after: accounts });
+  return view({ ...found, accounts });
+}
+
+export async function revokeCredential(deps: OwnerCredentialsDeps, owner: string, kind: Kind, id: string): Promise<void> {
+  const found = await findCredential(deps, owner, kind, id);
+  await kindOps(deps, kind).remove(found.hash);
+  await audit(deps, owner, `${kind}.revoke`, { id });
+}
+
+/** A new bridge token for one of the owner's accounts; the old one stops working at once. */
+export async function rotateBridgeToken(deps: OwnerCredentialsDeps, owner: string, accountId: string): Promise<{ accountId: string; value: string }> {
+  const value = newCredential('brg');
+  try {
+    await deps.registry.updateAccount(accountId, {}, { expectOwner: owner, bridgeTokenHash: hashCredential(value) });
+  } catch (err) {
+    if (err instanceof RegistryRefusal && (err.reason === 'no_account' || err.reason === 'owner_differs')) throw new Refusal('not_found', 'No such account');
+    throw err;
+  }
+  await audit(deps, owner, 'bridge_token.rotate', {}, accountId);
+  return { accountId, value };
+}
+
+async function audit(deps: OwnerCredentialsDeps, owner: string, action: string, detail: Record<string, unknown>, accountId?: string): Promise<void> {
+  await deps.owners.audit(owner, { at: deps.now().toISOString(), by: 'owner', action, detail, ...(accountId ? { accountId } : {}) });
+}

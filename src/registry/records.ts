@@ -1,0 +1,24 @@
+import { accountSchema, type Account } from '../domain/account';
+
+/** How the registry's records are laid out in Redis: the keys, and an account as a hash of JSON texts. */
+
+export const key = {
+  account: (id: string) => `es:account:${id}`,
+  accounts: 'es:accounts',
+  secret: (hash: string) => `es:secret:${hash}`,
+  token: (hash: string) => `es:token:${hash}`,
+  bridge: (hash: string) => `es:bridge:${hash}`,
+  accountBridge: (id: string) => `es:account-bridge:${id}`,
+  instruments: (id: string) => `es:instruments:{${id}}`,
+};
+
+/** An account as hash fields: each top-level field's JSON text. */
+export function accountFields(fields: Partial<Account>): string[] {
+  return Object.entries(fields).flatMap(([name, value]) => (value === undefined ? [] : [name, JSON.stringify(value)]));
+}
+
+export function accountFromFields(fields: Record<string, string>): Account {
+  return accountSchema.parse(Object.fromEntries(Object.entries(fields).map(([name, text]) => [name, JSON.parse(text) as unknown])));
+}
+
+export const isWrongType = (err: unknown): boolean => err instanceof Error && err.message.startsWith('WRONGTYPE');

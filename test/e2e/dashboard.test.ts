@@ -1,0 +1,190 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import AxeBuilder from '@axe-core/playwright';
+import { Webhook } from 'standardwebhooks';
+import { ManualFeed } from '../../src/paper/broker';
+import { PaperTerminal } from '../../src/paper/terminal';
+import { DASHBOARD_CSP } from '../../src/http/routes/dashboard';
+import { testEnv } from '../../support/env';
+import { waitFor } from '../../support/infra';
+import { adminCliJson } from '../helpers/admin';
+import { ownerKeyFile, totp } from '../helpers/owner';
+import { get, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+
+/**
+ * The owners' dashboard in a real browser (Debian's chromium through playwright-core) against the real stack: a new
+ * owner opens the operator's setup link, sets a password and TOTP, creates a webhook secret linked to a paper account,
+ * sends a signal as curl would, and sees it filled with the paper ticket on the signals page; a callback receiver gets
+ * the signed outcome and verifies it with the Standard Webhooks library. axe finds no serious or critical violation
+ * on any page, and no page breaks its CSP. Screenshots are left in the run directory (dashboard-*.png).
+ */
+
+const CHROMIUM = '/usr/bin/chromium';
+const UI_TIMEOUT_MS = 20_000;
+
+interface Delivery {
+  headers: Record<string, string>;
+  body: string;
+}
+
+describe('the owners dashboard in a browser', () => {
+  let stack: Stack;
+  let f: Fixture;
+  let terminal: PaperTerminal;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let receiverServer: http.Server;
+  const deliveries: Delivery[] = [];
+  const problems: string[] = [];
+  const shots = path.join(testEnv().runDir, 'dashboard');
+
+  beforeAll(async () => {
+    mkdirSync(shots, { recursive: true });
+    receiverServer = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        deliveries.push({
+          headers: Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)])),
+          body: Buffer.concat(chunks).toString('utf8'),
+        });
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiverServer.listen(0, '127.0.0.1', resolve));
+    stack = await startStack({
+      env: {
+        OWNER_SECRETS_KEY_FILE: ownerKeyFile(),
+        DASHBOARD_SECURE_COOKIES: 'false',
+        CALLBACK_SECRET_KEY_FILE: ownerKeyFile(),
+        CALLBACK_ALLOWED_HOSTS: '127.0.0.1',
+        CALLBACK_ALLOW_HTTP: 'true',
+      },
+    });
+    f = await seedOwner(stack.registry, [{ bridgeVersion: '2.0.0' }]);
+    const feed = new ManualFeed();
+    feed.set('EURUSD', 1.08, 1.0801);
+    terminal = new PaperTerminal({
+      accountId: f.accounts[0]!.id,
+      platform: 'mt5',
+      bridgeToken: f.accounts[0]!.bridgeToken,
+      ingressUrl: stack.ingress.url,
+      brokerOptions: { feed, balance: 10_000 },
+      waitMs: 1_000,
+      tickMs: 0,
+      log: () => undefined,
+      diag: () => undefined,
+    });
+    terminal.start();
+    await waitFor('the paper bridge to say hello', async () => terminal.stats.hellos > 0, 10_000);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
+    });
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    await context.addInitScript({
+      content: `document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.effectiveDirective + ' blocked ' + (e.blockedURI || '(inline)')));`,
+    });
+    context.on('request', (r) => {
+      if (!r.url().startsWith(stack.ingress.url) && !r.url().startsWith('data:')) problems.push(`request to another host: ${r.url()}`);
+    });
+    page = await context.newPage();
+    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
+    page.on('response', (res) => {
+      if (res.status() >= 400) problems.push(`HTTP ${res.status()}: ${res.url()}`);
+    });
+    page.on('console', (msg) => {
+      if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
+    });
+  }, 90_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await terminal?.stop();
+    await stack?.stop();
+    await new Promise<void>((resolve) => (receiverServer ? receiverServer.close(() => resolve()) : resolve()));
+  });
+
+  /** axe on the page as it is now: no serious or critical violation. */
+  async function accessible(name: string) {
+    await page.screenshot({ path: path.join(shots, `dashboard-${name}.png`), fullPage: true });
+    const result = await new AxeBuilder({ page }).analyze();
+    const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${name}: ${v.id} (${v.impact}) ${v.help}`);
+    expect(bad).toEqual([]);
+  }
+
+  test('a new owner sets up, makes a secret, sends a signal and sees it filled; the callback arrives signed', async () => {
+    const shell = await get(`${stack.ingress.url}/dashboard`);
+    expect(shell.headers.get('content-security-policy')).toBe(DASHBOARD_CSP);
+    expect(shell.text).not.toMatch(/<script(?![^>]*\ssrc=)|<style|\sstyle=|https?:\/\//);
+
+    // The operator: `admin owner create`; the link's fragment carries the one-time token.
+    const { setupLink } = await adminCliJson<{ setupLink: string }>(['owner', 'create', f.owner], stack.config.redis.url);
+    await page.goto(`${stack.ingress.url}/dashboard/setup#${setupLink.split('#')[1]!}`);
+    const seed = (await page.locator('#totp-seed').textContent({ timeout: UI_TIMEOUT_MS }))!.trim();
+    await expect(page.getByRole('img', { name: 'QR code for your authenticator app' }).isVisible()).resolves.toBe(true);
+    await accessible('setup');
+    await page.getByLabel('Password', { exact: true }).fill('correct horse battery staple');
+    await page.getByLabel('Password again').fill('correct horse battery staple');
+    await page.getByLabel('Code from the app').fill(totp(seed, -1));
+    await page.getByRole('button', { name: 'Finish setup' }).click();
+    await page.waitForURL(`${stack.ingress.url}/dashboard`, { timeout: UI_TIMEOUT_MS });
+    await page.getByRole('link', { name: f.accounts[0]!.id }).waitFor({ timeout: UI_TIMEOUT_MS });
+    await accessible('accounts');
+
+    // A webhook secret linked to the paper account, shown once.
+    await page.getByRole('link', { name: 'Secrets and tokens' }).click();
+    const newSecret = page.getByRole('form', { name: 'New webhook secret' });
+    await newSecret.getByLabel(f.accounts[0]!.id).check();
+    await newSecret.getByRole('button', { name: 'Create webhook secret' }).click();
+    const secret = (await page.locator('output.once').first().textContent({ timeout: UI_TIMEOUT_MS }))!.trim();
+    expect(secret).toMatch(/^whsec_/);
+    await accessible('credentials');
+
+    // A callback endpoint: the receiver on loopback, allowed by CALLBACK_ALLOWED_HOSTS.
+    await page.getByRole('link', { name: 'Callbacks' }).click();
+    await page.getByLabel('URL').fill(`http://127.0.0.1:${(receiverServer.address() as AddressInfo).port}/outcomes`);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const signingSecret = (await page.locator('output.once').textContent({ timeout: UI_TIMEOUT_MS }))!.trim();
+    await accessible('callbacks');
+
+    // The trader's tool, as curl would: the secret the page showed.
+    const sent = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
+    expect(sent.status).toBe(202);
+
+    // The signals page shows it filled, with the paper ticket, within seconds (it refreshes itself).
+    await page.getByRole('link', { name: 'Signals' }).click();
+    const ticket = await waitFor('the paper bridge to fill the buy', async () => terminal.broker.positions()[0]?.ticket, 15_000);
+    await page.getByText(`filled · ticket ${ticket}`).waitFor({ timeout: UI_TIMEOUT_MS });
+    await accessible('signals');
+    await page.locator('#signals a').first().click();
+    await page
+      .getByText(/delivered to the bridge/)
+      .waitFor({ timeout: UI_TIMEOUT_MS })
+      .catch(async (err: unknown) => {
+        throw new Error(`${String(err)}\npage: ${await page.locator('main').innerText()}`);
+      });
+    await accessible('signal');
+
+    // The pushed outcome, verified the way a receiver would.
+    const delivery = await waitFor('the signed callback', async () => deliveries[0], 20_000);
+    const payload = new Webhook(signingSecret).verify(delivery.body, delivery.headers) as Record<string, unknown>;
+    expect(JSON.stringify(payload)).toContain(String(ticket));
+
+    await page.getByRole('link', { name: 'Audit log' }).click();
+    await page.getByText('secret.create').waitFor({ timeout: UI_TIMEOUT_MS });
+    await accessible('audit');
+    await page.getByRole('link', { name: 'Accounts' }).click();
+    await page.getByRole('link', { name: f.accounts[0]!.id }).click();
+    await page.getByRole('button', { name: 'Save' }).waitFor({ timeout: UI_TIMEOUT_MS });
+    await accessible('account');
+    await page.getByRole('button', { name: 'Sign out everywhere' }).click();
+    await page.waitForURL(`${stack.ingress.url}/dashboard/sign-in`, { timeout: UI_TIMEOUT_MS });
+    await accessible('sign-in');
+    expect(problems).toEqual([]);
+  }, 120_000);
+});

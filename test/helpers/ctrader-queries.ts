@@ -1,0 +1,57 @@
+import { ErrorCode, PayloadType, type Envelope } from '../../src/ctrader/messages';
+import type { DoubleAssets } from './ctrader-assets';
+import type { DoubleAccount, DoubleSymbol } from './ctrader-market';
+
+/**
+ * The cTrader Open API double's answers to the requests that only read (symbols, trader, assets, conversion chains,
+ * reconcile, order history, unrealized P&L), each the response message the published definitions pair with it.
+ */
+export function answerQuery(symbols: Map<number, DoubleSymbol>, assets: DoubleAssets, account: DoubleAccount, env: Envelope): Envelope {
+  const p = env.payload ?? {};
+  const ctid = account.ctid;
+  const answer = (payloadType: number, payload: Record<string, unknown>): Envelope => ({ payloadType, payload: { ctidTraderAccountId: ctid, ...payload } });
+  switch (env.payloadType) {
+    case PayloadType.PROTO_OA_SYMBOLS_LIST_REQ:
+      return answer(PayloadType.PROTO_OA_SYMBOLS_LIST_RES, { symbol: [...symbols.values()].map((s) => assets.light(s)) });
+    case PayloadType.PROTO_OA_SYMBOL_BY_ID_REQ: {
+      const ids = (p.symbolId as number[] | undefined) ?? [];
+      const symbol = ids
+        .map((i) => symbols.get(i))
+        .filter((s): s is DoubleSymbol => !!s)
+        .map((s) => ({
+          symbolId: s.symbolId,
+          digits: s.digits,
+          pipPosition: s.pipPosition,
+          lotSize: s.lotSize,
+          minVolume: s.minVolume,
+          stepVolume: s.stepVolume,
+          maxVolume: s.maxVolume,
+        }));
+      return answer(PayloadType.PROTO_OA_SYMBOL_BY_ID_RES, { symbol });
+    }
+    case PayloadType.PROTO_OA_TRADER_REQ:
+      return answer(PayloadType.PROTO_OA_TRADER_RES, {
+        trader: { ctidTraderAccountId: ctid, balance: account.balance, depositAssetId: assets.idOf(account.depositAsset), moneyDigits: 2 },
+      });
+    case PayloadType.PROTO_OA_ASSET_LIST_REQ:
+      return answer(PayloadType.PROTO_OA_ASSET_LIST_RES, { asset: assets.list() });
+    case PayloadType.PROTO_OA_SYMBOLS_FOR_CONVERSION_REQ:
+      return answer(PayloadType.PROTO_OA_SYMBOLS_FOR_CONVERSION_RES, {
+        symbol: assets.chain(p.firstAssetId as number, p.lastAssetId as number).map((s) => assets.light(s)),
+      });
+    case PayloadType.PROTO_OA_RECONCILE_REQ:
+      return answer(PayloadType.PROTO_OA_RECONCILE_RES, { position: [...account.positions.values()], order: [...account.orders.values()] });
+    case PayloadType.PROTO_OA_ORDER_LIST_REQ:
+      return answer(PayloadType.PROTO_OA_ORDER_LIST_RES, {
+        order: account.orderList((p.fromTimestamp as number | undefined) ?? 0, (p.toTimestamp as number | undefined) ?? 2_147_483_646_000),
+        hasMore: false,
+      });
+    case PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_REQ:
+      return answer(PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_RES, { positionUnrealizedPnL: account.unrealized(), moneyDigits: 2 });
+    default:
+      return {
+        payloadType: PayloadType.ERROR_RES,
+        payload: { errorCode: ErrorCode.UNSUPPORTED_MESSAGE, description: `payloadType ${env.payloadType} is not served by this double` },
+      };
+  }
+}

@@ -1,0 +1,227 @@
+import { randomBytes } from 'node:crypto';
+import { seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import { asBrowser, cookieOf, ownerKeyFile, setUpOwner, totp, type OwnerBrowser } from '../helpers/owner';
+import { adminCli } from '../helpers/admin';
+import { get, post, postFrom, send } from '../../support/http';
+import { waitFor } from '../../support/infra';
+
+/**
+ * The owner API over HTTP against the real Redis (and Temporal, for the webhook it feeds): setup from the operator's
+ * link, sign-in with password and TOTP, sessions, CSRF, the owner's accounts, secrets, tokens, bridge tokens, API
+ * keys and audit log, and isolation: every route walked as owner A with owner B's ids answers 404.
+ */
+let stack: Stack;
+let a: Fixture;
+let b: Fixture;
+let browserA: OwnerBrowser;
+let browserB: OwnerBrowser;
+const url = (p: string) => `${stack.ingress.url}${p}`;
+
+beforeAll(async () => {
+  stack = await startStack({
+    env: {
+      OWNER_SECRETS_KEY_FILE: ownerKeyFile(),
+      DASHBOARD_SECURE_COOKIES: 'false',
+      SIGN_IN_IP_MAX: '20',
+      CALLBACK_SECRET_KEY_FILE: ownerKeyFile(),
+      CALLBACK_ALLOWED_HOSTS: '127.0.0.1',
+      CALLBACK_ALLOW_HTTP: 'true',
+    },
+  });
+  a = await seedOwner(stack.registry, [{}, { platform: 'ctrader' }]);
+  b = await seedOwner(stack.registry, [{}]);
+  browserA = await setUpOwner(stack.ingress.url, stack.config.redis.url, a.owner);
+  browserB = await setUpOwner(stack.ingress.url, stack.config.redis.url, b.owner);
+}, 60_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+describe('setup and sign-in', () => {
+  it('a setup link works once; the seed is sealed in Redis, the password stored as argon2id', async () => {
+    const created = await adminCli(['owner', 'create', a.owner], stack.config.redis.url);
+    expect(created.code).toBe(1);
+    expect(created.stderr).toMatch(/signed in already/);
+    const raw = await stack.redis.hgetall(`es:owner:${a.owner}`);
+    expect(raw.passwordHash).toMatch(/^\$argon2id\$/);
+    expect(raw.totpSealed).toMatch(/^v1\./);
+    expect(raw.totpSealed).not.toContain(browserA.seed);
+    expect(JSON.stringify(raw)).not.toContain(browserA.password);
+  });
+
+  it('a used or unknown setup link is 404; a new owner link expires with its TTL', async () => {
+    const owner = `owner-${randomBytes(4).toString('hex')}`;
+    const run = await adminCli(['owner', 'create', owner, '--json'], stack.config.redis.url);
+    const token = (JSON.parse(run.stdout) as { setupLink: string }).setupLink.split('#')[1]!;
+    const keys = await stack.redis.keys('es:owner-setup:*');
+    const ttls = await Promise.all(keys.map((k) => stack.redis.ttl(k)));
+    expect(Math.max(...ttls)).toBeLessThanOrEqual(stack.config.owners.setupTtlSeconds);
+    expect(Math.min(...ttls)).toBeGreaterThan(0);
+    const begun = await post(url('/v1/owner/setup/begin'), { token });
+    expect(begun.status).toBe(200);
+    const weak = await post(url('/v1/owner/setup/complete'), { token, password: 'short', code: totp(begun.body.totpSeed) });
+    expect(weak.status).toBe(400);
+    const wrongCode = await post(url('/v1/owner/setup/complete'), { token, password: 'a long enough password', code: '000000' });
+    expect(wrongCode.status).toBe(400);
+    const done = await post(url('/v1/owner/setup/complete'), { token, password: 'a long enough password', code: totp(begun.body.totpSeed) });
+    expect(done.status).toBe(201);
+    expect(done.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict/);
+    expect((await post(url('/v1/owner/setup/begin'), { token })).status).toBe(404);
+    expect((await post(url('/v1/owner/setup/begin'), { token: 'setup_nothing-like-this' })).status).toBe(404);
+  });
+
+  it('signs in with password and a current code, once per code; a wrong anything is the same 401', async () => {
+    const code = totp(browserB.seed, 0);
+    const wrongPw = await post(url('/v1/owner/session'), { owner: b.owner, password: `${browserB.password}x`, code });
+    const wrongCode = await post(url('/v1/owner/session'), { owner: b.owner, password: browserB.password, code: code === '123456' ? '654321' : '123456' });
+    const noOwner = await post(url('/v1/owner/session'), { owner: 'nobody-at-all', password: browserB.password, code });
+    for (const r of [wrongPw, wrongCode, noOwner]) expect([r.status, r.body.error]).toEqual([401, 'Wrong owner, password or code']);
+    const ok = await post(url('/v1/owner/session'), { owner: b.owner, password: browserB.password, code });
+    expect(ok.status).toBe(201);
+    const replay = await post(url('/v1/owner/session'), { owner: b.owner, password: browserB.password, code });
+    expect(replay.status).toBe(401);
+    const session = await get(url('/v1/owner/session'), { cookie: cookieOf(ok) });
+    expect(session.body).toEqual({ owner: b.owner, csrfToken: ok.body.csrfToken });
+  });
+
+  it('failed sign-ins cap the failing address only: the owner still signs in from theirs', async () => {
+    for (let i = 0; i < 20; i++) {
+      const r = await postFrom('127.0.0.9', url('/v1/owner/session'), { owner: a.owner, password: 'guess-guess-guess', code: '000000' });
+      expect(r.status).toBe(401);
+    }
+    const capped = await postFrom('127.0.0.9', url('/v1/owner/session'), { owner: a.owner, password: browserA.password, code: totp(browserA.seed, 0) });
+    expect(capped.status).toBe(429);
+    expect(Number(capped.headers.get('retry-after'))).toBeGreaterThan(0);
+    const owner = await postFrom('127.0.0.10', url('/v1/owner/session'), { owner: a.owner, password: browserA.password, code: totp(browserA.seed, 0) });
+    expect(owner.status).toBe(201);
+  });
+
+  it('a form post (not JSON) is refused, so a cross-site form cannot sign anyone in', async () => {
+    const r = await post(url('/v1/owner/session'), `owner=${a.owner}`, { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(r.status).toBe(400);
+  });
+});
+
+describe('the owner API', () => {
+  it('lists only the owner’s accounts, with bridge state and settings', async () => {
+    const r = await asBrowser(browserA, 'GET', url('/v1/owner/accounts'));
+    expect(r.status).toBe(200);
+    expect(r.body.accounts.map((x: { id: string }) => x.id).sort()).toEqual(a.accounts.map((x) => x.id).sort());
+    expect(r.body.accounts[0].bridge).toEqual(expect.objectContaining({ online: false, lastSeenAt: null, hasToken: true }));
+  });
+
+  it('a change needs the session’s CSRF token; risk settings are validated, applied and audited', async () => {
+    const id = a.accounts[0]!.id;
+    const noCsrf = await send('PATCH', url(`/v1/owner/accounts/${id}`), { risk: { maxVolume: 2 } }, { cookie: browserA.cookie });
+    expect(noCsrf.status).toBe(403);
+    const bad = await asBrowser(browserA, 'PATCH', url(`/v1/owner/accounts/${id}`), { risk: { sizing: { mode: 'risk_percent', of: 'equity', percent: 50 } } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.details[0].path).toMatch(/^risk\.sizing/);
+    const ok = await asBrowser(browserA, 'PATCH', url(`/v1/owner/accounts/${id}`), { risk: { maxVolume: 2 } });
+    expect(ok.status).toBe(200);
+    expect(ok.body.risk.maxVolume).toBe(2);
+    expect((await stack.registry.getAccount(id))!.risk.maxVolume).toBe(2);
+    const audit = await asBrowser(browserA, 'GET', url('/v1/owner/audit'));
+    expect(audit.body.entries[0]).toEqual(expect.objectContaining({ by: 'owner', action: 'account.settings', accountId: id }));
+  });
+
+  it('a secret made in the API is shown once and sends signals to the owner’s account; it cannot link another owner’s', async () => {
+    const made = await asBrowser(browserA, 'POST', url('/v1/owner/secrets'), { accounts: [a.accounts[0]!.id] });
+    expect(made.status).toBe(201);
+    expect(made.body.value).toMatch(/^whsec_/);
+    const listed = await asBrowser(browserA, 'GET', url('/v1/owner/secrets'));
+    expect(JSON.stringify(listed.body)).not.toContain(made.body.value);
+    expect(listed.body.secrets.map((s: { id: string }) => s.id)).toContain(made.body.id);
+    const signal = await post(url(`/webhook/custom/${a.accounts[0]!.id}`), { secret: made.body.value, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
+    expect(signal.status).toBe(202);
+    const foreign = await asBrowser(browserA, 'POST', url('/v1/owner/secrets'), { accounts: [b.accounts[0]!.id] });
+    expect(foreign.status).toBe(404);
+    const revoked = await asBrowser(browserA, 'DELETE', url(`/v1/owner/secrets/${made.body.id}`));
+    expect(revoked.status).toBe(204);
+    const after = await post(url(`/webhook/custom/${a.accounts[0]!.id}`), { secret: made.body.value, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
+    expect(after.status).toBe(401);
+  });
+
+  it('rotating a bridge token ends the old one at once', async () => {
+    const id = a.accounts[1]!.id;
+    const rotated = await asBrowser(browserA, 'POST', url(`/v1/owner/accounts/${id}/bridge-token`));
+    expect(rotated.status).toBe(201);
+    const hello = (token: string) => post(url('/bridge/v1/hello'), { bridgeVersion: '2.0.0' }, { authorization: `Bearer ${token}` });
+    expect((await hello(a.accounts[1]!.bridgeToken)).status).toBe(401);
+    expect((await hello(rotated.body.value as string)).status).not.toBe(401);
+  });
+
+  it('an API key works without a session or CSRF token, and stops when revoked', async () => {
+    const made = await asBrowser(browserA, 'POST', url('/v1/owner/api-keys'), { name: 'n8n' });
+    expect(made.status).toBe(201);
+    const auth = { authorization: `Bearer ${made.body.value as string}` };
+    expect((await get(url('/v1/owner/accounts'), auth)).status).toBe(200);
+    const token = await send('POST', url('/v1/owner/tokens'), { accounts: [a.accounts[0]!.id] }, auth);
+    expect(token.status).toBe(201);
+    const poll = await get(url(`/v1/signals/sig_${'0'.repeat(26)}`), { authorization: `Bearer ${token.body.value as string}` });
+    expect(poll.status).not.toBe(401);
+    expect((await asBrowser(browserA, 'DELETE', url(`/v1/owner/api-keys/${made.body.id as string}`))).status).toBe(204);
+    expect((await get(url('/v1/owner/accounts'), auth)).status).toBe(401);
+  });
+
+  it('owner A gets 404 for every one of owner B’s ids, on every route', async () => {
+    const secretB = await asBrowser(browserB, 'POST', url('/v1/owner/secrets'), { accounts: [b.accounts[0]!.id] });
+    const tokenB = await asBrowser(browserB, 'POST', url('/v1/owner/tokens'), { accounts: [b.accounts[0]!.id] });
+    const keyB = await asBrowser(browserB, 'POST', url('/v1/owner/api-keys'), { name: 'b' });
+    const callbackB = await asBrowser(browserB, 'POST', url('/v1/owner/callbacks'), { url: 'http://127.0.0.1:9/outcomes' });
+    expect(callbackB.status).toBe(201);
+    const signalB = await post(url('/webhook/custom/' + b.accounts[0]!.id), { secret: b.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
+    expect(signalB.status).toBe(202);
+    const accountB = b.accounts[0]!.id;
+    // B sees its own signal in the log (visibility is eventually consistent): the 404s below are not for want of it.
+    await waitFor(
+      'B’s signal in B’s log',
+      async () => {
+        const log = await asBrowser(browserB, 'GET', url('/v1/owner/signals'));
+        return log.body?.signals?.some((x: { signalId: string }) => x.signalId === signalB.body.signalId) ? true : undefined;
+      },
+      15_000,
+    );
+    const links = { accounts: [a.accounts[0]!.id] };
+    const walk: [string, string, unknown?][] = [
+      ['GET', `/v1/owner/accounts/${accountB}`],
+      ['PATCH', `/v1/owner/accounts/${accountB}`, { risk: { maxVolume: 1 } }],
+      ['POST', `/v1/owner/accounts/${accountB}/bridge-token`],
+      ['PUT', `/v1/owner/secrets/${secretB.body.id as string}/accounts`, links],
+      ['DELETE', `/v1/owner/secrets/${secretB.body.id as string}`],
+      ['PUT', `/v1/owner/tokens/${tokenB.body.id as string}/accounts`, links],
+      ['DELETE', `/v1/owner/tokens/${tokenB.body.id as string}`],
+      ['DELETE', `/v1/owner/api-keys/${keyB.body.id as string}`],
+      ['DELETE', `/v1/owner/callbacks/${callbackB.body.id as string}`],
+      ['GET', `/v1/owner/signals/${signalB.body.signalId as string}`],
+      ['GET', `/v1/owner/signals?accountId=${accountB}`],
+    ];
+    for (const [method, path, body] of walk) {
+      const r = await asBrowser(browserA, method, url(path), body);
+      expect([method, path, r.status]).toEqual([method, path, 404]);
+    }
+    // Nothing of B's changed, and none of it shows in A's lists.
+    expect((await stack.registry.getAccount(accountB))!.risk.maxVolume).not.toBe(1);
+    expect((await asBrowser(browserB, 'GET', url('/v1/owner/secrets'))).body.secrets.map((s: { id: string }) => s.id)).toContain(secretB.body.id);
+    expect((await asBrowser(browserB, 'GET', url('/v1/owner/callbacks'))).body.callbacks.map((c: { id: string }) => c.id)).toContain(callbackB.body.id);
+    const lists = ['accounts', 'secrets', 'tokens', 'api-keys', 'audit', 'signals', 'callbacks', 'callbacks/attempts'];
+    const listsOfA = await Promise.all(lists.map((p) => asBrowser(browserA, 'GET', url(`/v1/owner/${p}`))));
+    for (const list of listsOfA) {
+      expect(list.status).toBe(200);
+      for (const id of [accountB, secretB.body.id, tokenB.body.id, keyB.body.id, callbackB.body.id, signalB.body.signalId]) expect(list.text).not.toContain(id);
+    }
+  });
+
+  it('without a session every route is 401; sign-out ends every session of the owner', async () => {
+    expect((await get(url('/v1/owner/accounts'))).status).toBe(401);
+    expect((await get(url('/v1/owner/accounts'), { cookie: 'es_session=forged-forged-forged-forged' })).status).toBe(401);
+    const second = await post(url('/v1/owner/session'), { owner: b.owner, password: browserB.password, code: totp(browserB.seed, 1) });
+    expect(second.status).toBe(201);
+    const out = await asBrowser(browserB, 'DELETE', url('/v1/owner/session'));
+    expect(out.status).toBe(200);
+    expect(out.body.sessionsEnded).toBeGreaterThanOrEqual(2);
+    expect((await get(url('/v1/owner/accounts'), { cookie: browserB.cookie })).status).toBe(401);
+    expect((await get(url('/v1/owner/accounts'), { cookie: cookieOf(second) })).status).toBe(401);
+  });
+});
