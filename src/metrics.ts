@@ -66,6 +66,12 @@ export function createWorkerMetrics() {
       labelNames: ['outcome', 'reason', 'action', 'platform'] as const,
       registers: [registry],
     }),
+    callbackAttempts: new Counter({
+      name: 'external_signals_callback_attempts_total',
+      help: 'Outcome callback delivery attempts by result: delivered (2xx), failed (retried), refused (not retried)',
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
   };
 }
 export type WorkerMetrics = ReturnType<typeof createWorkerMetrics>;

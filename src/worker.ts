@@ -43,14 +43,14 @@ export async function startWorker(config: Config = loadConfig()): Promise<Runnin
   // Activities may wait for Redis to come back (Temporal retries them), so this connection queues while offline.
   const redis = openRedis(config.redis, { connectionName: 'worker', commandTimeout: 5000, maxRetriesPerRequest: 2 });
   logRedisErrors(redis, 'worker', logger);
+  const metrics = createWorkerMetrics();
   const activities = createActivities({
     queue: new RedisCommandQueue(redis, { redeliverAfterMs: 15_000, replicaAck: config.redis.replicaAck }),
     sequencer: new RedisAccountSequencer(redis, config.redis.replicaAck),
     admission: new RedisAdmissionLedger(redis, config.temporal.taskQueue, config.bridge.defaultCommandTtlMs),
-    callbacks: callbackAttemptDeps(config, redis),
+    callbacks: { ...callbackAttemptDeps(config, redis), onAttempt: (result) => metrics.callbackAttempts.inc({ result }) },
   });
   const source = workflowSource(config);
-  const metrics = createWorkerMetrics();
   const sinks: InjectedSinks<OutcomeSinks> = {
     outcomes: {
       record: {

@@ -57,21 +57,24 @@ export async function signalWorkflow(input: SignalWorkflowInput): Promise<Accoun
   const deliveries: Promise<void>[] = [];
   /**
    * Pushes a reported outcome to the owner's callbacks (docs/callbacks.md): a child of its own that this workflow
-   * only starts, never waits for, and that outlives it. Only targets snapshotted with endpoints have any: an owner
+   * only starts, never waits for, and that outlives it. Only owners snapshotted with endpoints have any: an owner
    * without callbacks costs no command and no event here.
    */
   const pushOutcome = (outcome: AccountOutcome) => {
     const target = targetOf.get(outcome.accountId);
+    const owner = target?.account.owner;
+    // A signal accepted by the first version of callbacks carries them per target (see AccountTarget).
+    const endpointIds = (owner === undefined ? undefined : input.callbackEndpoints?.[owner]) ?? target?.callbackEndpoints;
     const event = outcomeEvent(input.signalId, input.correlationId, outcome);
-    if (!target?.callbackEndpoints?.length || !event) return;
+    if (owner === undefined || !endpointIds?.length || !event) return;
     const workflowId = callbackWorkflowId(input.signalId, outcome.accountId);
     const started = startChild(callbackWorkflow, {
       workflowId,
-      args: [{ owner: target.account.owner, endpointIds: target.callbackEndpoints, messageId: workflowId, event }],
+      args: [{ owner, endpointIds, messageId: workflowId, event }],
       parentClosePolicy: ParentClosePolicy.ABANDON,
       // Also after the first delivery closed (until the namespace's retention forgets it): one message per outcome.
       workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      staticSummary: `${outcome.outcome} on ${outcome.accountId} to ${target.callbackEndpoints.length} callback endpoint(s)`,
+      staticSummary: `${outcome.outcome} on ${outcome.accountId} to ${endpointIds.length} callback endpoint(s)`,
     });
     // Already started (an operator's word after a retry, a reset): the first delivery stands.
     deliveries.push(

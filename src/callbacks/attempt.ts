@@ -14,6 +14,8 @@ export interface AttemptDeps {
   post: PostSettings;
   resolve?: Resolve;
   now?: () => number;
+  /** Told every attempt's result (the worker counts them for Prometheus). */
+  onAttempt?: (result: 'delivered' | 'failed' | 'refused') => void;
 }
 
 export interface AttemptRequest {
@@ -33,6 +35,12 @@ export type AttemptOutcome = { kind: 'delivered' } | { kind: 'gone' } | { kind: 
 
 /** One signed POST to one endpoint, recorded in the owner's attempt log whatever it came to. */
 export async function attemptDelivery(deps: AttemptDeps, req: AttemptRequest): Promise<AttemptOutcome> {
+  const outcome = await attemptOnce(deps, req);
+  if (outcome.kind !== 'gone') deps.onAttempt?.(outcome.kind);
+  return outcome;
+}
+
+async function attemptOnce(deps: AttemptDeps, req: AttemptRequest): Promise<AttemptOutcome> {
   const now = deps.now ?? Date.now;
   const endpoint = await deps.endpoints.get(req.owner, req.endpointId);
   if (!endpoint || !endpoint.enabled) return { kind: 'gone' };

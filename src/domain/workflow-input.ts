@@ -20,8 +20,8 @@ export interface AccountTarget {
   /** The broker's volume rules for the signal's symbol on this account, when its bridge reported them. */
   volumeRules?: VolumeRules;
   /**
-   * The owner's enabled callback endpoints when the signal was accepted (absent when none): the account's outcome is
-   * pushed to them (docs/callbacks.md). Absent, the workflows do no callback work at all.
+   * Where the first version of callbacks (49b9aa0 to cf9bb52, merged into main) put the owner's endpoint ids: never
+   * written now (SignalWorkflowInput.callbackEndpoints is), still read so signals accepted by it deliver as they did.
    */
   callbackEndpoints?: string[];
 }
@@ -40,6 +40,12 @@ export interface SignalWorkflowInput {
   targets: AccountTarget[];
   /** Accounts the secret links that this broadcast skipped (absent on the per-account URL and on a replay). */
   skipped?: SkippedAccount[];
+  /**
+   * Each owner's enabled callback endpoint ids when the signal was accepted, once per owner rather than per target
+   * (a broadcast to hundreds of accounts of one owner carries them once); absent when no owner has any, and then the
+   * workflows do no callback work at all (docs/callbacks.md).
+   */
+  callbackEndpoints?: Record<string, string[]>;
 }
 
 export interface AccountWorkflowInput {

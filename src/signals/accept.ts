@@ -224,16 +224,19 @@ async function launch(deps: AcceptDeps, base: LaunchBase, accounts: Account[], d
         ? Promise.resolve(accounts.map(() => undefined))
         : deps.registry.volumeRules(accounts.map((a) => ({ accountId: a.id, symbols: [mapSymbol(symbol, a.symbols), symbol] }))),
       owners.length === 0 ? Promise.resolve([]) : deps.callbacks!.enabledIds(owners),
-    ]).then(([seqs, , rules, ids]) => [seqs, rules, new Map(owners.map((o, i) => [o, ids[i]!]))] as const),
+    ]).then(([seqs, , rules, ids]) => [seqs, rules, Object.fromEntries(owners.flatMap((o, i) => (ids[i]!.length > 0 ? [[o, ids[i]!]] : [])))] as const),
   );
+  const callbacks = Object.keys(endpointIds).length > 0 ? { callbackEndpoints: endpointIds } : {};
   const leaseOf = new Map(accounts.map((a, i) => [a.id, leases[i]!]));
   const byRegion = groupBy(
-    accounts.map((account, i) => toTarget(account, seqs[i]!, expiries[i]!, rules[i], endpointIds.get(account.owner))),
+    accounts.map((account, i) => toTarget(account, seqs[i]!, expiries[i]!, rules[i])),
     (t) => t.account.region,
     (t) => t,
   );
   const regions = Object.keys(byRegion);
-  const results = await Promise.allSettled(regions.map((region) => deps.executions.launch(region, { ...base, targets: byRegion[region]! }, deadline)));
+  const results = await Promise.allSettled(
+    regions.map((region) => deps.executions.launch(region, { ...base, ...callbacks, targets: byRegion[region]! }, deadline)),
+  );
   const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   const confirmed: MarkRetime[] = [];
   for (const [i, r] of results.entries()) {
@@ -357,18 +360,6 @@ export function accountSnapshot(account: Account): AccountSnapshot {
   };
 }
 
-function toTarget(
-  account: Account,
-  seq: number,
-  expiresAtMs: number,
-  volumeRules: VolumeRules | undefined,
-  callbackEndpoints: string[] | undefined,
-): AccountTarget {
-  return {
-    account: accountSnapshot(account),
-    seq,
-    expiresAt: new Date(expiresAtMs).toISOString(),
-    ...(volumeRules ? { volumeRules } : {}),
-    ...(callbackEndpoints?.length ? { callbackEndpoints } : {}),
-  };
+function toTarget(account: Account, seq: number, expiresAtMs: number, volumeRules: VolumeRules | undefined): AccountTarget {
+  return { account: accountSnapshot(account), seq, expiresAt: new Date(expiresAtMs).toISOString(), ...(volumeRules ? { volumeRules } : {}) };
 }

@@ -125,6 +125,9 @@ describe('outcome callbacks', () => {
         delivered: true,
       }),
     ]);
+    // Operators see attempts on the worker's /metrics.
+    const metrics = await (await fetch(stack.worker!.metricsUrl!)).text();
+    expect(metrics).toMatch(/^external_signals_callback_attempts_total\{result="delivered"\} [1-9]/m);
   });
 
   test('when the receiver answers 500 twice, then the outcome is delivered on the 3rd attempt and all three attempts are listed', async () => {
@@ -146,6 +149,7 @@ describe('outcome callbacks', () => {
       [2, 500, false, endpoint.id],
       [1, 500, false, endpoint.id],
     ]);
+    expect(await (await fetch(stack.worker!.metricsUrl!)).text()).toMatch(/^external_signals_callback_attempts_total\{result="failed"\} [2-9]/m);
     const deliveries = loopback.received.filter((r) => r.path === hook);
     expect(deliveries).toHaveLength(3);
     // Every attempt is the same message (one webhook-id), each signed afresh.

@@ -131,7 +131,7 @@ describe('acceptSignal with fakes of its ports', () => {
     ]);
   });
 
-  test('when the owner has callback endpoints, then entries carry them in each target; exits, and owners without any, carry nothing and ask nothing', async () => {
+  test('when the owner has callback endpoints, then entries carry them once per owner; exits, and owners without any, carry nothing and ask nothing', async () => {
     const { deps, calls } = fakes();
     const asked: string[][] = [];
     deps.callbacks = {
@@ -141,15 +141,16 @@ describe('acceptSignal with fakes of its ports', () => {
       },
     };
     await acceptSignal(deps, { grant, body: buy, correlationId: 'cb1' });
-    expect(calls.launched[0]!.targets.map((t) => t.callbackEndpoints)).toEqual([['ep_aaaaaaaaaaaaaaaa'], ['ep_aaaaaaaaaaaaaaaa']]);
+    // Once per owner, not once per target: a broadcast to hundreds of accounts carries them once.
+    expect(calls.launched[0]!.callbackEndpoints).toEqual({ alice: ['ep_aaaaaaaaaaaaaaaa'] });
     expect(asked).toEqual([['alice']]);
     // An exit is not reported by the poll, so it pushes nothing: no lookup, no field.
     await acceptSignal(deps, { grant, body: { secret: 'whsec_x', action: 'close_all' }, idempotencyKey: 'k-exit', correlationId: 'cb2' });
-    expect(calls.launched[1]!.targets.every((t) => !('callbackEndpoints' in t))).toBe(true);
+    expect(calls.launched[1]).not.toHaveProperty('callbackEndpoints');
     expect(asked).toHaveLength(1);
     deps.callbacks = { enabledIds: async (owners) => owners.map(() => []) };
     await acceptSignal(deps, { grant, body: buy, correlationId: 'cb3' });
-    expect(calls.launched[2]!.targets.every((t) => !('callbackEndpoints' in t))).toBe(true);
+    expect(calls.launched[2]).not.toHaveProperty('callbackEndpoints');
   });
 
   test('when the start certainly did not happen (not overload), then the numbers are released and the refusal is not a 202', async () => {

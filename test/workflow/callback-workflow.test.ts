@@ -3,6 +3,7 @@ import { bridgeReportUpdate, signalWorkflow } from '../../workflows';
 import { accountWorkflowId, callbackWorkflowId, signalWorkflowId } from '../../src/domain/ids';
 import type { SignalWorkflowInput } from '../../src/domain/workflow-input';
 import type { DeliverCallbackRequest } from '../../activities/callbacks';
+import { waitFor } from '../../support/infra';
 import { BUY, newSignalId, queueDouble, target, useWorkflowKit } from './kit';
 
 /**
@@ -20,7 +21,8 @@ async function signalTo(accountId: string, callbackEndpoints?: string[]): Promis
     correlationId: 'req_test',
     acceptedAt: new Date(now).toISOString(),
     signal: BUY,
-    targets: [callbackEndpoints ? { ...t, callbackEndpoints } : t],
+    targets: [t],
+    ...(callbackEndpoints ? { callbackEndpoints: { [t.account.owner]: callbackEndpoints } } : {}),
   };
 }
 
@@ -103,9 +105,14 @@ describe('callbackWorkflow in virtual time', () => {
         expect(await handle.result()).toEqual([expect.objectContaining({ accountId: 'acc-1', outcome: 'filled', ticket: 'T-1' })]);
         const delivery = env.client.workflow.getHandle(callbackWorkflowId(input.signalId, 'acc-1'));
         expect((await delivery.describe()).status.name).toBe('RUNNING');
-        const scheduled = ((await delivery.fetchHistory()).events ?? []).find(
-          (e) => e.activityTaskScheduledEventAttributes,
-        )!.activityTaskScheduledEventAttributes!;
+        // Its first task may not have run yet: wait for the activity it schedules.
+        const scheduled = await waitFor(
+          'the delivery to schedule its activity',
+          async () =>
+            ((await delivery.fetchHistory()).events ?? []).find((e) => e.activityTaskScheduledEventAttributes)?.activityTaskScheduledEventAttributes ??
+            undefined,
+          10_000,
+        );
         const seconds = (d: { seconds?: unknown } | null | undefined) => Number(d?.seconds ?? 0);
         expect(scheduled.activityType?.name).toBe('deliverCallback');
         expect(seconds(scheduled.scheduleToCloseTimeout)).toBe(24 * 3600);
