@@ -364,6 +364,9 @@ async function signalsPage() {
   const params = new URLSearchParams(location.search);
   const query = new URLSearchParams([...params].filter(([, v]) => v !== ''));
   for (const k of ['from', 'to']) if (query.has(k)) query.set(k, new Date(query.get(k)).toISOString());
+  // The log and the account list are asked for at once: the page waits for the slower, not for both in turn.
+  const first = api('GET', `/v1/owner/signals?${query}`);
+  first.catch(() => undefined);
   const { accounts } = await api('GET', '/v1/owner/accounts');
   const select = (label, name, options) =>
     field(label, { tag: 'select', name }, undefined, [
@@ -387,12 +390,12 @@ async function signalsPage() {
   );
   const log = h('div', { 'aria-live': 'polite' });
   page('Signals', filters, log);
-  await renderLog(log, params, query);
+  await renderLog(log, params, query, first);
 }
 
 /** The log itself; the first page is read again every few seconds while the tab is visible (new signals, outcomes). */
-async function renderLog(container, params, query) {
-  const log = await api('GET', `/v1/owner/signals?${query}`);
+async function renderLog(container, params, query, first) {
+  const log = await (first ?? api('GET', `/v1/owner/signals?${query}`));
   const rows = log.signals.map((s) =>
     h(
       'tr',
@@ -596,11 +599,15 @@ async function start() {
   const path = location.pathname;
   if (path === '/dashboard/setup') return setupPage();
   if (path === '/dashboard/sign-in') return signInPage();
-  const me = await api('GET', '/v1/owner/session');
-  session.owner = me.owner;
-  session.csrf = me.csrfToken;
-  document.getElementById('owner').textContent = me.owner;
-  document.getElementById('nav').hidden = false;
+  // Who is signed in (and the CSRF token for changes) is asked for beside the page's own reads, not before them:
+  // a page's buttons act only after a click, by when the session has long answered.
+  const me = api('GET', '/v1/owner/session').then((answer) => {
+    session.owner = answer.owner;
+    session.csrf = answer.csrfToken;
+    document.getElementById('owner').textContent = answer.owner;
+    document.getElementById('nav').hidden = false;
+  });
+  me.catch(() => undefined);
   for (const a of document.querySelectorAll('nav a'))
     if (a.getAttribute('href') === path || (path.startsWith(a.getAttribute('href') + '/') && a.getAttribute('href') !== '/dashboard'))
       a.setAttribute('aria-current', 'page');
@@ -611,7 +618,7 @@ async function start() {
   const route = ROUTES.find(([re]) => re.test(path));
   if (!route) return page('Not found', h('p', {}, h('a', { href: '/dashboard' }, 'Back to your accounts')));
   try {
-    await route[1](path.match(route[0]));
+    await Promise.all([me, route[1](path.match(route[0]))]);
   } catch (err) {
     page('Something went wrong', h('p', { role: 'alert' }, err instanceof ApiError ? errorText(err) : String(err)));
   }
