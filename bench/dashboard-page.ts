@@ -67,6 +67,18 @@ async function assetSizes(ingressUrl: string) {
   return sizes;
 }
 
+/** The page's signals request alone, from Node with the session cookie and no browser running: the server's share. */
+async function signalsRequestAlone(ingressUrl: string, cookie: string) {
+  const ms: number[] = [];
+  for (let i = -1; i < REPEAT; i++) {
+    const t0 = performance.now();
+    const res = await get(`${ingressUrl}/v1/owner/signals`, { cookie });
+    if (res.status !== 200 || res.body.signals.length !== 25) throw new Error(`GET /v1/owner/signals: ${res.status} ${res.text.slice(0, 200)}`);
+    if (i >= 0) ms.push(performance.now() - t0);
+  }
+  return medianP95(ms);
+}
+
 /** Chromium's own process group: playwright starts it detached, and its helpers stay in the group. */
 function chromiumGroup(): number {
   for (const d of fs.readdirSync('/proc')) {
@@ -142,6 +154,8 @@ async function main() {
     const owner = await setUpOwner(ingress.url, store.redisServer.url, store.a.owner);
     const assets = await assetSizes(ingress.url);
     log(`assets: ${JSON.stringify(assets)}`);
+    const signalsAlone = await signalsRequestAlone(ingress.url, owner.cookie);
+    log(`GET /v1/owner/signals from Node, no browser: ${JSON.stringify(signalsAlone)}`);
     browser = await launchChromium();
     const groups = () => ({ temporal: store.temporal.pid, redis: store.redisServer.pid, chromium: chromiumGroup() });
     const loadBefore = os.loadavg();
@@ -157,6 +171,7 @@ async function main() {
       emptyCache: summary(cold),
       reload: summary(warm),
       assets,
+      signalsAlone,
       cpu,
       loadavg: { before: loadBefore.map((v) => round(v)), after: os.loadavg().map((v) => round(v)) },
       samples: { emptyCache: cold, reload: warm },
