@@ -41,7 +41,13 @@ const log = (line: string) => process.stdout.write(`${line}\n`);
 async function registerAccounts(store: SignalStore): Promise<void> {
   const redis = new Redis(store.redisServer.url);
   try {
-    const accounts = store.a.accounts.map((id) => ({ id, owner: store.a.owner, platform: 'mt5' as const, bridgeVersion: '2.0.0', bridgeToken: newCredential('brg') }));
+    const accounts = store.a.accounts.map((id) => ({
+      id,
+      owner: store.a.owner,
+      platform: 'mt5' as const,
+      bridgeVersion: '2.0.0',
+      bridgeToken: newCredential('brg'),
+    }));
     await importRegistry(new RedisRegistry(redis), { accounts, secrets: [], tokens: [] });
   } finally {
     redis.disconnect();
@@ -127,9 +133,7 @@ function summary(loads: PageTiming[]) {
     firstRowShown: medianP95(loads.map((l) => l.firstRowShownMs)),
     firstRowInDom: medianP95(loads.map((l) => l.firstRowInDomMs)),
     domContentLoaded: medianP95(loads.map((l) => l.domContentLoadedMs)),
-    api: Object.fromEntries(
-      apiPaths.map((p) => [p, medianP95(loads.flatMap((l) => l.api.filter((a) => a.path === p).map((a) => a.endMs - a.startMs)))]),
-    ),
+    api: Object.fromEntries(apiPaths.map((p) => [p, medianP95(loads.flatMap((l) => l.api.filter((a) => a.path === p).map((a) => a.endMs - a.startMs)))])),
   };
 }
 
