@@ -31,6 +31,12 @@ export function summarize(values: readonly number[]): Summary {
   };
 }
 
+/** Median, p95 and max (nearest rank), in tenths: a timed repeat's figures. */
+export function medianP95(values: readonly number[]): { median: number; p95: number; max: number } {
+  const sorted = [...values].sort((a, b) => a - b);
+  return { median: round(percentile(sorted, 50)!, 1), p95: round(percentile(sorted, 95)!, 1), max: round(sorted.at(-1)!, 1) };
+}
+
 export function round(v: number, digits = 2): number {
   const f = 10 ** digits;
   return Math.round(v * f) / f;

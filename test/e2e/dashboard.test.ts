@@ -2,13 +2,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import AxeBuilder from '@axe-core/playwright';
 import { Webhook } from 'standardwebhooks';
 import type { PaperTerminal } from '../../src/paper/terminal';
 import { DASHBOARD_CSP } from '../../src/http/routes/dashboard';
 import { testEnv } from '../../support/env';
 import { waitFor } from '../../support/infra';
+import { launchChromium } from '../../support/chromium';
 import { adminCliJson } from '../helpers/admin';
 import { ownerKeyFile, totp } from '../helpers/owner';
 import { get, post, seedOwner, startPaperTerminal, startStack, type Fixture, type Stack } from '../helpers/stack';
@@ -21,7 +22,6 @@ import { get, post, seedOwner, startPaperTerminal, startStack, type Fixture, typ
  * on any page, and no page breaks its CSP. Screenshots are left in the run directory (dashboard-*.png).
  */
 
-const CHROMIUM = '/usr/bin/chromium';
 const UI_TIMEOUT_MS = 20_000;
 
 interface Delivery {
@@ -66,10 +66,7 @@ describe('the owners dashboard in a browser', () => {
     });
     f = await seedOwner(stack.registry, [{ bridgeVersion: '2.0.0' }]);
     ({ terminal } = await startPaperTerminal(stack, f.accounts[0]!));
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--disable-sync'],
-    });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await context.addInitScript({
       content: `document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.effectiveDirective + ' blocked ' + (e.blockedURI || '(inline)')));`,
