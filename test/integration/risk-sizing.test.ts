@@ -187,13 +187,20 @@ describe('stale figures, on the paper bridge', () => {
         slPips: 20,
       });
       expect(res.status).toBe(202);
-      return (await pollUntilReported(stack.ingress.url, res.body.signalId, f.token, 1, 15_000)).accounts[0];
+      const outcome = (await pollUntilReported(stack.ingress.url, res.body.signalId, f.token, 1, 15_000)).accounts[0];
+      return { ...outcome, report: started.terminal.journal.get(`signal/${res.body.signalId}/account/${f.accounts[0]!.id}`) };
     };
     await waitFor('the EURUSD quote to be older than the bound', async () => Date.now() - quotedAt > BOUND_MS, 10_000);
-    expect(await buy()).toMatchObject({ outcome: 'rejected', reason: 'risk_figures_stale' });
+    expect(await buy()).toMatchObject({
+      outcome: 'rejected',
+      reason: 'risk_figures_stale',
+      report: { message: expect.stringMatching(/^the last EURUSD quote is \d+\.\d s old, past the 2\.0 s/) },
+    });
     expect(terminal.broker.positions()).toEqual([]);
     // A live market quotes again and again: the next buy is sized on a quote well within the bound.
-    const ticking = setInterval(() => started.feed.set('EURUSD', 1.08, 1.0801), 100);
+    const quote = () => started.feed.set('EURUSD', 1.08, 1.0801);
+    quote();
+    const ticking = setInterval(quote, 100);
     try {
       expect(await buy()).toMatchObject({ outcome: 'filled' });
     } finally {
