@@ -196,6 +196,8 @@ const envSchema = z.object({
   DEFAULT_MAX_SIGNAL_AGE_MS: int(30_000, 1),
   /** Max age of the other commands (pending entries, closes, modifies) when an account sets none. */
   DEFAULT_COMMAND_TTL_MS: int(300_000, 1),
+  /** The oldest a quote behind an entry's risk figures may be (docs/risk-sizing.md): older, the bridge refuses it `risk_figures_stale`. */
+  RISK_FIGURES_MAX_AGE_MS: int(60_000, 1, 86_400_000),
 
   /** Outcome callbacks (docs/callbacks.md): the key that seals the endpoints' signing secrets; unset, none can be registered. */
   CALLBACK_SECRET_KEY_FILE: z.string().min(1).optional(),
@@ -364,6 +366,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       limit: { max: e.BRIDGE_LIMIT_MAX, windowMs: e.BRIDGE_LIMIT_WINDOW_MS },
       defaultMaxSignalAgeMs: e.DEFAULT_MAX_SIGNAL_AGE_MS,
       defaultCommandTtlMs: e.DEFAULT_COMMAND_TTL_MS,
+      figuresMaxAgeMs: e.RISK_FIGURES_MAX_AGE_MS,
     },
     callbacks: {
       sealingKeyFile: e.CALLBACK_SECRET_KEY_FILE,

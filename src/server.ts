@@ -83,6 +83,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
         temporalBudgetMs: config.temporal.startTimeoutMs,
         defaultMaxSignalAgeMs: config.bridge.defaultMaxSignalAgeMs,
         defaultCommandTtlMs: config.bridge.defaultCommandTtlMs,
+        figuresMaxAgeMs: config.bridge.figuresMaxAgeMs,
         failClosedRetryAfterSeconds: config.limits.failClosedRetryAfterSeconds,
       },
     },

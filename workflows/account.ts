@@ -91,6 +91,8 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
     ...fields,
     ...plan.order,
     ...(isOpening(signal.action) && target.account.risk.maxOpenPositions !== undefined ? { maxOpenPositions: target.account.risk.maxOpenPositions } : {}),
+    // Only with figures to bound; absent from the input of signals accepted before it existed, so they replay as they ran.
+    ...((plan.order.riskSizing || plan.order.lossGuards) && target.figuresMaxAgeMs !== undefined ? { figuresMaxAgeMs: target.figuresMaxAgeMs } : {}),
     commandId,
     seq: target.seq,
     signalId: input.signalId,

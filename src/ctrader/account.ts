@@ -46,8 +46,8 @@ export class CtraderAccount {
   private refreshTimer: NodeJS.Timeout | undefined;
   private symbols = new Map<string, SymbolSpec>();
   private symbolsById = new Map<number, SymbolSpec>();
-  /** Latest spot per symbolId (ProtoOASpotEvent), while subscribed in the current session. */
-  private quotes = new Map<number, { bid?: number; ask?: number }>();
+  /** Latest spot per symbolId (ProtoOASpotEvent), while subscribed in the current session, and when it came. */
+  private quotes = new Map<number, { bid?: number; ask?: number; receivedAt: number }>();
   private subscribed = new Set<number>();
   private quoteWaiters: (() => void)[] = [];
   /** Asset names by assetId (ProtoOAAssetListReq): they do not change while the connector runs. */
@@ -170,11 +170,13 @@ export class CtraderAccount {
     const p = (env.payload ?? {}) as { ctidTraderAccountId?: number; ctidTraderAccountIds?: number[] };
     if (env.payloadType === PayloadType.PROTO_OA_SPOT_EVENT && p.ctidTraderAccountId === this.ctid) {
       const spot = env.payload as { symbolId: number; bid?: number; ask?: number };
-      const prev = this.quotes.get(spot.symbolId) ?? {};
+      const prev: { bid?: number; ask?: number } = this.quotes.get(spot.symbolId) ?? {};
       // bid and ask are "in 1/100000 of unit of a price"; an event may carry only one of them.
       this.quotes.set(spot.symbolId, {
         bid: spot.bid !== undefined ? spot.bid / 100_000 : prev.bid,
         ask: spot.ask !== undefined ? spot.ask / 100_000 : prev.ask,
+        // Open API's spot events carry no time of their own: the price is as old as its arrival here.
+        receivedAt: Date.now(),
       });
       for (const w of this.quoteWaiters.splice(0)) w();
       return;
@@ -278,6 +280,11 @@ export class CtraderAccount {
         });
       });
     }
+  }
+
+  /** When the last spot of a symbol reached the connector (ms since the epoch), or undefined before the first. */
+  quoteReceivedAt(symbolId: number): number | undefined {
+    return this.quotes.get(symbolId)?.receivedAt;
   }
 
   // ---- state -------------------------------------------------------------------------------------------------------

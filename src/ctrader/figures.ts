@@ -56,7 +56,14 @@ export async function readAccount(acct: FiguresAccount, opts: { timeoutMs: numbe
  * chain of each symbol's live mid price (× going from its base to its quote, ÷ the other way). Undefined when the
  * broker has no chain between them.
  */
-export async function quoteToDeposit(acct: FiguresAccount, quoteAssetId: number, depositAssetId: number, timeoutMs: number): Promise<number | undefined> {
+export async function quoteToDeposit(
+  acct: FiguresAccount,
+  quoteAssetId: number,
+  depositAssetId: number,
+  timeoutMs: number,
+  /** Told each symbol whose price the rate rests on (how old it is bounds the figures: src/ctrader/risk.ts). */
+  onQuote: (symbolId: number) => void = () => undefined,
+): Promise<number | undefined> {
   if (quoteAssetId === depositAssetId) return 1;
   return within(timeoutMs, 'the conversion rate', async () => {
     const chain = await acct.conversionChain(quoteAssetId, depositAssetId, { timeoutMs });
@@ -65,6 +72,7 @@ export async function quoteToDeposit(acct: FiguresAccount, quoteAssetId: number,
     let rate = 1;
     for (const s of chain) {
       const q = await acct.quote(s.symbolId, timeoutMs);
+      onQuote(s.symbolId);
       const mid = (q.bid + q.ask) / 2;
       if (s.baseAssetId === asset) {
         rate *= mid;

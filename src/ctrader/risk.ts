@@ -3,6 +3,7 @@ import { isOpening } from '../domain/actions';
 import type { BridgeCommand } from '../domain/bridge-protocol';
 import { checkLossGuards, sizeEntry } from '../risk/entry-risk';
 import type { EquityMarks } from '../risk/equity-marks';
+import { staleFigures } from '../risk/figures-age';
 import { tickValueOf } from '../risk/sizing';
 import type { CtraderAccount } from './account';
 import { FiguresUnavailable, quoteToDeposit, readAccount, within, type FiguresAccount, type LiveAccount } from './figures';
@@ -12,10 +13,12 @@ import { pipSize, volumeToLots, type SymbolSpec } from './units';
  * An entry's `lossGuards` and `riskSizing` on the live cTrader account (docs/risk-sizing.md), with the same guard and
  * formula code as the paper bridge (src/risk/entry-risk.ts, src/risk/sizing.ts). Run just before the order is
  * sent, one command at a time, so the second of two racing entries sees the account the first left. Fails closed:
- * figures that cannot be read now refuse the entry (`risk_figures_unavailable`); nothing is sized on a guess.
+ * figures that cannot be read now refuse the entry (`risk_figures_unavailable`); nothing is sized on a guess, nor on
+ * a spot that reached the connector longer ago than the command's `figuresMaxAgeMs` (`risk_figures_stale`: the entry's
+ * symbol and the conversion chain's; equity is the server's own P&L, priced by the server).
  */
 
-export type RiskAccount = FiguresAccount & Pick<CtraderAccount, 'symbol'>;
+export type RiskAccount = FiguresAccount & Pick<CtraderAccount, 'symbol' | 'symbolById' | 'quoteReceivedAt'>;
 
 /** How long the figures of one entry may take to read, all requests together (and never past its expiresAt). */
 export const FIGURES_TIMEOUT_MS = 5_000;
@@ -50,7 +53,11 @@ export async function applyRisk(
     if (!spec) return refuse('risk_volume_unsizable', `no symbol ${cmd.symbol ?? ''} on the account to size the entry with`);
     if (spec.quoteAssetId === undefined) return refuse('risk_volume_unsizable', `the broker did not say which currency ${spec.name} is quoted in`);
     const quote = await within(left(), `the price of ${spec.name}`, () => acct.quote(spec.symbolId, left()));
-    const rate = await quoteToDeposit(acct, spec.quoteAssetId, account.depositAssetId, left());
+    const priced = [spec.symbolId];
+    const rate = await quoteToDeposit(acct, spec.quoteAssetId, account.depositAssetId, left(), (id) => priced.push(id));
+    const quoteTimes = priced.map((id) => ({ symbol: acct.symbolById(id)?.name ?? `symbol ${id}`, quotedAtMs: acct.quoteReceivedAt(id) }));
+    const stale = staleFigures(quoteTimes, cmd.figuresMaxAgeMs, Date.now());
+    if (stale) return refuse(stale.retcode, stale.message);
     if (rate === undefined) return refuse('risk_volume_unsizable', `no conversion from the quote currency of ${spec.name} to ${account.currency}`);
     const sized = size(cmd, sizing, account, spec, quote, rate);
     if ('refusal' in sized) return refuse(sized.refusal.retcode, sized.refusal.message);

@@ -85,6 +85,12 @@ export const commandSchema = z.object({
       drawdownResetAt: z.string().optional(),
     })
     .optional(),
+  /**
+   * The oldest a quote behind this entry's figures may be, in ms (protocol 1.3; docs/risk-sizing.md): sent with
+   * `riskSizing` or `lossGuards`. A bridge refuses the entry `risk_figures_stale` when the entry's symbol, its
+   * conversion symbol or an open position's symbol was last quoted longer ago; an older bridge ignores it.
+   */
+  figuresMaxAgeMs: z.number().int().gt(0).optional(),
   acceptedAt: z.string(),
   /** Never execute past this instant; report `expired` instead. */
   expiresAt: z.string(),

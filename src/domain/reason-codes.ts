@@ -61,6 +61,11 @@ export const REASON_CODES = {
     meaning:
       "the entry is sized by risk or guarded against losses and the bridge could not read the account's figures (balance, equity, the price or the conversion rate) fresh from the broker when it would have executed: it was not placed rather than sized or guarded on a guess",
   },
+  risk_figures_stale: {
+    raisedBy: 'bridge',
+    meaning:
+      "the entry is sized by risk or guarded against losses and a price behind the account's figures (the entry's symbol, the conversion symbol or an open position's symbol) was last quoted longer ago than the service's bound (RISK_FIGURES_MAX_AGE_MS): it was not placed rather than sized or guarded on old prices; the message names the symbol and its age",
+  },
   bridge_unsupported_action: { raisedBy: 'bridge', meaning: 'the connected EA/cBot cannot perform this action' },
   bridge_invalid_command: { raisedBy: 'bridge', meaning: "the command failed the bridge's own validation" },
   bridge_wrong_account: { raisedBy: 'bridge', meaning: "the command named another account than the bridge's" },

@@ -24,6 +24,11 @@ export interface AccountTarget {
    * written now (SignalWorkflowInput.callbackEndpoints is), still read so signals accepted by it deliver as they did.
    */
   callbackEndpoints?: string[];
+  /**
+   * The oldest a quote behind the entry's risk figures may be (RISK_FIGURES_MAX_AGE_MS at acceptance; opening
+   * signals only). Absent on signals accepted before it existed: their commands go out as they did then.
+   */
+  figuresMaxAgeMs?: number;
 }
 
 /** An account a broadcast did not reach, and why: in the signal's memo and the ingress log for operators. */

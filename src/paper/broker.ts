@@ -51,6 +51,18 @@ export class PaperBroker {
     return spec ? this.book.feed.quote(spec, this.book.clock()) : undefined;
   }
 
+  /** When the feed last quoted a symbol (undefined: a live price, or one at its baseline). */
+  quotedAt(symbol: string): number | undefined {
+    const spec = this.resolveSymbol(symbol);
+    return spec ? this.book.feed.quotedAt?.(spec) : undefined;
+  }
+
+  /** The symbol whose price converts `currency` to the account's (undefined: the account's own, or none). */
+  conversionSymbol(currency: string): string | undefined {
+    if (currency === this.currency) return undefined;
+    return this.book.specs.get(`${currency}${this.currency}`)?.name ?? this.book.specs.get(`${this.currency}${currency}`)?.name;
+  }
+
   /** Force a symbol's market open or closed (tests, `--closed`); undefined returns it to its session schedule. */
   setMarketOpen(symbol: string, open: boolean | undefined): void {
     const spec = this.resolveSymbol(symbol);

@@ -12,6 +12,12 @@ export interface PriceFeed {
   quote(spec: SymbolSpec, nowMs: number): Quote;
   /** A feed that also says when a market is open or closed (undefined: the symbol's session decides). */
   marketOpen?(spec: SymbolSpec, nowMs: number): boolean | undefined;
+  /**
+   * When the feed last quoted the symbol (ms since the epoch), which bounds how old the risk figures are
+   * (src/risk/figures-age.ts). Absent or undefined: the price is current whenever it is read (the synthetic feed, a
+   * symbol left at its baseline).
+   */
+  quotedAt?(spec: SymbolSpec): number | undefined;
 }
 
 /** The quote at a symbol's base price: bid = base − half the spread, ask = bid + spread. */
@@ -46,17 +52,24 @@ export class SyntheticFeed implements PriceFeed {
   }
 }
 
-/** A feed the caller moves by hand (tests). Unset symbols sit at their baseline quote. */
+/** A feed the caller moves by hand (tests). Unset symbols sit at their baseline quote; a set one is as old as its set(). */
 export class ManualFeed implements PriceFeed {
-  private readonly quotes = new Map<string, Quote>();
+  private readonly quotes = new Map<string, Quote & { at: number }>();
+
+  constructor(private readonly clock: () => number = Date.now) {}
 
   set(symbol: string, bid: number, ask: number): void {
     if (!(ask >= bid)) throw new Error(`ask ${ask} is below bid ${bid}`);
-    this.quotes.set(symbol.toUpperCase(), { bid, ask });
+    this.quotes.set(symbol.toUpperCase(), { bid, ask, at: this.clock() });
   }
 
   quote(spec: SymbolSpec): Quote {
-    return this.quotes.get(spec.name) ?? baselineQuote(spec);
+    const q = this.quotes.get(spec.name);
+    return q ? { bid: q.bid, ask: q.ask } : baselineQuote(spec);
+  }
+
+  quotedAt(spec: SymbolSpec): number | undefined {
+    return this.quotes.get(spec.name)?.at;
   }
 }
 

@@ -11,6 +11,7 @@ import { baselineQuote, type PriceFeed, type Quote, type SymbolSpec } from './br
  * Symbols (canonical names) without a quote sit at their baseline quote; a steered market is open unless the file
  * lists it as closed (no weekend schedule: the one steering it decides). The file is read again on every look, so a change (written atomically: write then rename) counts at once.
  * A missing file is an empty one; a file that does not parse is an error (a steered market never guesses prices).
+ * A quote in the file is as old as the file (its last write): what bounds the age of the risk figures.
  */
 
 const marketFileSchema = z.strictObject({
@@ -38,6 +39,16 @@ export class FileMarket implements PriceFeed {
     if (!q) return baselineQuote(spec);
     if (!(q.ask >= q.bid)) throw new Error(`${this.file}: ${spec.name} ask ${q.ask} is below bid ${q.bid}`);
     return { bid: q.bid, ask: q.ask };
+  }
+
+  quotedAt(spec: SymbolSpec): number | undefined {
+    if (this.read().quotes[spec.name] === undefined) return undefined;
+    try {
+      return fs.statSync(this.file).mtimeMs;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw err;
+    }
   }
 
   marketOpen(spec: SymbolSpec): boolean {

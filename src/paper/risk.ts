@@ -2,13 +2,15 @@ import { isOpening } from '../domain/actions';
 import type { BridgeCommand } from '../domain/bridge-protocol';
 import { checkLossGuards, sizeEntry } from '../risk/entry-risk';
 import type { EquityMarks } from '../risk/equity-marks';
+import { staleFigures } from '../risk/figures-age';
 import { tickValueOf } from '../risk/sizing';
 import type { ExecutionResult, PaperBroker } from './broker';
 
 /**
  * What a bridge does with an entry's `riskSizing` and `lossGuards` (docs/risk-sizing.md), on the live account, at the
- * instant of execution and one command at a time: so the figures are never stale, and two entries racing each other
- * cannot both pass a guard that only one fits under (the second sees the account the first left).
+ * instant of execution and one command at a time: so two entries racing each other cannot both pass a guard that only
+ * one fits under (the second sees the account the first left). The prices the figures rest on are at most the
+ * command's `figuresMaxAgeMs` old, or the entry is refused `risk_figures_stale`.
  */
 
 export { EquityMarks, type EquityMarksState } from '../risk/equity-marks';
@@ -25,6 +27,13 @@ export function applyRisk(
   if (!isOpening(command.action) || (!command.riskSizing && !command.lossGuards)) return { command };
   const account = broker.account();
   const refuse = (retcode: string, message: string) => ({ refusal: { status: 'rejected' as const, retcode, message } });
+
+  const stale = staleFigures(
+    quotesBehind(command, broker).map((symbol) => ({ symbol, quotedAtMs: broker.quotedAt(symbol) })),
+    command.figuresMaxAgeMs,
+    nowMs,
+  );
+  if (stale) return refuse(stale.retcode, stale.message);
 
   if (command.lossGuards) {
     const tripped = checkLossGuards(command.lossGuards, marks, account, nowMs);
@@ -55,4 +64,19 @@ export function applyRisk(
   if ('refusal' in sized) return refuse(sized.refusal.retcode, sized.refusal.message);
   const { riskSizing: _sizing, ...rest } = command;
   return { command: { ...rest, volume: sized.lots }, note: sized.note };
+}
+
+/** The symbols whose quotes the entry's figures rest on: its own and its conversion when sized; the positions' when equity counts. */
+function quotesBehind(command: BridgeCommand, broker: PaperBroker): string[] {
+  const symbols = new Set<string>();
+  const withConversion = (symbol: string) => {
+    const spec = broker.resolveSymbol(symbol);
+    if (!spec) return;
+    symbols.add(spec.name);
+    const conversion = broker.conversionSymbol(spec.quoteCurrency);
+    if (conversion) symbols.add(conversion);
+  };
+  if (command.riskSizing && command.symbol !== undefined) withConversion(command.symbol);
+  if (command.lossGuards || command.riskSizing?.basis === 'equity_percent') for (const p of broker.positions()) withConversion(p.canonical);
+  return [...symbols];
 }

@@ -73,6 +73,8 @@ export interface AcceptDeps {
     temporalBudgetMs: number;
     defaultMaxSignalAgeMs: number;
     defaultCommandTtlMs: number;
+    /** The oldest a quote behind an entry's risk figures may be (RISK_FIGURES_MAX_AGE_MS); absent, no bound travels. */
+    figuresMaxAgeMs?: number;
     failClosedRetryAfterSeconds: number;
   };
   now?: () => number;
@@ -229,7 +231,11 @@ async function launch(deps: AcceptDeps, base: LaunchBase, accounts: Account[], d
   const callbacks = Object.keys(endpointIds).length > 0 ? { callbackEndpoints: endpointIds } : {};
   const leaseOf = new Map(accounts.map((a, i) => [a.id, leases[i]!]));
   const byRegion = groupBy(
-    accounts.map((account, i) => toTarget(account, seqs[i]!, expiries[i]!, rules[i])),
+    accounts.map((account, i) => ({
+      ...toTarget(account, seqs[i]!, expiries[i]!, rules[i]),
+      // Decided at acceptance, like the risk snapshot: the account workflow puts it on an entry it sizes or guards.
+      ...(symbol !== undefined && deps.settings.figuresMaxAgeMs !== undefined ? { figuresMaxAgeMs: deps.settings.figuresMaxAgeMs } : {}),
+    })),
     (t) => t.account.region,
     (t) => t,
   );

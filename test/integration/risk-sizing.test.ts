@@ -156,3 +156,57 @@ describe('sizing by risk and loss guards, on the paper bridge', () => {
     expect(await outcome({ action: 'buy', symbol: 'EURUSD', volume: 1 })).toMatchObject({ outcome: 'filled' });
   });
 });
+
+/**
+ * Stale figures (docs/risk-sizing.md): a stack whose bound is short enough to outwait, so the quote behind a sized
+ * entry can grow older than it without the other tests' entries racing a short bound.
+ */
+describe('stale figures, on the paper bridge', () => {
+  const BOUND_MS = 2_000;
+  let stack: Stack;
+  let terminal: PaperTerminal | undefined;
+  beforeAll(async () => {
+    stack = await startStack({ env: { RISK_FIGURES_MAX_AGE_MS: String(BOUND_MS) } });
+  });
+  afterAll(async () => {
+    await terminal?.stop();
+    await stack?.stop();
+  });
+
+  test('when the EURUSD quote was set longer ago than the bound, then a risk-sized buy is refused risk_figures_stale; once the market quotes again the same buy is placed', async () => {
+    const f = await seedOwner(stack.registry, [{ risk: { sizing: { mode: 'risk_percent', of: 'equity', percent: 1 } } as never }]);
+    const started = await startPaperTerminal(stack, f.accounts[0]!);
+    terminal = started.terminal;
+    const quotedAt = Date.now(); // after startPaperTerminal set EURUSD: the quote is at least this old
+    const buy = async () => {
+      const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, {
+        secret: f.secret,
+        action: 'buy',
+        symbol: 'EURUSD',
+        volume: 3,
+        slPips: 20,
+      });
+      expect(res.status).toBe(202);
+      const outcome = (await pollUntilReported(stack.ingress.url, res.body.signalId, f.token, 1, 15_000)).accounts[0];
+      return { ...outcome, report: started.terminal.journal.get(`signal/${res.body.signalId}/account/${f.accounts[0]!.id}`) };
+    };
+    await waitFor('the EURUSD quote to be older than the bound', async () => Date.now() - quotedAt > BOUND_MS, 10_000);
+    expect(await buy()).toMatchObject({
+      outcome: 'rejected',
+      reason: 'risk_figures_stale',
+      report: { message: expect.stringMatching(/^the last EURUSD quote is \d+\.\d s old, past the 2\.0 s/) },
+    });
+    expect(terminal.broker.positions()).toEqual([]);
+    // A live market quotes again and again: the next buy is sized on a quote well within the bound.
+    const quote = () => started.feed.set('EURUSD', 1.08, 1.0801);
+    quote();
+    const ticking = setInterval(quote, 100);
+    try {
+      expect(await buy()).toMatchObject({ outcome: 'filled' });
+    } finally {
+      clearInterval(ticking);
+    }
+    // 1 % of 10,000 = 100 USD; 20 pips of EURUSD = 200 USD a lot: 0.5 lots, as on a fresh quote.
+    expect(terminal.broker.positions().map((p) => p.volume)).toEqual([0.5]);
+  });
+});

@@ -107,6 +107,7 @@ function fakes(
       temporalBudgetMs: 1_500,
       defaultMaxSignalAgeMs: 30_000,
       defaultCommandTtlMs: 300_000,
+      figuresMaxAgeMs: 60_000,
       failClosedRetryAfterSeconds: 5,
     },
     now: () => NOW,
@@ -118,6 +119,16 @@ const grant = { hash: 'h', owner: 'alice', accounts: ['acc-1', 'acc-2'] };
 const buy = { secret: 'whsec_x', action: 'buy', symbol: 'EURUSD', volume: 0.1 };
 
 describe('acceptSignal with fakes of its ports', () => {
+  test("when an entry is accepted, then each target carries the bound on its figures' age; a close carries none", async () => {
+    const { deps, calls } = fakes();
+    await acceptSignal(deps, { grant, body: buy, correlationId: 'c1' });
+    await acceptSignal(deps, { grant, body: { secret: 'whsec_x', action: 'close_all' }, correlationId: 'c2' });
+    expect(calls.launched.map((l) => l.targets.map((t) => t.figuresMaxAgeMs))).toEqual([
+      [60_000, 60_000],
+      [undefined, undefined],
+    ]);
+  });
+
   test('when a broadcast starts in its region, then 202 accepted, one launch for both accounts, and each start lease is moved to its command deadline', async () => {
     const { deps, calls } = fakes();
     const result = await acceptSignal(deps, { grant, body: buy, correlationId: 'c1' });

@@ -54,7 +54,13 @@ describe('loadConfig: spec defaults', () => {
     expect(config.ingress.bodyReadTimeoutMs).toBe(5_000);
     expect(config.ingress.maxConnectionsPerIp).toBe(256);
     expect(config.admission).toEqual({ lateAfterMs: 1500, maxLate: 40, refreshMs: 100 });
-    expect(config.bridge).toEqual({ maxWaitMs: 25_000, limit: { max: 600, windowMs: 60_000 }, defaultMaxSignalAgeMs: 30_000, defaultCommandTtlMs: 300_000 });
+    expect(config.bridge).toEqual({
+      maxWaitMs: 25_000,
+      limit: { max: 600, windowMs: 60_000 },
+      defaultMaxSignalAgeMs: 30_000,
+      defaultCommandTtlMs: 300_000,
+      figuresMaxAgeMs: 60_000,
+    });
   });
 
   test('when the admission refresh is set outside 10 ms to 5 s, then the config is refused', () => {
@@ -168,6 +174,7 @@ describe('loadConfig: overrides', () => {
       BRIDGE_LIMIT_WINDOW_MS: '10000',
       DEFAULT_MAX_SIGNAL_AGE_MS: '10000',
       DEFAULT_COMMAND_TTL_MS: '60000',
+      RISK_FIGURES_MAX_AGE_MS: '5000',
       LOG_LEVEL: 'debug',
     });
     expect(c.redis).toEqual({ url: 'redis://cache:6380', commandTimeoutMs: 250, replicaAck: { min: 0, timeoutMs: 200 } });
@@ -181,7 +188,13 @@ describe('loadConfig: overrides', () => {
     expect(c.ingress.maxInFlight).toBe(64);
     expect(c.ingress.bodyReadTimeoutMs).toBe(2000);
     expect(c.ingress.maxConnectionsPerIp).toBe(0);
-    expect(c.bridge).toEqual({ maxWaitMs: 0, limit: { max: 60, windowMs: 10000 }, defaultMaxSignalAgeMs: 10000, defaultCommandTtlMs: 60000 });
+    expect(c.bridge).toEqual({
+      maxWaitMs: 0,
+      limit: { max: 60, windowMs: 10000 },
+      defaultMaxSignalAgeMs: 10000,
+      defaultCommandTtlMs: 60000,
+      figuresMaxAgeMs: 5000,
+    });
     expect(c.logLevel).toBe('debug');
   });
 });

@@ -11,6 +11,7 @@ import type { BridgeCommand } from '../../src/domain/bridge-protocol';
 import { TradeSide } from '../../src/ctrader/messages';
 import { CtraderDouble } from '../helpers/ctrader-double';
 import { checkPayload } from '../helpers/ctrader-proto';
+import { waitFor } from '../../support/run';
 
 /**
  * The connector's risk path (src/ctrader/risk.ts, figures.ts, marks-file.ts) on a real CtraderAccount whose Open API
@@ -21,8 +22,7 @@ import { checkPayload } from '../helpers/ctrader-proto';
 const CTID = 5151;
 
 /** What CtraderAccount needs of a connection, answered by the double (no socket); spots on subscription. */
-function inProcess(double: CtraderDouble, failing: Set<number>): OpenApiConnection {
-  const listeners: ((env: Envelope) => void)[] = [];
+function inProcess(double: CtraderDouble, failing: Set<number>, listeners: ((env: Envelope) => void)[]): OpenApiConnection {
   const request = async (payloadType: number, payload: Record<string, unknown>): Promise<Envelope> => {
     const invalid = checkPayload(payloadType, payload);
     if (invalid) throw new Error(`invalid request ${payloadType}: ${invalid}`);
@@ -32,10 +32,7 @@ function inProcess(double: CtraderDouble, failing: Set<number>): OpenApiConnecti
     if (payloadType === PayloadType.PROTO_OA_SUBSCRIBE_SPOTS_REQ) {
       setImmediate(() => {
         for (const id of payload.symbolId as number[]) {
-          const s = double.symbols.get(id);
-          if (!s || failing.has(PayloadType.PROTO_OA_SPOT_EVENT)) continue;
-          const spot = { ctidTraderAccountId: CTID, symbolId: id, bid: Math.round(s.bid * 100_000), ask: Math.round(s.ask * 100_000) };
-          for (const l of listeners) l({ payloadType: PayloadType.PROTO_OA_SPOT_EVENT, payload: spot });
+          if (!failing.has(PayloadType.PROTO_OA_SPOT_EVENT)) spotOf(double, id, listeners);
         }
       });
       return { payloadType: PayloadType.PROTO_OA_SUBSCRIBE_SPOTS_RES, payload: { ctidTraderAccountId: CTID } };
@@ -53,12 +50,21 @@ function inProcess(double: CtraderDouble, failing: Set<number>): OpenApiConnecti
   return fake as unknown as OpenApiConnection;
 }
 
+/** The double's current price of a symbol as a spot event to the account's listeners (no time: Open API sends none). */
+function spotOf(double: CtraderDouble, symbolId: number, listeners: ((env: Envelope) => void)[]): void {
+  const s = double.symbols.get(symbolId);
+  if (!s) return;
+  const spot = { ctidTraderAccountId: CTID, symbolId, bid: Math.round(s.bid * 100_000), ask: Math.round(s.ask * 100_000) };
+  for (const l of listeners) l({ payloadType: PayloadType.PROTO_OA_SPOT_EVENT, payload: spot });
+}
+
 async function harness(depositAsset = 'USD') {
   const double = CtraderDouble.create({ clientId: 'c', clientSecret: 's', accounts: [{ ctid: CTID, accessToken: 'a', refreshToken: 'r', depositAsset }] });
   const failing = new Set<number>();
+  const listeners: ((env: Envelope) => void)[] = [];
   const account = new CtraderAccount({
     credential: { accountId: 'acc-r', ctidTraderAccountId: CTID, environment: 'demo', bridgeToken: 'b'.repeat(32), accessToken: 'a', refreshToken: 'r' },
-    connection: inProcess(double, failing),
+    connection: inProcess(double, failing, listeners),
   });
   await account.loadSymbols();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ct-risk-'));
@@ -80,7 +86,8 @@ async function harness(depositAsset = 'USD') {
   });
   const open = (symbolId: number, side: number, volume: number) =>
     double.account(CTID).newOrder({ symbolId, tradeSide: side, volume, orderType: 1 }, Date.now());
-  return { double, failing, account, file, dir, keeper: keeperFrom(file), keeperFrom, command, open };
+  const spot = (symbolId: number) => spotOf(double, symbolId, listeners);
+  return { double, failing, account, file, dir, keeper: keeperFrom(file), keeperFrom, command, open, spot };
 }
 
 describe("the cTrader connector's sizing by risk", () => {
@@ -222,5 +229,43 @@ describe('the cTrader connector fails closed on figures it cannot read', () => {
       currency: 'USD',
       depositAssetId: h.double.assets.idOf('USD'),
     });
+  });
+});
+
+describe('the cTrader connector refuses entries on stale spots', () => {
+  const EURUSD = 1;
+  const XAUUSD = 41;
+  const sized = { slPips: 20, riskSizing: { basis: 'equity_percent' as const, value: 1 }, figuresMaxAgeMs: 50 };
+  /** Open API's spots carry no time: the age is since the connector received the last one. */
+  const olderThanBound = (h: Awaited<ReturnType<typeof harness>>, id: number) =>
+    waitFor(`the spot of ${id} to be older than the bound`, async () => Date.now() - (h.account.quoteReceivedAt(id) ?? Date.now()) > 50, 5_000, 10);
+
+  test("when the entry's last spot came longer ago than the bound, then it is refused risk_figures_stale naming it; the next spot sizes it", async () => {
+    const h = await harness();
+    const entry = () => h.command({ symbol: 'EURUSD', ...sized });
+    expect(await applyRisk(h.account, entry(), h.keeper, Date.now() + 60_000)).toMatchObject({ command: { volume: 5 } });
+    await olderThanBound(h, EURUSD);
+    expect(await applyRisk(h.account, entry(), h.keeper, Date.now() + 60_000)).toMatchObject({
+      refusal: {
+        status: 'rejected',
+        retcode: 'risk_figures_stale',
+        message: expect.stringMatching(/^the last EURUSD quote is \d+\.\d s old, past the 0\.1 s/),
+      },
+    });
+    h.spot(EURUSD);
+    expect(await applyRisk(h.account, entry(), h.keeper, Date.now() + 60_000)).toMatchObject({ command: { volume: 5 } });
+  });
+
+  test('when the conversion chain rests on a stale spot, then the entry is refused although its own spot is fresh', async () => {
+    const h = await harness('EUR');
+    const entry = () => h.command({ action: 'sell', symbol: 'XAUUSD', ...sized });
+    expect(await applyRisk(h.account, entry(), h.keeper, Date.now() + 60_000)).toHaveProperty('command');
+    await olderThanBound(h, EURUSD);
+    h.spot(XAUUSD);
+    expect(await applyRisk(h.account, entry(), h.keeper, Date.now() + 60_000)).toMatchObject({
+      refusal: { retcode: 'risk_figures_stale', message: expect.stringContaining('the last EURUSD quote') },
+    });
+    // Without a bound (a command from an older service), the same spots size it.
+    expect(await applyRisk(h.account, { ...entry(), figuresMaxAgeMs: undefined }, h.keeper, Date.now() + 60_000)).toHaveProperty('command');
   });
 });

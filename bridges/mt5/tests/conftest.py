@@ -7,7 +7,7 @@ import json
 import os
 import sys
 from datetime import datetime, timedelta, timezone
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 import pytest
 
@@ -49,8 +49,9 @@ class Double:
         with open(os.path.join(self.dir, "market.json"), "w", encoding="utf-8") as f:
             json.dump(self.market, f)
 
-    def set_quote(self, symbol: str, bid: float, ask: float) -> None:
-        self.market["quotes"][symbol] = {"bid": bid, "ask": ask}
+    def set_quote(self, symbol: str, bid: float, ask: float, at: Optional[float] = None) -> None:
+        """`at`: the UTC time (seconds) of the quote's last tick; without it the symbol ticks whenever it is read."""
+        self.market["quotes"][symbol] = {"bid": bid, "ask": ask, **({"time": at} if at is not None else {})}
         self.write()
 
     def close_market(self, symbol: str) -> None:

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import time as _time
 from datetime import datetime, timezone
 
 import pytest
@@ -209,3 +210,37 @@ def test_when_the_owner_resets_the_drawdown_guard_then_the_peak_starts_again_fro
     assert (refused.status, refused.retcode) == ("rejected", "risk_max_drawdown")
     reset = {**guards, "drawdownResetAt": "2026-11-24T11:00:00Z"}
     assert t.execute(parse_command(command("buy", symbol="EURUSD", volume=1, lossGuards=reset)), recovering=False).status == "filled"
+
+
+def test_when_the_entrys_last_tick_is_older_than_the_bound_then_it_is_refused_stale_and_a_fresh_tick_sizes_it(double: Double) -> None:
+    t = trader(double)
+    sized = {"symbol": "EURUSD", "slPips": 20, "riskSizing": {"basis": "equity_percent", "value": 1}, "figuresMaxAgeMs": 60_000}
+    double.set_quote("EURUSD", 1.085, 1.0851, at=_time.time() - 75)
+    out = t.execute(parse_command(command("buy", **sized)), recovering=False)
+    assert (out.status, out.retcode) == ("rejected", "risk_figures_stale")
+    assert out.message is not None and out.message.startswith("the last EURUSD quote is 75.")
+    assert double.mt5.positions_get() == ()
+    double.set_quote("EURUSD", 1.085, 1.0851, at=_time.time() - 5)
+    out = t.execute(parse_command(command("buy", **sized)), recovering=False)
+    assert (out.status, out.volume) == ("filled", 5.0)
+
+
+def test_when_an_open_positions_tick_is_stale_then_a_guarded_entry_is_refused_but_one_sized_on_the_balance_is_not(double: Double) -> None:
+    t = trader(double)
+    assert run(double, "buy", symbol="USDJPY", volume=0.1).status == "filled"
+    double.set_quote("USDJPY", 150.0, 150.02, at=_time.time() - 120)
+    guarded = {"symbol": "EURUSD", "volume": 0.1, "lossGuards": {"dailyLossAmount": 500, "timezone": "UTC"}, "figuresMaxAgeMs": 60_000}
+    out = t.execute(parse_command(command("buy", **guarded)), recovering=False)
+    assert (out.status, out.retcode) == ("rejected", "risk_figures_stale")
+    assert out.message is not None and "USDJPY" in out.message
+    on_balance = {"symbol": "EURUSD", "slPips": 20, "riskSizing": {"basis": "balance_percent", "value": 1}, "figuresMaxAgeMs": 60_000}
+    assert t.execute(parse_command(command("buy", **on_balance)), recovering=False).status == "filled"
+    # Without a bound (an older service) nothing is refused for age; exits never are.
+    assert t.execute(parse_command(command("buy", **{**guarded, "figuresMaxAgeMs": None})), recovering=False).status == "filled"
+    assert t.execute(parse_command(command("close_all", figuresMaxAgeMs=60_000)), recovering=False).status == "done"
+
+
+def test_when_figures_max_age_is_not_a_positive_integer_then_the_command_is_invalid(double: Double) -> None:
+    for bad in (0, -1, 1.5, "60000"):
+        with pytest.raises(ValueError):
+            parse_command(command("buy", symbol="EURUSD", volume=0.1, figuresMaxAgeMs=bad))

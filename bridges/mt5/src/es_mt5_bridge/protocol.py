@@ -54,6 +54,8 @@ class Command:
     risk_sizing: Optional[Dict[str, Any]] = None
     # {dailyLossAmount?|dailyLossPercent?, maxDrawdownPercent?, timezone}: refuse the entry while a guard holds.
     loss_guards: Optional[Dict[str, Any]] = None
+    # Protocol 1.3: the oldest (ms) a quote behind a sized or guarded entry's figures may be (risk_figures_stale).
+    figures_max_age_ms: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,9 @@ def parse_command(raw: Any) -> Command:
     max_per_symbol = _count(raw, "maxOpenPositionsPerSymbol")
     risk_sizing = _risk_sizing(raw.get("riskSizing"))
     loss_guards = _loss_guards(raw.get("lossGuards"))
+    figures_max_age = _count(raw, "figuresMaxAgeMs")
+    if figures_max_age == 0:
+        raise InvalidCommand("figuresMaxAgeMs: expected a positive integer")
     expiry = raw.get("expiry")
     return Command(
         command_id=_text(raw, "commandId", True) or "",
@@ -160,6 +165,7 @@ def parse_command(raw: Any) -> Command:
         max_open_positions_per_symbol=max_per_symbol,
         risk_sizing=risk_sizing,
         loss_guards=loss_guards,
+        figures_max_age_ms=figures_max_age,
     )
 
 

@@ -1,14 +1,15 @@
 """
 What the bridge does with an entry's `riskSizing` and `lossGuards` (docs/risk-sizing.md), on the live account at the
-instant of execution and one command at a time, as the paper bridge does (src/paper/risk.ts): the figures are never
-stale, and two entries racing each other cannot both pass a guard that only one fits under.
+instant of execution and one command at a time, as the paper bridge does (src/paper/risk.ts): two entries racing each
+other cannot both pass a guard that only one fits under, and an entry whose prices are older than the command's
+`figuresMaxAgeMs` is refused `risk_figures_stale` (src/risk/figures-age.ts, the same rule and message).
 """
 from __future__ import annotations
 
 import json
 import os
 from datetime import datetime, timezone
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, Iterable, Optional, Tuple
 from zoneinfo import ZoneInfo
 
 from .sizing import Instrument, Refused, lots_for_risk, risk_amount_of
@@ -92,6 +93,24 @@ def size_by_risk(sizing: Dict[str, Any], account: Any, info: Any, stop_distance:
             f"equity {float(account.equity):.2f}); stop {stop_distance:.{int(info.digits)}f} away, {sized.loss_per_lot:.2f} "
             f"{account.currency} a lot{'; capped' if sized.capped else ''}")
     return sized.lots, note, None
+
+
+def stale_refusal(ticks: Iterable[Tuple[str, Any]], max_age_ms: Optional[int], server_now_ms: float) -> Optional[Tuple[str, str]]:
+    """(retcode, message) for the oldest tick past the bound, else None. A tick's time is trade-server time, as is
+    `server_now_ms` (UTC now plus the server's offset): `time_msc` when the terminal gives it, else `time` in seconds."""
+    if max_age_ms is None:
+        return None
+    oldest: Optional[Tuple[str, float]] = None
+    for symbol, tick in ticks:
+        at_ms = float(getattr(tick, "time_msc", 0) or 0) or float(tick.time) * 1000
+        age = server_now_ms - at_ms
+        if age > max_age_ms and (oldest is None or age > oldest[1]):
+            oldest = (symbol, age)
+    if oldest is None:
+        return None
+    return ("risk_figures_stale",
+            f"the last {oldest[0]} quote is {oldest[1] / 1000:.1f} s old, past the {max_age_ms / 1000:.1f} s the figures may be: "
+            "the entry was not placed rather than sized or guarded on old prices")
 
 
 def utc_now() -> datetime:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, Dict, Optional, Tuple
 
 from .protocol import ENTRY_ACTIONS, Command
-from .risk import guard_refusal, size_by_risk, utc_now
+from .risk import guard_refusal, size_by_risk, stale_refusal, utc_now
 
 from .positions import PositionActions
 from .terminal import DEVIATION_POINTS, EPS, MAGIC, Outcome, Refusal, refused, tag_of, pip_size
@@ -65,6 +65,7 @@ class Trader(PositionActions):
         """The lots to place and the sizing note: the loss guards first, then sizing by risk on the live account."""
         if cmd.loss_guards is None and cmd.risk_sizing is None:
             return cmd.volume, None
+        self._refuse_stale(cmd, info)
         account = self._call("account_info", self.mt5.account_info())
         if cmd.loss_guards is not None:
             refusal = guard_refusal(cmd.loss_guards, account, self.marks, utc_now())
@@ -78,6 +79,20 @@ class Trader(PositionActions):
         if refusal_code is not None:
             raise Refusal(refused(refusal_code, note))
         return lots, note
+
+    def _refuse_stale(self, cmd: Command, info: Any) -> None:
+        """The ticks the figures rest on: the entry's when sized (the terminal's tick value converts with its own rates),
+        the open positions' when equity counts (the terminal values them at their last ticks)."""
+        if cmd.figures_max_age_ms is None:
+            return
+        symbols = [info.name] if cmd.risk_sizing is not None else []
+        if cmd.loss_guards is not None or (cmd.risk_sizing or {}).get("basis") == "equity_percent":
+            symbols += sorted({str(p.symbol) for p in self.positions()} - set(symbols))
+        ticks = [(name, self.tick(name)) for name in symbols]
+        now_ms = utc_now().timestamp() * 1000 + self._server_offset() * 1000
+        refusal = stale_refusal(ticks, cmd.figures_max_age_ms, now_ms)
+        if refusal is not None:
+            raise Refusal(refused(*refusal))
 
     def _stops(self, cmd: Command, info: Any, buy: bool, entry: float) -> Tuple[float, float]:
         pip = pip_size(info.digits, info.point, info.name)

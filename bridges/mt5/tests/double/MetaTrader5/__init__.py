@@ -28,9 +28,11 @@ run), as in the real terminal, where every time is trade-server time.
 
 What a test steers lives in files in the directory named by the environment variable ``MT5_DOUBLE_DIR``:
 
-* ``market.json`` (written by the test): ``{"symbols": [...], "quotes": {"EURUSD": {"bid": .., "ask": ..}},
+* ``market.json`` (written by the test): ``{"symbols": [...], "quotes": {"EURUSD": {"bid": .., "ask": .., "time": ..}},
   "closed": ["US30"], "server_utc_offset": 7200, "balance": 100000, "leverage": 100, "login": 5012345,
-  "algo_trading": true}``. Read again on every call: the market is where the test puts it. Prices move only
+  "algo_trading": true}``. Read again on every call: the market is where the test puts it. A quote's optional
+  ``time`` (UTC seconds) is when it last ticked (``symbol_info_tick``'s ``time``/``time_msc``, in server time);
+  without it, a symbol ticks whenever it is read. Prices move only
   when the test moves them; pending orders do not trigger and SL/TP are not hit (nothing in the suite needs it).
 * ``server.json`` (written here, atomically, after every change): the account's positions, orders, history orders
   and deals. It outlives the process, like a trade server outlives a terminal restart.
@@ -497,6 +499,12 @@ def symbol_info_tick(symbol: str) -> Optional[Tick]:
     _ok()
     bid, ask = _quote(spec)
     now, ms = _server_now()
+    # A quote with a "time" (UTC seconds) last ticked then; without one it ticks whenever it is read.
+    quoted = _market().get("quotes", {}).get(spec["name"], {}).get("time")
+    if quoted is not None:
+        offset = int(_market().get("server_utc_offset", 7200))
+        ms = int(float(quoted) * 1000) + offset * 1000
+        now = ms // 1000
     return Tick(now, bid, ask, 0.0, 0, ms, 6, 0.0)
 
 
