@@ -5,8 +5,8 @@ import { Router, type Response } from 'express';
 import { ownPagesCsp } from './docs';
 
 /**
- * The owners' dashboard pages (docs/owners.md): one HTML shell for every /dashboard path, a stylesheet and a script
- * of our own (dashboard/, no framework, no build step), all served from here with a strict CSP: nothing from any
+ * The owners' dashboard pages (docs/owners.md): one HTML shell for every /dashboard path, a stylesheet and a few
+ * script modules of our own (dashboard/, no framework, no build step), all served from here with a strict CSP: nothing from any
  * other host, no inline script or style. Every page is a view of the owner API; the script keeps no secret (the
  * session cookie is HttpOnly; the CSRF token is read from GET /v1/owner/session).
  */
@@ -31,14 +31,16 @@ function securityHeaders(res: Response): void {
 
 export function dashboardRoutes(): Router {
   const dir = dashboardDir();
-  const assets = [
-    { name: 'dashboard.js', type: 'text/javascript; charset=utf-8' },
-    { name: 'dashboard.css', type: 'text/css; charset=utf-8' },
-  ].map((a) => ({ ...a, body: readFileSync(path.join(dir, a.name), 'utf8') }));
+  const scripts = ['dashboard.js', 'dom.js', 'sign-in-pages.js', 'account-pages.js', 'activity-pages.js'];
+  const raw = [...scripts.map((name) => ({ name, type: 'text/javascript; charset=utf-8' })), { name: 'dashboard.css', type: 'text/css; charset=utf-8' }].map(
+    (a) => ({ ...a, body: readFileSync(path.join(dir, a.name), 'utf8') }),
+  );
   const version = createHash('sha256')
-    .update(assets.map((a) => a.body).join('\0'))
+    .update(raw.map((a) => a.body).join('\0'))
     .digest('hex')
     .slice(0, 12);
+  // The modules import each other with the version in the URL too, so every file of a release is cached as immutable.
+  const assets = raw.map((a) => ({ ...a, body: a.body.replaceAll('__VERSION__', version) }));
   const html = readFileSync(path.join(dir, 'index.html'), 'utf8').replaceAll('__VERSION__', version);
   const router = Router();
   // The setup link's token is in the URL fragment, which no request carries; the rest of the path picks the page.

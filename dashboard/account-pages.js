@@ -1,0 +1,259 @@
+// The owner's accounts, credentials and audit log.
+'use strict';
+
+import { api, field, form, h, page, shownOnce, when, main } from './dom.js?v=__VERSION__';
+
+export async function accountsPage() {
+  const { accounts } = await api('GET', '/v1/owner/accounts');
+  const rows = accounts.map((a) =>
+    h(
+      'tr',
+      {},
+      h('td', {}, h('a', { href: `/dashboard/accounts/${encodeURIComponent(a.id)}` }, a.id)),
+      h('td', {}, a.platform),
+      h('td', {}, a.status),
+      h(
+        'td',
+        {},
+        h('span', { class: a.bridge.online ? 'online' : 'offline' }, a.bridge.online ? 'online' : 'offline'),
+        ` · last seen ${when(a.bridge.lastSeenAt)}`,
+      ),
+      h('td', {}, a.bridge.version ?? '—'),
+      h('td', {}, a.figures ? `${a.figures.equity} ${a.figures.currency}` : '—'),
+    ),
+  );
+  page(
+    'Accounts',
+    h(
+      'table',
+      {},
+      h('caption', { class: 'hint' }, 'Your trading accounts and their bridges'),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['Account', 'Platform', 'Status', 'Bridge', 'Bridge version', 'Equity'].map((t) => h('th', { scope: 'col' }, t)),
+        ),
+      ),
+      h('tbody', {}, rows),
+    ),
+  );
+}
+
+export async function accountPage(id) {
+  const a = await api('GET', `/v1/owner/accounts/${encodeURIComponent(id)}`);
+  const json = (v) => JSON.stringify(v, null, 2);
+  const parse = (text, what) => {
+    try {
+      return JSON.parse(text);
+    } catch {
+      throw new Error(`${what} is not valid JSON`);
+    }
+  };
+  const tokenOut = h('div');
+  page(
+    `Account ${a.id}`,
+    h(
+      'section',
+      {},
+      h('h2', {}, 'Bridge'),
+      h(
+        'p',
+        {},
+        `${a.platform} · ${a.status} · bridge ${a.bridge.online ? 'online' : 'offline'}, last seen ${when(a.bridge.lastSeenAt)}, version ${a.bridge.version ?? 'unknown'}`,
+      ),
+      a.figures
+        ? h(
+            'p',
+            {},
+            `Balance ${a.figures.balance}, equity ${a.figures.equity}, free margin ${a.figures.freeMargin} ${a.figures.currency} (at ${when(a.figures.at)})`,
+          )
+        : null,
+      form({ 'aria-label': 'New bridge token' }, [h('p', { class: 'hint' }, 'A new bridge token stops the old one at once.')], 'New bridge token', async () => {
+        const made = await api('POST', `/v1/owner/accounts/${encodeURIComponent(a.id)}/bridge-token`);
+        tokenOut.replaceChildren(shownOnce('Bridge token', made.value));
+      }),
+      tokenOut,
+    ),
+    h(
+      'section',
+      {},
+      h('h2', {}, 'Risk rules and symbols'),
+      form(
+        { 'aria-label': 'Risk rules and symbols' },
+        [
+          field('Risk settings (JSON)', { tag: 'textarea', name: 'risk', spellcheck: 'false' }, 'Sizing, max volume, loss guards: docs/risk-sizing.md'),
+          field('Symbol map (JSON)', { tag: 'textarea', name: 'symbols', spellcheck: 'false' }),
+        ],
+        'Save',
+        async (data, el) => {
+          const saved = await api('PATCH', `/v1/owner/accounts/${encodeURIComponent(a.id)}`, {
+            risk: parse(data.get('risk'), 'Risk settings'),
+            symbols: parse(data.get('symbols'), 'Symbol map'),
+          });
+          el.querySelector('[role=alert]').textContent = '';
+          el.elements.risk.value = json(saved.risk);
+          el.append(h('p', { role: 'status' }, 'Saved: the next signal uses these settings.'));
+        },
+      ),
+    ),
+  );
+  main.querySelector('textarea[name=risk]').value = json(a.risk);
+  main.querySelector('textarea[name=symbols]').value = json(a.symbols);
+}
+
+export async function credentialsPage() {
+  const [{ accounts }, { secrets }, { tokens }, { apiKeys }] = await Promise.all(
+    ['accounts', 'secrets', 'tokens', 'api-keys'].map((p) => api('GET', `/v1/owner/${p}`)),
+  );
+  const picker = (legend) =>
+    h(
+      'fieldset',
+      {},
+      h('legend', {}, legend),
+      accounts.map((a) => h('label', {}, h('input', { type: 'checkbox', name: 'accounts', value: a.id }), a.id)),
+    );
+  const out = { secret: h('div'), token: h('div'), key: h('div') };
+  const grantTable = (kind, path, list) =>
+    h(
+      'table',
+      {},
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['Id', 'Accounts', ''].map((t) => h('th', { scope: 'col' }, t)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        list.map((g) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, h('code', {}, g.id)),
+            h('td', {}, g.accounts.join(', ')),
+            h(
+              'td',
+              {},
+              h(
+                'button',
+                {
+                  type: 'button',
+                  class: 'secondary',
+                  'aria-label': `Revoke ${kind} ${g.id}`,
+                  onclick: async () => {
+                    await api('DELETE', `/v1/owner/${path}/${g.id}`);
+                    await credentialsPage();
+                  },
+                },
+                'Revoke',
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
+  const create = (kind, path, target) =>
+    form({ 'aria-label': `New ${kind}` }, [picker(`Accounts the ${kind} reaches`)], `Create ${kind}`, async (data) => {
+      const made = await api('POST', `/v1/owner/${path}`, { accounts: data.getAll('accounts') });
+      target.replaceChildren(shownOnce(kind === 'webhook secret' ? 'Webhook secret' : 'API token', made.value));
+    });
+  page(
+    'Secrets and tokens',
+    h(
+      'section',
+      {},
+      h('h2', {}, 'Webhook secrets'),
+      h('p', { class: 'hint' }, 'A secret sends signals to the accounts it links.'),
+      grantTable('secret', 'secrets', secrets),
+      create('webhook secret', 'secrets', out.secret),
+      out.secret,
+    ),
+    h(
+      'section',
+      {},
+      h('h2', {}, 'API tokens'),
+      h('p', { class: 'hint' }, 'A token reads the outcomes of the accounts it grants (GET /v1/signals/{id}).'),
+      grantTable('token', 'tokens', tokens),
+      create('API token', 'tokens', out.token),
+      out.token,
+    ),
+    h(
+      'section',
+      {},
+      h('h2', {}, 'Owner API keys'),
+      h('p', { class: 'hint' }, 'For scripts and n8n: everything this dashboard does, as Authorization: Bearer oak_…'),
+      h(
+        'ul',
+        {},
+        apiKeys.map((k) =>
+          h(
+            'li',
+            {},
+            h('code', {}, k.id),
+            ` ${k.name} · ${when(k.createdAt)} `,
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'secondary',
+                'aria-label': `Revoke API key ${k.name}`,
+                onclick: async () => {
+                  await api('DELETE', `/v1/owner/api-keys/${k.id}`);
+                  await credentialsPage();
+                },
+              },
+              'Revoke',
+            ),
+          ),
+        ),
+      ),
+      form({ 'aria-label': 'New API key' }, [field('Name', { name: 'name', required: true, maxlength: 64 })], 'Create API key', async (data) => {
+        const made = await api('POST', '/v1/owner/api-keys', { name: data.get('name') });
+        out.key.replaceChildren(shownOnce('API key', made.value));
+      }),
+      out.key,
+    ),
+  );
+}
+
+export async function auditPage() {
+  const { entries } = await api('GET', '/v1/owner/audit?limit=200');
+  page(
+    'Audit log',
+    h(
+      'table',
+      {},
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['When', 'By', 'What', 'Account', 'Detail'].map((t) => h('th', { scope: 'col' }, t)),
+        ),
+      ),
+      h(
+        'tbody',
+        {},
+        entries.map((e) =>
+          h(
+            'tr',
+            {},
+            h('td', {}, when(e.at)),
+            h('td', {}, e.by),
+            h('td', {}, e.action),
+            h('td', {}, e.accountId ?? ''),
+            h('td', {}, h('code', {}, JSON.stringify(e.detail ?? {}))),
+          ),
+        ),
+      ),
+    ),
+  );
+}

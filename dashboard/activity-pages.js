@@ -1,0 +1,193 @@
+// What happened on the owner's accounts: the signal log, one signal's timeline, the callbacks.
+'use strict';
+
+import { api, field, form, h, outcomeCell, page, present, shownOnce, when } from './dom.js?v=__VERSION__';
+
+export async function signalsPage() {
+  const params = new URLSearchParams(location.search);
+  const query = new URLSearchParams([...params].filter(([, v]) => v !== ''));
+  for (const k of ['from', 'to']) if (query.has(k)) query.set(k, new Date(query.get(k)).toISOString());
+  // The log and the account list are asked for at once: the page waits for the slower, not for both in turn.
+  const first = api('GET', `/v1/owner/signals?${query}`);
+  first.catch(() => undefined);
+  const { accounts } = await api('GET', '/v1/owner/accounts');
+  const select = (label, name, options) =>
+    field(label, { tag: 'select', name }, undefined, [
+      h('option', { value: '' }, 'any'),
+      options.map((o) => h('option', { value: o, selected: params.get(name) === o }, o)),
+    ]);
+  const filters = h(
+    'form',
+    { class: 'inline', method: 'get', action: '/dashboard/signals', 'aria-label': 'Filter signals' },
+    select(
+      'Account',
+      'accountId',
+      accounts.map((a) => a.id),
+    ),
+    field('Action', { name: 'action', value: params.get('action') ?? '', size: 14 }),
+    field('Symbol', { name: 'symbol', value: params.get('symbol') ?? '', size: 10 }),
+    select('Outcome', 'outcome', ['filled', 'done', 'rejected', 'pending']),
+    field('From', { name: 'from', type: 'datetime-local', value: params.get('from') ?? '' }),
+    field('To', { name: 'to', type: 'datetime-local', value: params.get('to') ?? '' }),
+    h('button', { type: 'submit' }, 'Filter'),
+  );
+  const log = h('div', { 'aria-live': 'polite' });
+  page('Signals', filters, log);
+  await renderLog(log, params, query, first);
+}
+
+/** The log itself; the first page is read again every few seconds while the tab is visible (new signals, outcomes). */
+
+async function renderLog(container, params, query, first) {
+  const log = await (first ?? api('GET', `/v1/owner/signals?${query}`));
+  const rows = log.signals.map((s) =>
+    h(
+      'tr',
+      {},
+      h('td', {}, h('a', { href: `/dashboard/signals/${s.signalId}` }, when(s.receivedAt))),
+      h('td', {}, s.action),
+      h('td', {}, s.symbol ?? '—'),
+      h(
+        'td',
+        {},
+        h(
+          'ul',
+          {},
+          s.accounts.map((a) => h('li', {}, `${a.accountId}: `, outcomeCell(a))),
+        ),
+      ),
+    ),
+  );
+  const older = new URLSearchParams(params);
+  if (log.nextPageToken) older.set('pageToken', log.nextPageToken);
+  container.replaceChildren(
+    ...present([
+      h(
+        'table',
+        { id: 'signals' },
+        h('caption', { class: 'hint' }, 'Newest first'),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Received', 'Action', 'Symbol', 'Accounts'].map((t) => h('th', { scope: 'col' }, t)),
+          ),
+        ),
+        h('tbody', {}, rows),
+      ),
+      rows.length === 0 ? h('p', {}, 'No signals match.') : null,
+      log.nextPageToken ? h('p', {}, h('a', { href: `/dashboard/signals?${older}` }, 'Older signals')) : null,
+    ]),
+  );
+  if (!params.has('pageToken') && container.isConnected) {
+    setTimeout(() => {
+      if (document.visibilityState === 'visible') renderLog(container, params, query).catch(() => undefined);
+      else document.addEventListener('visibilitychange', () => renderLog(container, params, query).catch(() => undefined), { once: true });
+    }, 3000);
+  }
+}
+
+export async function signalPage(id) {
+  const s = await api('GET', `/v1/owner/signals/${encodeURIComponent(id)}`);
+  page(
+    `Signal ${s.action} ${s.symbol ?? ''}`.trim(),
+    h('p', {}, h('code', {}, s.signalId), ` · received ${when(s.receivedAt)}`),
+    s.accounts.map((a) =>
+      h(
+        'section',
+        {},
+        h('h2', {}, a.accountId),
+        h(
+          'ol',
+          {},
+          h('li', {}, `accepted ${when(a.accepted.at)}`),
+          h('li', {}, a.delivered ? `delivered to the bridge ${when(a.delivered.at)}` : 'not delivered to the bridge yet'),
+          h('li', {}, outcomeCell(a.outcome), a.outcome.at ? ` ${when(a.outcome.at)}` : ''),
+        ),
+      ),
+    ),
+  );
+}
+
+export async function callbacksPage() {
+  const [{ callbacks }, { attempts }] = await Promise.all([api('GET', '/v1/owner/callbacks'), api('GET', '/v1/owner/callbacks/attempts')]);
+  const out = h('div');
+  page(
+    'Callbacks',
+    h(
+      'section',
+      {},
+      h('h2', {}, 'Endpoints'),
+      h('p', { class: 'hint' }, 'Every outcome of your accounts is POSTed to each endpoint, signed as Standard Webhooks says.'),
+      h(
+        'ul',
+        {},
+        callbacks.map((c) =>
+          h(
+            'li',
+            {},
+            h('code', {}, c.url),
+            ` (${c.id}) `,
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'secondary',
+                'aria-label': `Remove ${c.url}`,
+                onclick: async () => {
+                  await api('DELETE', `/v1/owner/callbacks/${c.id}`);
+                  await callbacksPage();
+                },
+              },
+              'Remove',
+            ),
+          ),
+        ),
+      ),
+      form({ 'aria-label': 'New callback endpoint' }, [field('URL', { name: 'url', type: 'url', required: true })], 'Add endpoint', async (data) => {
+        const made = await api('POST', '/v1/owner/callbacks', { url: data.get('url') });
+        out.replaceChildren(shownOnce('Signing secret', made.secret));
+      }),
+      out,
+    ),
+    h(
+      'section',
+      {},
+      h('h2', {}, 'Recent deliveries'),
+      h(
+        'table',
+        {},
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['When', 'Endpoint', 'Message (webhook-id)', 'Attempt', 'Result'].map((t) => h('th', { scope: 'col' }, t)),
+          ),
+        ),
+        h(
+          'tbody',
+          {},
+          attempts.map((a) =>
+            h(
+              'tr',
+              {},
+              h('td', {}, when(a.at)),
+              h('td', {}, a.endpointId),
+              h('td', {}, h('code', {}, a.messageId)),
+              h('td', {}, String(a.attempt)),
+              h(
+                'td',
+                { class: a.delivered ? 'filled' : 'rejected' },
+                `${a.delivered ? 'delivered' : 'failed'}${a.status ? ` · HTTP ${a.status}` : ''}${a.error ? ` · ${a.error}` : ''} · ${a.durationMs} ms`,
+              ),
+            ),
+          ),
+        ),
+      ),
+    ),
+  );
+}
