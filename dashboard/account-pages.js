@@ -1,7 +1,7 @@
 // The owner's accounts, credentials and audit log.
 'use strict';
 
-import { api, field, form, h, page, shownOnce, when, main } from './dom.js?v=__VERSION__';
+import { api, deleteButton, field, form, h, main, page, shownOnce, when } from './dom.js?v=__VERSION__';
 
 export async function accountsPage() {
   const { accounts } = await api('GET', '/v1/owner/accounts');
@@ -138,23 +138,7 @@ export async function credentialsPage() {
             {},
             h('td', {}, h('code', {}, g.id)),
             h('td', {}, g.accounts.join(', ')),
-            h(
-              'td',
-              {},
-              h(
-                'button',
-                {
-                  type: 'button',
-                  class: 'secondary',
-                  'aria-label': `Revoke ${kind} ${g.id}`,
-                  onclick: async () => {
-                    await api('DELETE', `/v1/owner/${path}/${g.id}`);
-                    await credentialsPage();
-                  },
-                },
-                'Revoke',
-              ),
-            ),
+            h('td', {}, deleteButton('Revoke', `Revoke ${kind} ${g.id}`, `/v1/owner/${path}/${g.id}`, credentialsPage)),
           ),
         ),
       ),
@@ -198,19 +182,7 @@ export async function credentialsPage() {
             {},
             h('code', {}, k.id),
             ` ${k.name} · ${when(k.createdAt)} `,
-            h(
-              'button',
-              {
-                type: 'button',
-                class: 'secondary',
-                'aria-label': `Revoke API key ${k.name}`,
-                onclick: async () => {
-                  await api('DELETE', `/v1/owner/api-keys/${k.id}`);
-                  await credentialsPage();
-                },
-              },
-              'Revoke',
-            ),
+            deleteButton('Revoke', `Revoke API key ${k.name}`, `/v1/owner/api-keys/${k.id}`, credentialsPage),
           ),
         ),
       ),

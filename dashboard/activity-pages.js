@@ -1,7 +1,7 @@
 // What happened on the owner's accounts: the signal log, one signal's timeline, the callbacks.
 'use strict';
 
-import { api, field, form, h, outcomeCell, page, present, shownOnce, when } from './dom.js?v=__VERSION__';
+import { api, deleteButton, field, form, h, outcomeCell, page, present, shownOnce, when } from './dom.js?v=__VERSION__';
 
 export async function signalsPage() {
   const params = new URLSearchParams(location.search);
@@ -125,25 +125,7 @@ export async function callbacksPage() {
         'ul',
         {},
         callbacks.map((c) =>
-          h(
-            'li',
-            {},
-            h('code', {}, c.url),
-            ` (${c.id}) `,
-            h(
-              'button',
-              {
-                type: 'button',
-                class: 'secondary',
-                'aria-label': `Remove ${c.url}`,
-                onclick: async () => {
-                  await api('DELETE', `/v1/owner/callbacks/${c.id}`);
-                  await callbacksPage();
-                },
-              },
-              'Remove',
-            ),
-          ),
+          h('li', {}, h('code', {}, c.url), ` (${c.id}) `, deleteButton('Remove', `Remove ${c.url}`, `/v1/owner/callbacks/${c.id}`, callbacksPage)),
         ),
       ),
       form({ 'aria-label': 'New callback endpoint' }, [field('URL', { name: 'url', type: 'url', required: true })], 'Add endpoint', async (data) => {

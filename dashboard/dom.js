@@ -87,3 +87,20 @@ export function outcomeCell(a) {
   if (a.outcome === 'rejected') return h('span', { class: 'rejected' }, `rejected · ${a.reason}`);
   return h('span', { class: 'pending' }, 'pending');
 }
+
+/** A button that deletes one thing through the owner API, then shows the page again. */
+export function deleteButton(label, accessibleName, path, reload) {
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: 'secondary',
+      'aria-label': accessibleName,
+      onclick: async () => {
+        await api('DELETE', path);
+        await reload();
+      },
+    },
+    label,
+  );
+}

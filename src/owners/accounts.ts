@@ -4,7 +4,7 @@ import type { AuditEntry } from '../domain/owner';
 import { riskSettingsSchema, symbolMapSchema } from '../domain/risk-settings';
 import type { AccountFigures } from '../domain/bridge-protocol';
 import type { RedisRegistry } from '../registry/registry';
-import { RegistryRefusal } from '../registry/registry';
+import { asOwnerSees } from './credentials';
 import { Refusal } from '../signals/errors';
 import type { LastSeenStore } from '../bridge/presence';
 import type { FiguresStore } from '../bridge/figures';
@@ -84,12 +84,7 @@ export async function updateOwnerAccount(deps: OwnerAccountsDeps, owner: string,
     });
   }
   const changes = parsed.data;
-  try {
-    await deps.registry.updateAccount(id, changes, { expectOwner: owner });
-  } catch (err) {
-    if (err instanceof RegistryRefusal && (err.reason === 'no_account' || err.reason === 'owner_differs')) throw new Refusal('not_found', 'No such account');
-    throw err;
-  }
+  await asOwnerSees(() => deps.registry.updateAccount(id, changes, { expectOwner: owner }));
   const entry: AuditEntry = {
     at: deps.now().toISOString(),
     by: 'owner',

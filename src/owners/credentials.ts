@@ -42,33 +42,43 @@ function links(body: unknown): string[] {
   return [...new Set(parsed.data.accounts)];
 }
 
-/** A registry refusal of a link, as the owner sees it: an account that is not theirs does not exist. */
-async function linking<T>(write: () => Promise<T>): Promise<T> {
+/**
+ * A registry refusal, as the owner sees it: an account that is not theirs does not exist. The owner API's one
+ * translation of "no such account" and "another owner's account" (links, settings, bridge tokens).
+ */
+export async function asOwnerSees<T>(write: () => Promise<T>, notFound = new Refusal('not_found', 'No such account')): Promise<T> {
   try {
     return await write();
   } catch (err) {
-    if (err instanceof RegistryRefusal && (err.reason === 'no_account' || err.reason === 'owner_differs')) {
-      throw new Refusal('not_found', 'No such account among yours', { details: [{ path: 'accounts', message: 'every account must be one of yours' }] });
-    }
+    if (err instanceof RegistryRefusal && (err.reason === 'no_account' || err.reason === 'owner_differs')) throw notFound;
     throw err;
   }
 }
 
+const linking = <T>(write: () => Promise<T>) =>
+  asOwnerSees(
+    write,
+    new Refusal('not_found', 'No such account among yours', { details: [{ path: 'accounts', message: 'every account must be one of yours' }] }),
+  );
+
 type Kind = 'secret' | 'token';
 
+/** What differs between webhook secrets and API tokens; everything else is the same code. */
 function kindOps(deps: OwnerCredentialsDeps, kind: Kind) {
   return kind === 'secret'
     ? {
-        list: (o: string) => deps.registry.secretsOf(o),
+        list: (o: string): Promise<(SecretGrant | TokenGrant)[]> => deps.registry.secretsOf(o),
         max: MAX_SECRETS_PER_OWNER,
-        modify: deps.registry.modifySecret.bind(deps.registry),
-        remove: deps.registry.deleteSecret.bind(deps.registry),
+        prefix: 'whsec' as const,
+        put: (g: SecretGrant | TokenGrant) => deps.registry.putSecret(g),
+        remove: (hash: string) => deps.registry.deleteSecret(hash),
       }
     : {
-        list: (o: string) => deps.registry.tokensOf(o),
+        list: (o: string): Promise<(SecretGrant | TokenGrant)[]> => deps.registry.tokensOf(o),
         max: MAX_TOKENS_PER_OWNER,
-        modify: deps.registry.modifyToken.bind(deps.registry),
-        remove: deps.registry.deleteToken.bind(deps.registry),
+        prefix: 'tok' as const,
+        put: (g: SecretGrant | TokenGrant) => deps.registry.putToken({ suspendedUntil: null, ...g }),
+        remove: (hash: string) => deps.registry.deleteToken(hash),
       };
 }
 
@@ -85,12 +95,11 @@ async function findCredential(deps: OwnerCredentialsDeps, owner: string, kind: K
 /** A new webhook secret or API token linked to these accounts of the owner's; its value is in the answer only. */
 export async function createCredential(deps: OwnerCredentialsDeps, owner: string, kind: Kind, body: unknown): Promise<CredentialView & { value: string }> {
   const accounts = links(body);
-  if ((await kindOps(deps, kind).list(owner)).length >= kindOps(deps, kind).max)
-    throw new Refusal('invalid', `You have the most ${kind}s allowed (${kindOps(deps, kind).max}); revoke one first`);
-  const value = newCredential(kind === 'secret' ? 'whsec' : 'tok');
+  const ops = kindOps(deps, kind);
+  if ((await ops.list(owner)).length >= ops.max) throw new Refusal('invalid', `You have the most ${kind}s allowed (${ops.max}); revoke one first`);
+  const value = newCredential(ops.prefix);
   const hash = hashCredential(value);
-  if (kind === 'secret') await linking(() => deps.registry.putSecret({ hash, owner, accounts }));
-  else await linking(() => deps.registry.putToken({ hash, owner, accounts, suspendedUntil: null }));
+  await linking(() => ops.put({ hash, owner, accounts }));
   await audit(deps, owner, `${kind}.create`, { id: idOf(hash), accounts });
   return { id: idOf(hash), accounts, value };
 }
@@ -100,8 +109,7 @@ export async function relinkCredential(deps: OwnerCredentialsDeps, owner: string
   const accounts = links(body);
   const found = await findCredential(deps, owner, kind, id);
   const before = [...found.accounts];
-  if (kind === 'secret') await linking(() => deps.registry.putSecret({ ...found, accounts }));
-  else await linking(() => deps.registry.putToken({ ...(found as TokenGrant), accounts }));
+  await linking(() => kindOps(deps, kind).put({ ...found, accounts }));
   await audit(deps, owner, `${kind}.link`, { id, before, after: accounts });
   return view({ ...found, accounts });
 }
@@ -115,12 +123,7 @@ export async function revokeCredential(deps: OwnerCredentialsDeps, owner: string
 /** A new bridge token for one of the owner's accounts; the old one stops working at once. */
 export async function rotateBridgeToken(deps: OwnerCredentialsDeps, owner: string, accountId: string): Promise<{ accountId: string; value: string }> {
   const value = newCredential('brg');
-  try {
-    await deps.registry.updateAccount(accountId, {}, { expectOwner: owner, bridgeTokenHash: hashCredential(value) });
-  } catch (err) {
-    if (err instanceof RegistryRefusal && (err.reason === 'no_account' || err.reason === 'owner_differs')) throw new Refusal('not_found', 'No such account');
-    throw err;
-  }
+  await asOwnerSees(() => deps.registry.updateAccount(accountId, {}, { expectOwner: owner, bridgeTokenHash: hashCredential(value) }));
   await audit(deps, owner, 'bridge_token.rotate', {}, accountId);
   return { accountId, value };
 }
