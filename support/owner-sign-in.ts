@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { generateSync } from 'otplib';
 import { adminCliJson } from './admin-cli';
 import { post, send, type HttpResult } from './http';
+import { waitFor } from './infra';
 
 /** An owner as a browser holds one: the session cookie and its CSRF token, and what the owner knows. */
 export interface OwnerBrowser {
@@ -41,6 +42,9 @@ export async function setUpOwner(ingressUrl: string, redisUrl: string, owner: st
   if (begun.status !== 200) throw new Error(`setup/begin: ${begun.status} ${begun.text}`);
   const password = `pw-${randomBytes(12).toString('hex')}`;
   const seed = begun.body.totpSeed as string;
+  // The previous step's code (leaving this step's and the next for later sign-ins), sent at least 5 s before the step
+  // turns: past the turn it would be two steps old, and refused.
+  await waitFor('a TOTP step with 5 s left', async () => (30_000 - (Date.now() % 30_000) >= 5_000 ? true : undefined), 10_000);
   const done = await post(`${ingressUrl}/v1/owner/setup/complete`, { token, password, code: totp(seed, -1) });
   if (done.status !== 201) throw new Error(`setup/complete: ${done.status} ${done.text}`);
   return { owner, password, seed, cookie: cookieOf(done), csrf: done.body.csrfToken as string };
