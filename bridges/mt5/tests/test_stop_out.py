@@ -3,8 +3,10 @@ never during a command, and its event until the service acknowledges it."""
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any, Dict, List, Optional
 
 import pytest
@@ -12,7 +14,7 @@ import pytest
 from conftest import Double, Recorder, bridge, command
 from es_mt5_bridge import __version__
 from es_mt5_bridge.bridge import Bridge
-from es_mt5_bridge.ingress import IngressError, Poll
+from es_mt5_bridge.ingress import Ingress, IngressError, Poll
 from es_mt5_bridge.journal import Journal
 from es_mt5_bridge.terminal import tag_of
 
@@ -27,8 +29,6 @@ def mark_of(b: Bridge) -> Optional[Dict[str, Any]]:
 
 
 def stop_out_file_exists(b: Bridge) -> bool:
-    import os
-
     return os.path.exists(b.journal.path + ".stop-out.json")  # type: ignore[union-attr]
 
 
@@ -338,3 +338,43 @@ def test_when_the_service_does_not_acknowledge_the_event_then_it_is_kept_on_disk
     b4 = restart(b3, double, tmp_path, Recorder())
     b4.watch.send_events()
     assert b4.ingress.sent_events == []  # type: ignore[attr-defined]
+
+
+class Service(BaseHTTPRequestHandler):
+    """The service's side of protocol 1.4 as far as the wire goes: stopOut on the long-poll, events on reports."""
+
+    seen: List[Dict[str, Any]] = []
+
+    def _answer(self, body: Dict[str, Any]) -> None:
+        raw = json.dumps(body).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._answer({"commands": [], "serverTime": "2026-11-25T12:00:00.000Z", "stopOut": ARMED})
+
+    def do_POST(self) -> None:  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        Service.seen.append({"path": self.path, "body": body})
+        self._answer({"results": [], "events": [{"eventId": e["eventId"], "result": "recorded"} for e in body["events"]]})
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+
+def test_when_the_bridge_talks_to_the_service_then_stop_out_and_events_travel_as_protocol_1_4_says() -> None:
+    server = HTTPServer(("127.0.0.1", 0), Service)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        ingress = Ingress(f"http://127.0.0.1:{server.server_port}", "brg_secret")
+        assert ingress.commands(100).stop_out == ARMED
+        event = {"type": "stop_out", "eventId": "stop-out/initial", "closed": [], "cancelled": []}
+        figures = {"balance": 1.0, "equity": 1.0, "margin": 0.0, "freeMargin": 1.0, "currency": "USD"}
+        assert ingress.events([event], figures) == [{"eventId": "stop-out/initial", "result": "recorded"}]
+        assert Service.seen == [{"path": "/bridge/v1/reports", "body": {"reports": [], "events": [event], "account": figures}}]
+    finally:
+        server.shutdown()
+        server.server_close()
