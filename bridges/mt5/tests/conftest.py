@@ -120,3 +120,13 @@ def bridge(double: Double, tmp_path: Any, ingress: Any = None) -> Any:
     b.connect_terminal()
     b.account_id = "acc-1"
     return b
+
+
+def answer_json(handler: Any, body: Dict[str, Any]) -> None:
+    """A 200 with a JSON body, from a stand-in for the service (an http.server request handler)."""
+    raw = json.dumps(body).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(raw)))
+    handler.end_headers()
+    handler.wfile.write(raw)

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 
-from conftest import Double, Recorder, bridge, command
+from conftest import Double, Recorder, answer_json, bridge, command
 from es_mt5_bridge import __version__
 from es_mt5_bridge.bridge import Bridge
 from es_mt5_bridge.ingress import Ingress, IngressError, Poll
@@ -345,21 +345,13 @@ class Service(BaseHTTPRequestHandler):
 
     seen: List[Dict[str, Any]] = []
 
-    def _answer(self, body: Dict[str, Any]) -> None:
-        raw = json.dumps(body).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(raw)))
-        self.end_headers()
-        self.wfile.write(raw)
-
     def do_GET(self) -> None:  # noqa: N802
-        self._answer({"commands": [], "serverTime": "2026-11-25T12:00:00.000Z", "stopOut": ARMED})
+        answer_json(self, {"commands": [], "serverTime": "2026-11-25T12:00:00.000Z", "stopOut": ARMED})
 
     def do_POST(self) -> None:  # noqa: N802
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         Service.seen.append({"path": self.path, "body": body})
-        self._answer({"results": [], "events": [{"eventId": e["eventId"], "result": "recorded"} for e in body["events"]]})
+        answer_json(self, {"results": [], "events": [{"eventId": e["eventId"], "result": "recorded"} for e in body["events"]]})
 
     def log_message(self, *args: Any) -> None:
         pass
