@@ -44,13 +44,16 @@ class StopOut:
         self.store = store
         self._log = log
         self._stale_logged = False
+        self._resume_logged = False
 
     def check(self, settings: Optional[StopOutSettings]) -> bool:
         """Trips, or finishes a stop-out a crash interrupted; True when it closed anything. The caller holds the lock."""
         mark = self.store.mark
         if mark is not None and mark["state"] == "closing":
             # Decided before the crash: finishing it does not wait for the owner's setting or fresh quotes.
-            self._log(event="stop_out_resumed", eventId=mark["eventId"])
+            if not self._resume_logged:
+                self._log(event="stop_out_resumed", eventId=mark["eventId"])
+                self._resume_logged = True
             self._close(mark)
             return True
         if settings is None:
