@@ -197,7 +197,7 @@ export function fieldsToSettings(f, extras = {}, loaded = {}) {
       if (v === true) guards[r.key] = true;
     } else guards[r.key] = parseNumber(v);
   }
-  if (Object.values(guards).some((v) => v !== undefined)) risk.lossGuards = defined(guards);
+  if (Object.values(guards).some((v) => v !== undefined) || had('risk', 'lossGuards')) risk.lossGuards = defined(guards);
 
   const aliases = {};
   for (let i = 0; i < rowCount(f, 'symbols.aliases'); i++) {

@@ -40,7 +40,7 @@ function sizingPart(form, f, currency) {
     {},
     choices(
       'risk.sizing.mode',
-      'Sizing: how many lots an entry opens',
+      'How many lots an entry opens',
       modes.map((m) => [m.mode, m.label]),
       f['risk.sizing.mode'],
     ),
@@ -54,7 +54,7 @@ function sizingPart(form, f, currency) {
               m.fields.map((x) => number(`risk.sizing.${x.key}`, x.label, f[`risk.sizing.${x.key}`], x.unit === 'currency' ? currency : x.unit)),
               m.choice ? choices(`risk.sizing.${m.choice.key}`, m.choice.label, m.choice.options, f[`risk.sizing.${m.choice.key}`]) : null,
               m.mode.startsWith('risk_')
-                ? h('p', { class: 'hint' }, 'Lots from the stop loss distance: an entry without a stop loss is refused (docs/risk-sizing.md).')
+                ? h('p', { class: 'hint' }, 'Lots from the stop loss distance, on the live account: an entry without a stop loss is refused.')
                 : null,
             ),
             () => chosen() === m.mode,
@@ -112,7 +112,7 @@ function guardsPart(form, f, currency, reset) {
   const zones = h(
     'datalist',
     { id: 'time-zones' },
-    ['UTC', ...Intl.supportedValuesOf('timeZone')].map((z) => h('option', { value: z })),
+    [...new Set(['UTC', ...(Intl.supportedValuesOf?.('timeZone') ?? [])])].map((z) => h('option', { value: z })),
   );
   const kind = () => readFields(form)['risk.lossGuards.dailyLossKind'];
   const unitOf = (k) => (k === 'percent' ? '% of the day’s opening equity' : currency);

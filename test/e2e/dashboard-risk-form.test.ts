@@ -112,6 +112,8 @@ describe('the risk settings form in a browser', () => {
     await form().getByRole('radio', { name: 'Balance', exact: true }).check();
     await form().getByLabel('Daily loss limit as').selectOption('percent');
     await form().getByLabel('Daily loss limit', { exact: true }).fill('3');
+    // The time zone is typed, with the browser's IANA list to pick from.
+    await expect(page.locator('datalist#time-zones option[value="America/New_York"]').count()).resolves.toBe(1);
     await form().getByLabel('Trading day’s time zone').fill('Europe/London');
     const expected = {
       risk: {
