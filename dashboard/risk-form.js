@@ -147,8 +147,11 @@ function guardsPart(form, f, currency, reset) {
   );
 }
 
-/** The drawdown guard restarts from the equity the bridge sees next (the admin CLI's `account reset-drawdown`). */
-function resetDrawdown(accountId, risk, onDone) {
+/**
+ * The drawdown guard restarts from the equity the bridge sees next (the admin CLI's `account reset-drawdown`): the
+ * account's settings as stored now, with the reset's instant. `blocked()` says why not now; `onDone` shows the result.
+ */
+function resetDrawdown(accountId, risk, blocked, onDone) {
   const out = h('p', { role: 'status' });
   const guards = risk.lossGuards;
   if (guards?.maxDrawdownPercent === undefined) return null;
@@ -158,7 +161,8 @@ function resetDrawdown(accountId, risk, onDone) {
       type: 'button',
       class: 'secondary',
       onclick: async () => {
-        out.textContent = '';
+        out.textContent = blocked() ?? '';
+        if (out.textContent) return;
         try {
           const fresh = await api('GET', `/v1/owner/accounts/${encodeURIComponent(accountId)}`);
           // The bridge applies a reset newer than the last it applied: never send one older than the last, whatever
@@ -206,14 +210,17 @@ function showErrors(form, details, fields, extras) {
 /** The risk rules and symbol map section of an account page: a form, with the JSON of what it does not show. */
 export function riskSection(account) {
   const section = h('section', {}, h('h2', {}, 'Risk rules and symbols'));
-  const show = (a, status) => {
+  // `kept`: the fields as the owner left them, unsaved, when the page shows settings saved by another button.
+  const show = (a, status, kept) => {
     const currency = a.figures?.currency ?? 'account currency';
     const loaded = { risk: a.risk, symbols: a.symbols };
-    const { fields: f, extras } = model.settingsToFields(a.risk, a.symbols);
+    const { fields, extras } = model.settingsToFields(a.risk, a.symbols);
+    const f = kept ?? fields;
     const form = h('form', { 'aria-label': 'Risk rules and symbols', novalidate: true, class: 'risk' });
     const extrasId = nextId();
     const extrasText = h('textarea', { id: extrasId, name: 'extras', spellcheck: 'false', 'aria-describedby': `${extrasId}-hint ${extrasId}-error` });
-    extrasText.value = Object.keys(extras).length ? JSON.stringify(extras, null, 2) : '';
+    const extrasShown = Object.keys(extras).length ? JSON.stringify(extras, null, 2) : '';
+    extrasText.value = extrasShown;
     const saved = h('p', { role: 'status', tabindex: '-1' }, status ?? '');
     form.append(
       h(
@@ -251,7 +258,18 @@ export function riskSection(account) {
         }),
         hoursPart(form, f),
       ),
-      guardsPart(form, f, currency, resetDrawdown(a.id, a.risk, show)),
+      guardsPart(
+        form,
+        f,
+        currency,
+        resetDrawdown(
+          a.id,
+          a.risk,
+          // The reset changes the advanced JSON (drawdownResetAt); edits of it not saved yet would be lost.
+          () => (extrasText.value === extrasShown ? null : 'Save or undo your changes to the advanced JSON first.'),
+          (saved, message) => show(saved, message, readFields(form)),
+        ),
+      ),
       h(
         'fieldset',
         {},
@@ -293,14 +311,18 @@ export function riskSection(account) {
       }
       const duplicates = model.duplicateAliases(fields);
       if (duplicates.length) return showErrors(form, duplicates, fields, extra);
+      let body;
       try {
-        const body = model.fieldsToSettings(fields, extra, loaded);
+        body = model.fieldsToSettings(fields, extra, loaded);
+      } catch (err) {
+        return showErrors(form, [{ path: 'extras', message: err.message }], { extras: '' }, {});
+      }
+      try {
         const after = await api('PATCH', `/v1/owner/accounts/${encodeURIComponent(a.id)}`, body);
         show(after, 'Saved: the next signal uses these settings.');
       } catch (err) {
         if (err instanceof ApiError && Array.isArray(err.body?.details)) showErrors(form, err.body.details, fields, extra);
-        else if (err instanceof ApiError) form.querySelector('.summary').textContent = errorText(err);
-        else showErrors(form, [{ path: 'extras', message: err.message }], { extras: '' }, {});
+        else form.querySelector('.summary').textContent = err instanceof ApiError ? errorText(err) : String(err);
       }
     });
     section.replaceChildren(section.firstChild, form);

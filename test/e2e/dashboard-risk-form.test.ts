@@ -156,9 +156,10 @@ describe('the risk settings form in a browser', () => {
     await expect(form().locator('[aria-invalid]').count()).resolves.toBe(0);
   }, 60_000);
 
-  test('Reset drawdown restarts the guard now and keeps every other setting', async () => {
+  test('Reset drawdown restarts the guard now, changes nothing else, and keeps what the owner typed but did not save', async () => {
     await page.goto(accountUrl());
     const before = await apiSettings();
+    await form().getByLabel('Max volume per entry').fill('3');
     await form().getByRole('button', { name: 'Reset drawdown' }).click();
     await page.getByText('Drawdown guard reset at').waitFor({ timeout: UI_TIMEOUT_MS });
     const after = await apiSettings();
@@ -169,6 +170,11 @@ describe('the risk settings form in a browser', () => {
       ...before,
       risk: { ...before.risk, lossGuards: { ...before.risk.lossGuards, drawdownResetAt: after.risk.lossGuards.drawdownResetAt } },
     });
+    // The unsaved edit is still on screen, and saving it keeps the new reset (the advanced JSON shows it now).
+    await expect(form().getByLabel('Max volume per entry').inputValue()).resolves.toBe('3');
+    await save();
+    await page.getByText('Saved: the next signal uses these settings.').waitFor({ timeout: UI_TIMEOUT_MS });
+    expect(await apiSettings()).toEqual({ ...after, risk: { ...after.risk, maxVolume: 3 } });
     expect(problems).toEqual([]);
   }, 60_000);
 });
