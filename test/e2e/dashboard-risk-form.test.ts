@@ -149,8 +149,19 @@ describe('the risk settings form in a browser', () => {
     // Nothing was saved.
     expect((await apiSettings()).risk.sizing).toEqual({ mode: 'risk_percent', of: 'balance', percent: 1.5 });
 
-    // Mended, the error goes.
+    // A setting the form shows, given again in the Advanced JSON, is refused there before anything is sent.
     await percent.fill('2');
+    await form().getByText('Advanced: settings this form does not show (JSON)').click();
+    const advanced = form().getByLabel('Other settings (JSON)');
+    const shownJson = await advanced.inputValue();
+    await advanced.fill('{"risk": {"maxVolume": 1}}');
+    await form().getByRole('button', { name: 'Save' }).click();
+    await expect(advanced.getAttribute('aria-invalid')).resolves.toBe('true');
+    await expect(page.locator(`[data-error-for="extras"]`).textContent()).resolves.toMatch(/set risk\.maxVolume in the form/);
+    await expect(percent.getAttribute('aria-invalid')).resolves.toBeNull();
+
+    // Mended, the errors go.
+    await advanced.fill(shownJson);
     await save();
     await page.getByText('Saved: the next signal uses these settings.').waitFor({ timeout: UI_TIMEOUT_MS });
     await expect(form().locator('[aria-invalid]').count()).resolves.toBe(0);
