@@ -64,7 +64,7 @@ export function choices(name, legend, options, chosen, { multi = false } = {}) {
   );
 }
 
-/** Shows `part` only while `when()` holds, judged again on every change in the form. */
+/** Shows `part` only while `holds()`, judged again on every change in the form. */
 export function shownWhile(form, part, holds) {
   const update = () => (part.hidden = !holds());
   form.addEventListener('change', update);
