@@ -14,6 +14,8 @@ module.exports = {
         module: { type: 'commonjs' },
       },
     ],
+    // The dashboard's pure modules (ES modules the browser loads as they are) run under jest as CommonJS too.
+    '^.+/dashboard/[^/]+\\.js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],
     // otplib's audited crypto and base32 (@noble/hashes, @scure/base) ship as ES modules only; Node loads them with
     // require(esm), jest's module system does not, so jest compiles them to CommonJS.
     '^.+/node_modules/@(noble|scure)/.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022' }, module: { type: 'commonjs' } }],

@@ -1,7 +1,8 @@
 // The owner's accounts, credentials and audit log.
 'use strict';
 
-import { api, deleteButton, field, form, h, main, page, shownOnce, when } from './dom.js?v=__VERSION__';
+import { api, deleteButton, field, form, h, page, shownOnce, when } from './dom.js?v=__VERSION__';
+import { riskSection } from './risk-form.js?v=__VERSION__';
 
 export async function accountsPage() {
   const { accounts } = await api('GET', '/v1/owner/accounts');
@@ -44,14 +45,6 @@ export async function accountsPage() {
 
 export async function accountPage(id) {
   const a = await api('GET', `/v1/owner/accounts/${encodeURIComponent(id)}`);
-  const json = (v) => JSON.stringify(v, null, 2);
-  const parse = (text, what) => {
-    try {
-      return JSON.parse(text);
-    } catch {
-      throw new Error(`${what} is not valid JSON`);
-    }
-  };
   const tokenOut = h('div');
   page(
     `Account ${a.id}`,
@@ -77,31 +70,8 @@ export async function accountPage(id) {
       }),
       tokenOut,
     ),
-    h(
-      'section',
-      {},
-      h('h2', {}, 'Risk rules and symbols'),
-      form(
-        { 'aria-label': 'Risk rules and symbols' },
-        [
-          field('Risk settings (JSON)', { tag: 'textarea', name: 'risk', spellcheck: 'false' }, 'Sizing, max volume, loss guards: docs/risk-sizing.md'),
-          field('Symbol map (JSON)', { tag: 'textarea', name: 'symbols', spellcheck: 'false' }),
-        ],
-        'Save',
-        async (data, el) => {
-          const saved = await api('PATCH', `/v1/owner/accounts/${encodeURIComponent(a.id)}`, {
-            risk: parse(data.get('risk'), 'Risk settings'),
-            symbols: parse(data.get('symbols'), 'Symbol map'),
-          });
-          el.querySelector('[role=alert]').textContent = '';
-          el.elements.risk.value = json(saved.risk);
-          el.append(h('p', { role: 'status' }, 'Saved: the next signal uses these settings.'));
-        },
-      ),
-    ),
+    riskSection(a),
   );
-  main.querySelector('textarea[name=risk]').value = json(a.risk);
-  main.querySelector('textarea[name=symbols]').value = json(a.symbols);
 }
 
 export async function credentialsPage() {

@@ -31,7 +31,16 @@ function securityHeaders(res: Response): void {
 
 export function dashboardRoutes(): Router {
   const dir = dashboardDir();
-  const scripts = ['dashboard.js', 'dom.js', 'sign-in-pages.js', 'account-pages.js', 'activity-pages.js'];
+  const scripts = [
+    'dashboard.js',
+    'dom.js',
+    'sign-in-pages.js',
+    'account-pages.js',
+    'form-controls.js',
+    'risk-form.js',
+    'risk-form-model.js',
+    'activity-pages.js',
+  ];
   const raw = [...scripts.map((name) => ({ name, type: 'text/javascript; charset=utf-8' })), { name: 'dashboard.css', type: 'text/css; charset=utf-8' }].map(
     (a) => ({ ...a, body: readFileSync(path.join(dir, a.name), 'utf8') }),
   );

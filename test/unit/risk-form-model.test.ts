@@ -1,0 +1,244 @@
+import fc from 'fast-check';
+import { riskSettingsSchema, symbolMapSchema } from '../../src/domain/risk-settings';
+
+/**
+ * The dashboard's risk form ⇄ settings mapping (dashboard/risk-form-model.js), in node: saving an unchanged form sends
+ * back exactly the settings loaded (fields the form does not know included), what the owner types becomes the settings
+ * the API takes, and every refusal the API gives for what the form sends names a control of the form.
+ */
+// The module is the browser's own file, plain JavaScript: jest compiles it (jest.config.js) and it has no types.
+const model = jest.requireActual('../../dashboard/risk-form-model.js');
+
+const parseRisk = (r: unknown) => riskSettingsSchema.parse(r);
+const parseSymbols = (s: unknown) => symbolMapSchema.parse(s);
+
+/** Load → (the advanced JSON as the page shows and reads it) → save, unchanged. */
+function roundTrip(risk: object, symbols: object) {
+  const { fields, extras } = model.settingsToFields(risk, symbols);
+  const shownJson = JSON.parse(JSON.stringify(extras));
+  return model.fieldsToSettings(fields, shownJson, { risk, symbols });
+}
+
+const full = {
+  risk: parseRisk({
+    allowedSymbols: ['EURUSD', 'XAUUSD'],
+    blockedSymbols: ['BTCUSD'],
+    maxVolume: 5,
+    sizing: { mode: 'risk_percent', of: 'balance', percent: 1.5 },
+    requireStopLoss: true,
+    maxOpenPositions: 3,
+    maxOpenPositionsPerSymbol: 1,
+    tradingHours: [
+      { days: [1, 2, 3, 4, 5], from: '07:00', to: '21:00' },
+      { days: [0], from: '22:00', to: '24:00' },
+    ],
+    maxSignalAgeMs: 1500,
+    closeOnly: false,
+    lossGuards: { dailyLossPercent: 3, timezone: 'Europe/London', maxDrawdownPercent: 10, drawdownResetAt: '2026-11-20T10:00:00.000Z' },
+  }),
+  symbols: parseSymbols({ aliases: { XAUUSD: 'GOLD', US30: 'DJ30.cash' }, prefix: 'm.', suffix: '.m' }),
+};
+
+describe('saving an unchanged form sends back what was loaded', () => {
+  test.each([
+    ['every field the form shows', full.risk, full.symbols],
+    ['the defaults a parsed registry holds', parseRisk({}), parseSymbols({})],
+    ['nothing at all', {}, {}],
+    ['no symbol allowed, no trading hours, no window (both differ from unset)', parseRisk({ allowedSymbols: [], tradingHours: [] }), parseSymbols({})],
+    ['fixed lots', parseRisk({ sizing: { mode: 'fixed', lots: 0.25 } }), {}],
+    ['a multiplier', parseRisk({ sizing: { mode: 'multiplier', factor: 2 } }), {}],
+    ['an amount at risk and a daily loss amount', parseRisk({ sizing: { mode: 'risk_amount', amount: 150 }, lossGuards: { dailyLossAmount: 500 } }), {}],
+    ['a time zone alone', parseRisk({ lossGuards: {} }), {}],
+  ])('%s', (_name, risk, symbols) => {
+    expect(roundTrip(risk, symbols)).toEqual({ risk, symbols });
+  });
+
+  test('settings the form does not know (a newer service, a guard added later) are in the advanced JSON and kept', () => {
+    const risk = { ...full.risk, newRule: { x: 1 }, sizing: { ...full.risk.sizing, cap: 2 }, lossGuards: { ...full.risk.lossGuards!, stopOut: true } };
+    const symbols = { ...full.symbols, separator: '-' };
+    const { extras } = model.settingsToFields(risk, symbols);
+    expect(extras).toEqual({
+      risk: { newRule: { x: 1 }, sizing: { cap: 2 }, lossGuards: { drawdownResetAt: '2026-11-20T10:00:00.000Z', stopOut: true } },
+      symbols: { separator: '-' },
+    });
+    expect(roundTrip(risk, symbols)).toEqual({ risk, symbols });
+  });
+
+  test('any settings the API holds (generated)', () => {
+    const num = (max: number) => fc.double({ min: 0.01, max, noNaN: true }).map((n) => Math.round(n * 100) / 100);
+    const symbol = fc.constantFrom('EURUSD', 'XAUUSD', 'US30', 'BTCUSD', 'GER40.cash');
+    const sizing = fc.oneof(
+      fc.constant({ mode: 'signal' }),
+      num(100).map((lots) => ({ mode: 'fixed', lots })),
+      num(100).map((factor) => ({ mode: 'multiplier', factor })),
+      fc.record({ mode: fc.constant('risk_percent'), of: fc.constantFrom('equity', 'balance'), percent: num(10) }),
+      num(1e6).map((amount) => ({ mode: 'risk_amount', amount })),
+    );
+    const window = fc.record({
+      days: fc.uniqueArray(fc.integer({ min: 0, max: 6 }), { minLength: 1 }).map((d) => d.sort((a, b) => a - b)),
+      from: fc.constantFrom('00:00', '07:30', '22:00'),
+      to: fc.constantFrom('12:00', '24:00'),
+    });
+    const guards = fc.record(
+      {
+        daily: fc.oneof(
+          num(1e5).map((dailyLossAmount) => ({ dailyLossAmount })),
+          num(100).map((dailyLossPercent) => ({ dailyLossPercent })),
+        ),
+        timezone: fc.constantFrom('UTC', 'Europe/London', 'America/New_York'),
+        maxDrawdownPercent: num(100),
+      },
+      { requiredKeys: [] },
+    );
+    const risk = fc.record(
+      {
+        allowedSymbols: fc.uniqueArray(symbol),
+        blockedSymbols: fc.uniqueArray(symbol),
+        maxVolume: num(100),
+        sizing,
+        requireStopLoss: fc.boolean(),
+        maxOpenPositions: fc.integer({ min: 0, max: 50 }),
+        maxOpenPositionsPerSymbol: fc.integer({ min: 0, max: 50 }),
+        tradingHours: fc.array(window, { maxLength: 3 }),
+        maxSignalAgeMs: fc.integer({ min: 1, max: 86_400_000 }),
+        closeOnly: fc.boolean(),
+        lossGuards: guards.map(({ daily, ...rest }) => ({ ...daily, ...rest })),
+      },
+      { requiredKeys: [] },
+    );
+    const symbols = fc.record(
+      { aliases: fc.dictionary(symbol, symbol), prefix: fc.constantFrom('', 'm.'), suffix: fc.constantFrom('', '.m', '-ecn') },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(risk, symbols, fc.boolean(), (r, s, parsed) => {
+        const [rr, ss] = parsed ? [parseRisk(r), parseSymbols(s)] : [r, s];
+        expect(roundTrip(rr, ss)).toEqual({ risk: rr, symbols: ss });
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('what the owner types becomes the settings', () => {
+  const empty = () => model.settingsToFields(parseRisk({}), parseSymbols({}));
+
+  test('risk 1,5 % of balance, a daily loss of 3 % in New York, a max signal age of 2.5 s, one window, one alias', () => {
+    const { fields } = empty();
+    Object.assign(fields, {
+      'risk.sizing.mode': 'risk_percent',
+      'risk.sizing.percent': '1,5',
+      'risk.sizing.of': 'balance',
+      'risk.maxSignalAgeMs': '2.5',
+      'risk.lossGuards.dailyLossKind': 'percent',
+      'risk.lossGuards.dailyLoss': ' 3 ',
+      'risk.lossGuards.timezone': 'America/New_York',
+      'risk.restrictSymbols': true,
+      'risk.allowedSymbols': 'EURUSD, XAUUSD\nUS30',
+      'risk.restrictHours': true,
+      ...model.hoursRow(0, { days: [5, 1], from: '08:00', to: '17:00' }),
+      ...model.aliasRow(0, { from: 'XAUUSD', to: 'GOLD' }),
+      ...model.aliasRow(1, { from: '', to: '' }),
+    });
+    const settings = model.fieldsToSettings(fields, {}, { risk: parseRisk({}), symbols: parseSymbols({}) });
+    expect(settings).toEqual({
+      risk: {
+        allowedSymbols: ['EURUSD', 'XAUUSD', 'US30'],
+        blockedSymbols: [],
+        sizing: { mode: 'risk_percent', of: 'balance', percent: 1.5 },
+        requireStopLoss: false,
+        closeOnly: false,
+        maxSignalAgeMs: 2500,
+        tradingHours: [{ days: [1, 5], from: '08:00', to: '17:00' }],
+        lossGuards: { dailyLossPercent: 3, timezone: 'America/New_York' },
+      },
+      symbols: { aliases: { XAUUSD: 'GOLD' }, prefix: '', suffix: '' },
+    });
+    expect(riskSettingsSchema.parse(settings.risk)).toEqual({ ...settings.risk });
+  });
+
+  test('a number mistyped goes as typed, and a chosen daily loss left blank as null, for the server to refuse on its field', () => {
+    const { fields } = empty();
+    Object.assign(fields, {
+      'risk.sizing.mode': 'fixed',
+      'risk.sizing.lots': '',
+      'risk.maxSignalAgeMs': '90000',
+      'risk.maxVolume': '2 lots',
+      'risk.maxOpenPositions': '1.5',
+      'risk.lossGuards.dailyLossKind': 'amount',
+      'risk.restrictHours': true,
+      ...model.hoursRow(0, { days: [], from: '25:00', to: '9' }),
+      ...model.aliasRow(0, { from: 'XAU USD', to: 'GOLD' }),
+      ...model.aliasRow(1, { from: 'US30', to: 'bad symbol' }),
+    });
+    const settings = model.fieldsToSettings(fields, {}, {});
+    expect(settings.risk.maxVolume).toBe('2 lots');
+    expect(settings.risk.lossGuards).toEqual({ dailyLossAmount: null });
+    const issues = [
+      ...riskSettingsSchema.safeParse(settings.risk).error!.issues.map((i) => ({ ...i, path: ['risk', ...i.path] })),
+      ...symbolMapSchema.safeParse(settings.symbols).error!.issues.map((i) => ({ ...i, path: ['symbols', ...i.path] })),
+    ].map((i) => ({ path: i.path.join('.'), message: i.message }));
+    const placed = issues.map((i) => [i.path, model.fieldForError(i.path, fields, i.message), model.plainMessage(i.message, i.path)]);
+    expect(placed).toEqual(
+      expect.arrayContaining([
+        ['risk.sizing.lots', 'risk.sizing.lots', 'Required'],
+        ['risk.maxVolume', 'risk.maxVolume', 'A number, please'],
+        ['risk.maxOpenPositions', 'risk.maxOpenPositions', 'A whole number, please'],
+        ['risk.maxSignalAgeMs', 'risk.maxSignalAgeMs', 'At most 86400'],
+        ['risk.lossGuards.dailyLossAmount', 'risk.lossGuards.dailyLoss', 'Required'],
+        ['risk.tradingHours.0.days', 'risk.tradingHours.0.days', expect.any(String)],
+        ['risk.tradingHours.0.from', 'risk.tradingHours.0.from', 'HH:MM'],
+        ['risk.tradingHours.0.to', 'risk.tradingHours.0.to', 'HH:MM'],
+        ['symbols.aliases.XAU USD', 'symbols.aliases.0.from', expect.stringMatching(/^Not a symbol/)],
+        ['symbols.aliases.US30', 'symbols.aliases.1.to', expect.stringMatching(/^A symbol/)],
+      ]),
+    );
+    // Every refusal of what the form sends lands on one of its controls.
+    expect(placed.filter(([, name]) => name === null || !(name! in fields))).toEqual([]);
+  });
+
+  test('bounds are said in the units the form shows', () => {
+    expect(model.plainMessage('Too big: expected number to be <=10', 'risk.sizing.percent')).toBe('At most 10');
+    expect(model.plainMessage('Too small: expected number to be >0', 'risk.maxVolume')).toBe('More than 0');
+    expect(model.plainMessage('Too small: expected number to be >=1', 'risk.maxSignalAgeMs')).toBe('At least 0.001');
+    expect(model.plainMessage('HH:MM', 'risk.tradingHours.0.from')).toBe('HH:MM');
+  });
+
+  test('a setting the form shows cannot also be given in the advanced JSON', () => {
+    const { fields } = empty();
+    expect(() => model.fieldsToSettings(fields, { risk: { maxVolume: 3 } }, {})).toThrow(/risk\.maxVolume in the form/);
+    expect(() => model.fieldsToSettings(fields, { risk: { lossGuards: { timezone: 'UTC' } } }, {})).toThrow(/risk\.lossGuards\.timezone/);
+    expect(() => model.fieldsToSettings(fields, { symbols: { suffix: '.m' } }, {})).toThrow(/symbols\.suffix/);
+  });
+
+  test('a yes/no guard is one line in GUARD_RULES: a checkbox field, true sent, false left out', () => {
+    model.GUARD_RULES.push({ key: 'exampleFlag', kind: 'flag', label: 'An example' });
+    try {
+      const on = model.settingsToFields(parseRisk({ lossGuards: { maxDrawdownPercent: 5 } }), {});
+      expect(on.fields['risk.lossGuards.exampleFlag']).toBe(false);
+      on.fields['risk.lossGuards.exampleFlag'] = true;
+      expect(model.fieldsToSettings(on.fields, on.extras, {}).risk.lossGuards).toEqual({ maxDrawdownPercent: 5, timezone: 'UTC', exampleFlag: true });
+    } finally {
+      model.GUARD_RULES.pop();
+    }
+  });
+});
+
+describe('rows', () => {
+  test('removing a row moves the rows after it up, so the API index names the row on screen', () => {
+    const fields = {
+      x: 1,
+      ...model.aliasRow(0, { from: 'A', to: 'a' }),
+      ...model.aliasRow(1, { from: 'B', to: 'b' }),
+      ...model.aliasRow(2, { from: 'C', to: 'c' }),
+    };
+    const left = model.removeRow(fields, 'symbols.aliases', 1);
+    expect(left).toEqual({ x: 1, ...model.aliasRow(0, { from: 'A', to: 'a' }), ...model.aliasRow(1, { from: 'C', to: 'c' }) });
+    expect(model.rowCount(left, 'symbols.aliases')).toBe(2);
+  });
+
+  test('two aliases for one trader’s symbol are refused on the second row (they would silently become one)', () => {
+    const fields = { ...model.aliasRow(0, { from: 'XAUUSD', to: 'GOLD' }), ...model.aliasRow(1, { from: 'xauusd ', to: 'XAU' }) };
+    expect(model.duplicateAliases(fields)).toEqual([{ path: 'symbols.aliases.1.from', message: 'XAUUSD is already in row 1' }]);
+  });
+});
