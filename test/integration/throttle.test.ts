@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { FIXED_WINDOW_HIT, RedisThrottle } from '../../src/ratelimit/fairness';
+import { FIXED_WINDOW_HIT_EACH, RedisThrottle } from '../../src/ratelimit/fairness';
 import { testEnv } from '../../support/env';
 
 /**
@@ -40,7 +40,7 @@ describe('the fairness throttle on Redis', () => {
   test('when Redis has forgotten the script (a restart), then it is loaded again and nobody is counted twice', async () => {
     const t = throttle();
     await redis.script('FLUSH');
-    expect(await redis.script('EXISTS', createHash('sha1').update(FIXED_WINDOW_HIT).digest('hex'))).toEqual([0]);
+    expect(await redis.script('EXISTS', createHash('sha1').update(FIXED_WINDOW_HIT_EACH).digest('hex'))).toEqual([0]);
     const first = await t.hitEach('account_read', ['a', 'b']);
     expect(first.map((h) => h.allowed)).toEqual([true, true]);
     await t.hitEach('account_read', ['a', 'b']);
@@ -48,6 +48,24 @@ describe('the fairness throttle on Redis', () => {
     expect(third.map((h) => h.allowed)).toEqual([true, true, true]);
     const fourth = await t.hitEach('account_read', ['a', 'c']);
     expect(fourth.map((h) => h.allowed)).toEqual([false, true]);
+  });
+
+  test('when a token grants more accounts than one script run counts, then every one is counted once, in order', async () => {
+    const t = throttle();
+    const accounts = Array.from({ length: 1201 }, (_, i) => `acc-${i}`);
+    await t.hit('account_read', 'acc-1100');
+    await t.hit('account_read', 'acc-1100');
+    await t.hit('account_read', 'acc-1100');
+    const hits = await t.hitEach('account_read', accounts);
+    expect(hits).toHaveLength(1201);
+    expect(hits.flatMap((h, i) => (h.allowed ? [] : [i]))).toEqual([1100]);
+    const again = await t.hitEach('account_read', accounts);
+    expect(again.flatMap((h, i) => (h.allowed ? [] : [i]))).toEqual([1100]);
+    // Each account was counted exactly twice: its third read passes, its fourth does not (first and last batch).
+    for (const account of ['acc-0', 'acc-1200']) {
+      expect((await t.hit('account_read', account)).allowed).toBe(true);
+      expect((await t.hit('account_read', account)).allowed).toBe(false);
+    }
   });
 
   test('when a token grants no account, then nothing is counted and nothing is refused', async () => {
