@@ -39,12 +39,21 @@ describe('the poll and the outcomes bridges reported', () => {
     const kept = Object.values(await redis.hgetall(`es:ro:{${signalId}}`)).map((t) => JSON.parse(t) as Record<string, unknown>);
     expect(await redis.ttl(`es:ro:{${signalId}}`)).toBeGreaterThan(0);
     redis.disconnect();
+    // The poll answers from the bridges' reports as soon as the ingress records them, which may be before the signal
+    // workflow has written them to its memo: wait for both there.
     const view = await temporalClient(temporal!.address);
-    const memo = (await view.client.workflow.getHandle(`signal/${signalId}`).describe()).memo ?? {};
+    const fromMemo = await waitFor(
+      'both outcomes in the signal workflow memo',
+      async () => {
+        const memo = (await view.client.workflow.getHandle(`signal/${signalId}`).describe()).memo ?? {};
+        const outcomes = Object.entries(memo)
+          .filter(([k]) => k.startsWith('outcome:'))
+          .map(([, v]) => v as Record<string, unknown>);
+        return outcomes.length === 2 ? outcomes : undefined;
+      },
+      15_000,
+    );
     await view.close();
-    const fromMemo = Object.entries(memo)
-      .filter(([k]) => k.startsWith('outcome:'))
-      .map(([, v]) => v as Record<string, unknown>);
     const essentials = (os: Record<string, unknown>[]) =>
       os
         .map((o) => ({ accountId: o.accountId, outcome: o.outcome, ticket: o.ticket, reason: o.reason }))
