@@ -9,7 +9,7 @@ import { SPEC_LIMITS } from './domain/limits';
  */
 
 /** A whole decimal number; an empty variable counts as unset (so its default applies), never as 0. */
-const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+export const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   z.preprocess(
     (v) => (v === undefined || (typeof v === 'string' && v.trim() === '') ? String(def) : v),
     z
@@ -298,7 +298,7 @@ export interface RedisTlsFiles {
 }
 
 /** The environment through one schema; every problem in one error (names and rules only, never a value). */
-function parseEnv<T extends z.ZodType>(schema: T, env: NodeJS.ProcessEnv): z.infer<T> {
+export function parseEnv<T extends z.ZodType>(schema: T, env: NodeJS.ProcessEnv): z.infer<T> {
   const parsed = schema.safeParse(env);
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
@@ -377,52 +377,3 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
   };
 }
-
-// ---- the cTrader connector (npm run ctrader-connector): its own settings, read only by that program ------------------
-
-const connectorSchema = z.object({
-  /** Where the bridge API is. */
-  INGRESS_URL: z.url().default('http://127.0.0.1:8080'),
-  /** 32 random bytes, base64: the key of the encrypted credentials file. Required: there is no default key. */
-  CTRADER_CREDENTIALS_KEY: z.string().min(1, 'CTRADER_CREDENTIALS_KEY is required (openssl rand -base64 32)'),
-  CTRADER_CREDENTIALS_FILE: z.string().min(1).default('ctrader/credentials.enc'),
-  /** Each account's exactly-once store (<dir>/<accountId>.commands.jsonl). */
-  CTRADER_STATE_DIR: z.string().min(1).default('ctrader/state'),
-  /** Open API JSON endpoints (port 5036 is JSON; 5035 would be protobuf). */
-  CTRADER_DEMO_URL: z
-    .string()
-    .regex(/^wss?:\/\//)
-    .default('wss://demo.ctraderapi.com:5036'),
-  CTRADER_LIVE_URL: z
-    .string()
-    .regex(/^wss?:\/\//)
-    .default('wss://live.ctraderapi.com:5036'),
-  /** Open API allows 50 requests per second per connection; never more. */
-  CTRADER_REQUESTS_PER_SECOND: int(50, 1, 50),
-  CTRADER_HEARTBEAT_MS: int(10_000, 100, 25_000),
-  CTRADER_REQUEST_TIMEOUT_MS: int(15_000, 100),
-  /** Refresh an access token this long before it expires. */
-  CTRADER_REFRESH_AHEAD_MS: int(3_600_000, 0),
-  /** Long-poll wait asked of the ingress. */
-  CTRADER_WAIT_MS: int(20_000, 0, 60_000),
-  /** The account's figures go alone (a heartbeat, protocol 1.2) after this long without a report; 0: never. */
-  CTRADER_FIGURES_HEARTBEAT_MS: int(30_000, 0),
-});
-
-export function loadConnectorConfig(env: NodeJS.ProcessEnv = process.env) {
-  const e = parseEnv(connectorSchema, env);
-  return {
-    ingressUrl: e.INGRESS_URL,
-    credentialsKey: e.CTRADER_CREDENTIALS_KEY,
-    credentialsFile: e.CTRADER_CREDENTIALS_FILE,
-    stateDir: e.CTRADER_STATE_DIR,
-    urls: { demo: e.CTRADER_DEMO_URL, live: e.CTRADER_LIVE_URL },
-    requestsPerSecond: e.CTRADER_REQUESTS_PER_SECOND,
-    heartbeatMs: e.CTRADER_HEARTBEAT_MS,
-    requestTimeoutMs: e.CTRADER_REQUEST_TIMEOUT_MS,
-    refreshAheadMs: e.CTRADER_REFRESH_AHEAD_MS,
-    waitMs: e.CTRADER_WAIT_MS,
-    figuresHeartbeatMs: e.CTRADER_FIGURES_HEARTBEAT_MS,
-  };
-}
-export type ConnectorConfig = ReturnType<typeof loadConnectorConfig>;

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { loadConnectorConfig, type ConnectorConfig } from '../config';
+import { loadConnectorConfig, type ConnectorConfig } from './config';
 import { CtraderAccount } from './account';
 import { CtraderBridge } from './bridge';
 import { OpenApiConnection } from './connection';

@@ -1,4 +1,5 @@
-import { loadConfig, loadConnectorConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
+import { loadConnectorConfig } from '../../src/ctrader/config';
 
 /**
  * The environment is the only input of loadConfig; every test passes its own env object (never process.env, which the
