@@ -10,7 +10,8 @@ import { MemoryLedger, type Ledger } from './ledger';
 import { applyRisk, EquityMarks } from './risk';
 import { readStateFile, writeStateFile, type PaperState } from './state-file';
 import { Serial } from '../bridge/serial';
-import { PaperStopOut } from './stop-out';
+import { paperStopOut } from './stop-out';
+import type { StopOutWatch } from '../bridge/stop-out-watch';
 
 export { parseFaults, type Fault } from './faults';
 
@@ -112,7 +113,7 @@ export class PaperTerminal {
   readonly marks: EquityMarks;
   /** Whatever touches the broker, one at a time: the delivered commands and the stop-out. */
   private readonly serial = new Serial();
-  readonly stopOut: PaperStopOut;
+  readonly stopOut: StopOutWatch;
 
   constructor(options: TerminalOptions) {
     this.opts = options;
@@ -129,7 +130,7 @@ export class PaperTerminal {
     this.marks = new EquityMarks(saved?.marks);
     this.broker = options.broker ?? new PaperBroker({ clock: this.clock, ...options.brokerOptions, platform: options.platform, state: saved?.broker });
     const crash = options.crash;
-    this.stopOut = new PaperStopOut({
+    this.stopOut = paperStopOut({
       accountId: this.accountId,
       broker: this.broker,
       ledger: this.ledger,
@@ -166,7 +167,7 @@ export class PaperTerminal {
       this.ticker = setInterval(() => this.tick(), tickMs);
       this.ticker.unref();
     }
-    this.stopOut.start(this.client, () => this.figures());
+    this.stopOut.start(this.client, () => Promise.resolve(this.figures()));
     this.loopDone = this.loop();
   }
 

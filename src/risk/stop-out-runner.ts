@@ -41,6 +41,8 @@ export class StopOutRunner {
 
   /** One look while armed; closes everything when the rule trips. */
   async check(arming: StopOutArming, nowMs: number): Promise<'tripped' | 'watching' | 'stale' | 'stopped_out'> {
+    // A close whose answer was lost left the mark closing: finish it from what the broker holds now.
+    if (this.mark?.state === 'closing') await this.resume();
     if (markStands(this.mark, arming.drawdownResetAt)) return 'stopped_out';
     const seen = await this.account.read();
     const peakBefore = this.marks.state().peak;
@@ -86,7 +88,7 @@ export class StopOutRunner {
     return 'tripped';
   }
 
-  /** After a restart: a mark left `closing` has its listed tickets still open closed, nothing else. */
+  /** After a restart (or a lost answer): a mark left `closing` has its listed tickets still open closed, nothing else. */
   async resume(): Promise<void> {
     const mark = this.mark;
     if (mark?.state !== 'closing') return;
