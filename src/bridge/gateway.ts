@@ -90,12 +90,15 @@ export async function bridgeCommands(
   deps.presence?.seen(account.id);
   const wait = Math.max(0, Math.min(Number.isFinite(waitMs) ? waitMs : 0, deps.maxWaitMs));
   const { commands, superseded } = await deps.queue.takeOrWait(account.id, MAX_COMMANDS_PER_POLL, wait, signal);
-  // The settings as the poll began: the account record is at hand, and the next poll brings any change.
+  // The stop-out's settings: from the record at hand when nothing is handed out (the next poll brings any change), read
+  // again with commands, which a long poll may hand out 25 s after it began: the bridge looks after them with the
+  // owner's settings of now (an entry accepted after a reset must not meet the stop-out of before it).
+  const now = commands.length > 0 ? ((await deps.registry.getAccount(account.id)) ?? account) : account;
   return {
     commands,
     serverTime: new Date().toISOString(),
     ...(superseded ? { superseded: true as const } : {}),
-    ...stopOutDirectiveOf(account, deps.figuresMaxAgeMs ?? DEFAULT_FIGURES_MAX_AGE_MS),
+    ...stopOutDirectiveOf(now, deps.figuresMaxAgeMs ?? DEFAULT_FIGURES_MAX_AGE_MS),
   };
 }
 

@@ -5,7 +5,7 @@ import { ensureBuilt } from '../../support/service-process';
 import { waitFor } from '../../support/infra';
 import { adminCli, adminCliJson } from '../helpers/admin';
 import { asBrowser, ownerKeyFile, setUpOwner, type OwnerBrowser } from '../helpers/owner';
-import { pollUntilReported, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import { get, pollUntilReported, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { CONFORMANCE_SYMBOLS } from '../conformance/driver';
 import { PaperBridgeDriver } from '../conformance/paper-driver';
 
@@ -161,5 +161,36 @@ describe('the copy-trading stop-out, on the paper bridge', () => {
     const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 1 });
     const status = await pollUntilReported(stack.ingress.url, res.body.signalId, f.token, 1, 15_000);
     expect(status.accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'risk_sizing_unsupported' });
+  }, 60_000);
+
+  test('when a bridge sends the same event again, then the service answers duplicate and records it once; an event out of bounds is refused', async () => {
+    const f = await seedOwner(stack.registry, [{ risk: { lossGuards: { maxDrawdownPercent: 5, stopOut: true } } as never }]);
+    const auth = { authorization: `Bearer ${f.accounts[0]!.bridgeToken}` };
+    const event = {
+      type: 'stop_out',
+      eventId: 'stop-out/initial',
+      trippedAt: new Date().toISOString(),
+      equity: 94_000,
+      peak: 100_000,
+      drawdownPercent: 6,
+      maxDrawdownPercent: 5,
+      currency: 'USD',
+      closed: [{ ticket: '7', result: 'closed' }],
+      cancelled: [{ ticket: '8', result: 'failed', message: 'ORDER_NOT_FOUND' }],
+    };
+    const metric = async () => {
+      const text = (await get(`${stack.ingress.adminUrl!}/metrics`)).text;
+      return Number(/^external_signals_stop_outs_total (\d+)/m.exec(text)?.[1] ?? 'NaN');
+    };
+    const before = await metric();
+    const send = (body: unknown) => post(`${stack.ingress.url}/bridge/v1/reports`, body, auth);
+    const first = await send({ reports: [], events: [event] });
+    expect(first.body).toEqual({ results: [], events: [{ eventId: 'stop-out/initial', result: 'recorded' }] });
+    expect((await send({ reports: [], events: [event] })).body.events).toEqual([{ eventId: 'stop-out/initial', result: 'duplicate' }]);
+    expect(await metric()).toBe(before + 1);
+    expect((await new OwnerStore(stack.redis).auditLog(f.owner, 10)).map((e) => e.action)).toEqual(['account.stopped_out']);
+    expect(await shown(f.accounts[0]!.id)).toMatchObject({ closed: 1, cancelled: 0, failed: 1, equity: 94_000, peak: 100_000 });
+    expect((await send({ reports: [], events: [{ ...event, eventId: 'anything' }] })).status).toBe(400);
+    expect((await send({ reports: [], events: Array.from({ length: 11 }, () => event) })).status).toBe(400);
   }, 60_000);
 });
