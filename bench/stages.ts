@@ -276,8 +276,9 @@ async function main(argv: string[]): Promise<number> {
         : process.env.TEMPORAL_DEV_PROFILE_WITHOUT
           ? `project without ${process.env.TEMPORAL_DEV_PROFILE_WITHOUT}`
           : 'project';
+  const plus = process.env.TEMPORAL_DEV_PROFILE_PLUS ? ` plus ${process.env.TEMPORAL_DEV_PROFILE_PLUS}` : '';
   process.stdout.write(
-    `\nwork per signal (Temporal dev-server profile: ${profile}), over ${work.signals} signals one at a time: ` +
+    `\nwork per signal (Temporal dev-server profile: ${profile}${plus}), over ${work.signals} signals one at a time: ` +
       `persistence calls ${work.persistence?.callsPerSignal ?? '?'} (mean ${work.persistence?.meanMs ?? '?'} ms), ` +
       `history events parent ${work.historyEvents?.parent ?? '?'} + child ${work.historyEvents?.child ?? '?'}, ` +
       `workflow tasks parent ${work.workflowTasks?.parent ?? '?'} + child ${work.workflowTasks?.child ?? '?'}, ` +

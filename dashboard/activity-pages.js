@@ -105,10 +105,17 @@ export async function signalPage(id) {
           h('li', {}, `accepted ${when(a.accepted.at)}`),
           h('li', {}, a.delivered ? `delivered to the bridge ${when(a.delivered.at)}` : 'not delivered to the bridge yet'),
           h('li', {}, outcomeCell(a.outcome), a.outcome.at ? ` ${when(a.outcome.at)}` : ''),
+          a.execution ? h('li', {}, executionLine(a.execution)) : null,
         ),
       ),
     ),
   );
+}
+
+/** What the bridge said it did: the lots placed (sized by risk, the bridge's own) at what price, and its message. */
+function executionLine(x) {
+  const placed = x.volume !== null ? `${x.volume} lots${x.price !== null ? ` at ${x.price}` : ''}` : '';
+  return [placed, x.message ?? ''].filter((part) => part !== '').join(' · ') || 'reported';
 }
 
 export async function callbacksPage() {

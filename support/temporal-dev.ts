@@ -60,6 +60,19 @@ export interface StartTemporalOptions {
   profile?: 'project' | 'stock';
 }
 
+/**
+ * Dynamic-config values to try on top of the profile, for measuring a candidate before it joins
+ * scripts/temporal-profile.ts: `TEMPORAL_DEV_PROFILE_PLUS='key=value;pragma:name=value'` (diagnosis only; nothing
+ * sets it). A `pragma:` entry is a SQLite pragma, any other a dynamic-config value.
+ */
+function candidateSettings(): string[] {
+  return (process.env.TEMPORAL_DEV_PROFILE_PLUS ?? '')
+    .split(';')
+    .map((kv) => kv.trim())
+    .filter((kv) => /^(pragma:)?[a-zA-Z._]+=\S+$/.test(kv))
+    .flatMap((kv) => (kv.startsWith('pragma:') ? ['--sqlite-pragma', kv.slice('pragma:'.length)] : ['--dynamic-config-value', kv]));
+}
+
 interface TemporalPorts {
   grpc: number;
   ui: number;
@@ -103,6 +116,7 @@ export async function startTemporal(opts: StartTemporalOptions = {}): Promise<Te
     ...namespaces.filter((n) => n !== 'default').flatMap((n) => ['--namespace', n]),
     ...SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a.name}=${a.type}`]),
     ...(profile === 'project' ? temporalDevProfileArgs(process.env.TEMPORAL_DEV_PROFILE_WITHOUT || undefined) : []),
+    ...candidateSettings(),
   ];
 
   const launch = async (p: TemporalPorts) => {

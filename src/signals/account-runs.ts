@@ -43,6 +43,18 @@ export interface AccountRun {
   /** The Reason search attribute: our code, or a broker's code alone (`broker:10019`). */
   reason: string | null;
   closedAt: string | null;
+  /**
+   * What the bridge reported with its outcome (the account workflow's `execution` memo): the lots it placed (sized by
+   * risk, they are the bridge's, not the signal's), the price, and its message (for a sized entry, the figures used).
+   * Null while running, and for a workflow that ended before it kept them.
+   */
+  execution: ExecutionReport | null;
+}
+
+export interface ExecutionReport {
+  volume: number | null;
+  price: number | null;
+  message: string | null;
 }
 
 /** What an owner's log filters account workflows by; `outcome: 'pending'` is every account not completed yet. */

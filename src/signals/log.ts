@@ -1,7 +1,7 @@
 import type { Registry } from '../registry/registry';
 import { SIGNAL_ID_PATTERN, accountWorkflowId } from '../domain/ids';
 import type { AccountOutcome } from '../domain/outcome';
-import { PageTooLarge, type AccountRun, type AccountRuns, type RunFilter } from './account-runs';
+import { PageTooLarge, type AccountRun, type AccountRuns, type ExecutionReport, type RunFilter } from './account-runs';
 import { Refusal } from './errors';
 import { decodePageToken, encodePageToken, ownerIdSchema, parseSignalLogQuery } from './log-filters';
 import type { ReportedOutcomes } from './reported-outcomes';
@@ -52,6 +52,8 @@ export interface AccountTimeline {
   /** When the command was first handed to the account's bridge; null before that, or once Redis forgot it (7 days). */
   delivered: { at: string } | null;
   outcome: AccountOutcomeView;
+  /** What the bridge reported with the outcome: lots placed, price, its message (a sized entry's figures); or null. */
+  execution: ExecutionReport | null;
 }
 
 export interface SignalDetail {
@@ -127,6 +129,7 @@ export async function signalDetail(deps: SignalLogDeps, ownerId: string, signalI
       accepted: { at: run.receivedAt },
       delivered: delivered[i] === undefined ? null : { at: new Date(delivered[i]).toISOString() },
       outcome: outcomeView(run, outcomes.get(signalId)),
+      execution: run.execution,
     })),
   };
 }

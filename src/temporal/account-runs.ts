@@ -1,5 +1,5 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import { PageTooLarge, type AccountRun, type AccountRuns, type RunFilter, type RunPosition } from '../signals/account-runs';
+import { PageTooLarge, type AccountRun, type AccountRuns, type ExecutionReport, type RunFilter, type RunPosition } from '../signals/account-runs';
 import type { AccountOutcome } from '../domain/outcome';
 import { OUTCOME_MEMO_PREFIX } from '../domain/ids';
 import type { Regions } from './regions';
@@ -144,5 +144,14 @@ function accountRun(info: WorkflowExecutionInfo): AccountRun | undefined {
     outcome: outcome === 'filled' || outcome === 'done' || outcome === 'rejected' ? outcome : null,
     reason: sa.get(ReasonKey) ?? null,
     closedAt: info.closeTime?.toISOString() ?? null,
+    execution: executionReport(info.memo?.execution),
   };
+}
+
+/** The account workflow's `execution` memo (workflows/account.ts), taken field by field: nothing else passes. */
+function executionReport(memo: unknown): ExecutionReport | null {
+  if (typeof memo !== 'object' || memo === null) return null;
+  const { volume, price, message } = memo as Record<string, unknown>;
+  const finite = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) ? n : null);
+  return { volume: finite(volume), price: finite(price), message: typeof message === 'string' ? message.slice(0, 512) : null };
 }

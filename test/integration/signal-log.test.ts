@@ -13,6 +13,9 @@ import { signalLog, SignalNotFound, type SignalLog, type SignalLogPage, type Sig
  * ingress accepts, the worker runs the workflows, scripted terminals take and report the commands. Two owners, A
  * (two accounts) and B (one). Visibility is eventually consistent: every read waits for its condition.
  */
+/** A sized entry's report message, as the paper bridge writes it (src/risk/entry-risk.ts). */
+const SIZED = 'sized 0.50 lots: 1% of equity 10000.00 USD = 100.00 USD at risk, 200.00 USD a lot at the stop';
+
 describe('the owner signal log', () => {
   let stack: Stack;
   let regions: Regions;
@@ -69,7 +72,7 @@ describe('the owner signal log', () => {
     sent.a1 = await submit(a, '', { action: 'buy', symbol: 'EURUSD', volume: 0.1 });
     const [toA0] = await a0!.nextCommands(1);
     const [toA1] = await a1!.nextCommands(1);
-    await a0!.report([{ commandId: toA0!.commandId, status: 'filled', ticket: 'T-A1' }]);
+    await a0!.report([{ commandId: toA0!.commandId, status: 'filled', ticket: 'T-A1', volume: 0.5, price: 1.0842, message: SIZED }]);
     await a1!.report([{ commandId: toA1!.commandId, status: 'rejected', retcode: 10019, message: 'No money' }]);
 
     sent.b1 = await submit(b, `/${b.accounts[0]!.id}`, { action: 'buy', symbol: 'EURUSD', volume: 0.2 });
@@ -244,6 +247,9 @@ describe('the owner signal log', () => {
     const [filled, rejected] = detail.accounts;
     expect(filled!.outcome).toEqual({ outcome: 'filled', ticket: 'T-A1', reason: null, at: expect.any(String) });
     expect(rejected!.outcome).toEqual({ outcome: 'rejected', ticket: null, reason: 'broker:10019 No money', at: expect.any(String) });
+    // The lots the bridge placed (not the signal's 0.1: sized by risk there) and the figures it used.
+    expect(filled!.execution).toEqual({ volume: 0.5, price: 1.0842, message: SIZED });
+    expect(rejected!.execution).toEqual({ volume: null, price: null, message: 'No money' });
     for (const account of detail.accounts) {
       expect(account.accepted.at).toBe(detail.receivedAt);
       expect(account.delivered).not.toBeNull();
@@ -258,7 +264,13 @@ describe('the owner signal log', () => {
 
     const pending = await log.detail(a.owner, sent.a3);
     expect(pending.accounts).toEqual([
-      { accountId: a1, accepted: { at: pending.receivedAt }, delivered: { at: expect.any(String) }, outcome: expect.objectContaining({ outcome: 'pending' }) },
+      {
+        accountId: a1,
+        accepted: { at: pending.receivedAt },
+        delivered: { at: expect.any(String) },
+        outcome: expect.objectContaining({ outcome: 'pending' }),
+        execution: null,
+      },
     ]);
   });
 });

@@ -3,11 +3,12 @@ double: its own trade-server directory with the market of test/conformance/drive
 from __future__ import annotations
 
 import importlib
+import io
 import json
 import os
 import sys
 from datetime import datetime, timedelta, timezone
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 import pytest
 
@@ -88,3 +89,44 @@ def command(action: str, **fields: Any) -> Dict[str, Any]:
     }
     base.update(fields)
     return base
+
+
+class Recorder:
+    """The ingress as far as the bridge loop sees it, recording what was sent (reports, figures, events)."""
+
+    def __init__(self) -> None:
+        self.sent: List[Dict[str, Any]] = []
+        self.figures: List[Dict[str, Any]] = []
+        self.sent_events: List[List[Dict[str, Any]]] = []
+
+    def reports(self, reports: List[Dict[str, Any]], account: Any = None) -> List[Dict[str, Any]]:
+        self.sent.extend(reports)
+        if account is not None:
+            self.figures.append(account)
+        return [{"commandId": r["commandId"], "result": "recorded"} for r in reports]
+
+    def events(self, events: List[Dict[str, Any]], account: Any = None) -> List[Dict[str, Any]]:
+        self.sent_events.append(json.loads(json.dumps(events)))
+        return [{"eventId": e["eventId"], "result": "recorded"} for e in events]
+
+
+def bridge(double: Double, tmp_path: Any, ingress: Any = None) -> Any:
+    """A bridge connected to the double, with its journal (and the files beside it) in tmp_path."""
+    from es_mt5_bridge.bridge import Bridge
+    from es_mt5_bridge.journal import Journal
+
+    b = Bridge(double.mt5, ingress or Recorder(), lambda login: Journal(str(tmp_path / f"journal-{login}.jsonl"), lambda: "t"),
+               server_utc_offset=SERVER_UTC_OFFSET, out=io.StringIO(), diag=io.StringIO())
+    b.connect_terminal()
+    b.account_id = "acc-1"
+    return b
+
+
+def answer_json(handler: Any, body: Dict[str, Any]) -> None:
+    """A 200 with a JSON body, from a stand-in for the service (an http.server request handler)."""
+    raw = json.dumps(body).encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(raw)))
+    handler.end_headers()
+    handler.wfile.write(raw)

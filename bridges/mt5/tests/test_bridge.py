@@ -9,34 +9,12 @@ from typing import Any, Dict, List
 
 import pytest
 
-from conftest import Double, command
+from conftest import Double, Recorder, bridge, command
 from es_mt5_bridge import __version__
 from es_mt5_bridge.bridge import Bridge
-from es_mt5_bridge.ingress import Ingress, IngressError
+from es_mt5_bridge.ingress import Ingress, IngressError, Poll
 from es_mt5_bridge.journal import Journal
 from es_mt5_bridge.protocol import parse_command
-
-
-class Recorder:
-    """The ingress as far as the bridge loop sees it, recording what was sent."""
-
-    def __init__(self) -> None:
-        self.sent: List[Dict[str, Any]] = []
-        self.figures: List[Dict[str, Any]] = []
-
-    def reports(self, reports: List[Dict[str, Any]], account: Any = None) -> List[Dict[str, Any]]:
-        self.sent.extend(reports)
-        if account is not None:
-            self.figures.append(account)
-        return [{"commandId": r["commandId"], "result": "recorded"} for r in reports]
-
-
-def bridge(double: Double, tmp_path, ingress: Any = None) -> Bridge:
-    b = Bridge(double.mt5, ingress or Recorder(), lambda login: Journal(str(tmp_path / f"journal-{login}.jsonl"), lambda: "t"),
-               server_utc_offset=7200, out=io.StringIO(), diag=io.StringIO())
-    b.connect_terminal()
-    b.account_id = "acc-1"
-    return b
 
 
 def test_when_a_command_is_delivered_again_then_it_is_answered_from_the_journal_and_not_executed(double: Double, tmp_path) -> None:
@@ -177,7 +155,7 @@ def test_when_the_bridge_calls_the_ingress_then_it_sends_its_token_and_4xx_is_no
     try:
         ingress = Ingress(f"http://127.0.0.1:{server.server_port}/", "brg_secret")
         assert ingress.hello({"platform": "mt5"})["accountId"] == "acc-1"
-        assert ingress.commands(100) == ([], "2026-11-23T12:00:00.000Z", False)
+        assert ingress.commands(100) == ([], "2026-11-23T12:00:00.000Z", False, None)
         Handler.superseded = True
         assert ingress.commands(100)[2] is True
         Handler.superseded = False
@@ -226,8 +204,8 @@ class FlakyTerminalIngress(Recorder):
             self.double.mt5.shutdown()  # the terminal closes
         if self.sent:
             self.stop()
-            return [], None, False
-        return [self.raw], None, False
+            return Poll([], None, False, None)
+        return Poll([self.raw], None, False, None)
 
 
 def test_when_the_terminal_goes_away_mid_command_then_the_bridge_reconnects_says_hello_again_and_trades_once(double: Double, tmp_path) -> None:

@@ -74,9 +74,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         sys.stderr.write(f"es-mt5-bridge: {err}\n")
         return 2
     finally:
-        if bridge.journal is not None:
-            bridge.journal.close()
-        mt5.shutdown()
+        bridge.watch.stop()
+        # A stop-out under way finishes its closes before the terminal is let go.
+        with bridge.lock:
+            if bridge.journal is not None:
+                bridge.journal.close()
+            mt5.shutdown()
     bridge.log(sys.stderr, event="stopped")
     return 0
 

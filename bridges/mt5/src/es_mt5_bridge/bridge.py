@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 import time
 from datetime import datetime, timezone
 from typing import Any, Callable, Dict, List, Optional, TextIO
@@ -15,8 +16,11 @@ from .ingress import Ingress, IngressError
 from .journal import Journal
 from .risk import EquityMarks
 from .protocol import CAPABILITIES, PLATFORM, Command, InvalidCommand, Report, iso, parse_command, parse_time
+from .stop_out import StopOut
+from .stop_out_store import StopOutStore
 from .terminal import Outcome, TerminalUnavailable, pip_size, refused
 from .trading import Trader
+from .watch import Watch
 
 MAX_SYMBOLS = 5000
 SKEW_WARNING_S = 5.0
@@ -58,6 +62,11 @@ class Bridge:
         self.skew_s = 0.0
         self.running = True
         self.busy = False
+        # Taken for every command and every look of the stop-out's watch, and for anything else that asks the terminal
+        # (its package is not documented as safe to call from two threads at once).
+        self.lock = threading.RLock()
+        # The stop-out (protocol 1.4): armed by the service's answers, it looks at the account under `lock`.
+        self.watch = Watch(self.lock, ingress, self.figures, lambda **fields: self.log(self._diag, **fields))
         self._out = out
         self._diag = diag
         self._backoff_max = backoff_max_s
@@ -104,6 +113,10 @@ class Bridge:
     # ---- terminal --------------------------------------------------------------------------------------------------
 
     def connect_terminal(self) -> None:
+        with self.lock:
+            self._connect_terminal()
+
+    def _connect_terminal(self) -> None:
         ok = self.mt5.initialize(self.terminal_path) if self.terminal_path else self.mt5.initialize()
         if not ok:
             code, text = self.mt5.last_error()
@@ -114,13 +127,18 @@ class Bridge:
         if self.journal is None:
             self.journal = self._journal_for(int(account.login))
             self.trader.marks = EquityMarks(self.journal.path + ".marks.json")
+            self.watch.stop_out = StopOut(self.trader, StopOutStore(self.journal.path + ".stop-out.json"),
+                                          lambda **fields: self.log(self._diag, **fields))
         terminal = self.mt5.terminal_info()
         if terminal is not None and not terminal.trade_allowed:
             self.log(self._diag, event="algo_trading_off",
                      hint="switch on Algo Trading in the terminal's toolbar; until then the broker refuses with 10027")
 
     def hello_body(self) -> Dict[str, Any]:
-        account = self.mt5.account_info()
+        with self.lock:
+            return self._hello_body()
+
+    def _hello_body(self) -> Dict[str, Any]:
         symbols = []
         for info in (self.mt5.symbols_get() or ())[:MAX_SYMBOLS]:
             if info.trade_mode == self.mt5.SYMBOL_TRADE_MODE_DISABLED or info.volume_step <= 0 or info.volume_min <= 0:
@@ -137,7 +155,8 @@ class Bridge:
 
     def figures(self) -> Optional[Dict[str, Any]]:
         """The account's money now, from account_info(), as the service keeps it (protocol 1.2)."""
-        account = self.mt5.account_info()
+        with self.lock:
+            account = self.mt5.account_info()
         if account is None:
             return None
         return {"balance": float(account.balance), "equity": float(account.equity), "margin": float(account.margin),
@@ -161,6 +180,7 @@ class Bridge:
         self._observe_server_time(answer.get("serverTime"))
         self.log(self._diag, event="hello", accountId=self.account_id, bridgeVersion=__version__,
                  protocolVersion=answer.get("protocolVersion"))
+        self.watch.arm(answer.get("stopOut"))
 
     # ---- commands --------------------------------------------------------------------------------------------------
 
@@ -234,23 +254,31 @@ class Bridge:
         terminal_up = False
         connected = False
         superseded = 0
+        self.watch.start()
         while self.running:
             pause = 0.0
             try:
                 if not terminal_up:
                     self.connect_terminal()
                     terminal_up = True
+                    # A stop-out a crash interrupted finishes before any command runs (and before a Ctrl+C stops us).
+                    self.busy = True
+                    try:
+                        self.watch.check()
+                    finally:
+                        self.busy = False
                 if not connected:
                     self.hello()
                     connected = True
-                commands, server_time, was_superseded = self.ingress.commands(self.wait_ms)
-                self._observe_server_time(server_time)
+                poll = self.ingress.commands(self.wait_ms)
+                self._observe_server_time(poll.server_time)
+                self.watch.arm(poll.stop_out)
                 delay = 0.05
-                if commands:
-                    self._run_batch(commands)
+                if poll.commands:
+                    self._run_batch(poll.commands)
                 else:
                     self.heartbeat_if_due()
-                superseded = superseded + 1 if was_superseded else 0
+                superseded = superseded + 1 if poll.superseded else 0
                 if superseded >= 3:
                     # Normal once after a reconnect; again and again means a second bridge holds this token.
                     self.log(self._diag, event="superseded", times=superseded,
@@ -259,10 +287,11 @@ class Bridge:
             except TerminalUnavailable as err:
                 terminal_up = connected = False
                 self.log(self._diag, event="terminal_unavailable", error=str(err), retryInMs=int(delay * 1000))
-                try:
-                    self.mt5.shutdown()
-                except Exception:
-                    pass
+                with self.lock:
+                    try:
+                        self.mt5.shutdown()
+                    except Exception:
+                        pass
             except IngressError as err:
                 connected = False
                 pause = max(delay, err.retry_after or 0.0)
@@ -273,6 +302,7 @@ class Bridge:
                 delay = min(delay * 2, self._backoff_max)
             if pause > 0 and self.running:
                 time.sleep(pause)
+        self.watch.stop()
 
     def _run_batch(self, commands: List[Any]) -> None:
         ordered = sorted(commands, key=seq_of)
@@ -281,7 +311,8 @@ class Bridge:
         try:
             for raw in ordered:
                 try:
-                    report = self.handle(raw)
+                    with self.lock:
+                        report = self.handle(raw)
                 except TerminalUnavailable:
                     # Stop here: the rest waits for the terminal (they are delivered again after the next hello).
                     if reports:
@@ -289,6 +320,8 @@ class Bridge:
                     raise
                 if report is not None:
                     reports.append(report)
+                # After each command: a fill or a close can be what crosses the stop-out's line.
+                self.watch.check()
             if reports:
                 self.send_reports(reports)
         finally:

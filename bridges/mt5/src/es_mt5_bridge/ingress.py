@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import urllib.error
 import urllib.request
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional
 
 from . import __version__
 
@@ -21,6 +21,16 @@ class IngressError(Exception):
     @property
     def retryable(self) -> bool:
         return self.status is None or self.status == 429 or self.status >= 500
+
+
+class Poll(NamedTuple):
+    """One answer of the long-poll."""
+    commands: List[Any]
+    server_time: Optional[str]
+    # A newer long-poll of the account took over.
+    superseded: bool
+    # The answer's `stopOut` as sent (protocol 1.4), None when it has none: the owner has the stop-out off.
+    stop_out: Any
 
 
 class Ingress:
@@ -67,14 +77,14 @@ class Ingress:
     def hello(self, body: Dict[str, Any]) -> Dict[str, Any]:
         return self._call("POST", "/bridge/v1/hello", body, 30)
 
-    def commands(self, wait_ms: int) -> Tuple[List[Any], Optional[str], bool]:
-        """(commands, serverTime, superseded): superseded when a newer long-poll of the account took over."""
+    def commands(self, wait_ms: int) -> Poll:
         answer = self._call("GET", f"/bridge/v1/commands?waitMs={int(wait_ms)}", None, wait_ms / 1000 + 15)
         commands = answer.get("commands")
         if not isinstance(commands, list):
             raise IngressError("GET /bridge/v1/commands", 200, "the answer has no commands array")
         server_time = answer.get("serverTime")
-        return commands, server_time if isinstance(server_time, str) else None, answer.get("superseded") is True
+        return Poll(commands, server_time if isinstance(server_time, str) else None, answer.get("superseded") is True,
+                    answer.get("stopOut"))
 
     def reports(self, reports: List[Dict[str, Any]], account: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
         """Reports, with the account's figures (protocol 1.2); no report and only figures is a heartbeat."""
@@ -84,3 +94,12 @@ class Ingress:
         answer = self._call("POST", "/bridge/v1/reports", body, 30)
         results = answer.get("results")
         return results if isinstance(results, list) else []
+
+    def events(self, events: List[Dict[str, Any]], account: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
+        """Events on the reports call, with no report (protocol 1.4); the answer's `events` acknowledge them by eventId."""
+        body: Dict[str, Any] = {"reports": [], "events": events}
+        if account is not None:
+            body["account"] = account
+        answer = self._call("POST", "/bridge/v1/reports", body, 30)
+        acknowledged = answer.get("events")
+        return acknowledged if isinstance(acknowledged, list) else []

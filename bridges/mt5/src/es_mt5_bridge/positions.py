@@ -10,19 +10,26 @@ from .terminal import DEVIATION_POINTS, EPS, MAGIC, Outcome, Refusal, Terminal, 
 
 
 class PositionActions(Terminal):
-    def _close_request(self, cmd: Command, pos: Any, volume: float, info: Any) -> Dict[str, Any]:
+    def _close_request(self, comment: str, pos: Any, volume: float, info: Any) -> Dict[str, Any]:
         buy = pos.type == self.mt5.POSITION_TYPE_BUY
         tick = self.tick(pos.symbol)
         return {
             "action": self.mt5.TRADE_ACTION_DEAL, "symbol": pos.symbol, "volume": volume, "position": pos.ticket,
             "type": self.mt5.ORDER_TYPE_SELL if buy else self.mt5.ORDER_TYPE_BUY, "price": tick.bid if buy else tick.ask,
-            "deviation": DEVIATION_POINTS, "magic": MAGIC, "comment": tag_of(cmd.command_id),
+            "deviation": DEVIATION_POINTS, "magic": MAGIC, "comment": comment,
             "type_time": self.mt5.ORDER_TIME_GTC, "type_filling": self._filling(info),
         }
 
+    def close_whole(self, pos: Any, comment: str) -> Any:
+        """The trade server's answer to closing all of a position at market (the opposite deal on its ticket)."""
+        return self.send(self._close_request(comment, pos, pos.volume, self.symbol(pos.symbol)))
+
+    def remove_order(self, order: Any, comment: str) -> Any:
+        return self.send({"action": self.mt5.TRADE_ACTION_REMOVE, "order": order.ticket, "magic": MAGIC, "comment": comment})
+
     def close_one(self, cmd: Command) -> Outcome:
         pos = self.position(cmd.position_id)
-        result = self.send(self._close_request(cmd, pos, pos.volume, self.symbol(pos.symbol)))
+        result = self.close_whole(pos, tag_of(cmd.command_id))
         if not self._ok(result, self.mt5.TRADE_RETCODE_DONE):
             return self._broker(result)
         return Outcome("done", ticket=str(pos.ticket), price=result.price, volume=result.volume,
@@ -53,7 +60,7 @@ class PositionActions(Terminal):
         skipped: List[str] = []
         failed: List[str] = []
         for pos in positions:
-            result = self.send(self._close_request(cmd, pos, pos.volume, self.symbol(pos.symbol)))
+            result = self.close_whole(pos, tag_of(cmd.command_id))
             if self._ok(result, self.mt5.TRADE_RETCODE_DONE):
                 closed.append(str(pos.ticket))
             elif int(result.retcode) == self.mt5.TRADE_RETCODE_MARKET_CLOSED:
@@ -61,8 +68,7 @@ class PositionActions(Terminal):
             else:
                 failed.append(f"{pos.ticket}: {result.retcode} {result.comment}")
         for order in orders:
-            result = self.send({"action": self.mt5.TRADE_ACTION_REMOVE, "order": order.ticket, "magic": MAGIC,
-                                "comment": tag_of(cmd.command_id)})
+            result = self.remove_order(order, tag_of(cmd.command_id))
             if self._ok(result, self.mt5.TRADE_RETCODE_DONE):
                 cancelled.append(str(order.ticket))
             elif int(result.retcode) == self.mt5.TRADE_RETCODE_MARKET_CLOSED:
@@ -88,7 +94,7 @@ class PositionActions(Terminal):
         if cmd.partial_volume is None:
             raise Refusal(refused(self.mt5.TRADE_RETCODE_INVALID, "Invalid request: partialVolume is required"))
         volume = pos.volume if cmd.partial_volume >= pos.volume - EPS else cmd.partial_volume
-        result = self.send(self._close_request(cmd, pos, volume, self.symbol(pos.symbol)))
+        result = self.send(self._close_request(tag_of(cmd.command_id), pos, volume, self.symbol(pos.symbol)))
         if not self._ok(result, self.mt5.TRADE_RETCODE_DONE):
             return self._broker(result)
         full = volume >= pos.volume - EPS
@@ -97,8 +103,7 @@ class PositionActions(Terminal):
 
     def cancel_pending(self, cmd: Command) -> Outcome:
         order = self.order(cmd.order_id)
-        result = self.send({"action": self.mt5.TRADE_ACTION_REMOVE, "order": order.ticket, "magic": MAGIC,
-                            "comment": tag_of(cmd.command_id)})
+        result = self.remove_order(order, tag_of(cmd.command_id))
         if not self._ok(result, self.mt5.TRADE_RETCODE_DONE):
             return self._broker(result)
         return Outcome("done", ticket=str(order.ticket), retcode=int(result.retcode), message=str(result.comment))

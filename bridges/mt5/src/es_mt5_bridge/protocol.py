@@ -13,9 +13,10 @@ ACTIONS = (
 )
 ENTRY_ACTIONS = ACTIONS[:8]
 PLATFORM = "mt5"
-# The last two are features the service checks (docs/bridge-protocol.md): it sizes by risk and applies loss guards.
+# From risk_sizing on, features the service checks (docs/bridge-protocol.md): it sizes by risk, applies loss guards and
+# per-symbol position limits, and closes everything once when the drawdown guard trips (stop_out, protocol 1.4).
 CAPABILITIES = ["stop_limit", "modify_pending", "partial_close", "max_open_positions", "exactly_once_journal", "risk_sizing", "loss_guards",
-                "position_limits"]
+                "position_limits", "stop_out"]
 
 Retcode = Union[int, str]
 
@@ -197,3 +198,36 @@ def _loss_guards(value: Any) -> Optional[Dict[str, Any]]:
             or any(value.get(k) is not None and not _positive(value.get(k)) for k in numbers)):
         raise InvalidCommand("lossGuards: expected {dailyLossAmount?|dailyLossPercent?, maxDrawdownPercent?, timezone}")
     return dict(value)
+
+
+@dataclass(frozen=True)
+class StopOutSettings:
+    """The hello's and every commands answer's `stopOut` (protocol 1.4): the owner wants everything closed once when
+    equity falls this far below the drawdown guard's peak."""
+    max_drawdown_percent: float
+    # The owner's last drawdown reset, as the service wrote it (it names the stop-out's event), or None.
+    drawdown_reset_at: Optional[str]
+    figures_max_age_ms: int
+
+
+# A day: no owner wants figures older than that to close their account.
+MAX_FIGURES_AGE_MS = 86_400_000
+
+
+def parse_stop_out(value: Any) -> Optional[StopOutSettings]:
+    """None when the answer carries no `stopOut` (the owner has it off); InvalidCommand when it is malformed."""
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise InvalidCommand("stopOut: expected an object")
+    percent: Any = value.get("maxDrawdownPercent")
+    reset, max_age = value.get("drawdownResetAt"), value.get("figuresMaxAgeMs")
+    if not _positive(percent) or not math.isfinite(percent) or percent > 100:
+        raise InvalidCommand("stopOut.maxDrawdownPercent: expected a number above 0 and at most 100")
+    if reset is not None:
+        if not isinstance(reset, str) or len(reset) > 40:
+            raise InvalidCommand("stopOut.drawdownResetAt: expected an ISO 8601 date-time or null")
+        parse_time(reset, "stopOut.drawdownResetAt")
+    if isinstance(max_age, bool) or not isinstance(max_age, int) or not 0 < max_age <= MAX_FIGURES_AGE_MS:
+        raise InvalidCommand(f"stopOut.figuresMaxAgeMs: expected an integer from 1 to {MAX_FIGURES_AGE_MS}")
+    return StopOutSettings(float(percent), reset, max_age)

@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from typing import Any, Dict, Iterable, Optional, Tuple
 from zoneinfo import ZoneInfo
 
+from .durable import replace_json
 from .sizing import Instrument, Refused, lots_for_risk, risk_amount_of
 
 
@@ -37,29 +38,36 @@ class EquityMarks:
     def _save(self) -> None:
         if not self.path:
             return
-        state = {"day": self.day, "dayOpen": self.day_open, "peak": self.peak,
-                 "resetApplied": self.reset_applied.isoformat() if self.reset_applied else None}
-        tmp = self.path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(state, f)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
+        replace_json(self.path, {"day": self.day, "dayOpen": self.day_open, "peak": self.peak,
+                                 "resetApplied": self.reset_applied.isoformat() if self.reset_applied else None})
 
     def observe(self, equity: float, now: datetime, tz: str, drawdown_reset_at: Optional[str] = None) -> Tuple[float, float]:
         before = (self.day, self.day_open, self.peak, self.reset_applied)
+        self._peak_at(equity, drawdown_reset_at)
+        day = now.astimezone(ZoneInfo(tz)).date().isoformat()
+        if day != self.day:
+            self.day, self.day_open = day, equity
+        self._save_if_changed(before)
+        return self.day_open, self.peak
+
+    def observe_peak(self, equity: float, drawdown_reset_at: Optional[str]) -> float:
+        """The peak alone: the stop-out's watch knows no trading day (its answer carries no timezone)."""
+        before = (self.day, self.day_open, self.peak, self.reset_applied)
+        self._peak_at(equity, drawdown_reset_at)
+        self._save_if_changed(before)
+        return self.peak
+
+    def _peak_at(self, equity: float, drawdown_reset_at: Optional[str]) -> None:
         # An owner's reset newer than the last one applied starts the peak again from this equity.
         if drawdown_reset_at:
             reset = datetime.fromisoformat(drawdown_reset_at.replace("Z", "+00:00"))
             if self.reset_applied is None or reset > self.reset_applied:
                 self.reset_applied, self.peak = reset, equity
-        day = now.astimezone(ZoneInfo(tz)).date().isoformat()
-        if day != self.day:
-            self.day, self.day_open = day, equity
         self.peak = max(self.peak, equity)
+
+    def _save_if_changed(self, before: Tuple[Optional[str], float, float, Optional[datetime]]) -> None:
         if (self.day, self.day_open, self.peak, self.reset_applied) != before or (self.path and not os.path.exists(self.path)):
             self._save()
-        return self.day_open, self.peak
 
 
 def guard_refusal(guards: Dict[str, Any], account: Any, marks: EquityMarks, now: datetime) -> Optional[Tuple[str, str]]:

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from .protocol import Retcode
-from .risk import EquityMarks
+from .risk import EquityMarks, utc_now
 
 # MQL5 SYMBOL_FILLING_* and SYMBOL_EXPIRATION_* flags of SymbolInfo.filling_mode / expiration_mode (documented values;
 # the Python package does not export them).
@@ -106,6 +106,22 @@ class Terminal:
         if not found:
             raise Refusal(refused(self.mt5.TRADE_RETCODE_POSITION_CLOSED, f"Position doesn't exist: position {ticket}"))
         return found[0]
+
+    def account(self) -> Any:
+        return self._call("account_info", self.mt5.account_info())
+
+    def orders(self) -> Sequence[Any]:
+        """The pending orders."""
+        return self._call("orders_get", self.mt5.orders_get()) or ()
+
+    def history_order(self, ticket: str) -> Optional[Any]:
+        """An order that left the pending list (filled, cancelled, expired), from the terminal's history."""
+        found = self._call("history_orders_get", self.mt5.history_orders_get(ticket=int(ticket))) if ticket.isdigit() else ()
+        return found[0] if found else None
+
+    def server_now_ms(self) -> float:
+        """The trade server's clock (UTC now plus its offset): what a tick's time is measured against."""
+        return utc_now().timestamp() * 1000 + self._server_offset() * 1000
 
     def order(self, ticket: Optional[str]) -> Any:
         if ticket is None:

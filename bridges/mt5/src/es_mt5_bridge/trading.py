@@ -39,7 +39,7 @@ class Trader(PositionActions):
         if a == "close":
             return self.close_one(cmd) if cmd.position_id is not None else self.close_many(cmd, self._matching(cmd), [])
         if a == "close_all":
-            return self.close_many(cmd, list(self.positions()), list(self._call("orders_get", self.mt5.orders_get()) or ()))
+            return self.close_many(cmd, list(self.positions()), list(self.orders()))
         if a == "partial_close":
             return self.partial_close(cmd)
         if a == "cancel_pending":
@@ -66,7 +66,7 @@ class Trader(PositionActions):
         if cmd.loss_guards is None and cmd.risk_sizing is None:
             return cmd.volume, None
         self._refuse_stale(cmd, info)
-        account = self._call("account_info", self.mt5.account_info())
+        account = self.account()
         if cmd.loss_guards is not None:
             refusal = guard_refusal(cmd.loss_guards, account, self.marks, utc_now())
             if refusal is not None:
@@ -89,8 +89,7 @@ class Trader(PositionActions):
         if cmd.loss_guards is not None or (cmd.risk_sizing or {}).get("basis") == "equity_percent":
             symbols += sorted({str(p.symbol) for p in self.positions()} - set(symbols))
         ticks = [(name, self.tick(name)) for name in symbols]
-        now_ms = utc_now().timestamp() * 1000 + self._server_offset() * 1000
-        refusal = stale_refusal(ticks, cmd.figures_max_age_ms, now_ms)
+        refusal = stale_refusal(ticks, cmd.figures_max_age_ms, self.server_now_ms())
         if refusal is not None:
             raise Refusal(refused(*refusal))
 
