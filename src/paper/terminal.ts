@@ -67,8 +67,6 @@ export interface TerminalOptions {
    * (the CLI kills its own process with SIGKILL).
    */
   crash?: { at: CrashPoint; die: () => never };
-  /** Leaves `stop_out` out of the hello: a bridge older than protocol 1.4 (tests). */
-  withoutStopOut?: boolean;
   /** How often the stop-out's watch looks while armed (docs/risk-sizing.md); default 1 000 ms. */
   stopOutWatchMs?: number;
 }
@@ -326,14 +324,8 @@ export class PaperTerminal {
     const body = {
       platform: this.platform,
       bridgeVersion: this.bridgeVersion,
-      // The actions this version can run, and the features: sizing by risk and loss guards on the live account.
-      capabilities: [
-        ...ACTIONS.filter((a) => this.supports(a)),
-        'risk_sizing',
-        'loss_guards',
-        'position_limits',
-        ...(this.opts.withoutStopOut ? [] : ['stop_out']),
-      ],
+      // The actions this version can run, and the features: sizing by risk, loss guards and the stop-out on the live account.
+      capabilities: [...ACTIONS.filter((a) => this.supports(a)), 'risk_sizing', 'loss_guards', 'position_limits', 'stop_out'],
       symbols: this.broker.symbolSpecs().map((spec) => ({
         name: spec.name,
         digits: spec.digits,
