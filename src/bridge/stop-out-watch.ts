@@ -54,7 +54,8 @@ export class StopOutWatch {
   /** One look, from inside the executor (after a batch of commands, or from the timer). */
   async look(): Promise<void> {
     const arming = this.client?.arming;
-    if (!arming) return;
+    // A stop-out begun is finished even when the owner turned it off since (its tickets were marked to close).
+    if (!arming) return this.runner.mark?.state === 'closing' ? this.runner.resume() : undefined;
     this.lookedAt = this.opts.clock();
     if ((await this.runner.check(arming, this.opts.clock())) === 'tripped') void this.send();
   }
