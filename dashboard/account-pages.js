@@ -64,6 +64,14 @@ export async function accountPage(id) {
             `Balance ${a.figures.balance}, equity ${a.figures.equity}, free margin ${a.figures.freeMargin} ${a.figures.currency} (at ${when(a.figures.at)})`,
           )
         : null,
+      a.stopOut
+        ? h(
+            'p',
+            {},
+            `Stopped out at ${when(a.stopOut.trippedAt)}: equity ${a.stopOut.equity} ${a.stopOut.currency}, peak ${a.stopOut.peak}; ` +
+              `${a.stopOut.closed} closed, ${a.stopOut.cancelled} cancelled, ${a.stopOut.failed} failed`,
+          )
+        : null,
       form({ 'aria-label': 'New bridge token' }, [h('p', { class: 'hint' }, 'A new bridge token stops the old one at once.')], 'New bridge token', async () => {
         const made = await api('POST', `/v1/owner/accounts/${encodeURIComponent(a.id)}/bridge-token`);
         tokenOut.replaceChildren(shownOnce('Bridge token', made.value));

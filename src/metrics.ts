@@ -42,6 +42,11 @@ export function createIngressMetrics() {
       help: 'Connections closed at once because their client IP already held MAX_CONNECTIONS_PER_IP',
       registers: [registry],
     }),
+    stopOuts: new Counter({
+      name: 'external_signals_stop_outs_total',
+      help: 'Stop-outs bridges carried out and the service recorded (each account and reset once)',
+      registers: [registry],
+    }),
     bridgesOnline: (count: () => number) =>
       new Gauge({
         name: 'external_signals_bridges_online',

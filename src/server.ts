@@ -22,6 +22,8 @@ import { LaunchFailure } from './signals/errors';
 import { AdmissionGate, RedisAdmissionLedger } from './signals/admission';
 import { capConnectionsPerIp } from './http/connections';
 import { ownerDashboard } from './owners/wiring';
+import { OwnerStore } from './owners/owner-store';
+import { RedisStopOuts } from './bridge/stop-outs';
 
 export interface Ingress {
   url: string;
@@ -95,7 +97,23 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
       temporalWaitMs: config.poll.temporalWaitMs,
       failClosedRetryAfterSeconds: config.limits.failClosedRetryAfterSeconds,
     },
-    gateway: { registry, queue, executions, maxWaitMs: config.bridge.maxWaitMs, presence, reported, figures: new RedisFigures(redis), logger },
+    gateway: {
+      registry,
+      queue,
+      executions,
+      maxWaitMs: config.bridge.maxWaitMs,
+      presence,
+      reported,
+      figures: new RedisFigures(redis),
+      logger,
+      figuresMaxAgeMs: config.bridge.figuresMaxAgeMs,
+      stopOuts: {
+        store: new RedisStopOuts(redis),
+        audit: (owner, entry) => new OwnerStore(redis).audit(owner, entry),
+        counted: () => metrics.stopOuts.inc(),
+        logger,
+      },
+    },
   });
 
   const server = await listen(app, config.port, config.host);

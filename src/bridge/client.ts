@@ -1,4 +1,11 @@
-import type { AccountFigures, BridgeHello, BridgeReport } from '../domain/bridge-protocol';
+import {
+  stopOutDirectiveSchema,
+  type AccountFigures,
+  type BridgeHello,
+  type BridgeReport,
+  type StopOutDirective,
+  type StopOutEvent,
+} from '../domain/bridge-protocol';
 
 /**
  * The bridge side of the bridge API over HTTP (docs/bridge-protocol.md) for one account: hello, long-poll, reports.
@@ -43,6 +50,7 @@ export class BridgeClient {
   async hello(body: BridgeHello): Promise<{ accountId?: string }> {
     const res = await this.call('POST', '/bridge/v1/hello', body, 10_000);
     if (res.status !== 200) throw new HttpStatusError(res.status, 'hello', res.body);
+    this.takeArming(res.body);
     return res.body ?? {};
   }
 
@@ -56,6 +64,7 @@ export class BridgeClient {
     const body = res.body as { commands?: unknown; superseded?: unknown } | undefined;
     const commands = body?.commands;
     if (!Array.isArray(commands)) throw new Error('commands: the response has no commands array');
+    this.takeArming(body);
     if (body?.superseded === true) {
       this.superseded++;
       if (this.superseded > 1) {
@@ -77,6 +86,28 @@ export class BridgeClient {
   }
 
   private superseded = 0;
+
+  /**
+   * The stop-out as the service's last answer armed it (protocol 1.4): undefined when that answer had no `stopOut`.
+   * One the bridge cannot read disarms it too, and says so.
+   */
+  arming: StopOutDirective | undefined;
+
+  private takeArming(body: unknown): void {
+    const raw = typeof body === 'object' && body !== null ? (body as { stopOut?: unknown }).stopOut : undefined;
+    const parsed = raw === undefined ? undefined : stopOutDirectiveSchema.safeParse(raw);
+    if (parsed && !parsed.success)
+      this.opts.diag({ time: new Date().toISOString(), event: 'stop_out_unreadable', accountId: this.opts.accountId, error: parsed.error.message });
+    this.arming = parsed?.success ? parsed.data : undefined;
+  }
+
+  /** Sends events (protocol 1.4) with the figures; the eventIds the service acknowledged (recorded or duplicate). */
+  async sendEvents(events: StopOutEvent[], account?: AccountFigures): Promise<string[]> {
+    const res = await this.call('POST', '/bridge/v1/reports', { reports: [], events, ...(account ? { account } : {}) }, 15_000);
+    if (res.status !== 200) throw new HttpStatusError(res.status, 'events', res.body);
+    const acks = (res.body as { events?: { eventId?: unknown; result?: unknown }[] } | undefined)?.events ?? [];
+    return acks.filter((a) => a.result === 'recorded' || a.result === 'duplicate').map((a) => String(a.eventId));
+  }
 
   /** The reports, with the account's figures now (protocol 1.2); no report and only figures is a heartbeat. */
   async sendReports(reports: BridgeReport[], account?: AccountFigures): Promise<void> {

@@ -11,6 +11,7 @@ import {
   reportsBodySchema,
   type AccountFigures,
   type BridgeCommand,
+  type StopOutDirective,
 } from '../domain/bridge-protocol';
 import type { FiguresStore } from './figures';
 import type { CommandQueue } from './queue';
@@ -20,6 +21,7 @@ import { outcomeOfReport } from '../domain/outcome';
 import { isOpening } from '../domain/actions';
 import type { BridgeReport } from '../domain/bridge-protocol';
 import type { Logger } from 'pino';
+import { recordStopOutEvents, stopOutDirectiveOf, type StopOutDeps } from './stop-out-events';
 
 /** The bridge API's use cases (docs/bridge-protocol.md): what an EA or cBot can do, authenticated by its bridge token. */
 
@@ -34,9 +36,14 @@ export interface GatewayDeps {
   /** Where a delivered report's outcome is kept for the poll (src/signals/reported-outcomes.ts). */
   reported?: ReportedOutcomes;
   logger?: Logger;
+  /** The bound on quote ages the stop-out's watch runs with (RISK_FIGURES_MAX_AGE_MS). */
+  figuresMaxAgeMs?: number;
+  /** Where the stop-outs bridges report go (protocol 1.4); without it an event is refused. */
+  stopOuts?: StopOutDeps;
 }
 
 const MAX_COMMANDS_PER_POLL = 100;
+const DEFAULT_FIGURES_MAX_AGE_MS = 60_000;
 
 export async function bridgeAccount(deps: GatewayDeps, token: string | undefined): Promise<Account> {
   const account = token ? await deps.registry.authenticateBridge(token) : null;
@@ -62,7 +69,12 @@ export async function bridgeHello(deps: GatewayDeps, token: string | undefined, 
   );
   if (figures.success) await keepFigures(deps, account.id, figures.data);
   await deps.queue.startSession(account.id);
-  return { accountId: account.id, protocolVersion: BRIDGE_PROTOCOL_VERSION, serverTime: new Date().toISOString() };
+  return {
+    accountId: account.id,
+    protocolVersion: BRIDGE_PROTOCOL_VERSION,
+    serverTime: new Date().toISOString(),
+    ...stopOutDirectiveOf(account, deps.figuresMaxAgeMs ?? DEFAULT_FIGURES_MAX_AGE_MS),
+  };
 }
 
 /**
@@ -74,11 +86,20 @@ export async function bridgeCommands(
   account: Account,
   waitMs: number,
   signal: AbortSignal,
-): Promise<{ commands: BridgeCommand[]; serverTime: string; superseded?: true }> {
+): Promise<{ commands: BridgeCommand[]; serverTime: string; superseded?: true; stopOut?: StopOutDirective }> {
   deps.presence?.seen(account.id);
   const wait = Math.max(0, Math.min(Number.isFinite(waitMs) ? waitMs : 0, deps.maxWaitMs));
   const { commands, superseded } = await deps.queue.takeOrWait(account.id, MAX_COMMANDS_PER_POLL, wait, signal);
-  return { commands, serverTime: new Date().toISOString(), ...(superseded ? { superseded: true as const } : {}) };
+  // The stop-out's settings: from the record at hand when nothing is handed out (the next poll brings any change), read
+  // again with commands, which a long poll may hand out 25 s after it began: the bridge looks after them with the
+  // owner's settings of now (an entry accepted after a reset must not meet the stop-out of before it).
+  const now = commands.length > 0 ? ((await deps.registry.getAccount(account.id)) ?? account) : account;
+  return {
+    commands,
+    serverTime: new Date().toISOString(),
+    ...(superseded ? { superseded: true as const } : {}),
+    ...stopOutDirectiveOf(now, deps.figuresMaxAgeMs ?? DEFAULT_FIGURES_MAX_AGE_MS),
+  };
 }
 
 export async function bridgeReports(deps: GatewayDeps, token: string | undefined, body: unknown) {
@@ -87,6 +108,9 @@ export async function bridgeReports(deps: GatewayDeps, token: string | undefined
   if (!parsed.success)
     throw new Refusal('invalid', 'Invalid reports', { details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
   if (parsed.data.account) await keepFigures(deps, account.id, parsed.data.account);
+  const events = parsed.data.events ?? [];
+  if (events.length > 0 && !deps.stopOuts) throw new Refusal('invalid', 'This service does not take events');
+  const eventResults = deps.stopOuts && events.length > 0 ? await recordStopOutEvents(deps.stopOuts, account, events, Date.now()) : undefined;
   const results: { commandId: string; result: 'recorded' | 'duplicate' | 'unknown' }[] = [];
   for (const report of parsed.data.reports) {
     // Only this account's commands; the commandId is the account workflow id, so Temporal, not Redis, knows it.
@@ -108,7 +132,7 @@ export async function bridgeReports(deps: GatewayDeps, token: string | undefined
     const result = delivery === 'unknown' ? 'unknown' : delivery === 'delivered' && recorded.kind === 'first' ? 'recorded' : 'duplicate';
     results.push({ commandId: report.commandId, result });
   }
-  return { results };
+  return { results, ...(eventResults ? { events: eventResults } : {}) };
 }
 
 /**

@@ -4,6 +4,7 @@ import type { RedisRegistry } from '../registry/registry';
 import { riskSettingsSchema, symbolMapSchema } from '../domain/risk-settings';
 import { accountId, boolFlag, CliError, expectPositionals, jsonFlag, parseJsonFlag, requireStr, str, summariseZod } from './args';
 import { idOf, ONCE, secretView, table, tokenView, type Verb } from './verb';
+import { RedisStopOuts, type StopOutSummary } from '../bridge/stop-outs';
 
 /** The account verbs of the admin CLI (docs/registry.md). */
 
@@ -161,15 +162,17 @@ export const accountShow: Verb = {
   options: {},
   async run(args, ctx) {
     const { id, registry, account } = await namedAccount(args, ctx);
-    const [hasBridgeToken, secrets, tokens, figures] = await Promise.all([
+    const [hasBridgeToken, secrets, tokens, figures, stopOut] = await Promise.all([
       registry.hasBridgeToken(id),
       registry.findSecretsByHashPrefix(''),
       registry.findTokensByHashPrefix(''),
       ctx.figures().then((store) => store.latest(id)),
+      ctx.redis().then((redis) => new RedisStopOuts(redis).latest(id)),
     ]);
     const view = {
       account,
       figures: figures ?? null,
+      stopOut: stopOut ?? null,
       bridgeToken: hasBridgeToken,
       secrets: secrets.filter((g) => g.accounts.includes(id)).map(secretView),
       tokens: tokens.filter((g) => g.accounts.includes(id)).map(tokenView),
@@ -178,6 +181,7 @@ export const accountShow: Verb = {
       `account ${id}`,
       ...Object.entries(account).map(([k, val]) => `  ${k}: ${typeof val === 'object' ? JSON.stringify(val) : String(val)}`),
       `  figures: ${figures ? `${JSON.stringify(figures.figures)} as of ${figures.at} (${Math.round((ctx.now() - Date.parse(figures.at)) / 1000)} s ago)` : 'none yet (the bridge sends them with its reports)'}`,
+      `  stopOut: ${stopOut ? describeStopOut(stopOut) : 'none'}`,
       `  bridgeToken: ${hasBridgeToken ? 'set' : 'none'}`,
       `  secrets: ${view.secrets.map((s) => s.id).join(', ') || 'none'}`,
       `  tokens: ${view.tokens.map((t) => (t.suspendedUntil ? `${t.id} (suspended until ${t.suspendedUntil})` : t.id)).join(', ') || 'none'}`,
@@ -239,6 +243,13 @@ async function namedAccount(args: Parameters<Verb['run']>[0], ctx: Parameters<Ve
   accountId(id);
   const registry = await ctx.registry();
   return { id, registry, account: await mustGetAccount(registry, id) };
+}
+
+function describeStopOut(s: StopOutSummary): string {
+  return (
+    `stopped out at ${s.trippedAt}: equity ${s.equity} ${s.currency}, peak ${s.peak} (${s.drawdownPercent.toFixed(2)}% down, limit ${s.maxDrawdownPercent}%); ` +
+    `${s.closed} closed, ${s.cancelled} cancelled, ${s.failed} failed (${s.eventId})`
+  );
 }
 
 function describeAccount(a: Account): string {

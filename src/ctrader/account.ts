@@ -179,6 +179,7 @@ export class CtraderAccount {
         receivedAt: Date.now(),
       });
       for (const w of this.quoteWaiters.splice(0)) w();
+      for (const l of this.spotListeners) l(spot.symbolId);
       return;
     }
     const mine =
@@ -280,6 +281,13 @@ export class CtraderAccount {
         });
       });
     }
+  }
+
+  private readonly spotListeners: ((symbolId: number) => void)[] = [];
+
+  /** Told every spot of a subscribed symbol (the stop-out's watch looks on them, at most once a second). */
+  onSpot(listener: (symbolId: number) => void): void {
+    this.spotListeners.push(listener);
   }
 
   /** When the last spot of a symbol reached the connector (ms since the epoch), or undefined before the first. */

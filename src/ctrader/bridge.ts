@@ -8,6 +8,9 @@ import { protocolFigures, readAccount } from './figures';
 import { MarksFile } from './marks-file';
 import { OrderStatus, OrderType, type Order } from './messages';
 import { applyRisk, type MarksKeeper } from './risk';
+import { Serial } from '../bridge/serial';
+import type { StopOutWatch } from '../bridge/stop-out-watch';
+import { ctraderStopOut } from './stop-out';
 import type { CommandStore, Intent } from './store';
 import { executeCommand, labelOf, type Outcome } from './trading';
 import { toInstrument, volumeToLots } from './units';
@@ -19,8 +22,8 @@ import { toInstrument, volumeToLots } from './units';
  * the store, and one whose answer was lost is resolved from the broker's state instead of being sent again.
  */
 
-/** The version this connector reports in hello: it runs all 17 actions (docs/capabilities.md). */
-export const CTRADER_CONNECTOR_VERSION = '1.2.0';
+/** The version this connector reports in hello: it runs all 17 actions (docs/capabilities.md); 1.3.0 adds the stop-out. */
+export const CTRADER_CONNECTOR_VERSION = '1.3.0';
 
 /** How long the figures sent to the service may take to read; past it the report goes without them. */
 const FIGURES_FOR_SERVICE_MS = 2_000;
@@ -40,6 +43,8 @@ export interface CtraderBridgeOptions {
   marksFile?: string;
   /** Sends the account's figures alone when no report carried them for this long (a heartbeat); 0: never. */
   heartbeatMs?: number;
+  /** How often the stop-out's watch looks while armed (docs/risk-sizing.md); default 1 000 ms. */
+  stopOutWatchMs?: number;
   log?: (line: Record<string, unknown>) => void;
   diag?: (line: Record<string, unknown>) => void;
 }
@@ -57,13 +62,28 @@ export class CtraderBridge {
   private figuresSentAt = 0;
   /** The loss guards' day's opening equity and peak, as this connector has seen the account; on disk. */
   private readonly keeper: MarksKeeper;
+  /** Whatever touches the broker, one at a time: the delivered commands and the stop-out. */
+  private readonly serial = new Serial();
+  readonly stopOut: StopOutWatch;
 
   constructor(private readonly opts: CtraderBridgeOptions) {
     this.log = opts.log ?? ((line) => process.stdout.write(`${JSON.stringify(line)}\n`));
     this.diag = opts.diag ?? ((line) => process.stderr.write(`${JSON.stringify(line)}\n`));
     const file = new MarksFile(opts.marksFile);
-    const marks = file.load();
-    this.keeper = { marks, save: () => file.save(marks) };
+    const { marks, stopOut } = file.loadAll();
+    // The file is written whole: the equity marks and the stop-out's mark together, whoever saves.
+    const save = () => file.save(marks, this.stopOut.runner.mark);
+    this.keeper = { marks, save };
+    this.stopOut = ctraderStopOut({
+      accountId: this.accountId,
+      account: opts.account,
+      marks,
+      saved: stopOut,
+      save,
+      serial: this.serial,
+      diag: this.diag,
+      ...(opts.stopOutWatchMs !== undefined ? { everyMs: opts.stopOutWatchMs } : {}),
+    });
   }
 
   get accountId(): string {
@@ -76,6 +96,7 @@ export class CtraderBridge {
     this.abort = new AbortController();
     const { ingressUrl, bridgeToken, fetch, backoff } = this.opts;
     this.client = new BridgeClient({ ingressUrl, bridgeToken, fetch, backoff, signal: this.abort.signal, accountId: this.accountId, diag: this.diag });
+    this.stopOut.start(this.client, () => this.figures());
     this.loopDone = this.loop();
   }
 
@@ -83,6 +104,7 @@ export class CtraderBridge {
     if (!this.running) return this.loopDone;
     this.running = false;
     this.abort.abort();
+    this.stopOut.stop();
     await this.loopDone;
   }
 
@@ -105,18 +127,25 @@ export class CtraderBridge {
         }
         const reports: BridgeReport[] = [];
         let lost: unknown;
-        for (const raw of commands) {
-          if (!this.running) break;
-          try {
-            const report = await this.handle(raw);
-            if (report) reports.push(report);
-          } catch (err) {
-            // The answer to an Open API request was lost: stop here (later commands must wait for this one) and
-            // start a new session, which hands this command out again to be resolved from the broker's state.
-            lost = err;
-            break;
+        // Never beside the stop-out, which looks again after the batch.
+        await this.serial.run(async () => {
+          for (const raw of commands) {
+            if (!this.running) break;
+            try {
+              const report = await this.handle(raw);
+              if (report) reports.push(report);
+            } catch (err) {
+              // The answer to an Open API request was lost: stop here (later commands must wait for this one) and
+              // start a new session, which hands this command out again to be resolved from the broker's state.
+              lost = err;
+              break;
+            }
           }
-        }
+          if (lost === undefined)
+            await this.stopOut
+              .look()
+              .catch((err: unknown) => this.diag({ time: now(), event: 'stop_out_error', accountId: this.accountId, error: String(err) }));
+        });
         // Every report carries the account's figures as they are now (protocol 1.2), unless Open API is out of reach.
         if (reports.length > 0) await this.sendReports(reports, lost === undefined ? await this.figures() : undefined);
         if (lost !== undefined) throw lost instanceof Error ? lost : new Error('a command failed', { cause: lost });
@@ -152,7 +181,7 @@ export class CtraderBridge {
       platform: 'ctrader',
       bridgeVersion: CTRADER_CONNECTOR_VERSION,
       // The actions, and the features: sizing by risk and loss guards on the live account (src/ctrader/risk.ts).
-      capabilities: [...ACTIONS, 'risk_sizing', 'loss_guards', 'position_limits'],
+      capabilities: [...ACTIONS, 'risk_sizing', 'loss_guards', 'position_limits', 'stop_out'],
       symbols,
       ...(figures ? { account: figures } : {}),
     });

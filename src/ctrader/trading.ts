@@ -204,6 +204,35 @@ async function closeVolume(acct: TradingAccount, position: Position, volume: num
   return { price: ev.deal?.executionPrice ?? null };
 }
 
+/**
+ * The stop-out's close of one whole position at market and cancel of one order (docs/risk-sizing.md, "Stop-out"):
+ * a broker refusal is a `failed` result; a lost answer throws OutcomeUnknown (the stop-out then reads what is open).
+ */
+export async function closeWholePosition(acct: TradingAccount, positionId: string): Promise<{ ticket: string; result: 'closed' | 'failed'; message?: string }> {
+  try {
+    const { position } = await findPosition(acct, positionId);
+    await closeVolume(acct, position, position.tradeData.volume);
+    return { ticket: positionId, result: 'closed' };
+  } catch (err) {
+    return { ticket: positionId, result: 'failed', message: refusalOf(err) };
+  }
+}
+
+export async function cancelOrderById(acct: TradingAccount, orderId: string): Promise<{ ticket: string; result: 'cancelled' | 'failed'; message?: string }> {
+  try {
+    await acct.call(PayloadType.PROTO_OA_CANCEL_ORDER_REQ, { orderId: Number(orderId) }, { done: CANCELLED });
+    return { ticket: orderId, result: 'cancelled' };
+  } catch (err) {
+    return { ticket: orderId, result: 'failed', message: refusalOf(err) };
+  }
+}
+
+function refusalOf(err: unknown): string {
+  if (err instanceof Refused) return `${err.retcode} ${err.detail}`;
+  if (err instanceof OpenApiError) return `${err.errorCode} ${err.description}`.trim();
+  throw err;
+}
+
 async function closeOne(acct: TradingAccount, cmd: BridgeCommand, notAfter: number): Promise<Outcome> {
   const { position, spec } = await findPosition(acct, cmd.positionId);
   const { price } = await closeVolume(acct, position, position.tradeData.volume, notAfter);

@@ -83,6 +83,8 @@ export const commandSchema = z.object({
       maxDrawdownPercent: z.number().gt(0).optional(),
       /** The owner reset the drawdown guard at this instant: the peak starts again from the equity seen after it. */
       drawdownResetAt: z.string().optional(),
+      /** The owner's stop-out is on (protocol 1.4): informational, the bridge arms on the answers' `stopOut`. */
+      stopOut: z.boolean().optional(),
     })
     .optional(),
   /**
@@ -124,7 +126,50 @@ export const accountFiguresSchema = z.strictObject({
 });
 export type AccountFigures = z.infer<typeof accountFiguresSchema>;
 
-/** Reports, with the account's figures; no report and only figures is a heartbeat. */
+/**
+ * What arms a bridge's stop-out (protocol 1.4; docs/risk-sizing.md, "Stop-out"): on the answers of hello and of every
+ * commands poll while the account's owner has `lossGuards.stopOut`; an answer without it disarms the bridge.
+ */
+export const stopOutDirectiveSchema = z.strictObject({
+  maxDrawdownPercent: z.number().gt(0).lte(100),
+  /** The owner's last reset of the drawdown guard; a newer one re-arms a bridge that stopped the account out. */
+  drawdownResetAt: z.string().max(64).nullable(),
+  /** The watch trips only on figures whose quotes are at most this old. */
+  figuresMaxAgeMs: z.number().int().gt(0),
+});
+export type StopOutDirective = z.infer<typeof stopOutDirectiveSchema>;
+
+const ticketResultOf = (ok: 'closed' | 'cancelled') =>
+  z.strictObject({ ticket: z.string().min(1).max(64), result: z.enum([ok, 'failed']), message: z.string().max(512).optional() });
+
+/** A stop-out the bridge carried out (protocol 1.4): sent until the service acknowledges its eventId. */
+export const stopOutEventSchema = z.strictObject({
+  type: z.literal('stop_out'),
+  /** `stop-out/<drawdownResetAt or 'initial'>`: one per account and reset. */
+  eventId: z.string().regex(/^stop-out\/[A-Za-z0-9:.+-]{1,64}$/),
+  trippedAt: z.iso.datetime({ offset: true }),
+  equity: z.number(),
+  peak: z.number(),
+  drawdownPercent: z.number(),
+  maxDrawdownPercent: z.number(),
+  currency: z.string().min(1).max(8),
+  closed: z.array(ticketResultOf('closed')).max(500),
+  cancelled: z.array(ticketResultOf('cancelled')).max(500),
+});
+export type StopOutEvent = z.infer<typeof stopOutEventSchema>;
+
+/** The eventId a stop-out of this reset carries (protocol 1.4). */
+export function stopOutEventId(resetAt: string | null): string {
+  return `stop-out/${resetAt ?? 'initial'}`;
+}
+
+/** Reports, with the account's figures and events; no report and only figures is a heartbeat. */
 export const reportsBodySchema = z
-  .strictObject({ reports: z.array(reportSchema).max(100), account: accountFiguresSchema.optional() })
-  .refine((b) => b.reports.length > 0 || b.account !== undefined, { message: 'send at least one report, or the account figures (a heartbeat)' });
+  .strictObject({
+    reports: z.array(reportSchema).max(100),
+    account: accountFiguresSchema.optional(),
+    events: z.array(stopOutEventSchema).max(10).optional(),
+  })
+  .refine((b) => b.reports.length > 0 || b.account !== undefined || (b.events?.length ?? 0) > 0, {
+    message: 'send at least one report, an event, or the account figures (a heartbeat)',
+  });

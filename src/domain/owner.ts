@@ -26,7 +26,8 @@ export interface Owner {
 /** One change an owner (or an operator) made to the owner's accounts or credentials: what the owner reads back. */
 export interface AuditEntry {
   at: string;
-  by: 'owner' | 'operator';
+  /** bridge: what a bridge did on its own, e.g. a stop-out (docs/risk-sizing.md). */
+  by: 'owner' | 'operator' | 'bridge';
   action: string;
   accountId?: string;
   /** What changed, never a secret: settings before and after, a credential's id. */

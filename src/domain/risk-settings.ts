@@ -51,8 +51,17 @@ export const lossGuardsSchema = z
     maxDrawdownPercent: z.number().gt(0).lte(100).optional(),
     /** The owner's reset of the drawdown guard: the bridge measures the drawdown from the equity it sees after this. */
     drawdownResetAt: z.iso.datetime({ offset: true }).optional(),
+    /**
+     * The copy-trading stop-out: when the drawdown guard trips, the bridge closes every position and cancels every
+     * pending order, once per reset (docs/risk-sizing.md, "Stop-out"). Needs a bridge that announced `stop_out`.
+     */
+    stopOut: z.boolean().optional(),
   })
-  .refine((g) => !(g.dailyLossAmount !== undefined && g.dailyLossPercent !== undefined), { message: 'give dailyLossAmount or dailyLossPercent, not both' });
+  .refine((g) => !(g.dailyLossAmount !== undefined && g.dailyLossPercent !== undefined), { message: 'give dailyLossAmount or dailyLossPercent, not both' })
+  .refine((g) => !g.stopOut || g.maxDrawdownPercent !== undefined, {
+    message: 'stopOut closes everything when the drawdown guard trips: set maxDrawdownPercent with it',
+    path: ['stopOut'],
+  });
 export type LossGuards = z.infer<typeof lossGuardsSchema>;
 
 export const riskSettingsSchema = z.strictObject({

@@ -111,7 +111,10 @@ export function ownerPaths() {
       delete: operation({ summary: 'Sign out everywhere: every session of the owner ends', ok: ['200', 'sessionsEnded.'], errors: ['401', '403', '503'] }),
     },
     '/v1/owner/accounts': {
-      get: operation({ summary: 'Your trading accounts: bridge online, last seen, version, figures, risk rules', ok: ['200', 'accounts.'] }),
+      get: operation({
+        summary: 'Your trading accounts: bridge online, last seen, version, figures, the latest stop-out, risk rules',
+        ok: ['200', 'accounts.'],
+      }),
     },
     '/v1/owner/accounts/{accountId}': {
       get: operation({ summary: 'One of your accounts', ok: ['200', 'The account.'], params: ['accountId'] }),

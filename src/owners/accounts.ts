@@ -8,6 +8,7 @@ import { asOwnerSees } from './credentials';
 import { Refusal } from '../signals/errors';
 import type { LastSeenStore } from '../bridge/presence';
 import type { FiguresStore } from '../bridge/figures';
+import type { StopOutStore, StopOutSummary } from '../bridge/stop-outs';
 import type { OwnerStore } from './owner-store';
 
 /**
@@ -20,6 +21,7 @@ export interface OwnerAccountsDeps {
   owners: OwnerStore;
   lastSeen: LastSeenStore;
   figures: FiguresStore;
+  stopOuts: StopOutStore;
   /** A bridge is online when it polled within this long (its long-polls come back at least every minute). */
   onlineWithinMs: number;
   now: () => Date;
@@ -32,6 +34,8 @@ export interface OwnerAccountView {
   status: Account['status'];
   bridge: { online: boolean; lastSeenAt: string | null; version: string | null; features: string[]; hasToken: boolean };
   figures: (AccountFigures & { at: string }) | null;
+  /** The latest stop-out the account's bridge carried out (docs/risk-sizing.md), or null. */
+  stopOut: StopOutSummary | null;
   risk: Account['risk'];
   symbols: Account['symbols'];
 }
@@ -55,7 +59,7 @@ export async function showOwnerAccount(deps: OwnerAccountsDeps, owner: string, i
 }
 
 async function viewOf(deps: OwnerAccountsDeps, a: Account, seen: Date | undefined): Promise<OwnerAccountView> {
-  const [figures, hasToken] = await Promise.all([deps.figures.latest(a.id), deps.registry.hasBridgeToken(a.id)]);
+  const [figures, hasToken, stopOut] = await Promise.all([deps.figures.latest(a.id), deps.registry.hasBridgeToken(a.id), deps.stopOuts.latest(a.id)]);
   return {
     id: a.id,
     platform: a.platform,
@@ -69,6 +73,7 @@ async function viewOf(deps: OwnerAccountsDeps, a: Account, seen: Date | undefine
       hasToken,
     },
     figures: figures ? { ...figures.figures, at: figures.at } : null,
+    stopOut: stopOut ?? null,
     risk: a.risk,
     symbols: a.symbols,
   };

@@ -3,6 +3,7 @@ import type { Config } from '../config';
 import type { RedisRegistry } from '../registry/registry';
 import { PreAuthCap } from '../ratelimit/preauth';
 import { RedisFigures } from '../bridge/figures';
+import { RedisStopOuts } from '../bridge/stop-outs';
 import { RedisLastSeen } from '../bridge/presence';
 import { SecretBox } from '../secret-box';
 import { ownerAuthDeps } from './sign-in';
@@ -55,7 +56,15 @@ export function ownerDashboard(
       auth,
       cookies,
       bodyReadTimeoutMs,
-      accounts: { registry, owners: auth.owners, lastSeen: new RedisLastSeen(redis), figures: new RedisFigures(redis), onlineWithinMs: 90_000, now: auth.now },
+      accounts: {
+        registry,
+        owners: auth.owners,
+        lastSeen: new RedisLastSeen(redis),
+        figures: new RedisFigures(redis),
+        stopOuts: new RedisStopOuts(redis),
+        onlineWithinMs: 90_000,
+        now: auth.now,
+      },
       credentials: { registry, owners: auth.owners, now: auth.now },
     },
     activity: {

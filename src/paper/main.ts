@@ -28,7 +28,8 @@ const USAGE = `usage: paper-bridge --registry FILE [options]
   --market FILE              steer prices and closed markets from this JSON file instead of the synthetic feed:
                              {"quotes": {"EURUSD": {"bid": 1.085, "ask": 1.0851}}, "closed": ["US30"]}
   --fault SPEC               fault injection, as env PAPER_FAULT: drop-before-report:<n>[@accountId],
-                             crash-before-fill[@accountId], crash-after-fill[@accountId][,…]
+                             crash-before-fill[@accountId], crash-after-fill[@accountId],
+                             crash-after-stop-out-mark[@accountId][,…]
   --wait-ms N                long-poll wait asked of the ingress (default 20000)
   --tick-ms N                market tick interval (default 250)
   --help`;
@@ -107,6 +108,8 @@ const registrySchema = z.looseObject({
   accounts: z.array(z.looseObject({ id: z.string().min(1), platform: z.enum(['mt5', 'ctrader']), bridgeToken: z.string().min(1).optional() })).default([]),
 });
 
+const CRASH_POINTS = { 'crash-before-fill': 'before_fill', 'crash-after-fill': 'after_fill', 'crash-after-stop-out-mark': 'after_stop_out_mark' } as const;
+
 export function terminalsFor(options: CliOptions): PaperTerminal[] {
   const doc = registrySchema.parse(JSON.parse(fs.readFileSync(options.registry, 'utf8')));
   const ledger = options.ledger ? new FileLedger(options.ledger) : new MemoryLedger();
@@ -118,7 +121,9 @@ export function terminalsFor(options: CliOptions): PaperTerminal[] {
   return doc.accounts
     .filter((a) => a.bridgeToken !== undefined)
     .map((a) => {
-      const crash = options.faults.find((f) => f.kind !== 'drop-before-report' && (f.accountId === undefined || f.accountId === a.id));
+      const crash = options.faults.find(
+        (f): f is Exclude<Fault, { kind: 'drop-before-report' }> => f.kind !== 'drop-before-report' && (f.accountId === undefined || f.accountId === a.id),
+      );
       const terminal = new PaperTerminal({
         accountId: a.id,
         platform: a.platform,
@@ -126,7 +131,7 @@ export function terminalsFor(options: CliOptions): PaperTerminal[] {
         ingressUrl: options.ingress,
         bridgeVersion: options.versions[a.platform],
         brokerOptions: { balance: options.balance, leverage: options.leverage, ...(feed ? { feed } : {}) },
-        ...(crash ? { crash: { at: crash.kind === 'crash-before-fill' ? 'before_fill' : 'after_fill', die } } : {}),
+        ...(crash ? { crash: { at: CRASH_POINTS[crash.kind], die } } : {}),
         ledger,
         journal: options.ledger ? new FileJournal(journalFileFor(options.ledger), a.id) : new MemoryJournal(),
         stateFile: options.ledger ? stateFileFor(options.ledger, a.id) : undefined,

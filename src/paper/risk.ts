@@ -77,6 +77,19 @@ function quotesBehind(command: BridgeCommand, broker: PaperBroker): string[] {
     if (conversion) symbols.add(conversion);
   };
   if (command.riskSizing && command.symbol !== undefined) withConversion(command.symbol);
-  if (command.lossGuards || command.riskSizing?.basis === 'equity_percent') for (const p of broker.positions()) withConversion(p.canonical);
+  if (command.lossGuards || command.riskSizing?.basis === 'equity_percent') for (const s of equityQuotes(broker)) symbols.add(s);
+  return [...symbols];
+}
+
+/** The symbols whose quotes the account's equity rests on: every open position's, and its conversion. */
+export function equityQuotes(broker: PaperBroker): string[] {
+  const symbols = new Set<string>();
+  for (const p of broker.positions()) {
+    const spec = broker.resolveSymbol(p.canonical);
+    if (!spec) continue;
+    symbols.add(spec.name);
+    const conversion = broker.conversionSymbol(spec.quoteCurrency);
+    if (conversion) symbols.add(conversion);
+  }
   return [...symbols];
 }

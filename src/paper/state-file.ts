@@ -1,6 +1,8 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import type { BrokerState } from './broker-types';
 import type { EquityMarksState } from '../risk/equity-marks';
+import type { StopOutMark } from '../risk/stop-out';
 
 /**
  * A paper terminal's state file (FILE.jsonl.<account>.state.json): the broker's positions and orders, and the loss
@@ -10,16 +12,34 @@ import type { EquityMarksState } from '../risk/equity-marks';
 export interface PaperState {
   broker: BrokerState;
   marks?: EquityMarksState;
+  /** The stop-out's mark (docs/risk-sizing.md, "Stop-out"): written durably before anything is closed. */
+  stopOut?: StopOutMark;
 }
 
 export function readStateFile(file: string): PaperState | undefined {
   if (!fs.existsSync(file)) return undefined;
   const saved = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<PaperState> & Partial<BrokerState>;
-  return saved.broker ? { broker: saved.broker, ...(saved.marks ? { marks: saved.marks } : {}) } : { broker: saved as BrokerState };
+  return saved.broker
+    ? { broker: saved.broker, ...(saved.marks ? { marks: saved.marks } : {}), ...(saved.stopOut ? { stopOut: saved.stopOut } : {}) }
+    : { broker: saved as BrokerState };
 }
 
-export function writeStateFile(file: string, state: PaperState): void {
+/** `durable`: fsynced before the rename and the directory after it (the stop-out's mark must survive a crash). */
+export function writeStateFile(file: string, state: PaperState, durable = false): void {
   const tmp = `${file}.tmp`;
-  fs.writeFileSync(tmp, JSON.stringify(state));
+  const fd = fs.openSync(tmp, 'w');
+  try {
+    fs.writeSync(fd, JSON.stringify(state));
+    if (durable) fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
   fs.renameSync(tmp, file);
+  if (!durable) return;
+  const dir = fs.openSync(path.dirname(path.resolve(file)), 'r');
+  try {
+    fs.fsyncSync(dir);
+  } finally {
+    fs.closeSync(dir);
+  }
 }

@@ -9,6 +9,11 @@ import { MemoryJournal, type Journal } from './journal';
 import { MemoryLedger, type Ledger } from './ledger';
 import { applyRisk, EquityMarks } from './risk';
 import { readStateFile, writeStateFile, type PaperState } from './state-file';
+import { Serial } from '../bridge/serial';
+import { paperStopOut } from './stop-out';
+import type { StopOutWatch } from '../bridge/stop-out-watch';
+
+export { parseFaults, type Fault } from './faults';
 
 /**
  * One simulated terminal (an MT5 EA or a cTrader cBot) for one account, speaking the bridge API like a real one
@@ -62,9 +67,12 @@ export interface TerminalOptions {
    * (the CLI kills its own process with SIGKILL).
    */
   crash?: { at: CrashPoint; die: () => never };
+  /** How often the stop-out's watch looks while armed (docs/risk-sizing.md); default 1 000 ms. */
+  stopOutWatchMs?: number;
 }
 
-export type CrashPoint = 'before_fill' | 'after_fill';
+/** `after_stop_out_mark`: the stop-out's mark is on disk, nothing is closed yet. */
+export type CrashPoint = 'before_fill' | 'after_fill' | 'after_stop_out_mark';
 
 export interface Handled {
   report: BridgeReport;
@@ -101,6 +109,9 @@ export class PaperTerminal {
    * state file beside the broker's, so a restart does not forget a bad day or the peak.
    */
   readonly marks: EquityMarks;
+  /** Whatever touches the broker, one at a time: the delivered commands and the stop-out. */
+  private readonly serial = new Serial();
+  readonly stopOut: StopOutWatch;
 
   constructor(options: TerminalOptions) {
     this.opts = options;
@@ -116,6 +127,20 @@ export class PaperTerminal {
     const saved = this.loadState();
     this.marks = new EquityMarks(saved?.marks);
     this.broker = options.broker ?? new PaperBroker({ clock: this.clock, ...options.brokerOptions, platform: options.platform, state: saved?.broker });
+    const crash = options.crash;
+    this.stopOut = paperStopOut({
+      accountId: this.accountId,
+      broker: this.broker,
+      ledger: this.ledger,
+      marks: this.marks,
+      saved: saved?.stopOut,
+      save: (durable) => this.saveState(durable),
+      serial: this.serial,
+      clock: this.clock,
+      diag: this.diag,
+      ...(options.stopOutWatchMs !== undefined ? { everyMs: options.stopOutWatchMs } : {}),
+      ...(crash?.at === 'after_stop_out_mark' ? { afterMark: () => crash.die() } : {}),
+    });
   }
 
   /** Fault hook: the next `times` report sends are dropped (the connection "fails" after the orders were placed). */
@@ -140,6 +165,7 @@ export class PaperTerminal {
       this.ticker = setInterval(() => this.tick(), tickMs);
       this.ticker.unref();
     }
+    this.stopOut.start(this.client, () => Promise.resolve(this.figures()));
     this.loopDone = this.loop();
   }
 
@@ -147,6 +173,7 @@ export class PaperTerminal {
     if (!this.running) return this.loopDone;
     this.running = false;
     this.abort.abort();
+    this.stopOut.stop();
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = undefined;
     await this.loopDone;
@@ -252,15 +279,21 @@ export class PaperTerminal {
           continue;
         }
         const reports: BridgeReport[] = [];
-        for (const raw of commands) {
-          const handled = this.handle(raw);
-          if (!handled) {
-            this.diag({ time: this.now(), event: 'command_without_id', accountId: this.accountId });
-            continue;
+        // Never beside the stop-out, which looks again after the batch.
+        await this.serial.run(async () => {
+          for (const raw of commands) {
+            const handled = this.handle(raw);
+            if (!handled) {
+              this.diag({ time: this.now(), event: 'command_without_id', accountId: this.accountId });
+              continue;
+            }
+            reports.push(handled.report);
+            this.logHandled(handled, raw);
           }
-          reports.push(handled.report);
-          this.logHandled(handled, raw);
-        }
+          await this.stopOut
+            .look()
+            .catch((err: unknown) => this.diag({ time: this.now(), event: 'stop_out_error', accountId: this.accountId, error: String(err) }));
+        });
         if (reports.length === 0) {
           await this.heartbeatIfDue();
           continue;
@@ -291,8 +324,8 @@ export class PaperTerminal {
     const body = {
       platform: this.platform,
       bridgeVersion: this.bridgeVersion,
-      // The actions this version can run, and the features: sizing by risk and loss guards on the live account.
-      capabilities: [...ACTIONS.filter((a) => this.supports(a)), 'risk_sizing', 'loss_guards', 'position_limits'],
+      // The actions this version can run, and the features: sizing by risk, loss guards and the stop-out on the live account.
+      capabilities: [...ACTIONS.filter((a) => this.supports(a)), 'risk_sizing', 'loss_guards', 'position_limits', 'stop_out'],
       symbols: this.broker.symbolSpecs().map((spec) => ({
         name: spec.name,
         digits: spec.digits,
@@ -350,27 +383,11 @@ export class PaperTerminal {
     return this.opts.stateFile ? readStateFile(this.opts.stateFile) : undefined;
   }
 
-  private saveState(): void {
-    if (this.opts.stateFile) writeStateFile(this.opts.stateFile, { broker: this.broker.snapshot(), marks: this.marks.state() });
+  private saveState(durable = false): void {
+    const stopOut = this.stopOut.runner.mark;
+    if (this.opts.stateFile)
+      writeStateFile(this.opts.stateFile, { broker: this.broker.snapshot(), marks: this.marks.state(), ...(stopOut ? { stopOut } : {}) }, durable);
   }
 }
 
 type Outcome = ExecutionResult | { status: 'expired'; message: string; ticket?: undefined; price?: undefined; volume?: undefined; retcode?: undefined };
-
-/**
- * A fault from `PAPER_FAULT` / `--fault`, comma-separated: `drop-before-report:<n>[@accountId]`, or
- * `crash-before-fill[@accountId]` / `crash-after-fill[@accountId]` (the process dies with SIGKILL at that point of the
- * first command that reaches the broker: what the bridge conformance suite uses for its crash tests).
- */
-export type Fault = { kind: 'drop-before-report'; times: number; accountId?: string } | { kind: 'crash-before-fill' | 'crash-after-fill'; accountId?: string };
-
-export function parseFaults(spec: string | undefined): Fault[] {
-  if (!spec || spec.trim() === '') return [];
-  return spec.split(',').map((part): Fault => {
-    const drop = /^drop-before-report:(\d+)(?:@([A-Za-z0-9._-]+))?$/.exec(part.trim());
-    if (drop) return { kind: 'drop-before-report', times: Number(drop[1]), ...(drop[2] ? { accountId: drop[2] } : {}) };
-    const crash = /^(crash-before-fill|crash-after-fill)(?:@([A-Za-z0-9._-]+))?$/.exec(part.trim());
-    if (crash) return { kind: crash[1] as 'crash-before-fill' | 'crash-after-fill', ...(crash[2] ? { accountId: crash[2] } : {}) };
-    throw new Error(`unknown fault "${part}"; expected drop-before-report:<n>[@accountId] or crash-before-fill|crash-after-fill[@accountId]`);
-  });
-}

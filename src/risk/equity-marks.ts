@@ -36,16 +36,25 @@ export class EquityMarks {
    * owner's reset newer than the last one applied starts the peak again from this equity.
    */
   observe(equity: number, nowMs: number, timezone: string, drawdownResetAt?: string): { dayOpen: number; peak: number } {
-    if (drawdownResetAt !== undefined && Date.parse(drawdownResetAt) > (Date.parse(this.resetApplied) || 0)) {
-      this.resetApplied = drawdownResetAt;
-      this.peak = equity;
-    }
+    this.observePeak(equity, drawdownResetAt);
     const day = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(nowMs);
     if (day !== this.day) {
       this.day = day;
       this.dayOpen = equity;
     }
-    this.peak = Math.max(this.peak, equity);
     return { dayOpen: this.dayOpen, peak: this.peak };
+  }
+
+  /**
+   * Records the equity for the drawdown alone (the stop-out's watch, which knows no trading day): an owner's reset
+   * newer than the last one applied starts the peak again from this equity. The same peak the guard compares with.
+   */
+  observePeak(equity: number, drawdownResetAt?: string): number {
+    if (drawdownResetAt !== undefined && Date.parse(drawdownResetAt) > (Date.parse(this.resetApplied) || 0)) {
+      this.resetApplied = drawdownResetAt;
+      this.peak = equity;
+    }
+    this.peak = Math.max(this.peak, equity);
+    return this.peak;
   }
 }

@@ -50,14 +50,17 @@ export function planOrder(
   const guarding =
     guards !== undefined && (guards.dailyLossAmount !== undefined || guards.dailyLossPercent !== undefined || guards.maxDrawdownPercent !== undefined);
   const perSymbol = risk.maxOpenPositionsPerSymbol;
+  // Nobody opens a trade the owner believes a stop-out protects while the bridge cannot stop it out.
+  const stopOut = guards?.stopOut === true;
   if (
     (byRisk && !features.includes('risk_sizing')) ||
     (guarding && !features.includes('loss_guards')) ||
-    (perSymbol !== undefined && !features.includes('position_limits'))
+    (perSymbol !== undefined && !features.includes('position_limits')) ||
+    (stopOut && !features.includes('stop_out'))
   ) {
     return { ok: false, reason: 'risk_sizing_unsupported' };
   }
-  const lossGuards = guarding ? { ...guards } : undefined;
+  const lossGuards = guarding && guards ? withoutStopOutOff(guards) : undefined;
   const limits = perSymbol !== undefined ? { maxOpenPositionsPerSymbol: perSymbol } : {};
   if (risk.sizing.mode === 'risk_percent' || risk.sizing.mode === 'risk_amount') {
     const riskSizing = {
@@ -76,6 +79,12 @@ export function planOrder(
   if (risk.maxVolume !== undefined && volume > risk.maxVolume) return { ok: false, reason: 'risk_max_volume_exceeded' };
   if (volume < volumeRules.min) return { ok: false, reason: 'risk_volume_below_minimum' };
   return { ok: true, order: { symbol, volume, ...(lossGuards ? { lossGuards } : {}), ...limits } };
+}
+
+/** The guards as the command carries them: `stopOut` only when on, so a bridge older than protocol 1.4 never sees it. */
+function withoutStopOutOff(guards: NonNullable<RiskSettings['lossGuards']>): NonNullable<PlannedOrder['lossGuards']> {
+  const { stopOut, ...rest } = guards;
+  return stopOut === true ? { ...rest, stopOut } : rest;
 }
 
 /** The owner's sizing mode applied to the signal's lots, rounded down to the volume step (never up: never more risk). */

@@ -30,12 +30,19 @@ export class PaperBridgeDriver extends ProcessPerAccountDriver<MarketFile> imple
     return path.join(this.run(accountId).dir, 'ledger.jsonl');
   }
 
-  async start(account: ConformanceAccount, ingressUrl: string, options: StartOptions = {}): Promise<void> {
+  /** The account's state file (the broker's state, the equity marks, the stop-out's mark). */
+  stateFile(accountId: string): string {
+    return stateFileFor(this.ledgerFile(accountId), accountId);
+  }
+
+  /** `fault`: any other `--fault` of the paper bridge (e.g. `crash-after-stop-out-mark`), for tests beyond the suite. */
+  async start(account: ConformanceAccount, ingressUrl: string, options: StartOptions & { fault?: string } = {}): Promise<void> {
     const run = this.prepare(account.id, 'paper', () => ({ quotes: {}, closed: [] }));
     const registryFile = path.join(run.dir, 'registry.json');
     fs.writeFileSync(registryFile, JSON.stringify({ accounts: [account] }), { mode: 0o600 });
     const extraArgs = ['--market', this.marketFile(account.id), '--tick-ms', '100'];
     if (options.crash) extraArgs.push('--fault', options.crash === 'before_fill' ? 'crash-before-fill' : 'crash-after-fill');
+    if (options.fault) extraArgs.push('--fault', options.fault);
     run.process = await startPaperBridgeProcess({ registryFile, ledgerFile: this.ledgerFile(account.id), ingressUrl, extraArgs, label: `paper-${account.id}` });
   }
 

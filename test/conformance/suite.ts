@@ -2,6 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { RedisRegistry } from '../../src/registry/registry';
 import { RedisFigures } from '../../src/bridge/figures';
+import { RedisStopOuts } from '../../src/bridge/stop-outs';
+import { OwnerStore } from '../../src/owners/owner-store';
+import type { StopOutEvent } from '../../src/domain/bridge-protocol';
 import { newCredential } from '../../src/registry/credentials';
 import { isOpening, type Action } from '../../src/domain/actions';
 import type { AccountOutcome } from '../../src/domain/outcome';
@@ -27,7 +30,7 @@ import { CONFORMANCE_SYMBOLS, type BridgeUnderTest, type BrokerEntry, type Broke
  *
  * Accounts: `main` runs the 17 actions one after another (its book carries over between tests, in file order);
  * `guard` has a max-open-positions rule; `risky` sizes by risk and has a daily loss limit; `crash` is killed between fill and report and while idle; `late` dies
- * holding a command and comes back after the command's expiresAt.
+ * holding a command and comes back after the command's expiresAt; `stopper` has the copy-trading stop-out at 5 % (protocol 1.4).
  */
 
 const SPEC = Object.fromEntries(CONFORMANCE_SYMBOLS.map((s) => [s.name, s]));
@@ -59,8 +62,9 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
   const crash = account('crash');
   const late = account('late');
   const risky = account('risky');
+  const stopper = account('stopper');
   const LATE_AGE_MS = 3_000;
-  const all = [main, guard, crash, late, risky];
+  const all = [main, guard, crash, late, risky, stopper];
 
   let ingress: IngressProcess | undefined;
   let worker: ServiceProcess | undefined;
@@ -132,13 +136,20 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
             bridgeToken: risky.bridgeToken,
             risk: { sizing: { mode: 'risk_percent', of: 'equity', percent: 1 }, lossGuards: { dailyLossAmount: 500, timezone: 'UTC' } },
           },
+          {
+            id: stopper.id,
+            owner,
+            platform: stopper.platform,
+            bridgeToken: stopper.bridgeToken,
+            risk: { lossGuards: { maxDrawdownPercent: 5, stopOut: true, timezone: 'UTC' } },
+          },
         ],
         secrets: [{ secret, owner, accounts: all.map((a) => a.id) }],
         tokens: [{ token, accounts: all.map((a) => a.id), suspendedUntil: null }],
       };
       const registry = writeRegistry(doc, 'conformance');
       removeRegistry = () => registry.remove();
-      expect(await importRegistry(registry.file)).toEqual({ accounts: 5, secrets: 1, tokens: 1 });
+      expect(await importRegistry(registry.file)).toEqual({ accounts: 6, secrets: 1, tokens: 1 });
       const env = serviceEnv();
       [worker, ingress] = await Promise.all([startWorkerProcess(env), startIngressProcess(env)]);
       temporal = await temporalAccess();
@@ -501,6 +512,40 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       expect(latest.figures).toEqual({ balance, equity: balance, margin: 0, freeMargin: balance, currency: 'USD' });
       expect(balance).toBeGreaterThan(99_000);
     }, 60_000);
+
+    test('when equity falls past the stop-out limit, then the bridge closes every position and cancels every pending order once, the service records it once, and entries are refused risk_max_drawdown', async () => {
+      await driver.start(stopper, url());
+      for (const s of CONFORMANCE_SYMBOLS) await driver.setQuote(stopper.id, s.name, baseQuote(s.name));
+      const [eur, gbp, limit] = await runAll(stopper, [
+        { action: 'buy', symbol: 'EURUSD', volume: 5 },
+        { action: 'buy', symbol: 'GBPUSD', volume: 5 },
+        { action: 'buy_limit', symbol: 'EURUSD', volume: 1, price: 1.05 },
+      ]);
+      const positions = [filled(eur!), filled(gbp!)];
+      const order = filled(limit!);
+      expect((await view(stopper)).positions).toHaveLength(2);
+      // 5 lots bought at the ask 1.08510, now bid 1.07500: 0.0101 × 500,000 = 5,050 USD, with the spreads past 5 % of 100,000.
+      await driver.setQuote(stopper.id, 'EURUSD', { bid: 1.075, ask: 1.0751 });
+      await waitFor(
+        'the stop-out to close everything',
+        async () => {
+          const v = await view(stopper);
+          return v.positions.length === 0 && v.orders.length === 0;
+        },
+        20_000,
+      );
+      const stopOuts = new RedisStopOuts(redis!);
+      const recorded = await waitFor('the service to record the stop-out', () => stopOuts.latest(stopper.id), 20_000);
+      expect(recorded).toMatchObject({ eventId: 'stop-out/initial', closed: 2, cancelled: 1, failed: 0, maxDrawdownPercent: 5, currency: 'USD' });
+      const event = JSON.parse((await redis!.hget(`es:stop-outs:{${stopper.id}}`, 'stop-out/initial'))!) as StopOutEvent;
+      expect(event.closed.map((t) => t.ticket).sort()).toEqual([...positions].sort());
+      expect(event.cancelled.map((t) => t.ticket)).toEqual([order]);
+      refused(await run(stopper, { action: 'buy', symbol: 'EURUSD', volume: 0.1 }), 'risk_max_drawdown');
+      expect((await view(stopper)).entries.map((e) => e.ticket)).toEqual([...positions, order]);
+      expect((await new OwnerStore(redis!).auditLog(owner, 100)).filter((e) => e.action === 'account.stopped_out' && e.accountId === stopper.id)).toHaveLength(
+        1,
+      );
+    }, 90_000);
 
     test("when the bridge dies between the broker's fill and its report, then after its restart and new hello the command is reported with that fill's ticket and the broker holds one order", async () => {
       await driver.start(crash, url(), { crash: 'after_fill' });

@@ -14,7 +14,7 @@ describe('the reports body', () => {
     expect(reportsBodySchema.safeParse({ reports: [], account }).success).toBe(true);
     const empty = reportsBodySchema.safeParse({ reports: [] });
     expect(empty.success).toBe(false);
-    expect(empty.error?.issues[0]?.message).toBe('send at least one report, or the account figures (a heartbeat)');
+    expect(empty.error?.issues[0]?.message).toBe('send at least one report, an event, or the account figures (a heartbeat)');
   });
 
   test('when the figures are incomplete, not finite or carry unknown fields, then the body is refused', () => {

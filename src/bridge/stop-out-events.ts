@@ -1,0 +1,87 @@
+import type { Logger } from 'pino';
+import type { Account } from '../domain/account';
+import type { StopOutDirective, StopOutEvent } from '../domain/bridge-protocol';
+import type { AuditEntry } from '../domain/owner';
+import type { StopOutStore } from './stop-outs';
+
+/**
+ * The service's side of the stop-out (docs/risk-sizing.md, "Stop-out"; protocol 1.4): what arms a bridge, and what
+ * becomes of the events a bridge sends after it closed everything.
+ */
+
+export interface StopOutDeps {
+  store: StopOutStore;
+  /** Writes to the owner's audit log (src/owners/owner-store.ts), which the owner reads back. */
+  audit: (owner: string, entry: AuditEntry) => Promise<void>;
+  /** Counts a recorded stop-out (a metric without account labels). */
+  counted?: () => void;
+  logger?: Logger;
+}
+
+/** The `stopOut` of hello's and the commands' answers: present only while the account's owner has it on. */
+export function stopOutDirectiveOf(account: Account, figuresMaxAgeMs: number): { stopOut?: StopOutDirective } {
+  const guards = account.risk.lossGuards;
+  if (guards?.stopOut !== true || guards.maxDrawdownPercent === undefined) return {};
+  return { stopOut: { maxDrawdownPercent: guards.maxDrawdownPercent, drawdownResetAt: guards.drawdownResetAt ?? null, figuresMaxAgeMs } };
+}
+
+export interface EventResult {
+  eventId: string;
+  result: 'recorded' | 'duplicate';
+}
+
+/**
+ * Each event once per (account, eventId), with its audit entry: when the audit entry cannot be written, the record
+ * is undone and the call fails, so the bridge's resend records both (never a stop-out the owner does not see).
+ */
+export async function recordStopOutEvents(deps: StopOutDeps, account: Account, events: readonly StopOutEvent[], nowMs: number): Promise<EventResult[]> {
+  const results: EventResult[] = [];
+  for (const event of events) {
+    const result = await deps.store.record(account.id, event, nowMs);
+    if (result === 'recorded') {
+      try {
+        await deps.audit(account.owner, auditEntryOf(account.id, event, nowMs));
+      } catch (err) {
+        await deps.store.forget(account.id, event.eventId);
+        throw err;
+      }
+      deps.counted?.();
+      const failed = [...event.closed, ...event.cancelled].filter((t) => t.result === 'failed').length;
+      deps.logger?.warn(
+        {
+          accountId: account.id,
+          eventId: event.eventId,
+          trippedAt: event.trippedAt,
+          drawdownPercent: event.drawdownPercent,
+          maxDrawdownPercent: event.maxDrawdownPercent,
+          closed: event.closed.length,
+          cancelled: event.cancelled.length,
+          failed,
+        },
+        'account stopped out by its bridge',
+      );
+    }
+    results.push({ eventId: event.eventId, result });
+  }
+  return results;
+}
+
+function auditEntryOf(accountId: string, event: StopOutEvent, nowMs: number): AuditEntry {
+  return {
+    at: new Date(nowMs).toISOString(),
+    by: 'bridge',
+    action: 'account.stopped_out',
+    accountId,
+    detail: {
+      eventId: event.eventId,
+      trippedAt: event.trippedAt,
+      equity: event.equity,
+      peak: event.peak,
+      drawdownPercent: event.drawdownPercent,
+      maxDrawdownPercent: event.maxDrawdownPercent,
+      currency: event.currency,
+      closed: event.closed,
+      cancelled: event.cancelled,
+    },
+  };
+}

@@ -1,0 +1,76 @@
+import type { Serial } from '../bridge/serial';
+import { StopOutWatch } from '../bridge/stop-out-watch';
+import type { EquityMarks } from '../risk/equity-marks';
+import type { StopOutMark } from '../risk/stop-out';
+import { StopOutRunner, type StopOutAccount } from '../risk/stop-out-runner';
+import type { CtraderAccount } from './account';
+import { readAccount } from './figures';
+import { cancelOrderById, closeWholePosition } from './trading';
+
+/**
+ * The cTrader connector's stop-out (docs/risk-sizing.md, "Stop-out"; docs/ctrader-connector.md): equity as the loss
+ * guards read it (balance + the positions' unrealized P&L, ProtoOAGetPositionUnrealizedPnLReq), fresh only while every
+ * open position's symbol had a spot within the bound; whole positions closed with ProtoOAClosePositionReq and orders
+ * cancelled with ProtoOACancelOrderReq; the mark in `<accountId>.marks.json`, beside the equity marks.
+ */
+
+export type StopOutCtraderAccount = Pick<
+  CtraderAccount,
+  'trader' | 'unrealizedPnl' | 'assetName' | 'reconcile' | 'conversionChain' | 'quote' | 'quoteReceivedAt' | 'symbolById' | 'call' | 'symbol' | 'onSpot'
+>;
+
+/** How long one look may wait for Open API's figures or a first spot. */
+const LOOK_TIMEOUT_MS = 5_000;
+
+export interface CtraderStopOutOptions {
+  accountId: string;
+  account: StopOutCtraderAccount;
+  marks: EquityMarks;
+  saved: StopOutMark | undefined;
+  /** Writes the marks file (temporary file, fsync, rename) with the equity marks and the stop-out's mark. */
+  save: () => void;
+  serial: Serial;
+  diag: (line: Record<string, unknown>) => void;
+  everyMs?: number;
+}
+
+export function ctraderStopOut(opts: CtraderStopOutOptions): StopOutWatch {
+  const acct = opts.account;
+  const open = async () => {
+    const { positions, orders } = await acct.reconcile();
+    return {
+      positions: positions.map((p) => String(p.positionId)),
+      orders: orders.map((o) => String(o.orderId)),
+      symbolIds: positions.map((p) => p.tradeData.symbolId),
+    };
+  };
+  const account: StopOutAccount = {
+    read: async () => {
+      const figures = await readAccount(acct, { timeoutMs: LOOK_TIMEOUT_MS });
+      const { positions, orders, symbolIds } = await open();
+      const quotes = [];
+      for (const id of new Set(symbolIds)) {
+        // Subscribes once per session; a symbol with no spot yet counts as stale (never trips on a guess).
+        await acct.quote(id, LOOK_TIMEOUT_MS).catch(() => undefined);
+        quotes.push({ symbol: acct.symbolById(id)?.name ?? `symbol ${id}`, quotedAtMs: acct.quoteReceivedAt(id) ?? 0 });
+      }
+      return { equity: figures.equity, currency: figures.currency, quotes, positions, orders };
+    },
+    open,
+    close: (ticket) => closeWholePosition(acct, ticket),
+    cancel: (ticket) => cancelOrderById(acct, ticket),
+  };
+  const storage = { save: () => opts.save(), saveMarks: () => opts.save() };
+  const diag = (line: Record<string, unknown>) => opts.diag({ ...line, accountId: opts.accountId });
+  const runner = new StopOutRunner(account, storage, opts.marks, opts.saved, diag);
+  const watch = new StopOutWatch({
+    accountId: opts.accountId,
+    runner,
+    serial: opts.serial,
+    clock: Date.now,
+    diag: opts.diag,
+    ...(opts.everyMs !== undefined ? { everyMs: opts.everyMs } : {}),
+  });
+  acct.onSpot(() => watch.priceMoved());
+  return watch;
+}

@@ -1,0 +1,65 @@
+import type { Serial } from '../bridge/serial';
+import { StopOutWatch } from '../bridge/stop-out-watch';
+import type { EquityMarks } from '../risk/equity-marks';
+import type { StopOutMark } from '../risk/stop-out';
+import { StopOutRunner, type StopOutAccount } from '../risk/stop-out-runner';
+import type { PaperBroker } from './broker';
+import type { Ledger } from './ledger';
+import { equityQuotes } from './risk';
+
+/**
+ * The paper bridge's stop-out (docs/risk-sizing.md, "Stop-out"): equity and the quotes behind it from the paper
+ * broker, closes and cancels on it (their operations go to the ledger), the mark in the terminal's state file.
+ */
+
+export interface PaperStopOutOptions {
+  accountId: string;
+  broker: PaperBroker;
+  ledger: Ledger;
+  marks: EquityMarks;
+  saved: StopOutMark | undefined;
+  /** Saves the terminal's state file (durably when the mark changed). */
+  save: (durable: boolean) => void;
+  serial: Serial;
+  clock: () => number;
+  diag: (line: Record<string, unknown>) => void;
+  everyMs?: number;
+  afterMark?: () => void;
+}
+
+export function paperStopOut(opts: PaperStopOutOptions): StopOutWatch {
+  const { broker, ledger, accountId } = opts;
+  const tickets = () => ({ positions: broker.positions().map((p) => p.ticket), orders: broker.orders().map((o) => o.ticket) });
+  const run = (command: Parameters<PaperBroker['execute']>[0]) => {
+    const { result, ops } = broker.execute(command);
+    ledger.append(accountId, ops);
+    return result.status === 'done' ? undefined : String(result.message ?? result.retcode);
+  };
+  const account: StopOutAccount = {
+    read: () => {
+      const { equity, currency } = broker.account();
+      const quotes = equityQuotes(broker).map((symbol) => ({ symbol, quotedAtMs: broker.quotedAt(symbol) }));
+      return Promise.resolve({ equity, currency, quotes, ...tickets() });
+    },
+    open: () => Promise.resolve(tickets()),
+    close: (ticket) => {
+      const failed = run({ action: 'close', positionId: ticket });
+      return Promise.resolve(failed === undefined ? { ticket, result: 'closed' } : { ticket, result: 'failed', message: failed });
+    },
+    cancel: (ticket) => {
+      const failed = run({ action: 'cancel_pending', orderId: ticket });
+      return Promise.resolve(failed === undefined ? { ticket, result: 'cancelled' } : { ticket, result: 'failed', message: failed });
+    },
+  };
+  const storage = { save: () => opts.save(true), saveMarks: () => opts.save(false) };
+  const diag = (line: Record<string, unknown>) => opts.diag({ ...line, accountId });
+  const runner = new StopOutRunner(account, storage, opts.marks, opts.saved, diag, opts.afterMark);
+  return new StopOutWatch({
+    accountId,
+    runner,
+    serial: opts.serial,
+    clock: opts.clock,
+    diag: opts.diag,
+    ...(opts.everyMs !== undefined ? { everyMs: opts.everyMs } : {}),
+  });
+}

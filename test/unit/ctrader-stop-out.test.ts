@@ -1,0 +1,115 @@
+import { Serial } from '../../src/bridge/serial';
+import { OrderType, PayloadType, TradeSide } from '../../src/ctrader/messages';
+import { ctraderStopOut } from '../../src/ctrader/stop-out';
+import type { StopOutWatch } from '../../src/bridge/stop-out-watch';
+import { CTID, harness } from '../helpers/ctrader-inprocess';
+
+/**
+ * The cTrader connector's stop-out (src/ctrader/stop-out.ts, docs/ctrader-connector.md) on a real CtraderAccount whose
+ * Open API is the double in-process: what it reads, what it sends (each request checked against the definitions),
+ * and its mark in the marks file.
+ */
+
+const arming = { maxDrawdownPercent: 5, drawdownResetAt: null, figuresMaxAgeMs: 60_000 };
+
+type Harness = Awaited<ReturnType<typeof harness>>;
+
+/** The connector's watch as CtraderBridge builds it: the marks file written whole with the stop-out's mark. */
+function watchOf(h: Harness): StopOutWatch {
+  const { marks, stopOut } = h.file.loadAll();
+  const watch: StopOutWatch = ctraderStopOut({
+    accountId: 'acc-r',
+    account: h.account,
+    marks,
+    saved: stopOut,
+    save: () => h.file.save(marks, watch.runner.mark),
+    serial: new Serial(),
+    diag: () => undefined,
+  });
+  return watch;
+}
+
+/** Two EURUSD buys (3 and 2 lots at the ask 1.0851) and a buy limit at 1.05: their ids as the connector reports them. */
+function book(h: Harness) {
+  const account = h.double.account(CTID);
+  h.open(1, TradeSide.BUY, 30_000_000);
+  h.open(1, TradeSide.BUY, 20_000_000);
+  account.newOrder({ symbolId: 1, tradeSide: TradeSide.BUY, volume: 10_000_000, orderType: OrderType.LIMIT, limitPrice: 1.05 }, Date.now());
+  return {
+    positions: [...account.positions.values()].map((p) => ({ id: p.positionId, volume: p.tradeData.volume })),
+    orders: [...account.orders.keys()],
+  };
+}
+
+describe("the cTrader connector's stop-out", () => {
+  test('when equity falls 5 % below the peak, then each position is closed whole with one ProtoOAClosePositionReq and the order cancelled with one ProtoOACancelOrderReq; never a second time', async () => {
+    const h = await harness();
+    const { positions, orders } = book(h);
+    const watch = watchOf(h);
+    expect(await watch.runner.check(arming, Date.now())).toBe('watching');
+    // 5 lots × (1.0851 − 1.0750) × 100,000 = 5,050 USD below the peak of 99,950: 5.05 %.
+    h.double.setQuote('EURUSD', 1.075, 1.0751);
+    h.spot(1);
+    expect(await watch.runner.check(arming, Date.now())).toBe('tripped');
+    expect(h.requests(PayloadType.PROTO_OA_CLOSE_POSITION_REQ)).toEqual(
+      positions.map((p) => ({ ctidTraderAccountId: CTID, positionId: p.id, volume: p.volume })),
+    );
+    expect(h.requests(PayloadType.PROTO_OA_CANCEL_ORDER_REQ)).toEqual(orders.map((orderId) => ({ ctidTraderAccountId: CTID, orderId })));
+    expect(h.double.account(CTID).positions.size + h.double.account(CTID).orders.size).toBe(0);
+    expect(h.file.loadAll().stopOut).toMatchObject({
+      state: 'done',
+      closed: [{ result: 'closed' }, { result: 'closed' }],
+      cancelled: [{ result: 'cancelled' }],
+    });
+    expect(watch.runner.pendingEvent()).toMatchObject({ eventId: 'stop-out/initial', closed: positions.map((p) => ({ ticket: String(p.id) })) });
+
+    // Recovered and fallen again, with a position opened by hand meanwhile: left alone.
+    h.double.setQuote('EURUSD', 1.0851, 1.0852);
+    h.open(1, TradeSide.BUY, 10_000_000);
+    h.double.setQuote('EURUSD', 1.0, 1.0001);
+    h.spot(1);
+    expect(await watch.runner.check(arming, Date.now())).toBe('stopped_out');
+    expect(h.requests(PayloadType.PROTO_OA_CLOSE_POSITION_REQ)).toHaveLength(2);
+    expect(h.double.account(CTID).positions.size).toBe(1);
+  });
+
+  test('when a spot of an open position is older than figuresMaxAgeMs, then it neither trips nor closes anything', async () => {
+    const h = await harness();
+    book(h);
+    const watch = watchOf(h);
+    expect(await watch.runner.check(arming, Date.now())).toBe('watching');
+    h.double.setQuote('EURUSD', 1.075, 1.0751);
+    // The connector has this spot, but looks 61 s after it arrived.
+    h.spot(1);
+    expect(await watch.runner.check(arming, Date.now() + 61_000)).toBe('stale');
+    expect(h.requests(PayloadType.PROTO_OA_CLOSE_POSITION_REQ)).toEqual([]);
+    expect(await watch.runner.check(arming, Date.now())).toBe('tripped');
+  });
+
+  test('when the connector restarts with the mark closing, then it closes and cancels the listed tickets still open, and nothing else', async () => {
+    const h = await harness();
+    const { positions, orders } = book(h);
+    const listed = positions.map((p) => String(p.id));
+    h.file.save(h.file.load(), {
+      resetAt: null,
+      trippedAt: new Date().toISOString(),
+      equity: 94_000,
+      peak: 100_000,
+      currency: 'USD',
+      maxDrawdownPercent: 5,
+      positions: listed,
+      orders: orders.map(String),
+      state: 'closing',
+      closed: [],
+      cancelled: [],
+      acknowledged: false,
+    });
+    h.open(1, TradeSide.SELL, 10_000_000); // after the mark: not listed
+    const restarted = watchOf(h);
+    await restarted.runner.resume();
+    expect(h.requests(PayloadType.PROTO_OA_CLOSE_POSITION_REQ).map((r) => r.positionId)).toEqual(positions.map((p) => p.id));
+    expect(h.requests(PayloadType.PROTO_OA_CANCEL_ORDER_REQ)).toHaveLength(1);
+    expect([...h.double.account(CTID).positions.values()].map((p) => p.tradeData.tradeSide)).toEqual([TradeSide.SELL]);
+    expect(h.file.loadAll().stopOut).toMatchObject({ state: 'done' });
+  });
+});
