@@ -44,7 +44,10 @@ export const FLAG_RULES = [
  * Loss guards beside the daily loss and the timezone. A yes/no guard is one line here:
  * `{ key: 'name', kind: 'flag', label: '…' }` (the form shows a checkbox, the API gets true or the key left out).
  */
-export const GUARD_RULES = [{ key: 'maxDrawdownPercent', kind: 'number', label: 'Max drawdown from the peak equity', unit: '%' }];
+export const GUARD_RULES = [
+  { key: 'maxDrawdownPercent', kind: 'number', label: 'Max drawdown from the peak equity', unit: '%' },
+  { key: 'stopOut', kind: 'flag', label: 'Stop-out: when the drawdown reaches the max, close every position and cancel every pending order, once' },
+];
 
 export const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 

@@ -54,11 +54,11 @@ describe('saving an unchanged form sends back what was loaded', () => {
   });
 
   test('settings the form does not know (a newer service, a guard added later) are in the advanced JSON and kept', () => {
-    const risk = { ...full.risk, newRule: { x: 1 }, sizing: { ...full.risk.sizing, cap: 2 }, lossGuards: { ...full.risk.lossGuards!, stopOut: true } };
+    const risk = { ...full.risk, newRule: { x: 1 }, sizing: { ...full.risk.sizing, cap: 2 }, lossGuards: { ...full.risk.lossGuards!, laterGuard: true } };
     const symbols = { ...full.symbols, separator: '-' };
     const { extras } = model.settingsToFields(risk, symbols);
     expect(extras).toEqual({
-      risk: { newRule: { x: 1 }, sizing: { cap: 2 }, lossGuards: { drawdownResetAt: '2026-11-20T10:00:00.000Z', stopOut: true } },
+      risk: { newRule: { x: 1 }, sizing: { cap: 2 }, lossGuards: { drawdownResetAt: '2026-11-20T10:00:00.000Z', laterGuard: true } },
       symbols: { separator: '-' },
     });
     expect(roundTrip(risk, symbols)).toEqual({ risk, symbols });
@@ -209,6 +209,17 @@ describe('what the owner types becomes the settings', () => {
     expect(() => model.fieldsToSettings(fields, { risk: { maxVolume: 3 } }, {})).toThrow(/risk\.maxVolume in the form/);
     expect(() => model.fieldsToSettings(fields, { risk: { lossGuards: { timezone: 'UTC' } } }, {})).toThrow(/risk\.lossGuards\.timezone/);
     expect(() => model.fieldsToSettings(fields, { symbols: { suffix: '.m' } }, {})).toThrow(/symbols\.suffix/);
+  });
+
+  test('the stop-out is a checkbox of the loss guards: checked sends stopOut true, unchecked leaves it out', () => {
+    const risk = parseRisk({ lossGuards: { maxDrawdownPercent: 10, stopOut: true } });
+    const { fields } = model.settingsToFields(risk, parseSymbols({}));
+    expect(fields['risk.lossGuards.stopOut']).toBe(true);
+    expect(roundTrip(risk, parseSymbols({}))).toEqual({ risk, symbols: parseSymbols({}) });
+    const loaded = { risk, symbols: parseSymbols({}) };
+    const unchecked = model.fieldsToSettings({ ...fields, 'risk.lossGuards.stopOut': false }, model.settingsToFields(risk, parseSymbols({})).extras, loaded);
+    expect(unchecked.risk.lossGuards).not.toHaveProperty('stopOut');
+    expect(unchecked.risk.lossGuards).toMatchObject({ maxDrawdownPercent: 10 });
   });
 
   test('a yes/no guard is one line in GUARD_RULES: a checkbox field, true sent, false left out', () => {
