@@ -42,7 +42,8 @@ export const FLAG_RULES = [
 
 /**
  * Loss guards beside the daily loss and the timezone. A yes/no guard is one line here:
- * `{ key: 'name', kind: 'flag', label: '…' }` (the form shows a checkbox, the API gets true or the key left out).
+ * `{ key: 'name', kind: 'flag', label: '…' }` (the form shows a checkbox, the API gets true or the key left out, or
+ * false when the settings loaded held false).
  */
 export const GUARD_RULES = [
   { key: 'maxDrawdownPercent', kind: 'number', label: 'Max drawdown from the peak equity', unit: '%' },
@@ -194,10 +195,12 @@ export function fieldsToSettings(f, extras = {}, loaded = {}) {
   if (f[DAILY_LOSS_KIND] === 'percent') guards.dailyLossPercent = dailyLoss ?? null;
   const timezone = String(f['risk.lossGuards.timezone'] ?? '').trim();
   if (timezone) guards.timezone = timezone;
+  const hadGuard = (key) => isObject(loaded.risk?.lossGuards) && key in loaded.risk.lossGuards;
   for (const r of GUARD_RULES) {
     const v = f[`risk.lossGuards.${r.key}`];
+    // An unticked guard that was stored `false` stays `false`: an unchanged form sends back what was loaded.
     if (r.kind === 'flag') {
-      if (v === true) guards[r.key] = true;
+      if (v === true || (hadGuard(r.key) && loaded.risk.lossGuards[r.key] === false)) guards[r.key] = v === true;
     } else guards[r.key] = parseNumber(v);
   }
   if (Object.values(guards).some((v) => v !== undefined) || had('risk', 'lossGuards')) risk.lossGuards = defined(guards);

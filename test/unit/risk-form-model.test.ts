@@ -49,6 +49,7 @@ describe('saving an unchanged form sends back what was loaded', () => {
     ['a multiplier', parseRisk({ sizing: { mode: 'multiplier', factor: 2 } }), {}],
     ['an amount at risk and a daily loss amount', parseRisk({ sizing: { mode: 'risk_amount', amount: 150 }, lossGuards: { dailyLossAmount: 500 } }), {}],
     ['a time zone alone', parseRisk({ lossGuards: {} }), {}],
+    ['a stop-out switched off (the admin CLI may store false)', parseRisk({ lossGuards: { maxDrawdownPercent: 10, stopOut: false } }), {}],
   ])('%s', (_name, risk, symbols) => {
     expect(roundTrip(risk, symbols)).toEqual({ risk, symbols });
   });
@@ -87,6 +88,7 @@ describe('saving an unchanged form sends back what was loaded', () => {
         ),
         timezone: fc.constantFrom('UTC', 'Europe/London', 'America/New_York'),
         maxDrawdownPercent: num(100),
+        stopOut: fc.boolean(),
       },
       { requiredKeys: [] },
     );
@@ -102,7 +104,12 @@ describe('saving an unchanged form sends back what was loaded', () => {
         tradingHours: fc.array(window, { maxLength: 3 }),
         maxSignalAgeMs: fc.integer({ min: 1, max: 86_400_000 }),
         closeOnly: fc.boolean(),
-        lossGuards: guards.map(({ daily, ...rest }) => ({ ...daily, ...rest })),
+        // The stop-out needs a max drawdown (the API refuses it alone).
+        lossGuards: guards.map(({ daily, stopOut, ...rest }) => ({
+          ...daily,
+          ...rest,
+          ...(stopOut !== undefined && (!stopOut || rest.maxDrawdownPercent !== undefined) ? { stopOut } : {}),
+        })),
       },
       { requiredKeys: [] },
     );
