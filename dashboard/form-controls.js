@@ -49,18 +49,28 @@ export function checkbox(name, label, checked, attrs = {}) {
   );
 }
 
-/** Radio buttons (or, with `multi`, checkboxes) in a fieldset: the legend names the group, its error slot describes it. */
+/**
+ * Radio buttons (or, with `multi`, checkboxes) in a fieldset: the legend names the group, its error slot describes it
+ * and each of its boxes too, since a refusal focuses a box and screen readers read a box's description, not its
+ * fieldset's.
+ */
 export function choices(name, legend, options, chosen, { multi = false } = {}) {
   const id = nextId();
   const picked = (v) => (multi ? chosen.includes(v) : chosen === v);
+  const error = `${id}-error`;
   return h(
     'fieldset',
-    { class: multi ? 'days' : 'choices', 'aria-describedby': `${id}-error` },
+    { class: multi ? 'days' : 'choices', 'aria-describedby': error },
     h('legend', {}, legend),
     options.map(([v, text]) =>
-      h('label', {}, h('input', { type: multi ? 'checkbox' : 'radio', name, value: v, checked: picked(v), 'data-multi': multi }), text),
+      h(
+        'label',
+        {},
+        h('input', { type: multi ? 'checkbox' : 'radio', name, value: v, checked: picked(v), 'data-multi': multi, 'aria-describedby': error }),
+        text,
+      ),
     ),
-    errorSlot(`${id}-error`, name),
+    errorSlot(error, name),
   );
 }
 

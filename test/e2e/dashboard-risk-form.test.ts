@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import AxeBuilder from '@axe-core/playwright';
 import { riskSettingsSchema, symbolMapSchema } from '../../src/domain/risk-settings';
 import { testEnv } from '../../support/env';
@@ -165,6 +165,29 @@ describe('the risk settings form in a browser', () => {
     await save();
     await page.getByText('Saved: the next signal uses these settings.').waitFor({ timeout: UI_TIMEOUT_MS });
     await expect(form().locator('[aria-invalid]').count()).resolves.toBe(0);
+  }, 60_000);
+
+  test('a refusal of a group of boxes (a window with no day) describes each box, so the focused one reads it', async () => {
+    await page.goto(accountUrl());
+    const window1 = form().getByRole('group', { name: 'Window 1' });
+    for (const day of ['Mon', 'Tue', 'Wed', 'Thu', 'Fri']) await window1.getByRole('checkbox', { name: day, exact: true }).uncheck();
+    const sent = (await save()) as { risk: { tradingHours: { days: number[] }[] } };
+    expect(sent.risk.tradingHours[0]!.days).toEqual([]);
+    await page.getByText('One setting was refused').waitFor({ timeout: UI_TIMEOUT_MS });
+    const descriptionOf = (box: Locator) =>
+      box.evaluate((el) =>
+        (el.getAttribute('aria-describedby') ?? '')
+          .split(' ')
+          .map((id: string) => el.ownerDocument.getElementById(id)?.textContent ?? '')
+          .join(' '),
+      );
+    const sunday = window1.getByRole('checkbox', { name: 'Sun', exact: true });
+    await expect(sunday.evaluate((el) => el === el.ownerDocument.activeElement)).resolves.toBe(true);
+    await expect(descriptionOf(sunday)).resolves.toMatch(/Too small/);
+    await expect(descriptionOf(window1.getByRole('checkbox', { name: 'Wed', exact: true }))).resolves.toMatch(/Too small/);
+    await accessible('risk-form-refused-days');
+    // Nothing was saved.
+    expect((await apiSettings()).risk.tradingHours).toEqual(seeded.risk.tradingHours);
   }, 60_000);
 
   test('Reset drawdown restarts the guard now, changes nothing else, and keeps what the owner typed but did not save', async () => {
