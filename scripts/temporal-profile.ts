@@ -64,6 +64,25 @@ export function temporalDevProfileArgs(without?: string): string[] {
   return TEMPORAL_DEV_PROFILE.filter((s) => !without || !s.value.startsWith(without)).flatMap((s) => [s.flag, s.value]);
 }
 
+/**
+ * Candidate settings to measure on top of the profile before one joins it (docs/temporal-profile.md):
+ * `key=value;pragma:name=value`, a `pragma:` entry a SQLite pragma, any other a dynamic-config value (whose keys are
+ * all `area.name`). An entry that is neither is refused, never skipped: a candidate silently left out would be
+ * measured as "no effect" while it never ran.
+ */
+export function temporalDevProfilePlusArgs(candidates: string | undefined): string[] {
+  return (candidates ?? '')
+    .split(';')
+    .map((kv) => kv.trim())
+    .filter((kv) => kv !== '')
+    .flatMap((kv) => {
+      const pragma = /^pragma:([a-zA-Z_]+=\S+)$/.exec(kv);
+      if (pragma) return ['--sqlite-pragma', pragma[1]!];
+      if (/^[a-zA-Z]+\.[a-zA-Z._]+=\S+$/.test(kv)) return ['--dynamic-config-value', kv];
+      throw new Error(`TEMPORAL_DEV_PROFILE_PLUS: "${kv}" is neither area.name=value (dynamic config) nor pragma:name=value`);
+    });
+}
+
 if (require.main === module) {
   process.stdout.write(`${temporalDevProfileArgs().join('\n')}\n`);
 }

@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Connection, type ConnectionOptions } from '@temporalio/client';
 import { SEARCH_ATTRIBUTE_NAMES, SEARCH_ATTRIBUTES } from '../src/temporal/search-attributes';
-import { temporalDevProfileArgs } from '../scripts/temporal-profile';
+import { temporalDevProfileArgs, temporalDevProfilePlusArgs } from '../scripts/temporal-profile';
 import { freePort, GroupProcess, instanceName, isPortOpen, REPO_ROOT, runDir, tail, waitFor, waitPortClosed } from './run';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -60,19 +60,6 @@ export interface StartTemporalOptions {
   profile?: 'project' | 'stock';
 }
 
-/**
- * Dynamic-config values to try on top of the profile, for measuring a candidate before it joins
- * scripts/temporal-profile.ts: `TEMPORAL_DEV_PROFILE_PLUS='key=value;pragma:name=value'` (diagnosis only; nothing
- * sets it). A `pragma:` entry is a SQLite pragma, any other a dynamic-config value.
- */
-function candidateSettings(): string[] {
-  return (process.env.TEMPORAL_DEV_PROFILE_PLUS ?? '')
-    .split(';')
-    .map((kv) => kv.trim())
-    .filter((kv) => /^(pragma:)?[a-zA-Z._]+=\S+$/.test(kv))
-    .flatMap((kv) => (kv.startsWith('pragma:') ? ['--sqlite-pragma', kv.slice('pragma:'.length)] : ['--dynamic-config-value', kv]));
-}
-
 interface TemporalPorts {
   grpc: number;
   ui: number;
@@ -116,7 +103,8 @@ export async function startTemporal(opts: StartTemporalOptions = {}): Promise<Te
     ...namespaces.filter((n) => n !== 'default').flatMap((n) => ['--namespace', n]),
     ...SEARCH_ATTRIBUTES.flatMap((a) => ['--search-attribute', `${a.name}=${a.type}`]),
     ...(profile === 'project' ? temporalDevProfileArgs(process.env.TEMPORAL_DEV_PROFILE_WITHOUT || undefined) : []),
-    ...candidateSettings(),
+    // Diagnosis only (nothing sets it): candidates measured on top of the profile (docs/temporal-profile.md).
+    ...temporalDevProfilePlusArgs(process.env.TEMPORAL_DEV_PROFILE_PLUS),
   ];
 
   const launch = async (p: TemporalPorts) => {

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { TEMPORAL_DEV_PROFILE, temporalDevProfileArgs } from '../../scripts/temporal-profile';
+import { TEMPORAL_DEV_PROFILE, temporalDevProfileArgs, temporalDevProfilePlusArgs } from '../../scripts/temporal-profile';
 
 const root = path.resolve(__dirname, '..', '..');
 
@@ -32,6 +32,20 @@ describe('the Temporal dev-server profile', () => {
     }
     // Durable on a process crash: never synchronous=off.
     expect(temporalDevProfileArgs()).not.toContain('synchronous=off');
+  });
+
+  test('when candidates are added on top for a measurement, then each becomes its flag, and a malformed one is refused, never skipped', () => {
+    expect(temporalDevProfilePlusArgs(undefined)).toEqual([]);
+    expect(temporalDevProfilePlusArgs(' history.eventsCacheMaxSizeBytes=67108864 ; pragma:cache_size=-65536; ')).toEqual([
+      '--dynamic-config-value',
+      'history.eventsCacheMaxSizeBytes=67108864',
+      '--sqlite-pragma',
+      'cache_size=-65536',
+    ]);
+    // A typo would otherwise be measured as a candidate that changes nothing.
+    for (const bad of ['history.eventsCacheMaxSizeBytes = 67108864', 'GOGC=400', 'pragma:cache size=1', 'matching.x={"a": 1}']) {
+      expect(() => temporalDevProfilePlusArgs(bad)).toThrow(/TEMPORAL_DEV_PROFILE_PLUS/);
+    }
   });
 
   test('when the docs list the profile, then they list every flag of it', () => {
