@@ -264,5 +264,9 @@ export function plainMessage(message, path = '') {
   if (/^Invalid input: expected int/.test(message)) return 'A whole number, please';
   if (/must match pattern/.test(message)) return 'A symbol: letters and digits, then also . _ # - /, at most 32 characters';
   if (/^Invalid key in record/.test(message)) return 'Not a symbol: letters and digits, then also . _ # - /';
+  // The schema's words name API fields; the owner sees the form's.
+  if (/^risk\.tradingHours\.\d+\.days$/.test(path) && /^Too small: expected array/.test(message)) return 'Choose at least one day';
+  if (path === 'risk.lossGuards.stopOut' && /maxDrawdownPercent/.test(message))
+    return 'Needs a max drawdown from the peak equity: the stop-out acts when the drawdown reaches it';
   return message;
 }

@@ -193,7 +193,7 @@ describe('what the owner types becomes the settings', () => {
         ['risk.maxOpenPositions', 'risk.maxOpenPositions', 'A whole number, please'],
         ['risk.maxSignalAgeMs', 'risk.maxSignalAgeMs', 'At most 86400'],
         ['risk.lossGuards.dailyLossAmount', 'risk.lossGuards.dailyLoss', 'Required'],
-        ['risk.tradingHours.0.days', 'risk.tradingHours.0.days', expect.any(String)],
+        ['risk.tradingHours.0.days', 'risk.tradingHours.0.days', 'Choose at least one day'],
         ['risk.tradingHours.0.from', 'risk.tradingHours.0.from', 'HH:MM'],
         ['risk.tradingHours.0.to', 'risk.tradingHours.0.to', 'HH:MM'],
         ['symbols.aliases.XAU USD', 'symbols.aliases.0.from', expect.stringMatching(/^Not a symbol/)],
@@ -227,6 +227,15 @@ describe('what the owner types becomes the settings', () => {
     const unchecked = model.fieldsToSettings({ ...fields, 'risk.lossGuards.stopOut': false }, model.settingsToFields(risk, parseSymbols({})).extras, loaded);
     expect(unchecked.risk.lossGuards).not.toHaveProperty('stopOut');
     expect(unchecked.risk.lossGuards).toMatchObject({ maxDrawdownPercent: 10 });
+  });
+
+  test('a stop-out without a max drawdown is refused on its checkbox, in the form’s words', () => {
+    const fields = { ...model.settingsToFields(parseRisk({}), parseSymbols({})).fields, 'risk.lossGuards.stopOut': true };
+    const sent = model.fieldsToSettings(fields, {}, {});
+    const issues = riskSettingsSchema.safeParse(sent.risk).error!.issues.map((i) => ({ path: ['risk', ...i.path].join('.'), message: i.message }));
+    expect(issues.map((i) => [model.fieldForError(i.path, fields, i.message), model.plainMessage(i.message, i.path)])).toEqual([
+      ['risk.lossGuards.stopOut', expect.stringMatching(/^Needs a max drawdown from the peak equity/)],
+    ]);
   });
 
   test('a yes/no guard is one line in GUARD_RULES: a checkbox field, true sent, false left out', () => {
