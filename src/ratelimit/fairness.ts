@@ -17,7 +17,10 @@ export interface ThrottleHit {
 export interface Throttle {
   /** Counts one request; tells whether it is within the limit. Throws when the store cannot answer. */
   hit(scope: ThrottleScope, key: string): Promise<ThrottleHit>;
-  /** Counts one request against each key, in one round trip; the hits in the keys' order. */
+  /**
+   * Counts one request against each key, each exactly as `hit` does; the hits in the keys' order. One round trip per
+   * 500 keys on one Redis (one per key on a Redis Cluster).
+   */
   hitEach(scope: ThrottleScope, keys: readonly string[]): Promise<ThrottleHit[]>;
 }
 
