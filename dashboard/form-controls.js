@@ -39,12 +39,13 @@ export function control(name, label, value, { hint, unit, tag = 'input', options
 export const number = (name, label, value, unit, hint) =>
   control(name, label, value, { unit, hint, inputmode: 'decimal', autocomplete: 'off', class: 'number' });
 
-export function checkbox(name, label, checked, attrs = {}) {
+export function checkbox(name, label, checked, { hint, ...attrs } = {}) {
   const id = nextId();
   return h(
     'div',
     { class: 'check' },
-    h('label', {}, h('input', { type: 'checkbox', name, checked, 'aria-describedby': `${id}-error`, ...attrs }), label),
+    h('label', {}, h('input', { type: 'checkbox', name, checked, 'aria-describedby': describedBy(hint && `${id}-hint`, `${id}-error`), ...attrs }), label),
+    hint ? h('span', { class: 'hint', id: `${id}-hint` }, hint) : null,
     errorSlot(`${id}-error`, name),
   );
 }

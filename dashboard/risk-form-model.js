@@ -47,8 +47,22 @@ export const FLAG_RULES = [
  */
 export const GUARD_RULES = [
   { key: 'maxDrawdownPercent', kind: 'number', label: 'Max drawdown from the peak equity', unit: '%' },
-  { key: 'stopOut', kind: 'flag', label: 'Stop-out: when the drawdown reaches the max, close every position and cancel every pending order, once' },
+  {
+    key: 'stopOut',
+    kind: 'flag',
+    label: 'Stop-out: when the drawdown reaches the max, close every position and cancel every pending order, once',
+    // The service refuses every entry while it is on and the bridge cannot carry it out (docs/risk-sizing.md).
+    needs: 'stop_out',
+  },
 ];
+
+/** The hint of a guard that needs a bridge feature: a warning when the account's bridge has not announced it. */
+export function guardHint(rule, features = []) {
+  if (!rule.needs) return undefined;
+  return features.includes(rule.needs)
+    ? undefined
+    : `This account's bridge has not announced ${rule.needs}: while this is on, every entry is refused (exits still run). The MT5 bridge 3.3.0, the cTrader connector 1.3.0 and the paper bridge carry it out.`;
+}
 
 export const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 

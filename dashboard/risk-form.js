@@ -108,7 +108,7 @@ function aliasesPart(form, f) {
   return aliases.node;
 }
 
-function guardsPart(form, f, currency, reset) {
+function guardsPart(form, f, currency, features, reset) {
   const zones = h(
     'datalist',
     { id: 'time-zones' },
@@ -140,7 +140,7 @@ function guardsPart(form, f, currency, reset) {
     zones,
     model.GUARD_RULES.map((r) =>
       r.kind === 'flag'
-        ? checkbox(`risk.lossGuards.${r.key}`, r.label, f[`risk.lossGuards.${r.key}`])
+        ? checkbox(`risk.lossGuards.${r.key}`, r.label, f[`risk.lossGuards.${r.key}`], { hint: model.guardHint(r, features) })
         : number(`risk.lossGuards.${r.key}`, r.label, f[`risk.lossGuards.${r.key}`], r.unit),
     ),
     reset,
@@ -262,6 +262,7 @@ export function riskSection(account) {
         form,
         f,
         currency,
+        a.bridge?.features,
         resetDrawdown(
           a.id,
           a.risk,

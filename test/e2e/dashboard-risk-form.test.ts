@@ -81,6 +81,16 @@ describe('the risk settings form in a browser', () => {
     expect(bad).toEqual([]);
   }
 
+  /** What a screen reader reads as the control's description: the text of the elements its aria-describedby names. */
+  const descriptionOf = (control: Locator) =>
+    control.evaluate((el) =>
+      (el.getAttribute('aria-describedby') ?? '')
+        .split(' ')
+        .map((id: string) => el.ownerDocument.getElementById(id)?.textContent ?? '')
+        .join(' ')
+        .trim(),
+    );
+
   async function save(): Promise<unknown> {
     const [request] = await Promise.all([
       page.waitForRequest((r) => r.method() === 'PATCH', { timeout: UI_TIMEOUT_MS }),
@@ -95,6 +105,11 @@ describe('the risk settings form in a browser', () => {
     await expect(form().getByLabel('Max volume per entry').inputValue()).resolves.toBe('2');
     await expect(form().getByLabel('Max signal age').inputValue()).resolves.toBe('30');
     await expect(form().getByLabel("Broker's symbol").inputValue()).resolves.toBe('GOLD');
+    // The account's bridge has never said hello, so it has not announced stop_out: ticking the stop-out would refuse
+    // every entry, and its checkbox says so.
+    const stopOut = form().getByRole('checkbox', { name: /^Stop-out/ });
+    await expect(stopOut.isChecked()).resolves.toBe(false);
+    await expect(descriptionOf(stopOut)).resolves.toMatch(/has not announced stop_out: while this is on, every entry is refused/);
     await accessible('risk-form');
     expect(await save()).toEqual(seeded);
     await page.getByText('Saved: the next signal uses these settings.').waitFor({ timeout: UI_TIMEOUT_MS });
@@ -174,13 +189,6 @@ describe('the risk settings form in a browser', () => {
     const sent = (await save()) as { risk: { tradingHours: { days: number[] }[] } };
     expect(sent.risk.tradingHours[0]!.days).toEqual([]);
     await page.getByText('One setting was refused').waitFor({ timeout: UI_TIMEOUT_MS });
-    const descriptionOf = (box: Locator) =>
-      box.evaluate((el) =>
-        (el.getAttribute('aria-describedby') ?? '')
-          .split(' ')
-          .map((id: string) => el.ownerDocument.getElementById(id)?.textContent ?? '')
-          .join(' '),
-      );
     const sunday = window1.getByRole('checkbox', { name: 'Sun', exact: true });
     await expect(sunday.evaluate((el) => el === el.ownerDocument.activeElement)).resolves.toBe(true);
     await expect(descriptionOf(sunday)).resolves.toBe('Choose at least one day');

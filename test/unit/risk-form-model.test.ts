@@ -238,6 +238,19 @@ describe('what the owner types becomes the settings', () => {
     ]);
   });
 
+  test('the stop-out warns, on its checkbox, when the account’s bridge has not announced stop_out (its entries would be refused)', () => {
+    const stopOut = model.GUARD_RULES.find((r: { key: string }) => r.key === 'stopOut');
+    expect(model.guardHint(stopOut, ['risk_sizing', 'loss_guards'])).toMatch(/has not announced stop_out: while this is on, every entry is refused/);
+    expect(model.guardHint(stopOut, [])).toMatch(/every entry is refused/);
+    expect(model.guardHint(stopOut, ['loss_guards', 'stop_out'])).toBeUndefined();
+    expect(
+      model.guardHint(
+        model.GUARD_RULES.find((r: { key: string }) => r.key === 'maxDrawdownPercent'),
+        [],
+      ),
+    ).toBeUndefined();
+  });
+
   test('a yes/no guard is one line in GUARD_RULES: a checkbox field, true sent, false left out', () => {
     model.GUARD_RULES.push({ key: 'exampleFlag', kind: 'flag', label: 'An example' });
     try {
