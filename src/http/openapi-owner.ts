@@ -160,7 +160,7 @@ export function ownerPaths() {
     },
     '/v1/owner/signals/{signalId}': {
       get: operation({
-        summary: 'One signal: each of your accounts’ timeline (accepted, delivered, outcome)',
+        summary: 'One signal: each of your accounts’ timeline (accepted, delivered, outcome, what the bridge did: lots, price, its message)',
         ok: ['200', 'The signal.'],
         params: ['signalId'],
       }),
