@@ -9,14 +9,21 @@ import { markStands, stopOutEventOf, watchStopOut, type StopOutArming, type Stop
  * else. The caller runs `check` and `resume` through its one-command-at-a-time executor, never beside a command.
  */
 
+/** One close or cancel as the broker answered it; `transient`: refused for a reason that may pass in a moment. */
+export type Attempt<R extends string> = TicketResult<R> & { transient?: boolean };
+
+/** A transient refusal is tried again this many times in all, with a pause growing by this much before each. */
+export const STOP_OUT_ATTEMPTS = 3;
+export const STOP_OUT_BACKOFF_MS = 250;
+
 export interface StopOutAccount {
   /** Equity now, the quotes behind it, and what is open (tickets as the bridge reports them). */
   read(): Promise<{ equity: number; currency: string; quotes: QuoteTime[]; positions: string[]; orders: string[] }>;
   /** What is still open (after a restart). */
   open(): Promise<{ positions: string[]; orders: string[] }>;
   /** Closes the whole position at market. */
-  close(ticket: string): Promise<TicketResult<'closed'>>;
-  cancel(ticket: string): Promise<TicketResult<'cancelled'>>;
+  close(ticket: string): Promise<Attempt<'closed'>>;
+  cancel(ticket: string): Promise<Attempt<'cancelled'>>;
 }
 
 export interface StopOutStorage {
@@ -37,6 +44,8 @@ export class StopOutRunner {
     private readonly diag: (line: Record<string, unknown>) => void,
     /** Fault injection for the restart tests: called once the mark is on disk, before anything is closed. */
     private readonly afterMark?: () => void,
+    /** The pause between attempts of a transiently refused ticket (a test's clock may stand in). */
+    private readonly pause: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   ) {}
 
   /** One look while armed; closes everything when the rule trips. */
@@ -108,21 +117,72 @@ export class StopOutRunner {
     this.storage.save(this.mark);
   }
 
-  /** Closes and cancels the mark's tickets (those in `open`; a ticket already settled in the mark is not run again). */
+  /**
+   * Cancels and closes the mark's tickets (those in `open`; a ticket already settled in the mark is not run again).
+   * Pending orders first: one that fills while the positions close would open a position the stop-out never listed.
+   */
   private async finish(mark: StopOutMark, open: Set<string>, pending: Set<string>): Promise<void> {
-    const closedDone = new Set(mark.closed.map((t) => t.ticket));
-    for (const ticket of mark.positions) {
-      if (closedDone.has(ticket)) continue;
-      mark.closed.push(open.has(ticket) ? await this.account.close(ticket) : { ticket, result: 'closed', message: 'no longer open' });
-      this.storage.save(mark);
-    }
-    const cancelledDone = new Set(mark.cancelled.map((t) => t.ticket));
-    for (const ticket of mark.orders) {
-      if (cancelledDone.has(ticket)) continue;
-      mark.cancelled.push(pending.has(ticket) ? await this.account.cancel(ticket) : { ticket, result: 'cancelled', message: 'no longer pending' });
-      this.storage.save(mark);
-    }
+    await this.settleAll(
+      mark,
+      mark.orders,
+      mark.cancelled,
+      pending,
+      'cancelled',
+      (t) => this.account.cancel(t),
+      (o) => o.orders,
+    );
+    await this.settleAll(
+      mark,
+      mark.positions,
+      mark.closed,
+      open,
+      'closed',
+      (t) => this.account.close(t),
+      (o) => o.positions,
+    );
     mark.state = 'done';
     this.storage.save(mark);
+  }
+
+  /** The listed tickets without a result yet, one by one, each result saved in the mark before the next. */
+  private async settleAll<R extends 'closed' | 'cancelled'>(
+    mark: StopOutMark,
+    listed: string[],
+    results: TicketResult<R>[],
+    stillOpen: Set<string>,
+    done: R,
+    send: (ticket: string) => Promise<Attempt<R>>,
+    openOf: (open: { positions: string[]; orders: string[] }) => string[],
+  ): Promise<void> {
+    const settled = new Set(results.map((t) => t.ticket));
+    for (const ticket of listed) {
+      if (settled.has(ticket)) continue;
+      results.push(
+        stillOpen.has(ticket)
+          ? await this.settle(ticket, done, () => send(ticket), openOf)
+          : { ticket, result: done, message: `no longer ${done === 'closed' ? 'open' : 'pending'}` },
+      );
+      this.storage.save(mark);
+    }
+  }
+
+  /**
+   * One ticket, tried again after a transient refusal (requote, no prices, timeout: nothing was executed) up to
+   * STOP_OUT_ATTEMPTS in all, looking first whether it is still open: a ticket gone meanwhile is not sent again.
+   */
+  private async settle<R extends 'closed' | 'cancelled'>(
+    ticket: string,
+    done: R,
+    send: () => Promise<Attempt<R>>,
+    listed: (open: { positions: string[]; orders: string[] }) => string[],
+  ): Promise<TicketResult<R>> {
+    for (let attempt = 1; ; attempt++) {
+      const { transient, ...result } = await send();
+      if (result.result !== 'failed' || transient !== true) return result;
+      if (attempt >= STOP_OUT_ATTEMPTS) return { ...result, message: `${result.message ?? 'refused'} (after ${attempt} attempts)` };
+      this.diag({ time: new Date().toISOString(), event: 'stop_out_retry', ticket, attempt, message: result.message });
+      await this.pause(STOP_OUT_BACKOFF_MS * attempt);
+      if (!listed(await this.account.open()).includes(ticket)) return { ticket, result: done, message: `no longer ${done === 'closed' ? 'open' : 'pending'}` };
+    }
   }
 }

@@ -63,6 +63,9 @@ export function watchStopOut(input: {
 }): WatchDecision {
   const { arming, marks, equity } = input;
   if (markStands(input.mark, arming.drawdownResetAt)) return { kind: 'stopped_out' };
+  // An equity the bridge could not read (NaN, undefined from a broken answer) is no figure: never a trip, and never
+  // the peak (Math.max with NaN would make it NaN for good, and the guard and the watch would never trip again).
+  if (typeof equity !== 'number' || !Number.isFinite(equity)) return { kind: 'stale', message: `the account's equity is unreadable (${String(equity)})` };
   const stale = staleFigures(input.quotes, arming.figuresMaxAgeMs, input.nowMs);
   if (stale) return { kind: 'stale', message: stale.message };
   const peak = marks.observePeak(equity, arming.drawdownResetAt ?? undefined);
