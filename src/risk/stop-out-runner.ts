@@ -1,6 +1,6 @@
 import type { EquityMarks } from './equity-marks';
 import type { QuoteTime } from './figures-age';
-import { markStands, stopOutEventOf, watchStopOut, type StopOutArming, type StopOutMark, type TicketResult } from './stop-out';
+import { markStands, stopOutEventOf, watchStopOut, type StopOutArming, type StopOutEventBody, type StopOutMark, type TicketResult } from './stop-out';
 
 /**
  * The stop-out as a bridge carries it out (docs/risk-sizing.md, "Stop-out"), over what the bridge knows of its own
@@ -81,6 +81,8 @@ export class StopOutRunner {
       cancelled: [],
       acknowledged: false,
     };
+    const unsent = this.pendingEvents();
+    if (unsent.length > 0) mark.unsent = unsent;
     this.mark = mark;
     this.storage.save(mark);
     this.diag({
@@ -106,15 +108,23 @@ export class StopOutRunner {
     await this.finish(mark, new Set(open.positions), new Set(open.orders));
   }
 
-  /** The event to send until the service acknowledges it. */
-  pendingEvent(): ReturnType<typeof stopOutEventOf> | undefined {
-    return this.mark?.state === 'done' && !this.mark.acknowledged ? stopOutEventOf(this.mark) : undefined;
+  /** The events to send until the service acknowledges them: earlier stop-outs' first, then this one once done. */
+  pendingEvents(): StopOutEventBody[] {
+    const mark = this.mark;
+    if (!mark) return [];
+    return [...(mark.unsent ?? []), ...(mark.state === 'done' && !mark.acknowledged ? [stopOutEventOf(mark)] : [])];
   }
 
   acknowledge(eventId: string): void {
-    if (!this.mark || stopOutEventOf(this.mark).eventId !== eventId) return;
-    this.mark.acknowledged = true;
-    this.storage.save(this.mark);
+    const mark = this.mark;
+    if (!mark) return;
+    const unsent = mark.unsent?.filter((e) => e.eventId !== eventId);
+    const current = mark.state === 'done' && !mark.acknowledged && stopOutEventOf(mark).eventId === eventId;
+    if (!current && unsent?.length === mark.unsent?.length) return;
+    if (current) mark.acknowledged = true;
+    if (unsent && unsent.length > 0) mark.unsent = unsent;
+    else delete mark.unsent;
+    this.storage.save(mark);
   }
 
   /**

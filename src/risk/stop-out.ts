@@ -36,7 +36,14 @@ export interface StopOutMark {
   cancelled: TicketResult<'cancelled'>[];
   /** The service acknowledged the event (recorded or duplicate): it is not sent again. */
   acknowledged: boolean;
+  /**
+   * Events of earlier stop-outs (before the owner's reset) the service had not acknowledged when this one tripped:
+   * still sent until it does, so a new mark never drops an old event.
+   */
+  unsent?: StopOutEventBody[];
 }
+
+export type StopOutEventBody = ReturnType<typeof stopOutEventOf>;
 
 export type WatchDecision =
   | { kind: 'stopped_out' }

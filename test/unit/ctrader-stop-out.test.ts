@@ -61,7 +61,7 @@ describe("the cTrader connector's stop-out", () => {
       closed: [{ result: 'closed' }, { result: 'closed' }],
       cancelled: [{ result: 'cancelled' }],
     });
-    expect(watch.runner.pendingEvent()).toMatchObject({ eventId: 'stop-out/initial', closed: positions.map((p) => ({ ticket: String(p.id) })) });
+    expect(watch.runner.pendingEvents()).toMatchObject([{ eventId: 'stop-out/initial', closed: positions.map((p) => ({ ticket: String(p.id) })) }]);
 
     // Recovered and fallen again, with a position opened by hand meanwhile: left alone.
     h.double.setQuote('EURUSD', 1.0851, 1.0852);

@@ -177,7 +177,7 @@ describe('the runner', () => {
     expect(saved[0]).toBe('closing after 0');
     // The pending order first: one filling while the positions close would open a position nobody listed.
     expect(calls).toEqual(['cancel o1', 'close p1', 'close p2']);
-    expect(runner.pendingEvent()).toMatchObject({ closed: [{ ticket: 'p1' }, { ticket: 'p2' }], cancelled: [{ ticket: 'o1', result: 'cancelled' }] });
+    expect(runner.pendingEvents()).toMatchObject([{ closed: [{ ticket: 'p1' }, { ticket: 'p2' }], cancelled: [{ ticket: 'o1', result: 'cancelled' }] }]);
     // Recovered and fallen again: nothing more.
     equity.value = 10_000;
     await runner.check(arming(), T0);
@@ -185,7 +185,37 @@ describe('the runner', () => {
     expect(await runner.check(arming(), T0)).toBe('stopped_out');
     expect(calls).toHaveLength(3);
     runner.acknowledge('stop-out/initial');
-    expect(runner.pendingEvent()).toBeUndefined();
+    expect(runner.pendingEvents()).toEqual([]);
+  });
+
+  test('when it trips again after a reset before the first event was acknowledged, then both events are sent until each is acknowledged', async () => {
+    const equity = { value: 10_000 };
+    const { account } = broker(equity);
+    const saved: StopOutMark[] = [];
+    const runner = new StopOutRunner(
+      account,
+      { save: (m) => saved.push(structuredClone(m)), saveMarks: () => undefined },
+      new EquityMarks(),
+      undefined,
+      () => undefined,
+    );
+    await runner.check(arming(), T0);
+    equity.value = 8_900;
+    expect(await runner.check(arming(), T0)).toBe('tripped');
+    // The service did not acknowledge; the owner resets, and the account falls again.
+    const reset = '2026-11-25T11:00:00.000Z';
+    equity.value = 8_900;
+    expect(await runner.check(arming({ drawdownResetAt: reset }), T0)).toBe('watching');
+    equity.value = 8_000;
+    expect(await runner.check(arming({ drawdownResetAt: reset }), T0)).toBe('tripped');
+    expect(runner.pendingEvents().map((e) => e.eventId)).toEqual(['stop-out/initial', `stop-out/${reset}`]);
+    // On disk too, from the first write of the new mark (a crash keeps the old event).
+    expect(saved.find((m) => m.resetAt === reset)?.unsent?.map((e) => e.eventId)).toEqual(['stop-out/initial']);
+    runner.acknowledge('stop-out/initial');
+    expect(runner.pendingEvents().map((e) => e.eventId)).toEqual([`stop-out/${reset}`]);
+    runner.acknowledge(`stop-out/${reset}`);
+    expect(runner.pendingEvents()).toEqual([]);
+    expect(runner.mark).not.toHaveProperty('unsent');
   });
 
   test('when a restart finds the mark closing, then it closes the listed tickets still open and nothing else', async () => {
