@@ -188,7 +188,12 @@ export class StopOutRunner {
   ): Promise<TicketResult<R>> {
     for (let attempt = 1; ; attempt++) {
       const { transient, ...result } = await send();
-      if (result.result !== 'failed' || transient !== true) return result;
+      if (result.result !== 'failed') return result;
+      // A position that closed on its own meanwhile (its SL, the broker) is refused "not found": it is closed all the
+      // same, as the MT5 bridge reports it. (An order gone may have filled: its refusal stands.)
+      if (transient !== true && done === 'closed' && !listed(await this.account.open()).includes(ticket))
+        return { ticket, result: done, message: `no longer open (${result.message ?? 'refused'})` };
+      if (transient !== true) return result;
       if (attempt >= STOP_OUT_ATTEMPTS) return { ...result, message: `${result.message ?? 'refused'} (after ${attempt} attempts)` };
       this.diag({ time: new Date().toISOString(), event: 'stop_out_retry', ticket, attempt, message: result.message });
       await this.pause(STOP_OUT_BACKOFF_MS * attempt);

@@ -306,6 +306,15 @@ describe('the runner', () => {
       expect(runner.mark?.cancelled).toEqual([{ ticket: 'o1', result: 'cancelled', message: 'no longer pending' }]);
     });
 
+    test('when a close is refused because the position closed on its own meanwhile, then it is reported closed, not failed', async () => {
+      const { runner, calls, open } = refusing({ p1: [{ ticket: 'p1', result: 'failed', message: "10036 Position doesn't exist" }] });
+      const tripping = runner.check(arming(), T0);
+      open.positions = ['p2']; // its stop loss closed p1 after the stop-out listed it
+      await tripping;
+      expect(calls.filter((c) => c === 'close p1')).toHaveLength(1);
+      expect(runner.mark?.closed[0]).toEqual({ ticket: 'p1', result: 'closed', message: "no longer open (10036 Position doesn't exist)" });
+    });
+
     test('when a refusal is classified, then requotes, no prices, timeouts and lost connections are transient, and a refusal of substance is not', () => {
       for (const code of [10004, 10020, 10021, 10012, 10031, 'NO_QUOTES', 'TIMEOUT_ERROR', 'REQUEST_FREQUENCY_EXCEEDED'])
         expect(isTransientRefusal(code)).toBe(true);
