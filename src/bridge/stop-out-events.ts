@@ -31,20 +31,18 @@ export interface EventResult {
 }
 
 /**
- * Each event once per (account, eventId), with its audit entry: when the audit entry cannot be written, the record
- * is undone and the call fails, so the bridge's resend records both (never a stop-out the owner does not see).
+ * Each event once per (account, eventId), with its audit entry. The record stays `unaudited` until the entry is
+ * written: when the entry cannot be written the call fails, and the bridge's resend (which finds the record
+ * unaudited) writes it then; never acknowledged before the owner can see it. A resend racing the first attempt may
+ * write the entry twice: a repeated line in the audit log, never a missing one.
  */
 export async function recordStopOutEvents(deps: StopOutDeps, account: Account, events: readonly StopOutEvent[], nowMs: number): Promise<EventResult[]> {
   const results: EventResult[] = [];
   for (const event of events) {
-    const result = await deps.store.record(account.id, event, nowMs);
-    if (result === 'recorded') {
-      try {
-        await deps.audit(account.owner, auditEntryOf(account.id, event, nowMs));
-      } catch (err) {
-        await deps.store.forget(account.id, event.eventId);
-        throw err;
-      }
+    const record = await deps.store.record(account.id, event, nowMs);
+    // Counted and logged by the one call that ended the record's unaudited state (a racing copy finds it ended).
+    const first = record !== 'duplicate' && (await auditOnce(deps, account, event, nowMs));
+    if (first) {
       deps.counted?.();
       const failed = [...event.closed, ...event.cancelled].filter((t) => t.result === 'failed').length;
       deps.logger?.warn(
@@ -61,9 +59,14 @@ export async function recordStopOutEvents(deps: StopOutDeps, account: Account, e
         'account stopped out by its bridge',
       );
     }
-    results.push({ eventId: event.eventId, result });
+    results.push({ eventId: event.eventId, result: first ? 'recorded' : 'duplicate' });
   }
   return results;
+}
+
+async function auditOnce(deps: StopOutDeps, account: Account, event: StopOutEvent, nowMs: number): Promise<boolean> {
+  await deps.audit(account.owner, auditEntryOf(account.id, event, nowMs));
+  return deps.store.audited(account.id, event.eventId);
 }
 
 function auditEntryOf(accountId: string, event: StopOutEvent, nowMs: number): AuditEntry {

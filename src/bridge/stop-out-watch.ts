@@ -81,11 +81,12 @@ export class StopOutWatch {
 
   /** The finished stop-out's event, until the service acknowledges it (the next tick tries again). */
   private async send(): Promise<void> {
-    const event = this.runner.pendingEvent();
-    if (!event || this.sending || !this.client) return;
+    // At most 10 events a call (protocol 1.4); more than one only when an earlier stop-out's was never acknowledged.
+    const events = this.runner.pendingEvents().slice(0, 10);
+    if (events.length === 0 || this.sending || !this.client) return;
     this.sending = true;
     try {
-      for (const eventId of await this.client.sendEvents([event], await this.figures())) this.runner.acknowledge(eventId);
+      for (const eventId of await this.client.sendEvents(events, await this.figures())) this.runner.acknowledge(eventId);
       this.sendError = undefined;
     } catch (err) {
       const message = (err as Error)?.message ?? String(err);

@@ -4,7 +4,8 @@ import type { StopOutEvent } from '../domain/bridge-protocol';
 
 /**
  * The stop-outs bridges carried out (docs/risk-sizing.md, "Stop-out"), one per (account, eventId): a bridge resends
- * its event until it is acknowledged, so the second and later copies are answered `duplicate` and recorded nowhere.
+ * its event until it is acknowledged, so the second and later copies are answered `duplicate` and recorded nowhere
+ * (a copy that arrives before the first one's audit entry is written answers only once that entry is).
  * Kept without expiry (one per owner's reset of the drawdown guard, so few), with the latest one apart for the views.
  */
 
@@ -38,10 +39,13 @@ const summarySchema = z.strictObject({
 });
 
 export interface StopOutStore {
-  /** `recorded` the first time this account sends this eventId, `duplicate` after. */
-  record(accountId: string, event: StopOutEvent, atMs: number): Promise<'recorded' | 'duplicate'>;
-  /** Undoes a record whose follow-up (the owner's audit entry) failed, so the bridge's resend records it again. */
-  forget(accountId: string, eventId: string): Promise<void>;
+  /**
+   * `recorded` the first time this account sends this eventId; `unaudited` for a copy of one whose audit entry was
+   * not written yet (the first attempt failed, or is still under way); `duplicate` after that.
+   */
+  record(accountId: string, event: StopOutEvent, atMs: number): Promise<'recorded' | 'unaudited' | 'duplicate'>;
+  /** The owner's audit entry of this event is written: a later copy is a plain duplicate. True for the call that ended it. */
+  audited(accountId: string, eventId: string): Promise<boolean>;
   latest(accountId: string): Promise<StopOutSummary | undefined>;
 }
 
@@ -62,38 +66,42 @@ export function summariseStopOut(event: StopOutEvent, atMs: number): StopOutSumm
   };
 }
 
-/** The event once (HSETNX) and, when it is the first, the latest summary, in one step. */
+/**
+ * The event once (HSETNX) and, when it is the first, the latest summary, in one step; the event stays among the
+ * unaudited until its audit entry is written. 1: first; 2: a copy of one not yet audited; 0: a duplicate.
+ */
 const RECORD = `
-if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then return 0 end
+if redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2]) == 0 then
+  if redis.call('SISMEMBER', KEYS[3], ARGV[1]) == 1 then return 2 end
+  return 0
+end
 redis.call('SET', KEYS[2], ARGV[3])
-return 1`;
-
-/** Forgets the event, and the latest summary if it is this event's. */
-const FORGET = `
-redis.call('HDEL', KEYS[1], ARGV[1])
-local latest = redis.call('GET', KEYS[2])
-if latest and cjson.decode(latest).eventId == ARGV[1] then redis.call('DEL', KEYS[2]) end
+redis.call('SADD', KEYS[3], ARGV[1])
 return 1`;
 
 export class RedisStopOuts implements StopOutStore {
   constructor(private readonly redis: Redis) {}
 
-  private keys(accountId: string): [string, string] {
-    return [`es:stop-outs:{${accountId}}`, `es:stop-out-latest:{${accountId}}`];
+  private keys(accountId: string): [string, string, string] {
+    return [`es:stop-outs:{${accountId}}`, `es:stop-out-latest:{${accountId}}`, `es:stop-outs-unaudited:{${accountId}}`];
   }
 
-  async record(accountId: string, event: StopOutEvent, atMs: number): Promise<'recorded' | 'duplicate'> {
+  async record(accountId: string, event: StopOutEvent, atMs: number): Promise<'recorded' | 'unaudited' | 'duplicate'> {
     const summary = JSON.stringify(summariseStopOut(event, atMs));
-    const first = await this.redis.eval(RECORD, 2, ...this.keys(accountId), event.eventId, JSON.stringify(event), summary);
-    return Number(first) === 1 ? 'recorded' : 'duplicate';
+    const got = Number(await this.redis.eval(RECORD, 3, ...this.keys(accountId), event.eventId, JSON.stringify(event), summary));
+    return got === 1 ? 'recorded' : got === 2 ? 'unaudited' : 'duplicate';
   }
 
-  async forget(accountId: string, eventId: string): Promise<void> {
-    await this.redis.eval(FORGET, 2, ...this.keys(accountId), eventId);
+  async audited(accountId: string, eventId: string): Promise<boolean> {
+    return (await this.redis.srem(this.keys(accountId)[2], eventId)) === 1;
+  }
+
+  private latestKey(accountId: string): string {
+    return this.keys(accountId)[1];
   }
 
   async latest(accountId: string): Promise<StopOutSummary | undefined> {
-    const text = await this.redis.get(this.keys(accountId)[1]);
+    const text = await this.redis.get(this.latestKey(accountId));
     if (text === null) return undefined;
     const parsed = summarySchema.safeParse(JSON.parse(text));
     return parsed.success ? parsed.data : undefined;

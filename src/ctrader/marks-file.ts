@@ -27,6 +27,8 @@ const stopOutSchema = z.strictObject({
   closed: z.array(ticketResult),
   cancelled: z.array(ticketResult),
   acknowledged: z.boolean(),
+  /** Earlier stop-outs' events not yet acknowledged (as sent: the service's schema judges them, not this file). */
+  unsent: z.array(z.looseObject({ eventId: z.string() })).optional(),
 });
 
 const marksSchema = z.strictObject({

@@ -4,6 +4,8 @@ import type { BridgeCommand } from '../domain/bridge-protocol';
 import { ACCEPTED, CANCELLED, FILLED, MARKET_DONE, REPLACED, type CtraderAccount } from './account';
 import { NotSentInTime, OpenApiError, OutcomeUnknown } from './connection';
 import { ErrorCode, ExecutionType, OrderType, PayloadType, TimeInForce, TradeSide, type ExecutionEvent, type Order, type Position } from './messages';
+import type { Attempt } from '../risk/stop-out-runner';
+import { isTransientRefusal } from '../risk/transient-refusals';
 import { lotsToVolume, pipSize, pipsToRelative, pointsBetween, roundPrice, volumeToLots, type SymbolSpec } from './units';
 
 /**
@@ -208,28 +210,30 @@ async function closeVolume(acct: TradingAccount, position: Position, volume: num
  * The stop-out's close of one whole position at market and cancel of one order (docs/risk-sizing.md, "Stop-out"):
  * a broker refusal is a `failed` result; a lost answer throws OutcomeUnknown (the stop-out then reads what is open).
  */
-export async function closeWholePosition(acct: TradingAccount, positionId: string): Promise<{ ticket: string; result: 'closed' | 'failed'; message?: string }> {
+export async function closeWholePosition(acct: TradingAccount, positionId: string): Promise<Attempt<'closed'>> {
   try {
     const { position } = await findPosition(acct, positionId);
     await closeVolume(acct, position, position.tradeData.volume);
     return { ticket: positionId, result: 'closed' };
   } catch (err) {
-    return { ticket: positionId, result: 'failed', message: refusalOf(err) };
+    return { ticket: positionId, result: 'failed', ...refusalOf(err) };
   }
 }
 
-export async function cancelOrderById(acct: TradingAccount, orderId: string): Promise<{ ticket: string; result: 'cancelled' | 'failed'; message?: string }> {
+export async function cancelOrderById(acct: TradingAccount, orderId: string): Promise<Attempt<'cancelled'>> {
   try {
     await acct.call(PayloadType.PROTO_OA_CANCEL_ORDER_REQ, { orderId: Number(orderId) }, { done: CANCELLED });
     return { ticket: orderId, result: 'cancelled' };
   } catch (err) {
-    return { ticket: orderId, result: 'failed', message: refusalOf(err) };
+    return { ticket: orderId, result: 'failed', ...refusalOf(err) };
   }
 }
 
-function refusalOf(err: unknown): string {
-  if (err instanceof Refused) return `${err.retcode} ${err.detail}`;
-  if (err instanceof OpenApiError) return `${err.errorCode} ${err.description}`.trim();
+/** The refusal's words, and whether it is one that may pass in a moment (the stop-out tries those again). */
+function refusalOf(err: unknown): { message: string; transient?: true } {
+  const transient = (code: string) => (isTransientRefusal(code) ? { transient: true as const } : {});
+  if (err instanceof Refused) return { message: `${err.retcode} ${err.detail}`, ...transient(err.retcode) };
+  if (err instanceof OpenApiError) return { message: `${err.errorCode} ${err.description}`.trim(), ...transient(err.errorCode) };
   throw err;
 }
 

@@ -6,6 +6,7 @@ import { StopOutRunner, type StopOutAccount } from '../risk/stop-out-runner';
 import type { PaperBroker } from './broker';
 import type { Ledger } from './ledger';
 import { equityQuotes } from './risk';
+import { isTransientRefusal } from '../risk/transient-refusals';
 
 /**
  * The paper bridge's stop-out (docs/risk-sizing.md, "Stop-out"): equity and the quotes behind it from the paper
@@ -30,10 +31,16 @@ export interface PaperStopOutOptions {
 export function paperStopOut(opts: PaperStopOutOptions): StopOutWatch {
   const { broker, ledger, accountId } = opts;
   const tickets = () => ({ positions: broker.positions().map((p) => p.ticket), orders: broker.orders().map((o) => o.ticket) });
+  /** Undefined when done; else the refusal, `transient` when the broker said "not now" (tried again by the runner). */
   const run = (command: Parameters<PaperBroker['execute']>[0]) => {
     const { result, ops } = broker.execute(command);
     ledger.append(accountId, ops);
-    return result.status === 'done' ? undefined : String(result.message ?? result.retcode);
+    if (result.status === 'done') return undefined;
+    return {
+      result: 'failed' as const,
+      message: String(result.message ?? result.retcode),
+      ...(isTransientRefusal(result.retcode ?? undefined) ? { transient: true } : {}),
+    };
   };
   const account: StopOutAccount = {
     read: () => {
@@ -42,14 +49,8 @@ export function paperStopOut(opts: PaperStopOutOptions): StopOutWatch {
       return Promise.resolve({ equity, currency, quotes, ...tickets() });
     },
     open: () => Promise.resolve(tickets()),
-    close: (ticket) => {
-      const failed = run({ action: 'close', positionId: ticket });
-      return Promise.resolve(failed === undefined ? { ticket, result: 'closed' } : { ticket, result: 'failed', message: failed });
-    },
-    cancel: (ticket) => {
-      const failed = run({ action: 'cancel_pending', orderId: ticket });
-      return Promise.resolve(failed === undefined ? { ticket, result: 'cancelled' } : { ticket, result: 'failed', message: failed });
-    },
+    close: (ticket) => Promise.resolve({ ticket, ...(run({ action: 'close', positionId: ticket }) ?? { result: 'closed' as const }) }),
+    cancel: (ticket) => Promise.resolve({ ticket, ...(run({ action: 'cancel_pending', orderId: ticket }) ?? { result: 'cancelled' as const }) }),
   };
   const storage = { save: () => opts.save(true), saveMarks: () => opts.save(false) };
   const diag = (line: Record<string, unknown>) => opts.diag({ ...line, accountId });

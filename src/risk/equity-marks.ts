@@ -50,6 +50,8 @@ export class EquityMarks {
    * newer than the last one applied starts the peak again from this equity. The same peak the guard compares with.
    */
   observePeak(equity: number, drawdownResetAt?: string): number {
+    // A reading that is no number must not become the peak (NaN would stay there, and on disk as null).
+    if (!Number.isFinite(equity)) return this.peak;
     if (drawdownResetAt !== undefined && Date.parse(drawdownResetAt) > (Date.parse(this.resetApplied) || 0)) {
       this.resetApplied = drawdownResetAt;
       this.peak = equity;

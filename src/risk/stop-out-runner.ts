@@ -1,6 +1,6 @@
 import type { EquityMarks } from './equity-marks';
 import type { QuoteTime } from './figures-age';
-import { markStands, stopOutEventOf, watchStopOut, type StopOutArming, type StopOutMark, type TicketResult } from './stop-out';
+import { markStands, stopOutEventOf, watchStopOut, type StopOutArming, type StopOutEventBody, type StopOutMark, type TicketResult } from './stop-out';
 
 /**
  * The stop-out as a bridge carries it out (docs/risk-sizing.md, "Stop-out"), over what the bridge knows of its own
@@ -9,14 +9,21 @@ import { markStands, stopOutEventOf, watchStopOut, type StopOutArming, type Stop
  * else. The caller runs `check` and `resume` through its one-command-at-a-time executor, never beside a command.
  */
 
+/** One close or cancel as the broker answered it; `transient`: refused for a reason that may pass in a moment. */
+export type Attempt<R extends string> = TicketResult<R> & { transient?: boolean };
+
+/** A transient refusal is tried again this many times in all, with a pause growing by this much before each. */
+export const STOP_OUT_ATTEMPTS = 3;
+export const STOP_OUT_BACKOFF_MS = 250;
+
 export interface StopOutAccount {
   /** Equity now, the quotes behind it, and what is open (tickets as the bridge reports them). */
   read(): Promise<{ equity: number; currency: string; quotes: QuoteTime[]; positions: string[]; orders: string[] }>;
   /** What is still open (after a restart). */
   open(): Promise<{ positions: string[]; orders: string[] }>;
   /** Closes the whole position at market. */
-  close(ticket: string): Promise<TicketResult<'closed'>>;
-  cancel(ticket: string): Promise<TicketResult<'cancelled'>>;
+  close(ticket: string): Promise<Attempt<'closed'>>;
+  cancel(ticket: string): Promise<Attempt<'cancelled'>>;
 }
 
 export interface StopOutStorage {
@@ -37,6 +44,8 @@ export class StopOutRunner {
     private readonly diag: (line: Record<string, unknown>) => void,
     /** Fault injection for the restart tests: called once the mark is on disk, before anything is closed. */
     private readonly afterMark?: () => void,
+    /** The pause between attempts of a transiently refused ticket (a test's clock may stand in). */
+    private readonly pause: (ms: number) => Promise<void> = (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   ) {}
 
   /** One look while armed; closes everything when the rule trips. */
@@ -72,6 +81,8 @@ export class StopOutRunner {
       cancelled: [],
       acknowledged: false,
     };
+    const unsent = this.pendingEvents();
+    if (unsent.length > 0) mark.unsent = unsent;
     this.mark = mark;
     this.storage.save(mark);
     this.diag({
@@ -97,32 +108,96 @@ export class StopOutRunner {
     await this.finish(mark, new Set(open.positions), new Set(open.orders));
   }
 
-  /** The event to send until the service acknowledges it. */
-  pendingEvent(): ReturnType<typeof stopOutEventOf> | undefined {
-    return this.mark?.state === 'done' && !this.mark.acknowledged ? stopOutEventOf(this.mark) : undefined;
+  /** The events to send until the service acknowledges them: earlier stop-outs' first, then this one once done. */
+  pendingEvents(): StopOutEventBody[] {
+    const mark = this.mark;
+    if (!mark) return [];
+    return [...(mark.unsent ?? []), ...(mark.state === 'done' && !mark.acknowledged ? [stopOutEventOf(mark)] : [])];
   }
 
   acknowledge(eventId: string): void {
-    if (!this.mark || stopOutEventOf(this.mark).eventId !== eventId) return;
-    this.mark.acknowledged = true;
-    this.storage.save(this.mark);
+    const mark = this.mark;
+    if (!mark) return;
+    const unsent = mark.unsent?.filter((e) => e.eventId !== eventId);
+    const current = mark.state === 'done' && !mark.acknowledged && stopOutEventOf(mark).eventId === eventId;
+    if (!current && unsent?.length === mark.unsent?.length) return;
+    if (current) mark.acknowledged = true;
+    if (unsent && unsent.length > 0) mark.unsent = unsent;
+    else delete mark.unsent;
+    this.storage.save(mark);
   }
 
-  /** Closes and cancels the mark's tickets (those in `open`; a ticket already settled in the mark is not run again). */
+  /**
+   * Cancels and closes the mark's tickets (those in `open`; a ticket already settled in the mark is not run again).
+   * Pending orders first: one that fills while the positions close would open a position the stop-out never listed.
+   */
   private async finish(mark: StopOutMark, open: Set<string>, pending: Set<string>): Promise<void> {
-    const closedDone = new Set(mark.closed.map((t) => t.ticket));
-    for (const ticket of mark.positions) {
-      if (closedDone.has(ticket)) continue;
-      mark.closed.push(open.has(ticket) ? await this.account.close(ticket) : { ticket, result: 'closed', message: 'no longer open' });
-      this.storage.save(mark);
-    }
-    const cancelledDone = new Set(mark.cancelled.map((t) => t.ticket));
-    for (const ticket of mark.orders) {
-      if (cancelledDone.has(ticket)) continue;
-      mark.cancelled.push(pending.has(ticket) ? await this.account.cancel(ticket) : { ticket, result: 'cancelled', message: 'no longer pending' });
-      this.storage.save(mark);
-    }
+    await this.settleAll(
+      mark,
+      mark.orders,
+      mark.cancelled,
+      pending,
+      'cancelled',
+      (t) => this.account.cancel(t),
+      (o) => o.orders,
+    );
+    await this.settleAll(
+      mark,
+      mark.positions,
+      mark.closed,
+      open,
+      'closed',
+      (t) => this.account.close(t),
+      (o) => o.positions,
+    );
     mark.state = 'done';
     this.storage.save(mark);
+  }
+
+  /** The listed tickets without a result yet, one by one, each result saved in the mark before the next. */
+  private async settleAll<R extends 'closed' | 'cancelled'>(
+    mark: StopOutMark,
+    listed: string[],
+    results: TicketResult<R>[],
+    stillOpen: Set<string>,
+    done: R,
+    send: (ticket: string) => Promise<Attempt<R>>,
+    openOf: (open: { positions: string[]; orders: string[] }) => string[],
+  ): Promise<void> {
+    const settled = new Set(results.map((t) => t.ticket));
+    for (const ticket of listed) {
+      if (settled.has(ticket)) continue;
+      results.push(
+        stillOpen.has(ticket)
+          ? await this.settle(ticket, done, () => send(ticket), openOf)
+          : { ticket, result: done, message: `no longer ${done === 'closed' ? 'open' : 'pending'}` },
+      );
+      this.storage.save(mark);
+    }
+  }
+
+  /**
+   * One ticket, tried again after a transient refusal (requote, no prices, timeout: nothing was executed) up to
+   * STOP_OUT_ATTEMPTS in all, looking first whether it is still open: a ticket gone meanwhile is not sent again.
+   */
+  private async settle<R extends 'closed' | 'cancelled'>(
+    ticket: string,
+    done: R,
+    send: () => Promise<Attempt<R>>,
+    listed: (open: { positions: string[]; orders: string[] }) => string[],
+  ): Promise<TicketResult<R>> {
+    for (let attempt = 1; ; attempt++) {
+      const { transient, ...result } = await send();
+      if (result.result !== 'failed') return result;
+      // A position that closed on its own meanwhile (its SL, the broker) is refused "not found": it is closed all the
+      // same, as the MT5 bridge reports it. (An order gone may have filled: its refusal stands.)
+      if (transient !== true && done === 'closed' && !listed(await this.account.open()).includes(ticket))
+        return { ticket, result: done, message: `no longer open (${result.message ?? 'refused'})` };
+      if (transient !== true) return result;
+      if (attempt >= STOP_OUT_ATTEMPTS) return { ...result, message: `${result.message ?? 'refused'} (after ${attempt} attempts)` };
+      this.diag({ time: new Date().toISOString(), event: 'stop_out_retry', ticket, attempt, message: result.message });
+      await this.pause(STOP_OUT_BACKOFF_MS * attempt);
+      if (!listed(await this.account.open()).includes(ticket)) return { ticket, result: done, message: `no longer ${done === 'closed' ? 'open' : 'pending'}` };
+    }
   }
 }

@@ -36,7 +36,14 @@ export interface StopOutMark {
   cancelled: TicketResult<'cancelled'>[];
   /** The service acknowledged the event (recorded or duplicate): it is not sent again. */
   acknowledged: boolean;
+  /**
+   * Events of earlier stop-outs (before the owner's reset) the service had not acknowledged when this one tripped:
+   * still sent until it does, so a new mark never drops an old event.
+   */
+  unsent?: StopOutEventBody[];
 }
+
+export type StopOutEventBody = ReturnType<typeof stopOutEventOf>;
 
 export type WatchDecision =
   | { kind: 'stopped_out' }
@@ -63,6 +70,9 @@ export function watchStopOut(input: {
 }): WatchDecision {
   const { arming, marks, equity } = input;
   if (markStands(input.mark, arming.drawdownResetAt)) return { kind: 'stopped_out' };
+  // An equity the bridge could not read (NaN, undefined from a broken answer) is no figure: never a trip, and never
+  // the peak (Math.max with NaN would make it NaN for good, and the guard and the watch would never trip again).
+  if (typeof equity !== 'number' || !Number.isFinite(equity)) return { kind: 'stale', message: `the account's equity is unreadable (${String(equity)})` };
   const stale = staleFigures(input.quotes, arming.figuresMaxAgeMs, input.nowMs);
   if (stale) return { kind: 'stale', message: stale.message };
   const peak = marks.observePeak(equity, arming.drawdownResetAt ?? undefined);

@@ -19,12 +19,21 @@ import { checkPayload } from './ctrader-proto';
 export const CTID = 5151;
 
 /** What CtraderAccount needs of a connection, answered by the double (no socket); spots on subscription. */
-function inProcess(double: CtraderDouble, failing: Set<number>, listeners: ((env: Envelope) => void)[], sent: Envelope[]): OpenApiConnection {
+function inProcess(
+  double: CtraderDouble,
+  failing: Set<number>,
+  refusing: Map<number, string[]>,
+  listeners: ((env: Envelope) => void)[],
+  sent: Envelope[],
+): OpenApiConnection {
   const request = async (payloadType: number, payload: Record<string, unknown>): Promise<Envelope> => {
     sent.push({ payloadType, payload });
     const invalid = checkPayload(payloadType, payload);
     if (invalid) throw new Error(`invalid request ${payloadType}: ${invalid}`);
     if (failing.has(payloadType)) throw new OpenApiError('UNKNOWN_ERROR', 'the server could not answer this request now', PayloadType.PROTO_OA_ERROR_RES);
+    // ProtoOAErrorRes with the next ErrorCode queued for this payload type (nothing executed), as the server refuses.
+    const refusal = refusing.get(payloadType)?.shift();
+    if (refusal !== undefined) throw new OpenApiError(refusal, 'refused by the double', PayloadType.PROTO_OA_ERROR_RES);
     if (payloadType === PayloadType.PROTO_OA_ACCOUNT_AUTH_REQ)
       return { payloadType: PayloadType.PROTO_OA_ACCOUNT_AUTH_RES, payload: { ctidTraderAccountId: CTID } };
     if (payloadType === PayloadType.PROTO_OA_SUBSCRIBE_SPOTS_REQ) {
@@ -59,12 +68,13 @@ function spotOf(double: CtraderDouble, symbolId: number, listeners: ((env: Envel
 export async function harness(depositAsset = 'USD') {
   const double = CtraderDouble.create({ clientId: 'c', clientSecret: 's', accounts: [{ ctid: CTID, accessToken: 'a', refreshToken: 'r', depositAsset }] });
   const failing = new Set<number>();
+  const refusing = new Map<number, string[]>();
   const listeners: ((env: Envelope) => void)[] = [];
   /** Every request the account sent, in order. */
   const sent: Envelope[] = [];
   const account = new CtraderAccount({
     credential: { accountId: 'acc-r', ctidTraderAccountId: CTID, environment: 'demo', bridgeToken: 'b'.repeat(32), accessToken: 'a', refreshToken: 'r' },
-    connection: inProcess(double, failing, listeners, sent),
+    connection: inProcess(double, failing, refusing, listeners, sent),
   });
   await account.loadSymbols();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ct-risk-'));
@@ -88,5 +98,5 @@ export async function harness(depositAsset = 'USD') {
     double.account(CTID).newOrder({ symbolId, tradeSide: side, volume, orderType: 1 }, Date.now());
   const spot = (symbolId: number) => spotOf(double, symbolId, listeners);
   const requests = (payloadType: number) => sent.filter((e) => e.payloadType === payloadType).map((e) => e.payload ?? {});
-  return { double, failing, account, file, dir, keeper: keeperFrom(file), keeperFrom, command, open, spot, requests };
+  return { double, failing, refusing, account, file, dir, keeper: keeperFrom(file), keeperFrom, command, open, spot, requests };
 }

@@ -1,3 +1,6 @@
+import { recordStopOutEvents, type StopOutDeps } from '../../src/bridge/stop-out-events';
+import { RedisStopOuts } from '../../src/bridge/stop-outs';
+import type { StopOutEvent } from '../../src/domain/bridge-protocol';
 import { OwnerStore } from '../../src/owners/owner-store';
 import { readStateFile } from '../../src/paper/state-file';
 import type { LedgerEntry } from '../../src/paper/ledger';
@@ -163,21 +166,24 @@ describe('the copy-trading stop-out, on the paper bridge', () => {
     expect(status.accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'risk_sizing_unsupported' });
   }, 60_000);
 
+  /** An event as a bridge sends it after a stop-out at 6 % (limit 5 %). */
+  const sentEvent = (): StopOutEvent => ({
+    type: 'stop_out',
+    eventId: 'stop-out/initial',
+    trippedAt: new Date().toISOString(),
+    equity: 94_000,
+    peak: 100_000,
+    drawdownPercent: 6,
+    maxDrawdownPercent: 5,
+    currency: 'USD',
+    closed: [{ ticket: '7', result: 'closed' }],
+    cancelled: [],
+  });
+
   test('when a bridge sends the same event again, then the service answers duplicate and records it once; an event out of bounds is refused', async () => {
     const f = await seedOwner(stack.registry, [{ risk: { lossGuards: { maxDrawdownPercent: 5, stopOut: true } } as never }]);
     const auth = { authorization: `Bearer ${f.accounts[0]!.bridgeToken}` };
-    const event = {
-      type: 'stop_out',
-      eventId: 'stop-out/initial',
-      trippedAt: new Date().toISOString(),
-      equity: 94_000,
-      peak: 100_000,
-      drawdownPercent: 6,
-      maxDrawdownPercent: 5,
-      currency: 'USD',
-      closed: [{ ticket: '7', result: 'closed' }],
-      cancelled: [{ ticket: '8', result: 'failed', message: 'ORDER_NOT_FOUND' }],
-    };
+    const event = { ...sentEvent(), cancelled: [{ ticket: '8', result: 'failed' as const, message: 'ORDER_NOT_FOUND' }] };
     const metric = async () => {
       const text = (await get(`${stack.ingress.adminUrl!}/metrics`)).text;
       return Number(/^external_signals_stop_outs_total (\d+)/m.exec(text)?.[1] ?? 'NaN');
@@ -192,5 +198,37 @@ describe('the copy-trading stop-out, on the paper bridge', () => {
     expect(await shown(f.accounts[0]!.id)).toMatchObject({ closed: 1, cancelled: 0, failed: 1, equity: 94_000, peak: 100_000 });
     expect((await send({ reports: [], events: [{ ...event, eventId: 'anything' }] })).status).toBe(400);
     expect((await send({ reports: [], events: Array.from({ length: 11 }, () => event) })).status).toBe(400);
+  }, 60_000);
+
+  test('when the audit entry cannot be written, then the event is not acknowledged, and a resend (also one racing the first) writes it and is counted once', async () => {
+    const f = await seedOwner(stack.registry, [{ risk: { lossGuards: { maxDrawdownPercent: 5, stopOut: true } } as never }]);
+    const account = (await stack.registry.getAccount(f.accounts[0]!.id))!;
+    const event = sentEvent();
+    const owners = new OwnerStore(stack.redis);
+    let counted = 0;
+    let failAudit = true;
+    let copyDuringAudit: Promise<unknown> | undefined;
+    const deps: StopOutDeps = {
+      store: new RedisStopOuts(stack.redis),
+      audit: async (owner, entry) => {
+        // A copy of the event arrives while this first audit entry is being written, then the write fails.
+        copyDuringAudit ??= recordStopOutEvents({ ...deps, audit: () => Promise.reject(new Error('Redis went away')) }, account, [event], Date.now()).catch(
+          (err: unknown) => err,
+        );
+        await copyDuringAudit;
+        if (failAudit) throw new Error('Redis went away');
+        await owners.audit(owner, entry);
+      },
+      counted: () => counted++,
+    };
+    await expect(recordStopOutEvents(deps, account, [event], Date.now())).rejects.toThrow('Redis went away');
+    // The racing copy was not acknowledged either: neither could write the entry.
+    expect(await copyDuringAudit).toBeInstanceOf(Error);
+    expect(await owners.auditLog(f.owner, 10)).toEqual([]);
+    failAudit = false;
+    expect(await recordStopOutEvents(deps, account, [event], Date.now())).toEqual([{ eventId: 'stop-out/initial', result: 'recorded' }]);
+    expect(await recordStopOutEvents(deps, account, [event], Date.now())).toEqual([{ eventId: 'stop-out/initial', result: 'duplicate' }]);
+    expect((await owners.auditLog(f.owner, 10)).map((e) => e.action)).toEqual(['account.stopped_out']);
+    expect(counted).toBe(1);
   }, 60_000);
 });

@@ -61,7 +61,7 @@ describe("the cTrader connector's stop-out", () => {
       closed: [{ result: 'closed' }, { result: 'closed' }],
       cancelled: [{ result: 'cancelled' }],
     });
-    expect(watch.runner.pendingEvent()).toMatchObject({ eventId: 'stop-out/initial', closed: positions.map((p) => ({ ticket: String(p.id) })) });
+    expect(watch.runner.pendingEvents()).toMatchObject([{ eventId: 'stop-out/initial', closed: positions.map((p) => ({ ticket: String(p.id) })) }]);
 
     // Recovered and fallen again, with a position opened by hand meanwhile: left alone.
     h.double.setQuote('EURUSD', 1.0851, 1.0852);
@@ -111,5 +111,37 @@ describe("the cTrader connector's stop-out", () => {
     expect(h.requests(PayloadType.PROTO_OA_CANCEL_ORDER_REQ)).toHaveLength(1);
     expect([...h.double.account(CTID).positions.values()].map((p) => p.tradeData.tradeSide)).toEqual([TradeSide.SELL]);
     expect(h.file.loadAll().stopOut).toMatchObject({ state: 'done' });
+  });
+
+  test("when Open API refuses a close NO_QUOTES and then MARKET_CLOSED, then it is sent a second time only, and reported failed with the broker's words", async () => {
+    const h = await harness();
+    const { positions } = book(h);
+    const watch = watchOf(h);
+    expect(await watch.runner.check(arming, Date.now())).toBe('watching');
+    h.refusing.set(PayloadType.PROTO_OA_CLOSE_POSITION_REQ, ['NO_QUOTES', 'MARKET_CLOSED']);
+    h.double.setQuote('EURUSD', 1.075, 1.0751);
+    h.spot(1);
+    expect(await watch.runner.check(arming, Date.now())).toBe('tripped');
+    // The first position: refused NO_QUOTES, then refused MARKET_CLOSED (not tried again); the second closes at once.
+    expect(h.requests(PayloadType.PROTO_OA_CLOSE_POSITION_REQ).map((r) => r.positionId)).toEqual([positions[0]!.id, positions[0]!.id, positions[1]!.id]);
+    expect(h.file.loadAll().stopOut?.closed).toEqual([
+      { ticket: String(positions[0]!.id), result: 'failed', message: 'MARKET_CLOSED refused by the double' },
+      { ticket: String(positions[1]!.id), result: 'closed' },
+    ]);
+    expect(h.double.account(CTID).positions.size).toBe(1);
+  });
+
+  test('when Open API refuses a close NO_QUOTES once, then it is closed on the second attempt', async () => {
+    const h = await harness();
+    book(h);
+    const watch = watchOf(h);
+    expect(await watch.runner.check(arming, Date.now())).toBe('watching');
+    h.refusing.set(PayloadType.PROTO_OA_CLOSE_POSITION_REQ, ['NO_QUOTES']);
+    h.double.setQuote('EURUSD', 1.075, 1.0751);
+    h.spot(1);
+    expect(await watch.runner.check(arming, Date.now())).toBe('tripped');
+    expect(h.requests(PayloadType.PROTO_OA_CLOSE_POSITION_REQ)).toHaveLength(3);
+    expect(h.file.loadAll().stopOut?.closed.map((c) => c.result)).toEqual(['closed', 'closed']);
+    expect(h.double.account(CTID).positions.size).toBe(0);
   });
 });

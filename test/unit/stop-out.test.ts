@@ -4,7 +4,8 @@ import { reportsBodySchema } from '../../src/domain/bridge-protocol';
 import { EquityMarks } from '../../src/risk/equity-marks';
 import { planOrder } from '../../src/risk/rules';
 import { markStands, stopOutEventOf, watchStopOut, type StopOutArming, type StopOutMark } from '../../src/risk/stop-out';
-import { StopOutRunner, type StopOutAccount } from '../../src/risk/stop-out-runner';
+import { STOP_OUT_ATTEMPTS, STOP_OUT_BACKOFF_MS, StopOutRunner, type Attempt, type StopOutAccount } from '../../src/risk/stop-out-runner';
+import { isTransientRefusal } from '../../src/risk/transient-refusals';
 
 /** The copy-trading stop-out (docs/risk-sizing.md, "Stop-out"): the setting, the capability, the trip rule, the runner. */
 
@@ -117,6 +118,20 @@ describe('the trip rule', () => {
     expect(markStands(undefined, null)).toBe(false);
   });
 
+  test('when equity is NaN or undefined, then it neither trips nor touches the peak; a real reading after it still trips', () => {
+    const marks = new EquityMarks({ dayOpen: 10_000, peak: 10_000, resetApplied: '' });
+    for (const equity of [Number.NaN, undefined as unknown as number, Number.POSITIVE_INFINITY])
+      expect(watchStopOut({ arming: arming(), mark: undefined, marks, equity, quotes: fresh, nowMs: T0 })).toMatchObject({
+        kind: 'stale',
+        message: expect.stringMatching(/equity is unreadable/),
+      });
+    expect(marks.state().peak).toBe(10_000);
+    // Nor a reset's restart of the peak: it waits for a reading.
+    const reset = '2026-11-25T11:00:00.000Z';
+    expect(marks.observePeak(Number.NaN, reset)).toBe(10_000);
+    expect(watchStopOut({ arming: arming(), mark: undefined, marks, equity: 9_000, quotes: fresh, nowMs: T0 })).toMatchObject({ kind: 'trip', peak: 10_000 });
+  });
+
   test("when the event is made from a mark, then its eventId names the reset (or 'initial') and it counts what was closed", () => {
     expect(stopOutEventOf(markOf())).toMatchObject({ eventId: 'stop-out/initial', drawdownPercent: 10, equity: 9_000, peak: 10_000 });
     expect(stopOutEventOf(markOf({ resetAt: '2026-11-25T11:00:00.000Z' })).eventId).toBe('stop-out/2026-11-25T11:00:00.000Z');
@@ -160,8 +175,9 @@ describe('the runner', () => {
     equity.value = 8_900;
     expect(await runner.check(arming(), T0)).toBe('tripped');
     expect(saved[0]).toBe('closing after 0');
-    expect(calls).toEqual(['close p1', 'close p2', 'cancel o1']);
-    expect(runner.pendingEvent()).toMatchObject({ closed: [{ ticket: 'p1' }, { ticket: 'p2' }], cancelled: [{ ticket: 'o1', result: 'cancelled' }] });
+    // The pending order first: one filling while the positions close would open a position nobody listed.
+    expect(calls).toEqual(['cancel o1', 'close p1', 'close p2']);
+    expect(runner.pendingEvents()).toMatchObject([{ closed: [{ ticket: 'p1' }, { ticket: 'p2' }], cancelled: [{ ticket: 'o1', result: 'cancelled' }] }]);
     // Recovered and fallen again: nothing more.
     equity.value = 10_000;
     await runner.check(arming(), T0);
@@ -169,7 +185,37 @@ describe('the runner', () => {
     expect(await runner.check(arming(), T0)).toBe('stopped_out');
     expect(calls).toHaveLength(3);
     runner.acknowledge('stop-out/initial');
-    expect(runner.pendingEvent()).toBeUndefined();
+    expect(runner.pendingEvents()).toEqual([]);
+  });
+
+  test('when it trips again after a reset before the first event was acknowledged, then both events are sent until each is acknowledged', async () => {
+    const equity = { value: 10_000 };
+    const { account } = broker(equity);
+    const saved: StopOutMark[] = [];
+    const runner = new StopOutRunner(
+      account,
+      { save: (m) => saved.push(structuredClone(m)), saveMarks: () => undefined },
+      new EquityMarks(),
+      undefined,
+      () => undefined,
+    );
+    await runner.check(arming(), T0);
+    equity.value = 8_900;
+    expect(await runner.check(arming(), T0)).toBe('tripped');
+    // The service did not acknowledge; the owner resets, and the account falls again.
+    const reset = '2026-11-25T11:00:00.000Z';
+    equity.value = 8_900;
+    expect(await runner.check(arming({ drawdownResetAt: reset }), T0)).toBe('watching');
+    equity.value = 8_000;
+    expect(await runner.check(arming({ drawdownResetAt: reset }), T0)).toBe('tripped');
+    expect(runner.pendingEvents().map((e) => e.eventId)).toEqual(['stop-out/initial', `stop-out/${reset}`]);
+    // On disk too, from the first write of the new mark (a crash keeps the old event).
+    expect(saved.find((m) => m.resetAt === reset)?.unsent?.map((e) => e.eventId)).toEqual(['stop-out/initial']);
+    runner.acknowledge('stop-out/initial');
+    expect(runner.pendingEvents().map((e) => e.eventId)).toEqual([`stop-out/${reset}`]);
+    runner.acknowledge(`stop-out/${reset}`);
+    expect(runner.pendingEvents()).toEqual([]);
+    expect(runner.mark).not.toHaveProperty('unsent');
   });
 
   test('when a restart finds the mark closing, then it closes the listed tickets still open and nothing else', async () => {
@@ -179,8 +225,101 @@ describe('the runner', () => {
     open.positions = open.positions.filter((t) => t !== 'p1');
     const runner = new StopOutRunner(account, { save: () => undefined, saveMarks: () => undefined }, new EquityMarks(), closing, () => undefined);
     await runner.resume();
-    expect(calls).toEqual(['close p2', 'cancel o1']);
+    expect(calls).toEqual(['cancel o1', 'close p2']);
     expect(open.positions).toEqual(['p3']);
     expect(runner.mark).toMatchObject({ state: 'done', closed: [{ ticket: 'p1' }, { ticket: 'p2' }, { ticket: 'gone', message: 'no longer open' }] });
+  });
+
+  describe('a close or cancel the broker refuses for a transient reason', () => {
+    /** Each ticket's answers in turn (the last one repeats); every send and every pause is written down. */
+    function refusing(answers: Record<string, Attempt<'closed' | 'cancelled'>[]>) {
+      const open = { positions: ['p1', 'p2'], orders: ['o1'] };
+      const calls: string[] = [];
+      const answer = (ticket: string, ok: 'closed' | 'cancelled') => {
+        calls.push(`${ok === 'closed' ? 'close' : 'cancel'} ${ticket}`);
+        const queue = answers[ticket] ?? [];
+        const got = (queue.length > 1 ? queue.shift() : queue[0]) ?? { ticket, result: ok };
+        if (got.result !== 'failed') {
+          open.positions = open.positions.filter((t) => t !== ticket);
+          open.orders = open.orders.filter((t) => t !== ticket);
+        }
+        return Promise.resolve(got);
+      };
+      const account: StopOutAccount = {
+        read: () => Promise.resolve({ equity: 8_000, currency: 'USD', quotes: fresh, positions: [...open.positions], orders: [...open.orders] }),
+        open: () => Promise.resolve({ positions: [...open.positions], orders: [...open.orders] }),
+        close: (ticket) => answer(ticket, 'closed') as Promise<Attempt<'closed'>>,
+        cancel: (ticket) => answer(ticket, 'cancelled') as Promise<Attempt<'cancelled'>>,
+      };
+      const pauses: number[] = [];
+      const runner = new StopOutRunner(
+        account,
+        { save: () => undefined, saveMarks: () => undefined },
+        new EquityMarks({ dayOpen: 10_000, peak: 10_000, resetApplied: '' }),
+        undefined,
+        () => undefined,
+        undefined,
+        (ms) => {
+          pauses.push(ms);
+          return Promise.resolve();
+        },
+      );
+      return { runner, calls, pauses, open };
+    }
+    const requote = { ticket: 'p1', result: 'failed' as const, message: '10004 Requote', transient: true };
+
+    test('when a requote refuses a close once, then it is sent again after a pause and reported closed', async () => {
+      const { runner, calls, pauses, open } = refusing({ p1: [requote, { ticket: 'p1', result: 'closed' }] });
+      expect(await runner.check(arming(), T0)).toBe('tripped');
+      expect(calls).toEqual(['cancel o1', 'close p1', 'close p1', 'close p2']);
+      expect(pauses).toEqual([STOP_OUT_BACKOFF_MS]);
+      expect(open.positions).toEqual([]);
+      expect(runner.mark?.closed).toEqual([
+        { ticket: 'p1', result: 'closed' },
+        { ticket: 'p2', result: 'closed' },
+      ]);
+    });
+
+    test('when the refusal is transient every time, then it is tried STOP_OUT_ATTEMPTS times in all and reported failed, saying so', async () => {
+      const { runner, calls, pauses } = refusing({ p1: [requote] });
+      await runner.check(arming(), T0);
+      expect(calls.filter((c) => c === 'close p1')).toHaveLength(STOP_OUT_ATTEMPTS);
+      expect(pauses).toEqual([STOP_OUT_BACKOFF_MS, 2 * STOP_OUT_BACKOFF_MS]);
+      expect(runner.mark?.closed[0]).toEqual({ ticket: 'p1', result: 'failed', message: `10004 Requote (after ${STOP_OUT_ATTEMPTS} attempts)` });
+      expect(runner.mark?.state).toBe('done');
+    });
+
+    test('when the refusal is not transient (no money, market closed), then it is sent once and reported failed', async () => {
+      const { runner, calls, pauses } = refusing({ p1: [{ ticket: 'p1', result: 'failed', message: '10018 Market is closed' }] });
+      await runner.check(arming(), T0);
+      expect(calls.filter((c) => c === 'close p1')).toHaveLength(1);
+      expect(pauses).toEqual([]);
+      expect(runner.mark?.closed[0]).toEqual({ ticket: 'p1', result: 'failed', message: '10018 Market is closed' });
+    });
+
+    test('when the ticket is gone by the time it would be sent again, then it is not sent again', async () => {
+      const { runner, calls, open } = refusing({ o1: [{ ticket: 'o1', result: 'failed', message: '10021 No prices', transient: true }] });
+      const cancelling = runner.check(arming(), T0);
+      open.orders = []; // filled or cancelled meanwhile, before the look that precedes the second attempt
+      await cancelling;
+      expect(calls.filter((c) => c === 'cancel o1')).toHaveLength(1);
+      expect(runner.mark?.cancelled).toEqual([{ ticket: 'o1', result: 'cancelled', message: 'no longer pending' }]);
+    });
+
+    test('when a close is refused because the position closed on its own meanwhile, then it is reported closed, not failed', async () => {
+      const { runner, calls, open } = refusing({ p1: [{ ticket: 'p1', result: 'failed', message: "10036 Position doesn't exist" }] });
+      const tripping = runner.check(arming(), T0);
+      open.positions = ['p2']; // its stop loss closed p1 after the stop-out listed it
+      await tripping;
+      expect(calls.filter((c) => c === 'close p1')).toHaveLength(1);
+      expect(runner.mark?.closed[0]).toEqual({ ticket: 'p1', result: 'closed', message: "no longer open (10036 Position doesn't exist)" });
+    });
+
+    test('when a refusal is classified, then requotes, no prices, timeouts and lost connections are transient, and a refusal of substance is not', () => {
+      for (const code of [10004, 10020, 10021, 10012, 10031, 'NO_QUOTES', 'TIMEOUT_ERROR', 'REQUEST_FREQUENCY_EXCEEDED'])
+        expect(isTransientRefusal(code)).toBe(true);
+      for (const code of [10018, 10019, 10036, 'MARKET_CLOSED', 'POSITION_NOT_FOUND', 'NOT_ENOUGH_MONEY', undefined])
+        expect(isTransientRefusal(code)).toBe(false);
+    });
   });
 });

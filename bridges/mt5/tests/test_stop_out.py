@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 
 from conftest import Double, Recorder, answer_json, bridge, command
-from es_mt5_bridge import __version__
+from es_mt5_bridge import __version__, stop_out
 from es_mt5_bridge.bridge import Bridge
 from es_mt5_bridge.ingress import Ingress, IngressError, Poll
 from es_mt5_bridge.journal import Journal
@@ -370,3 +370,82 @@ def test_when_the_bridge_talks_to_the_service_then_stop_out_and_events_travel_as
     finally:
         server.shutdown()
         server.server_close()
+
+
+def refusing(double: Double, monkeypatch: pytest.MonkeyPatch, retcodes: List[int]) -> List[Dict[str, Any]]:
+    """The trade server answers the next closes of a position (deals on a position ticket) with these retcodes, as
+    order_send does (an OrderSendResult with nothing executed), then executes them; every close request is listed."""
+    real_send = double.mt5.order_send
+    closes: List[Dict[str, Any]] = []
+
+    def send(request: Dict[str, Any]) -> Any:
+        if request.get("action") == double.mt5.TRADE_ACTION_DEAL and request.get("position"):
+            closes.append(request)
+            if retcodes:
+                code = retcodes.pop(0)
+                return double.mt5.OrderSendResult(code, 0, 0, 0.0, 0.0, 0.0, 0.0, f"refused {code}", 0, 0, None)
+        return real_send(request)
+
+    monkeypatch.setattr(double.mt5, "order_send", send)
+    return closes
+
+
+def tripped_with(double: Double, tmp_path: Any, monkeypatch: pytest.MonkeyPatch, retcodes: List[int]) -> Any:
+    b = bridge(double, tmp_path)
+    b.watch.arm(ARMED)
+    open_book(double, b)
+    closes = refusing(double, monkeypatch, retcodes)
+    pauses: List[float] = []
+    assert b.watch.stop_out is not None
+    monkeypatch.setattr(b.watch.stop_out, "_sleep", pauses.append)
+    eurusd(double, 1.0751)
+    b.watch.check()
+    saved = mark_of(b)
+    assert saved is not None and saved["mark"]["state"] == "done"
+    return closes, pauses, saved["mark"]["closed"], b
+
+
+@pytest.mark.parametrize("retcode", [10004, 10020, 10021, 10012, 10031])
+def test_when_a_close_is_refused_for_a_transient_reason_then_it_is_sent_again_after_a_pause_and_closes(
+        double: Double, tmp_path, monkeypatch: pytest.MonkeyPatch, retcode: int) -> None:
+    closes, pauses, closed, _ = tripped_with(double, tmp_path, monkeypatch, [retcode])
+    assert len(closes) == 2 and pauses == [stop_out.BACKOFF_S]
+    assert double.mt5.positions_get() == ()
+    assert [r["result"] for r in closed] == ["closed"]
+
+
+def test_when_every_attempt_is_refused_transiently_then_it_stops_after_the_bound_and_reports_failed(
+        double: Double, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    closes, pauses, closed, b = tripped_with(double, tmp_path, monkeypatch, [10004] * 10)
+    assert len(closes) == stop_out.ATTEMPTS and pauses == [stop_out.BACKOFF_S, 2 * stop_out.BACKOFF_S]
+    [result] = closed
+    assert result["result"] == "failed" and result["message"] == f"10004 refused 10004 (after {stop_out.ATTEMPTS} attempts)"
+    assert len(double.mt5.positions_get()) == 1
+    assert b._diag.getvalue().count("stop_out_retry") == 2  # type: ignore[attr-defined]
+
+
+def test_when_a_close_is_refused_for_a_reason_of_substance_then_it_is_sent_once(
+        double: Double, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    closes, pauses, closed, _ = tripped_with(double, tmp_path, monkeypatch, [10018])
+    assert len(closes) == 1 and pauses == []
+    assert [(r["result"], r["message"]) for r in closed] == [("failed", "10018 refused 10018")]
+
+
+def test_when_the_terminal_reports_equity_nan_then_it_neither_trips_nor_touches_the_peak(
+        double: Double, tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    b = bridge(double, tmp_path)
+    b.watch.arm(ARMED)
+    open_book(double, b)
+    real_info = double.mt5.account_info
+    monkeypatch.setattr(double.mt5, "account_info", lambda: real_info()._replace(equity=float("nan")))
+    b.watch.check()
+    b.watch.check()
+    assert len(double.mt5.positions_get()) == 1 and not stop_out_file_exists(b)
+    assert b.trader.marks.peak == 100_000
+    # Nor does it restart the peak for an owner's reset: that waits for a real reading.
+    assert b.trader.marks.observe_peak(float("nan"), RESET) == 100_000 and b.trader.marks.reset_applied is None
+    assert b._diag.getvalue().count("equity is unreadable") == 1  # type: ignore[attr-defined]
+    monkeypatch.setattr(double.mt5, "account_info", real_info)
+    eurusd(double, 1.0751)  # 10 % below the peak, on a real reading
+    b.watch.check()
+    assert double.mt5.positions_get() == ()

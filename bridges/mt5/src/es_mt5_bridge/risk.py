@@ -7,6 +7,7 @@ other cannot both pass a guard that only one fits under, and an entry whose pric
 from __future__ import annotations
 
 import json
+import math
 import os
 from datetime import datetime, timezone
 from typing import Any, Dict, Iterable, Optional, Tuple
@@ -58,6 +59,8 @@ class EquityMarks:
         return self.peak
 
     def _peak_at(self, equity: float, drawdown_reset_at: Optional[str]) -> None:
+        if not math.isfinite(equity):
+            return  # a reading that is no number never becomes the peak (nor restarts it after a reset)
         # An owner's reset newer than the last one applied starts the peak again from this equity.
         if drawdown_reset_at:
             reset = datetime.fromisoformat(drawdown_reset_at.replace("Z", "+00:00"))

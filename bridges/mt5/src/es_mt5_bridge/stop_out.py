@@ -7,8 +7,10 @@ stop-out never runs in the middle of a command, and a command never in the middl
 """
 from __future__ import annotations
 
+import math
+import time
 from datetime import datetime
-from typing import Any, Callable, Dict, Optional, Sequence
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from .protocol import StopOutSettings, iso
 from .risk import stale_refusal, utc_now
@@ -19,6 +21,14 @@ from .trading import Trader
 # The wire's bounds (docs/bridge-protocol.md): at most 500 tickets a list, messages kept short.
 MAX_TICKETS = 500
 MAX_MESSAGE = 200
+
+# Trade-server refusals that say "not now" rather than "no": requote, price changed, no prices, request timed out, no
+# connection. Nothing was executed, so the stop-out sends the close again, ATTEMPTS in all with a growing pause,
+# rather than leave open a position the owner wanted closed. Each attempt first looks up the ticket again (gone: not
+# sent), and a close names its position's ticket, which the trade server never closes twice (10036).
+TRANSIENT_RETCODES = frozenset({10004, 10020, 10021, 10012, 10031})
+ATTEMPTS = 3
+BACKOFF_S = 0.25
 
 
 def event_id_of(reset_at: Optional[str]) -> str:
@@ -39,8 +49,10 @@ def _result(ticket: str, result: str, message: str) -> Dict[str, str]:
 
 
 class StopOut:
-    def __init__(self, trader: Trader, store: StopOutStore, log: Callable[..., None]) -> None:
+    def __init__(self, trader: Trader, store: StopOutStore, log: Callable[..., None],
+                 sleep: Callable[[float], None] = time.sleep) -> None:
         self.trader = trader
+        self._sleep = sleep
         self.store = store
         self._log = log
         self._stale_logged = False
@@ -67,12 +79,18 @@ class StopOut:
                 self._log(event="stop_out_figures_stale", message=stale)
                 self._stale_logged = True
             return False
-        self._stale_logged = False
         equity = float(account.equity)
+        if not math.isfinite(equity):
+            # No figure at all: every comparison with NaN is false, so `drawdown < limit` was false and it tripped.
+            if not self._stale_logged:
+                self._log(event="stop_out_figures_stale", message=f"the terminal's equity is unreadable ({account.equity})")
+                self._stale_logged = True
+            return False
+        self._stale_logged = False
         peak = self.trader.marks.observe_peak(equity, settings.drawdown_reset_at)
         if mark is not None and not _later(settings.drawdown_reset_at, mark["resetAt"]):
             return False  # once per reset: the trader's own trades after a stop-out are left alone
-        if peak <= 0 or (peak - equity) / peak * 100 < settings.max_drawdown_percent:
+        if not (peak > 0 and (peak - equity) / peak * 100 >= settings.max_drawdown_percent):
             return False
         self._trip(settings, account, equity, peak, positions)
         return True
@@ -126,30 +144,51 @@ class StopOut:
                   failed=[r for r in mark["closed"] + mark["cancelled"] if r["result"] == "failed"][:20])
 
     def _close_position(self, ticket: str, comment: str) -> Dict[str, str]:
-        try:
-            pos = self.trader.position(ticket)
-        except Refusal:
-            return _result(ticket, "closed", "not open any more when the stop-out reached it")
-        return self._sent(ticket, lambda: self.trader.close_whole(pos, comment), "closed",
-                          lambda r: f"closed {r.volume} lots of {pos.symbol} at {r.price}")
+        def once() -> Tuple[Dict[str, str], bool]:
+            try:
+                pos = self.trader.position(ticket)
+            except Refusal:
+                return _result(ticket, "closed", "not open any more when the stop-out reached it"), False
+            return self._sent(ticket, lambda: self.trader.close_whole(pos, comment), "closed",
+                              lambda r: f"closed {r.volume} lots of {pos.symbol} at {r.price}")
+        return self._attempts(ticket, once)
 
     def _cancel(self, ticket: str, comment: str) -> Dict[str, str]:
-        try:
-            order = self.trader.order(ticket)
-        except Refusal:
-            return self._gone(ticket)
-        return self._sent(ticket, lambda: self.trader.remove_order(order, comment), "cancelled",
-                          lambda r: f"cancelled {order.symbol} order")
+        def once() -> Tuple[Dict[str, str], bool]:
+            try:
+                order = self.trader.order(ticket)
+            except Refusal:
+                return self._gone(ticket), False
+            return self._sent(ticket, lambda: self.trader.remove_order(order, comment), "cancelled",
+                              lambda r: f"cancelled {order.symbol} order")
+        return self._attempts(ticket, once)
 
-    def _sent(self, ticket: str, send: Callable[[], Any], done: str, message: Callable[[Any], str]) -> Dict[str, str]:
-        """One request's result; a terminal that does not answer raises past it (the mark stays `closing`)."""
+    def _attempts(self, ticket: str, once: Callable[[], Tuple[Dict[str, str], bool]]) -> Dict[str, str]:
+        """One ticket, sent again after a transient refusal, at most ATTEMPTS times in all (the lock stays held: no
+        command runs between two attempts)."""
+        attempt = 1
+        while True:
+            result, transient = once()
+            if not transient:
+                return result
+            if attempt >= ATTEMPTS:
+                return _result(ticket, "failed", f"{result['message']} (after {ATTEMPTS} attempts)")
+            self._log(event="stop_out_retry", ticket=ticket, attempt=attempt, message=result["message"])
+            self._sleep(BACKOFF_S * attempt)
+            attempt += 1
+
+    def _sent(self, ticket: str, send: Callable[[], Any], done: str,
+              message: Callable[[Any], str]) -> Tuple[Dict[str, str], bool]:
+        """One request's result, and whether its refusal may pass in a moment; a terminal that does not answer raises
+        past it (the mark stays `closing`)."""
         try:
             result = send()
         except Refusal as refusal:
-            return _result(ticket, "failed", str(refusal))
-        if int(result.retcode) != self.trader.mt5.TRADE_RETCODE_DONE:
-            return _result(ticket, "failed", f"{result.retcode} {result.comment}")
-        return _result(ticket, done, message(result))
+            return _result(ticket, "failed", str(refusal)), False
+        retcode = int(result.retcode)
+        if retcode != self.trader.mt5.TRADE_RETCODE_DONE:
+            return _result(ticket, "failed", f"{result.retcode} {result.comment}"), retcode in TRANSIENT_RETCODES
+        return _result(ticket, done, message(result)), False
 
     def _gone(self, ticket: str) -> Dict[str, str]:
         """An order no longer pending: cancelled or expired counts; filled does not (its position is not ours to close)."""
