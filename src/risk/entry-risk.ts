@@ -30,12 +30,14 @@ export interface LiveFigures {
 }
 
 export interface EntryRefusal {
-  retcode: 'risk_daily_loss_limit' | 'risk_max_drawdown' | 'risk_volume_below_minimum' | 'risk_stop_loss_required';
+  retcode: 'risk_daily_loss_limit' | 'risk_max_drawdown' | 'risk_volume_below_minimum' | 'risk_stop_loss_required' | 'risk_figures_unavailable';
   message: string;
 }
 
 /** Records the equity in the marks, then the refusal of the first guard that trips, or undefined. */
 export function checkLossGuards(guards: LossGuards, marks: EquityMarks, account: LiveFigures, nowMs: number): EntryRefusal | undefined {
+  // Every comparison with NaN is false: an unreadable equity would pass every guard (and poison the marks). Fail closed.
+  if (!Number.isFinite(account.equity)) return unreadable('equity', account.equity);
   const { dayOpen, peak } = marks.observe(account.equity, nowMs, guards.timezone, guards.drawdownResetAt);
   const dailyLimit = guards.dailyLossAmount ?? (guards.dailyLossPercent !== undefined ? (dayOpen * guards.dailyLossPercent) / 100 : undefined);
   if (dailyLimit !== undefined && dayOpen - account.equity >= dailyLimit) {
@@ -65,6 +67,10 @@ export function sizeEntry(input: {
   instrument: InstrumentForSizing;
 }): { lots: number; note: string } | { refusal: EntryRefusal } {
   const { sizing, account, stopDistance } = input;
+  if (sizing.basis !== 'fixed_amount') {
+    const figure = sizing.basis === 'equity_percent' ? 'equity' : 'balance';
+    if (!Number.isFinite(account[figure])) return { refusal: unreadable(figure, account[figure]) };
+  }
   const riskAmount = riskAmountOf({ kind: sizing.basis, value: sizing.value }, account);
   const sized = lotsForRisk({ riskAmount, stopDistance, instrument: input.instrument, ...(sizing.maxLots !== undefined ? { maxLots: sizing.maxLots } : {}) });
   const basis =
@@ -77,6 +83,10 @@ export function sizeEntry(input: {
     `sized ${sized.lots} lots by risk: ${basis} = ${fmt(riskAmount)} ${account.currency} (balance ${fmt(account.balance)}, equity ${fmt(account.equity)}); ` +
     `stop ${stopDistance.toFixed(input.digits)} away, ${fmt(sized.lossPerLot)} ${account.currency} a lot${sized.capped ? '; capped' : ''}`;
   return { lots: sized.lots, note };
+}
+
+function unreadable(figure: 'equity' | 'balance', value: number): EntryRefusal {
+  return { retcode: 'risk_figures_unavailable', message: `the account's ${figure} reads ${String(value)}; the entry was not placed rather than sized or guarded on it` };
 }
 
 const fmt = (n: number) => n.toFixed(2);

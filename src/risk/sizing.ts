@@ -56,7 +56,8 @@ export function lotsForRisk(input: { riskAmount: number; stopDistance: number; i
   const cap = Math.min(i.volumeMax, input.maxLots ?? Number.POSITIVE_INFINITY);
   const capped = lots > cap;
   if (capped) lots = roundToStep(Math.floor(cap / i.volumeStep + 1e-9) * i.volumeStep, i.volumeStep);
-  if (lots < i.volumeMin || lots <= 0) return { ok: false, reason: 'risk_volume_below_minimum' };
+  // Written so that a NaN anywhere above (an unreadable figure) refuses: every comparison with NaN is false.
+  if (!(lots >= i.volumeMin && lots > 0)) return { ok: false, reason: 'risk_volume_below_minimum' };
   return { ok: true, lots, riskAmount, lossPerLot, capped };
 }
 

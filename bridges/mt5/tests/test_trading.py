@@ -244,3 +244,19 @@ def test_when_figures_max_age_is_not_a_positive_integer_then_the_command_is_inva
     for bad in (0, -1, 1.5, "60000"):
         with pytest.raises(ValueError):
             parse_command(command("buy", symbol="EURUSD", volume=0.1, figuresMaxAgeMs=bad))
+
+
+def test_when_the_terminal_reports_equity_nan_then_a_guarded_or_sized_entry_is_refused_and_nothing_is_sent(
+    double: Double, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every comparison with NaN is false: a guard on it would pass the entry, and floor(nan) would raise. Fail closed.
+    real_info = double.mt5.account_info
+    monkeypatch.setattr(double.mt5, "account_info", lambda: real_info()._replace(equity=float("nan")))
+    guarded = run(double, "buy", symbol="EURUSD", volume=1, lossGuards={"maxDrawdownPercent": 5, "timezone": "UTC"})
+    assert (guarded.status, guarded.retcode) == ("rejected", "risk_figures_unavailable")
+    sized = run(double, "buy", symbol="EURUSD", slPips=20, riskSizing={"basis": "equity_percent", "value": 1})
+    assert (sized.status, sized.retcode) == ("rejected", "risk_figures_unavailable")
+    assert double.mt5.positions_get() == ()
+    # A fixed amount needs neither figure: it is sized as before.
+    fixed = run(double, "buy", symbol="EURUSD", slPips=20, riskSizing={"basis": "fixed_amount", "value": 200})
+    assert (fixed.status, fixed.volume) == ("filled", 1.0)

@@ -76,6 +76,9 @@ class EquityMarks:
 def guard_refusal(guards: Dict[str, Any], account: Any, marks: EquityMarks, now: datetime) -> Optional[Tuple[str, str]]:
     """(retcode, message) when a loss guard refuses the entry, else None."""
     equity = float(account.equity)
+    if not math.isfinite(equity):
+        # Every comparison with NaN is false: an unreadable equity would pass every guard. Fail closed.
+        return ("risk_figures_unavailable", f"the account's equity reads {equity}; the entry was not placed rather than guarded on it")
     day_open, peak = marks.observe(equity, now, str(guards.get("timezone") or "UTC"), guards.get("drawdownResetAt"))
     limit = guards.get("dailyLossAmount")
     if limit is None and guards.get("dailyLossPercent") is not None:
@@ -93,6 +96,8 @@ def guard_refusal(guards: Dict[str, Any], account: Any, marks: EquityMarks, now:
 def size_by_risk(sizing: Dict[str, Any], account: Any, info: Any, stop_distance: float) -> Tuple[Optional[float], str, Optional[str]]:
     """(lots, note, refusal retcode): the lots from the terminal's own tick value (`trade_tick_value`, deposit currency)."""
     risk = risk_amount_of(str(sizing["basis"]), float(sizing["value"]), float(account.balance), float(account.equity))
+    if not math.isfinite(risk):
+        return None, f"the account's figures read balance {account.balance}, equity {account.equity}; the entry was not sized on them", "risk_figures_unavailable"
     instrument = Instrument(tick_size=float(info.trade_tick_size), tick_value=float(info.trade_tick_value),
                             volume_min=float(info.volume_min), volume_step=float(info.volume_step), volume_max=float(info.volume_max))
     sized = lots_for_risk(risk, stop_distance, instrument, sizing.get("maxLots"))

@@ -69,6 +69,8 @@ def lots_for_risk(risk_amount: float, stop_distance: float, instrument: Instrume
     if not (stop_distance > 0) or not math.isfinite(stop_distance):
         return Refused("risk_stop_loss_required")
     loss_per_lot = stop_distance / i.tick_size * i.tick_value
+    if not math.isfinite(risk_amount / loss_per_lot / i.volume_step):
+        return Refused("risk_volume_below_minimum")  # an unreadable figure sizes nothing (floor(nan) would raise)
     steps = math.floor(risk_amount / loss_per_lot / i.volume_step + STEP_EPSILON)
     # The epsilon must never add a step the risk does not cover: a value just below a step stays below it.
     if steps > 0 and steps * i.volume_step * loss_per_lot > risk_amount * (1 + 1e-12):
