@@ -86,7 +86,10 @@ export function sizeEntry(input: {
 }
 
 function unreadable(figure: 'equity' | 'balance', value: number): EntryRefusal {
-  return { retcode: 'risk_figures_unavailable', message: `the account's ${figure} reads ${String(value)}; the entry was not placed rather than sized or guarded on it` };
+  return {
+    retcode: 'risk_figures_unavailable',
+    message: `the account's ${figure} reads ${String(value)}; the entry was not placed rather than sized or guarded on it`,
+  };
 }
 
 const fmt = (n: number) => n.toFixed(2);
