@@ -37,13 +37,12 @@ export interface GatewayDeps {
   reported?: ReportedOutcomes;
   logger?: Logger;
   /** The bound on quote ages the stop-out's watch runs with (RISK_FIGURES_MAX_AGE_MS). */
-  figuresMaxAgeMs?: number;
+  figuresMaxAgeMs: number;
   /** Where the stop-outs bridges report go (protocol 1.4); without it an event is refused. */
   stopOuts?: StopOutDeps;
 }
 
 const MAX_COMMANDS_PER_POLL = 100;
-const DEFAULT_FIGURES_MAX_AGE_MS = 60_000;
 
 export async function bridgeAccount(deps: GatewayDeps, token: string | undefined): Promise<Account> {
   const account = token ? await deps.registry.authenticateBridge(token) : null;
@@ -73,7 +72,7 @@ export async function bridgeHello(deps: GatewayDeps, token: string | undefined, 
     accountId: account.id,
     protocolVersion: BRIDGE_PROTOCOL_VERSION,
     serverTime: new Date().toISOString(),
-    ...stopOutDirectiveOf(account, deps.figuresMaxAgeMs ?? DEFAULT_FIGURES_MAX_AGE_MS),
+    ...stopOutDirectiveOf(account, deps.figuresMaxAgeMs),
   };
 }
 
@@ -90,15 +89,17 @@ export async function bridgeCommands(
   deps.presence?.seen(account.id);
   const wait = Math.max(0, Math.min(Number.isFinite(waitMs) ? waitMs : 0, deps.maxWaitMs));
   const { commands, superseded } = await deps.queue.takeOrWait(account.id, MAX_COMMANDS_PER_POLL, wait, signal);
-  // The stop-out's settings: from the record at hand when nothing is handed out (the next poll brings any change), read
-  // again with commands, which a long poll may hand out 25 s after it began: the bridge looks after them with the
-  // owner's settings of now (an entry accepted after a reset must not meet the stop-out of before it).
-  const now = commands.length > 0 ? ((await deps.registry.getAccount(account.id)) ?? account) : account;
+  // The stop-out's settings: from the record at hand (the next poll brings any change), read again only when this
+  // account has a stop-out on and commands go out, which a long poll may hand out 25 s after it began: the bridge looks
+  // after them with the owner's reset of now (an entry accepted after a reset must not meet the stop-out of before it).
+  // An account without a stop-out costs its signals no read here.
+  const armed = commands.length > 0 && account.risk.lossGuards?.stopOut === true;
+  const now = armed ? ((await deps.registry.getAccount(account.id)) ?? account) : account;
   return {
     commands,
     serverTime: new Date().toISOString(),
     ...(superseded ? { superseded: true as const } : {}),
-    ...stopOutDirectiveOf(now, deps.figuresMaxAgeMs ?? DEFAULT_FIGURES_MAX_AGE_MS),
+    ...stopOutDirectiveOf(now, deps.figuresMaxAgeMs),
   };
 }
 
@@ -109,8 +110,11 @@ export async function bridgeReports(deps: GatewayDeps, token: string | undefined
     throw new Refusal('invalid', 'Invalid reports', { details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
   if (parsed.data.account) await keepFigures(deps, account.id, parsed.data.account);
   const events = parsed.data.events ?? [];
-  if (events.length > 0 && !deps.stopOuts) throw new Refusal('invalid', 'This service does not take events');
-  const eventResults = deps.stopOuts && events.length > 0 ? await recordStopOutEvents(deps.stopOuts, account, events, Date.now()) : undefined;
+  let eventResults: Awaited<ReturnType<typeof recordStopOutEvents>> | undefined;
+  if (events.length > 0) {
+    if (!deps.stopOuts) throw new Refusal('invalid', 'This service does not take events');
+    eventResults = await recordStopOutEvents(deps.stopOuts, account, events, Date.now());
+  }
   const results: { commandId: string; result: 'recorded' | 'duplicate' | 'unknown' }[] = [];
   for (const report of parsed.data.reports) {
     // Only this account's commands; the commandId is the account workflow id, so Temporal, not Redis, knows it.
