@@ -1,5 +1,6 @@
 import type { Cluster, Redis } from 'ioredis';
 import { awaitReplicas, type ReplicaAck } from '../redis';
+import { MONOTONIC_NEXT_LUA } from './monotonic';
 
 /**
  * Per-account acceptance order. Each accepted signal gets the account's next sequence number and is marked pending
@@ -43,10 +44,13 @@ export interface AccountSequencer {
   retime(marks: readonly MarkRetime[]): Promise<void>;
 }
 
+// A sequence number is never below Redis's clock in milliseconds (src/bridge/monotonic.ts): after Redis lost the
+// counter, new signals are still numbered after the ones running workflows hold, so acceptance order survives.
 const NEXT = `
-local seq = redis.call('INCR', KEYS[1])
+${MONOTONIC_NEXT_LUA}
+local seq = string.format('%d', monotonicNext(KEYS[1], 1000))
 redis.call('ZADD', KEYS[2], seq, seq .. ':' .. ARGV[1])
-return seq`;
+return tonumber(seq)`;
 
 // KEYS: pending marks; ARGV: the mark now, the mark wanted, its seq, the wake channel, whether it lapses sooner. A
 // waiting long-poll sleeps until the held mark lapses: told of a sooner lapse, it looks again.

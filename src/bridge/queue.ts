@@ -2,6 +2,7 @@ import type { Cluster, Redis } from 'ioredis';
 import type { BridgeCommand, BridgeReport } from '../domain/bridge-protocol';
 import { orderingKeys } from './ordering';
 import { awaitReplicas, type ReplicaAck } from '../redis';
+import { MONOTONIC_NEXT_LUA } from './monotonic';
 
 /**
  * The per-account command queue in Redis. A command stays queued until the bridge reports it, so delivery is
@@ -119,14 +120,18 @@ for i = 1, #ids, 2 do
     redis.call('ZREM', KEYS[1], id)
   end
 end
-if top > 0 and top > tonumber(redis.call('GET', KEYS[4]) or '0') then redis.call('SET', KEYS[4], top) end
+if top > 0 and top > tonumber(redis.call('GET', KEYS[4]) or '0') then redis.call('SET', KEYS[4], string.format('%d', top)) end
 return out`;
 
 // KEYS: poll generation; ARGV: channel, ttl. Numbers a new long-poll and tells the older ones (on any ingress) to end.
+// Every ingress remembers the newest generation it saw, so a number must never go back, even when Redis lost the
+// counter: a counter restarted at 1 numbers every new poll below the remembered one, and each is superseded at once.
+// So a generation is at least Redis's clock in microseconds (src/bridge/monotonic.ts).
 const NEW_POLL = `
-local gen = redis.call('INCR', KEYS[1])
+${MONOTONIC_NEXT_LUA}
+local gen = monotonicNext(KEYS[1], 1000000)
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('PUBLISH', ARGV[1], '${SUPERSEDED}' .. gen)
+redis.call('PUBLISH', ARGV[1], '${SUPERSEDED}' .. string.format('%d', gen))
 return gen`;
 
 // KEYS: queue, command; ARGV: commandId, queued (1 or 0)

@@ -122,12 +122,12 @@ describe('the same idempotency key, 20 times at once and once after the window',
         250,
       );
       expect(signals.map((s) => s.workflowId).sort()).toEqual([`signal/${first.signalId}`, `signal/${again.body.signalId}`].sort());
-      // No acceptance number is left pending. Concurrent replays may both number the account and race to start the same
-      // workflow id (only one runs); the loser's number is released at once, so numbers may have gaps, but nothing may
-      // hold the account's later commands back until a deadline.
+      // No acceptance number is left pending. Concurrent replays may each number the account and race to start the same
+      // workflow id (only one runs: the two signal workflows above); a loser's number is released at once, so numbers
+      // may have gaps (test/integration/idempotency.test.ts counts actions as workflows too, never by the counter), but
+      // nothing may hold the account's later commands back until a deadline.
       const redis = redisClient(testEnv().redisUrl);
       try {
-        expect(Number(await redis.get(`es:seq:{${account.id}}`))).toBeGreaterThanOrEqual(2);
         await waitFor('released numbers to clear', async () => (await redis.zcard(`es:bp:{${account.id}}`)) === 0, 5_000);
       } finally {
         redis.disconnect();

@@ -1,3 +1,5 @@
+import { Client, Connection } from '@temporalio/client';
+import { testEnv } from '../../support/env';
 import { waitFor } from '../../support/infra';
 import { get, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
@@ -8,15 +10,34 @@ const WINDOW_MS = 10_000;
 
 describe('idempotency window on Temporal workflow ids (spec §5 rules 4-5)', () => {
   let stack: Stack;
+  let connection: Connection;
+  let client: Client;
   beforeAll(async () => {
     stack = await startStack({ env: { IDEMPOTENCY_WINDOW_MS: String(WINDOW_MS), FAIRNESS_ACCOUNT_MAX: '1000' } });
+    connection = await Connection.connect({ address: testEnv().temporalAddress });
+    client = new Client({ connection, namespace: testEnv().temporalNamespace });
   });
   afterAll(async () => {
+    await connection?.close();
     await stack?.stop();
   });
 
-  /** How many actions the ingress launched for the account: its acceptance sequence. */
-  const actionsLaunched = async (accountId: string) => Number((await stack.redis.get(`es:seq:{${accountId}}`)) ?? 0);
+  /**
+   * How many actions were launched for the account: its signal workflows in Temporal (visibility lags its writes, so
+   * at least `expected` are waited for). Not the account's acceptance counter: a replay racing the first request may
+   * number the account too and release the number when its start finds the workflow there (test/fault/idempotency-burst).
+   */
+  const actionsLaunched = async (accountId: string, expected: number) =>
+    waitFor(
+      `${expected} signal workflow(s) of ${accountId} in Temporal's visibility`,
+      async () => {
+        let n = 0;
+        for await (const _ of client.workflow.list({ query: `WorkflowType = "signalWorkflow" AND AccountIds = "${accountId}"` })) n++;
+        return n >= expected ? n : undefined;
+      },
+      10_000,
+      100,
+    );
   const buy = (secret: string) => ({ secret, action: 'buy', symbol: 'EURUSD', volume: 0.2 });
 
   test('when the same key and body come again inside the window, then the same 202 is replayed and nothing new runs', async () => {
@@ -29,7 +50,7 @@ describe('idempotency window on Temporal workflow ids (spec §5 rules 4-5)', () 
     expect(again.status).toBe(202);
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(again.body).toEqual(first.body);
-    expect(await actionsLaunched(f.accounts[0]!.id)).toBe(1);
+    expect(await actionsLaunched(f.accounts[0]!.id, 1)).toBe(1);
   });
 
   test('when the same key comes with a different body inside the window, then 400 says so', async () => {
@@ -39,7 +60,7 @@ describe('idempotency window on Temporal workflow ids (spec §5 rules 4-5)', () 
     const other = await post(url, { ...buy(f.secret), volume: 0.3 }, { 'x-idempotency-key': 'alert-2' });
     expect(other.status).toBe(400);
     expect(other.body.error).toMatch(/already used with a different request/);
-    expect(await actionsLaunched(f.accounts[0]!.id)).toBe(1);
+    expect(await actionsLaunched(f.accounts[0]!.id, 1)).toBe(1);
   });
 
   test('when 20 identical requests race with one key, then 20 identical 202s and one action at the bridge', async () => {
@@ -51,7 +72,7 @@ describe('idempotency window on Temporal workflow ids (spec §5 rules 4-5)', () 
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(202));
     expect([...new Set(answers.map((a) => JSON.stringify(a.body)))]).toHaveLength(1);
     expect(answers.filter((a) => a.headers.get('idempotent-replayed') === 'true')).toHaveLength(19);
-    expect(await actionsLaunched(f.accounts[0]!.id)).toBe(1);
+    expect(await actionsLaunched(f.accounts[0]!.id, 1)).toBe(1);
     const commands = await terminal.nextCommands(1);
     expect(commands).toHaveLength(1);
   });
@@ -75,7 +96,7 @@ describe('idempotency window on Temporal workflow ids (spec §5 rules 4-5)', () 
     );
     expect(later.status).toBe(202);
     expect(later.body.signalId).not.toBe(first.body.signalId);
-    expect(await actionsLaunched(f.accounts[0]!.id)).toBe(2);
+    expect(await actionsLaunched(f.accounts[0]!.id, 2)).toBe(2);
     const old = await get(`${stack.ingress.url}/v1/signals/${first.body.signalId}`, { authorization: `Bearer ${f.token}` });
     expect(old.body).toMatchObject({ status: 'reported', accounts: [{ outcome: 'filled', ticket: '1' }] });
   });
