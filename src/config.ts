@@ -150,8 +150,13 @@ const envSchema = z.object({
   ADMISSION_REFRESH_MS: int(100, 10, 5000),
   /** How long a client may take to send a request body; past it, 408 and the connection is closed. */
   BODY_READ_TIMEOUT_MS: int(5000, 1),
-  /** Open connections one client IP may hold on one ingress process; more are closed at once. 0: no cap. */
-  MAX_CONNECTIONS_PER_IP: int(256, 0),
+  /**
+   * Open connections one client IP may hold on one ingress process; past it a connection's request is answered 503
+   * with Retry-After and the connection closed. 1024 fits a bar close of TradingView's few sending addresses. 0: no cap.
+   */
+  MAX_CONNECTIONS_PER_IP: int(1024, 0),
+  /** Connections past the per-IP cap that are answered rather than closed, open at once in one ingress process. */
+  MAX_OVER_CAP_CONNECTIONS: int(4096, 0),
 
   /** Webhook requests per client address per window that fail to authenticate; past it, 429 before any lookup. */
   WEBHOOK_PREAUTH_IP_MAX: int(300, 1),
@@ -341,6 +346,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       maxInFlight: e.MAX_IN_FLIGHT,
       bodyReadTimeoutMs: e.BODY_READ_TIMEOUT_MS,
       maxConnectionsPerIp: e.MAX_CONNECTIONS_PER_IP,
+      maxOverCapConnections: e.MAX_OVER_CAP_CONNECTIONS,
     },
     admission: { lateAfterMs: e.ADMISSION_LATE_AFTER_MS, maxLate: e.ADMISSION_MAX_LATE, refreshMs: e.ADMISSION_REFRESH_MS },
     limits: {

@@ -20,7 +20,7 @@ import { RedisFigures } from './bridge/figures';
 import { BridgePresence, RedisLastSeen } from './bridge/presence';
 import { LaunchFailure } from './signals/errors';
 import { AdmissionGate, RedisAdmissionLedger } from './signals/admission';
-import { capConnectionsPerIp } from './http/connections';
+import { ConnectionCap } from './http/connections';
 import { ownerDashboard } from './owners/wiring';
 import { OwnerStore } from './owners/owner-store';
 import { RedisStopOuts } from './bridge/stop-outs';
@@ -62,7 +62,14 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
   const reported = new RedisReportedOutcomes(redis, config.poll.reportedOutcomesKeepSeconds);
   metrics.bridgesOnline(() => presence.online());
   let stopping = false;
+  const connectionCap = new ConnectionCap({
+    max: config.ingress.maxConnectionsPerIp,
+    answeredMax: config.ingress.maxOverCapConnections,
+    retryAfterSeconds: 1,
+    onRefused: () => metrics.connectionsRefused.inc(),
+  });
   const app = createApp({
+    connectionCap,
     owners: ownerDashboard(config, redis, registry, { regions, reported, deliveries: queue }),
     config,
     metrics,
@@ -133,7 +140,9 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
     inFlight.add(res);
     res.once('close', () => inFlight.delete(res));
   });
-  capConnectionsPerIp(server, config.ingress.maxConnectionsPerIp, () => metrics.connectionsRefused.inc());
+  // A trusted proxy's connections carry many clients: the cap counts clients at the proxy instead (docs/deployment.md).
+  const trusted = app.get('trust proxy fn') as (address: string, hop: number) => boolean;
+  connectionCap.watch(server, (address) => trusted(address, 0));
   // Long-polls outlive the default keep-alive; give them room.
   server.keepAliveTimeout = 65_000;
   server.requestTimeout = config.bridge.maxWaitMs + 30_000;

@@ -52,7 +52,7 @@ export async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: nu
  * POST a JSON body from a given local address (any 127.x.y.z reaches a loopback listener), so a test can be two
  * clients at once: an attacker and a trader seen by the service as different addresses.
  */
-export function postFrom(localAddress: string, url: string, body: unknown, headers: Record<string, string> = {}): Promise<HttpResult> {
+export function postFrom(localAddress: string, url: string, body: unknown, headers: Record<string, string> = {}, timeoutMs = 10_000): Promise<HttpResult> {
   const payload = typeof body === 'string' ? body : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = httpRequest(
@@ -60,7 +60,7 @@ export function postFrom(localAddress: string, url: string, body: unknown, heade
       {
         method: 'POST',
         localAddress,
-        timeout: 10_000,
+        timeout: timeoutMs,
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers },
       },
       (res) => {

@@ -7,6 +7,7 @@ import type { AcceptDeps } from '../signals/accept';
 import type { StatusDeps } from '../signals/status';
 import { errorHandler, type Channel } from './errors';
 import { accessLog, requestId } from './middleware';
+import type { ConnectionCap } from './connections';
 import { methodNotAllowed } from './method-not-allowed';
 import { observe } from './observe';
 import type { IngressMetrics } from '../metrics';
@@ -32,6 +33,8 @@ export interface AppDeps {
   metrics: IngressMetrics;
   /** The owners' dashboard and API; absent without OWNER_SECRETS_KEY_FILE (they answer 503). */
   owners?: DashboardParts;
+  /** Connections past the per-IP cap are answered 503 before anything else (src/http/connections.ts). */
+  connectionCap?: ConnectionCap;
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -42,6 +45,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(requestId());
   app.use(accessLog(deps.logger));
   app.use(observe(deps.metrics));
+  if (deps.connectionCap) app.use(deps.connectionCap.refuseOverCap());
   // /metrics and /readyz are on the admin listener (src/http/admin.ts); liveness says nothing, so it stays here too.
   app.use(livenessRoutes());
   app.use(webhookRoutes({ accept: deps.accept, redis: deps.redis, config: deps.config }));

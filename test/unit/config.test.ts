@@ -52,7 +52,8 @@ describe('loadConfig: spec defaults', () => {
     expect(config.logLevel).toBe('info');
     expect(config.ingress.maxInFlight).toBe(512);
     expect(config.ingress.bodyReadTimeoutMs).toBe(5_000);
-    expect(config.ingress.maxConnectionsPerIp).toBe(256);
+    expect(config.ingress.maxConnectionsPerIp).toBe(1024);
+    expect(config.ingress.maxOverCapConnections).toBe(4096);
     expect(config.admission).toEqual({ lateAfterMs: 1500, maxLate: 40, refreshMs: 100 });
     expect(config.bridge).toEqual({
       maxWaitMs: 25_000,
