@@ -10,13 +10,17 @@ import { runScript } from '../registry/scripts';
  * turned out not to count: a sign-in that succeeded, a record whose write failed. docs/reliability.md lists the caps.
  */
 export type Cap =
-  /** At most `max` slots taken in any `windowMs` (a sliding window: each slot is a hold that expires on its own). */
+  /**
+   * At most `max` slots in a fixed window of `windowMs` that starts with its first slot. One small hash per key
+   * (the count and the window's id), whatever `max` is: an attacker's many addresses cost a few bytes each.
+   */
   | { kind: 'window'; key: string; max: number; windowMs: number }
   /** At most `max` members in the Redis set at `key`: the set is itself what is counted (an owner's index). */
   | { kind: 'set'; key: string; max: number }
   /** At most `max` fields in the Redis hash at `key`: the hash is itself the store of what is counted. */
   | { kind: 'hash'; key: string; max: number };
 
+/** A slot taken: for a count cap, the member that holds it; for a window cap, the window it was taken in. */
 export interface Slot {
   cap: Cap;
   member: string;
@@ -25,48 +29,61 @@ export interface Slot {
 export type Taken = { taken: true; slot: Slot } | { taken: false; retryAfterMs: number };
 
 /**
- * KEYS: the capped collection. ARGV: kind, max, member, then the window (ms) or the hash field's value. Returns
- * {1, 0} when the member holds a slot (it already did, or took one now), else {0, ms until a window slot frees}
- * ({0, 0} for a count cap: a slot frees only when something is removed). The window's clock is Redis's, so ingresses
- * with skewed clocks share one window.
+ * KEYS: the capped collection. ARGV: kind, max, member (a window cap: the id a new window gets), then the window's
+ * length (ms) or the hash field's value. Returns {1, member or the window's id} when a slot is held (the member held
+ * one already, or took one now), else {0, ms until the window ends} ({0, 0} for a count cap: a slot frees only when
+ * something is removed).
  */
 const TAKE_SLOT = `
 local kind, max, member = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 if kind == 'window' then
-  if redis.replicate_commands then redis.replicate_commands() end
-  local t = redis.call('TIME')
-  local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-  if redis.call('ZCARD', KEYS[1]) >= max then
-    local first = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-    return {0, math.max(tonumber(first[2]) - now, 1)}
+  local n = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
+  if n >= max then return {0, math.max(redis.call('PTTL', KEYS[1]), 1)} end
+  if redis.call('EXISTS', KEYS[1]) == 0 then
+    redis.call('HSET', KEYS[1], 'n', 1, 'window', member)
+    redis.call('PEXPIRE', KEYS[1], ARGV[4])
+    return {1, member}
   end
-  local window = tonumber(ARGV[4])
-  redis.call('ZADD', KEYS[1], now + window, member)
-  redis.call('PEXPIRE', KEYS[1], window)
-  return {1, 0}
+  redis.call('HINCRBY', KEYS[1], 'n', 1)
+  return {1, redis.call('HGET', KEYS[1], 'window')}
 end
 local has, size = 'SISMEMBER', 'SCARD'
 if kind == 'hash' then has, size = 'HEXISTS', 'HLEN' end
 if redis.call(has, KEYS[1], member) == 0 and redis.call(size, KEYS[1]) >= max then return {0, 0} end
 if kind == 'hash' then redis.call('HSET', KEYS[1], member, ARGV[4]) else redis.call('SADD', KEYS[1], member) end
-return {1, 0}`;
+return {1, member}`;
 
 /**
- * Takes one slot of `cap` for `member` (a window cap's slots need no name: one is made), or says the cap is full.
- * For a hash cap, `value` is the field's value, written in the same step. Throws when Redis cannot answer: the caller
- * fails closed.
+ * KEYS: the capped collection. ARGV: kind, member (a window cap: the slot's window). A window slot is given back only
+ * to its own window: one taken in a window that has ended since must not make room in the next.
+ */
+const GIVE_BACK_SLOT = `
+local kind, member = ARGV[1], ARGV[2]
+if kind == 'window' then
+  if redis.call('HGET', KEYS[1], 'window') == member and tonumber(redis.call('HGET', KEYS[1], 'n') or '0') > 0 then
+    redis.call('HINCRBY', KEYS[1], 'n', -1)
+  end
+elseif kind == 'set' then
+  redis.call('SREM', KEYS[1], member)
+else
+  redis.call('HDEL', KEYS[1], member)
+end
+return 1`;
+
+/**
+ * Takes one slot of `cap` for `member` (a window cap's slots need no name), or says the cap is full. For a hash cap,
+ * `value` is the field's value, written in the same step. Throws when Redis cannot answer: the caller fails closed.
  */
 export async function takeSlot(redis: Redis, cap: Cap, member = randomBytes(9).toString('base64url'), value = ''): Promise<Taken> {
   const extra = cap.kind === 'window' ? String(cap.windowMs) : value;
-  const [taken, retryAfterMs] = (await runScript(redis, TAKE_SLOT, [cap.key], [cap.kind, cap.max, member, extra])) as [number, number];
-  return taken === 1 ? { taken: true, slot: { cap, member } } : { taken: false, retryAfterMs };
+  const [taken, held] = (await runScript(redis, TAKE_SLOT, [cap.key], [cap.kind, cap.max, member, extra])) as [number, number | string];
+  return taken === 1 ? { taken: true, slot: { cap, member: String(held) } } : { taken: false, retryAfterMs: Number(held) };
 }
 
-/** Gives a slot back: a window slot as if never taken, a count cap's member removed. Giving one back twice is harmless. */
+/**
+ * Gives a slot back: a window slot as if never taken (give each back once), a count cap's member removed. Throws
+ * when Redis cannot answer: the slot then stays taken, which errs towards the cap.
+ */
 export async function giveBackSlot(redis: Redis, slot: Slot): Promise<void> {
-  const { cap, member } = slot;
-  if (cap.kind === 'window') await redis.zrem(cap.key, member);
-  else if (cap.kind === 'set') await redis.srem(cap.key, member);
-  else await redis.hdel(cap.key, member);
+  await runScript(redis, GIVE_BACK_SLOT, [slot.cap.key], [slot.cap.kind, slot.member]);
 }

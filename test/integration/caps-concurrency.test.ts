@@ -2,6 +2,8 @@ import { newCredential } from '../../src/registry/credentials';
 import { MAX_API_KEYS_PER_OWNER } from '../../src/owners/api-keys';
 import { MAX_SECRETS_PER_OWNER, MAX_TOKENS_PER_OWNER } from '../../src/owners/credentials';
 import { postFrom, type HttpResult } from '../../support/http';
+import { waitFor } from '../../support/infra';
+import { giveBackSlot, takeSlot, type Cap } from '../../src/ratelimit/caps';
 import { seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { asBrowser, ownerKeyFile, setUpOwner, totp, type OwnerBrowser } from '../helpers/owner';
 
@@ -68,7 +70,9 @@ describe('pre-auth caps (finding 1)', () => {
 
   it('a sign-in that succeeds gives its slot back: the cap counts failures only', async () => {
     const from = '127.0.1.2';
-    const failures = await times(SIGN_IN_MAX - 1, () => postFrom(from, url('/v1/owner/session'), { owner: fixture.owner, password: 'wrong-wrong', code: '000000' }));
+    const failures = await times(SIGN_IN_MAX - 1, () =>
+      postFrom(from, url('/v1/owner/session'), { owner: fixture.owner, password: 'wrong-wrong', code: '000000' }),
+    );
     expect(tally(failures)).toEqual({ 401: SIGN_IN_MAX - 1 });
     const ok = await postFrom(from, url('/v1/owner/session'), { owner: fixture.owner, password: browser.password, code: totp(browser.seed, 0) });
     expect(ok.status).toBe(201);
@@ -115,7 +119,9 @@ describe('per-owner count caps (finding 6)', () => {
       expect(tally(made)).toEqual({ 201: room, 400: 150 - room });
       const listed = await list();
       expect(listed).toHaveLength(max);
-      expect(new Set(listed.map((c) => c.id))).toEqual(new Set([...before.map((c) => c.id), ...made.filter((r) => r.status === 201).map((r) => r.body.id as string)]));
+      expect(new Set(listed.map((c) => c.id))).toEqual(
+        new Set([...before.map((c) => c.id), ...made.filter((r) => r.status === 201).map((r) => r.body.id as string)]),
+      );
       const id = listed[0]!.id;
       expect((await asBrowser(browser, 'DELETE', url(`/v1/owner/${path}/${id}`))).status).toBe(204);
       expect(tally(await times(3, () => create(`/v1/owner/${path}`, { accounts: [fixture.accounts[0]!.id] })))).toEqual({ 201: 1, 400: 2 });
@@ -126,5 +132,18 @@ describe('per-owner count caps (finding 6)', () => {
     const made = await times(20, (i) => create('/v1/owner/callbacks', { url: `http://127.0.0.1:9/outcomes/${i}` }));
     expect(made.filter((r) => r.status === 201)).toHaveLength(CALLBACKS_MAX);
     expect((await asBrowser(browser, 'GET', url('/v1/owner/callbacks'))).body.callbacks).toHaveLength(CALLBACKS_MAX);
+  });
+});
+
+describe('the one check-and-charge (takeSlot)', () => {
+  it('a window slot given back after its window ended makes no room in the next window', async () => {
+    const cap: Cap = { kind: 'window', key: `test-caps:{${fixture.owner}}`, max: 2, windowMs: 300 };
+    const old = await takeSlot(stack.redis, cap);
+    if (!old.taken) throw new Error('the first slot of a window is always free');
+    await waitFor('the window to end', async () => ((await stack.redis.exists(cap.key)) === 0 ? true : undefined), 5_000);
+    const next = await Promise.all([takeSlot(stack.redis, cap), takeSlot(stack.redis, cap), takeSlot(stack.redis, cap)]);
+    expect(next.map((t) => t.taken)).toEqual([true, true, false]);
+    await giveBackSlot(stack.redis, old.slot);
+    expect((await takeSlot(stack.redis, cap)).taken).toBe(false);
   });
 });
