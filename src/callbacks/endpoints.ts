@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
+import { takeSlot } from '../ratelimit/caps';
 
 /** An owner's callback endpoint as stored: the secret only sealed (src/callbacks/secret-box.ts). */
 export interface CallbackEndpoint {
@@ -14,7 +15,8 @@ export interface CallbackEndpoint {
 
 /**
  * The endpoints of each owner, in Redis. Keyed by the owner string of the registry (accounts, secrets, tokens), so
- * signed-in owners can take them over as they are. The count per owner is bounded in the same step as the write.
+ * signed-in owners can take them over as they are. The count per owner is bounded in the same step as the write
+ * (`takeSlot`, the one check-and-charge of every cap).
  */
 export interface EndpointStore {
   /** 'full' when the owner already has `max` endpoints. */
@@ -44,11 +46,6 @@ const endpointSchema = z.object({
 /** The hash tag keeps an owner's endpoints and attempts on one Redis Cluster slot. */
 export const ownerKey = (owner: string, what: 'ep' | 'at'): string => `es:cb:{${owner}}:${what}`;
 
-const ADD = `
-if redis.call('HLEN', KEYS[1]) >= tonumber(ARGV[3]) then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-return 1`;
-
 const SET_ENABLED = `
 local text = redis.call('HGET', KEYS[1], ARGV[1])
 if not text then return 0 end
@@ -61,8 +58,8 @@ export class RedisEndpointStore implements EndpointStore {
   constructor(private readonly redis: Redis) {}
 
   async add(owner: string, endpoint: CallbackEndpoint, max: number): Promise<'added' | 'full'> {
-    const added = await this.redis.eval(ADD, 1, ownerKey(owner, 'ep'), endpoint.id, JSON.stringify(endpoint), String(max));
-    return added === 1 ? 'added' : 'full';
+    const taken = await takeSlot(this.redis, { kind: 'hash', key: ownerKey(owner, 'ep'), max }, endpoint.id, JSON.stringify(endpoint));
+    return taken.taken ? 'added' : 'full';
   }
 
   async list(owner: string): Promise<CallbackEndpoint[]> {

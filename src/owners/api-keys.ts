@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { giveBackSlot, takeSlot } from '../ratelimit/caps';
 import { credentialId, hashCredential, newCredential, sameHash } from '../registry/credentials';
 
 /**
@@ -21,17 +22,24 @@ export const MAX_API_KEYS_PER_OWNER = 20;
 export class ApiKeyStore {
   constructor(private readonly redis: Redis) {}
 
-  /** The new key (shown once), or null when the owner has the most keys allowed. */
+  /**
+   * The new key (shown once), or null when the owner has the most keys allowed. The key's entry in the owner's list is
+   * the slot of the cap, taken and checked in one step; its lookup by hash is written only after, and the slot given
+   * back if that fails.
+   */
   async create(owner: string, name: string, now: Date): Promise<{ key: string; view: ApiKeyView } | null> {
-    if ((await this.redis.hlen(key.ofOwner(owner))) >= MAX_API_KEYS_PER_OWNER) return null;
     const secret = newCredential('oak');
     const hash = hashCredential(secret);
     const view: ApiKeyView = { id: credentialId(hash), name, createdAt: now.toISOString() };
-    await this.redis
-      .multi()
-      .set(key.byHash(hash), JSON.stringify({ owner, hash }))
-      .hset(key.ofOwner(owner), view.id, JSON.stringify({ ...view, hash }))
-      .exec();
+    const cap = { kind: 'hash', key: key.ofOwner(owner), max: MAX_API_KEYS_PER_OWNER } as const;
+    const taken = await takeSlot(this.redis, cap, view.id, JSON.stringify({ ...view, hash }));
+    if (!taken.taken) return null;
+    try {
+      await this.redis.set(key.byHash(hash), JSON.stringify({ owner, hash }));
+    } catch (err) {
+      await giveBackSlot(this.redis, taken.slot).catch(() => undefined);
+      throw err;
+    }
     return { key: secret, view };
   }
 

@@ -70,6 +70,7 @@ function kindOps(deps: OwnerCredentialsDeps, kind: Kind) {
         list: (o: string): Promise<(SecretGrant | TokenGrant)[]> => deps.registry.secretsOf(o),
         max: MAX_SECRETS_PER_OWNER,
         prefix: 'whsec' as const,
+        indexed: 'secrets' as const,
         put: (g: SecretGrant | TokenGrant) => deps.registry.putSecret(g),
         remove: (hash: string) => deps.registry.deleteSecret(hash),
       }
@@ -77,6 +78,7 @@ function kindOps(deps: OwnerCredentialsDeps, kind: Kind) {
         list: (o: string): Promise<(SecretGrant | TokenGrant)[]> => deps.registry.tokensOf(o),
         max: MAX_TOKENS_PER_OWNER,
         prefix: 'tok' as const,
+        indexed: 'tokens' as const,
         put: (g: SecretGrant | TokenGrant) => deps.registry.putToken({ suspendedUntil: null, ...g }),
         remove: (hash: string) => deps.registry.deleteToken(hash),
       };
@@ -96,10 +98,13 @@ async function findCredential(deps: OwnerCredentialsDeps, owner: string, kind: K
 export async function createCredential(deps: OwnerCredentialsDeps, owner: string, kind: Kind, body: unknown): Promise<CredentialView & { value: string }> {
   const accounts = links(body);
   const ops = kindOps(deps, kind);
-  if ((await ops.list(owner)).length >= ops.max) throw new Refusal('invalid', `You have the most ${kind}s allowed (${ops.max}); revoke one first`);
+  // Listing drops the index's entries of revoked ones, which would otherwise count against the cap.
+  await ops.list(owner);
   const value = newCredential(ops.prefix);
   const hash = hashCredential(value);
-  await linking(() => ops.put({ hash, owner, accounts }));
+  const grant = { hash, owner, accounts, ...(kind === 'token' ? { suspendedUntil: null } : {}) };
+  if ((await linking(() => deps.registry.addGrant(ops.indexed, grant, ops.max))) === 'full')
+    throw new Refusal('invalid', `You have the most ${kind}s allowed (${ops.max}); revoke one first`);
   await audit(deps, owner, `${kind}.create`, { id: idOf(hash), accounts });
   return { id: idOf(hash), accounts, value };
 }

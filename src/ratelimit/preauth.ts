@@ -1,12 +1,14 @@
 import type { Redis } from 'ioredis';
-import { FIXED_WINDOW_HIT } from './fairness';
+import { giveBackSlot, takeSlot, type Slot, type Taken } from './caps';
 
 /**
- * The webhook's pre-auth cap: per client address, the requests that did not authenticate (no secret, a secret that
- * does not exist, an account it does not link, a body too broken to hold one). Checked first, before the body is even
- * read, and charged only when a request fails to authenticate: a shared sender address (TradingView's servers carry
- * every trader's alerts) is never capped for its good traffic, while a flood of guesses is stopped before it reaches
- * the registry. Only the address names a key here; nothing a caller writes in a body or a URL does.
+ * A cap per client address on the requests that did not authenticate: the webhook's (no secret, a secret that does
+ * not exist, an account it does not link, a body too broken to hold one) and the owners' sign-in (a wrong owner,
+ * password or code, a bad setup link). A slot is taken first, before the body is read and before any lookup or
+ * password hash, in one atomic step with the check; a request that then authenticates gives its slot back. So the
+ * cap counts failures only (a shared sender address, like TradingView's servers carrying every trader's alerts, is
+ * never capped for its good traffic), and requests that arrive together cannot slip past it (issue 25). Only the
+ * address names a key here; nothing a caller writes in a body or a URL does.
  */
 export class PreAuthCap {
   constructor(
@@ -15,22 +17,13 @@ export class PreAuthCap {
     private readonly keyPrefix: string,
   ) {}
 
-  /** Whether this address may still try; when not, how long until its window ends. Reads only. */
-  async check(address: string): Promise<{ allowed: true } | { allowed: false; retryAfterMs: number }> {
-    const [count, ttl] = ((await this.redis.multi().get(this.key(address)).pttl(this.key(address)).exec()) ?? []).map(([err, value]) => {
-      if (err) throw err;
-      return value;
-    });
-    if (Number(count ?? 0) < this.limit.max) return { allowed: true };
-    return { allowed: false, retryAfterMs: Math.max(Number(ttl), 0) };
+  /** A slot for one attempt from this address, or how long until one frees. Throws when Redis cannot answer. */
+  take(address: string): Promise<Taken> {
+    return takeSlot(this.redis, { kind: 'window', key: `${this.keyPrefix}preauth-slots:{${address}}`, ...this.limit });
   }
 
-  /** Counts one request from this address that did not authenticate. */
-  async charge(address: string): Promise<void> {
-    await this.redis.eval(FIXED_WINDOW_HIT, 1, this.key(address), this.limit.windowMs);
-  }
-
-  private key(address: string): string {
-    return `${this.keyPrefix}preauth:{${address}}`;
+  /** The attempt authenticated: it does not count. */
+  async giveBack(slot: Slot): Promise<void> {
+    await giveBackSlot(this.redis, slot);
   }
 }

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { takeSlot } from '../ratelimit/caps';
 
 /**
  * Which accounts, secrets and tokens each owner has, as sets the owner API lists from (never a scan of the registry).
@@ -14,6 +15,15 @@ export class OwnerIndex {
 
   async add(owner: string, kind: IndexedKind, member: string): Promise<void> {
     await this.redis.sadd(key(owner, kind), member);
+  }
+
+  /**
+   * Adds `member` only while the owner has fewer than `max` of this kind, in one atomic step (`takeSlot`); false when
+   * full. Entries left behind count until a read drops them, so read (and so clean) the list first; and write the
+   * record before claiming its entry, never after: a read drops an entry whose record is not there yet.
+   */
+  async claim(owner: string, kind: IndexedKind, member: string, max: number): Promise<boolean> {
+    return (await takeSlot(this.redis, { kind: 'set', key: key(owner, kind), max }, member)).taken;
   }
 
   async members(owner: string, kind: IndexedKind): Promise<string[]> {

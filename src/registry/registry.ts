@@ -132,6 +132,18 @@ export class RedisRegistry implements Registry {
     await this.ownerIndex.add(grant.owner, 'tokens', grant.hash);
   }
 
+  /**
+   * A new secret or token, unless its owner has `max` of the kind ('full', nothing left behind). The record first
+   * (links checked), then its index entry as the cap's slot (OwnerIndex.claim); nobody holds the new value meanwhile.
+   */
+  async addGrant(kind: 'secrets' | 'tokens', grant: SecretGrant | TokenGrant, max: number): Promise<'added' | 'full'> {
+    const recordKey = (kind === 'secrets' ? key.secret : key.token)(grant.hash);
+    await this.writeGrant(recordKey, '*', JSON.stringify(grant), grant.accounts, grant.owner);
+    if (await this.ownerIndex.claim(grant.owner, kind, grant.hash, max)) return 'added';
+    await this.redis.del(recordKey);
+    return 'full';
+  }
+
   /** The owner's accounts (checked against each account's own owner). */
   async accountsOf(owner: string): Promise<Account[]> {
     const ids = await this.ownerIndex.members(owner, 'accounts');

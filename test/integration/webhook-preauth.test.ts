@@ -80,7 +80,7 @@ describe('the webhook before authentication', () => {
     expect((await postFrom(TRADER, url(target), signal(owner.secret))).status).toBe(202);
   });
 
-  test('when random account ids and secrets are posted, then Redis gets no key named after any of them, only one counter for the address', async () => {
+  test('when random account ids and secrets are posted, then Redis gets no key named after any of them, only one key of pre-auth slots for the address', async () => {
     const prefix = stack.config.limits.keyPrefix;
     const attacker = '127.0.0.3';
     const before = new Set((await allKeys()).filter((k) => k.startsWith(prefix)));
@@ -98,6 +98,6 @@ describe('the webhook before authentication', () => {
     const named = after.filter((k) => [...ids, ...secrets, ...hashes].some((s) => k.includes(s)));
     expect(named).toEqual([]);
     const added = after.filter((k) => k.startsWith(prefix) && !before.has(k));
-    expect(added).toEqual([`${prefix}preauth:{${attacker}}`]);
+    expect(added).toEqual([`${prefix}preauth-slots:{${attacker}}`]);
   });
 });

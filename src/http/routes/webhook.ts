@@ -1,4 +1,4 @@
-import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { routeLimited } from '../../signals/errors';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
@@ -10,6 +10,7 @@ import { guarded } from '../../signals/guarded';
 import { inFlightCap, jsonBody } from '../middleware';
 import { createRouteLimiter } from '../../ratelimit/route-limiter';
 import { PreAuthCap } from '../../ratelimit/preauth';
+import type { Slot } from '../../ratelimit/caps';
 
 /**
  * POST /webhook/custom and /webhook/custom/:accountId (spec §4.1, §4.2): the pipeline of docs/architecture.md in order. The
@@ -30,24 +31,19 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
   const preAuth = new PreAuthCap(deps.redis, config.limits.webhookPreAuthIp, config.limits.keyPrefix);
   const address = (req: Request) => ipKeyGenerator(req.ip ?? 'unknown');
 
-  const preAuthCheck: RequestHandler = async (req, res, next) => {
-    const verdict = await guarded(failClosed, () => preAuth.check(address(req)));
-    if (verdict.allowed) {
-      res.locals.preAuthChecked = true;
-      next();
-      return;
-    }
-    next(routeLimited(preAuth.limit.max, preAuth.limit.windowMs, Math.max(1, Math.ceil(verdict.retryAfterMs / 1000))));
+  // A slot of the address's pre-auth cap before anything else (taken and checked in one step); given back once the
+  // sender authenticates. Whatever ends a request before that (a bad secret, a broken body) keeps it: a failure.
+  const preAuthSlot: RequestHandler = async (req, res, next) => {
+    const verdict = await guarded(failClosed, () => preAuth.take(address(req)));
+    if (!verdict.taken) throw routeLimited(preAuth.limit.max, preAuth.limit.windowMs, Math.max(1, Math.ceil(verdict.retryAfterMs / 1000)));
+    res.locals.preAuthSlot = verdict.slot;
+    next();
   };
   const authenticate: RequestHandler = async (req, res, next) => {
     res.locals.grant = await guarded(failClosed, () => authenticateSender(deps.accept.registry, req.body, (req.params as { accountId?: string }).accountId));
+    // A store that cannot give the slot back leaves it charged: the sender's own good traffic is at stake, nobody else's.
+    await preAuth.giveBack(res.locals.preAuthSlot as Slot).catch(() => undefined);
     next();
-  };
-  // Whatever ended a webhook request after the check but before it authenticated (a bad secret, a broken body)
-  // counts against its address. A store that cannot count it does not change the answer.
-  const chargeUnauthenticated = async (err: unknown, req: Request, res: Response, next: NextFunction) => {
-    if (res.locals.preAuthChecked === true && res.locals.grant === undefined) await preAuth.charge(address(req)).catch(() => undefined);
-    next(err);
   };
 
   const submit = async (req: Request<{ accountId?: string }>, res: Response) => {
@@ -68,7 +64,7 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
   // The pre-auth cap first (per address, no lookup); the in-flight slot only once the body is in (a slow sender must
   // not hold one); then who is sending, and only then the route limiter spends an account's or a secret's budget.
   const pipeline = [
-    preAuthCheck,
+    preAuthSlot,
     ...jsonBody(config.ingress.bodyLimitBytes, config.ingress.bodyReadTimeoutMs, 'ingestion'),
     inFlightCap(config.ingress.maxInFlight),
     authenticate,
@@ -76,7 +72,6 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
   ];
   router.post('/webhook/custom', ...pipeline, submit);
   router.post('/webhook/custom/:accountId', ...pipeline, submit);
-  router.use(chargeUnauthenticated);
   return router;
 }
 
