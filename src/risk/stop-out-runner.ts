@@ -21,7 +21,7 @@ export const STOP_OUT_BACKOFF_MS = 250;
  * have it (`detail` says what the bridge saw). A pending order that vanished may have filled, so it is reported
  * `cancelled` only when the history says cancelled or expired (as the MT5 bridge does).
  */
-export type OrderFate = { state: 'cancelled' | 'expired' } | { state: 'filled'; position?: string } | { state: 'unknown'; detail: string };
+export type OrderFate = { state: 'cancelled' } | { state: 'expired' } | { state: 'filled'; position?: string } | { state: 'unknown'; detail: string };
 
 export interface StopOutAccount {
   /** Equity now, the quotes behind it, and what is open (tickets as the bridge reports them). */
