@@ -26,6 +26,13 @@ import { OutcomeKey, ReasonKey } from '../src/temporal/search-attributes';
 export const bridgeReportUpdate = defineUpdate<'recorded' | 'duplicate', [BridgeReport]>('bridgeReportUpdate');
 /** The same report as a Signal: durable without a worker, for when the Update cannot be answered in time. */
 export const bridgeReportSignal = defineSignal<[BridgeReport]>('bridgeReport');
+/**
+ * Someone pulled the command back before a bridge took it (the account changed owner: src/bridge/owner-change.ts):
+ * the workflow withdraws it itself and, if no bridge took it meanwhile, ends rejected with this reason at once.
+ */
+export const withdrawCommandSignal = defineSignal<[WithdrawReason]>('withdrawCommand');
+export type WithdrawReason = 'account_owner_changed';
+const WITHDRAW_REASONS: ReadonlySet<string> = new Set<WithdrawReason>(['account_owner_changed']);
 
 /**
  * The activities are single Redis calls, so they run as local activities: in the worker that runs the workflow task,
@@ -63,6 +70,10 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
   });
   setHandler(bridgeReportSignal, (r) => {
     if (r.commandId === commandId) take(r);
+  });
+  let withdrawal: WithdrawReason | undefined;
+  setHandler(withdrawCommandSignal, (reason) => {
+    if (WITHDRAW_REASONS.has(reason)) withdrawal ??= reason;
   });
 
   const finish = (outcome: Omit<AccountOutcome, 'accountId' | 'occurredAt'>, occurredAt?: string): AccountOutcome => {
@@ -119,7 +130,14 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
   }
 
   const waiting = { summary: `${accountId}'s bridge report for ${commandId.split('/')[1]}, until ${target.expiresAt}` };
-  if (!(await condition(() => report !== undefined, Math.max(expiresAtMs - Date.now(), 1), waiting))) {
+  let withdrawAsked = false;
+  const reported = () => report !== undefined || (withdrawal !== undefined && !withdrawAsked);
+  while ((await condition(reported, Math.max(expiresAtMs - Date.now(), 1), waiting)) && report === undefined) {
+    withdrawAsked = true;
+    // Withdrawn by us or by whoever asked: no bridge can take it now. Taken meanwhile: the bridge's word decides.
+    if ((await withdrawCommand(accountId, commandId, queued)) === 'withdrawn') return rejected(withdrawal!);
+  }
+  if (report === undefined) {
     const state = await withdrawCommand(accountId, commandId, queued);
     if (state === 'withdrawn') return rejected('bridge_offline');
     // Redis forgot a command it had queued (it restarted without its data): a bridge may have taken it. Queue it

@@ -25,6 +25,11 @@ export interface CommandQueue {
    * means it never got in, and a tombstone keeps a late retry of the enqueue out.
    */
   withdraw(accountId: string, commandId: string, queued: boolean): Promise<WithdrawResult>;
+  /**
+   * Withdraws, in one step, every queued command of the account no bridge has taken yet (the account changed owner):
+   * `withdrawn` lists them, `handedOut` the ones a bridge already holds (they cannot be pulled back).
+   */
+  withdrawUntaken(accountId: string): Promise<{ withdrawn: string[]; handedOut: string[] }>;
   /** The first report of a command wins; repeats get the recorded one back. */
   recordReport(accountId: string, report: BridgeReport): Promise<RecordedReport>;
   /** A bridge said hello: everything it was handed before and has not reported is handed out again. */
@@ -144,6 +149,22 @@ redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HSET', KEYS[2], 'withdrawn', '1')
 return 'withdrawn'`;
 
+// KEYS: queue; ARGV: command key prefix. WITHDRAW for every queued command at once, so no take slips between two.
+const WITHDRAW_UNTAKEN = `
+local withdrawn, handed = {}, {}
+for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local key = ARGV[1] .. id
+  local h = redis.call('HMGET', key, 'report', 'deliveredAt', 'command')
+  if h[2] and not h[1] then
+    table.insert(handed, id)
+  elseif h[3] and not h[1] then
+    redis.call('ZREM', KEYS[1], id)
+    redis.call('HSET', key, 'withdrawn', '1')
+    table.insert(withdrawn, id)
+  end
+end
+return {withdrawn, handed}`;
+
 // KEYS: queue, command; ARGV: commandId, report, retentionSeconds
 // A report for a command Redis does not hold (it lost its data) is kept too: the workflow, not Redis, decides.
 const REPORT = `
@@ -217,6 +238,11 @@ export class RedisCommandQueue implements CommandQueue {
 
   async withdraw(accountId: string, commandId: string, queued: boolean): Promise<WithdrawResult> {
     return (await this.redis.eval(WITHDRAW, 2, k.queue(accountId), k.command(accountId, commandId), commandId, queued ? '1' : '0')) as WithdrawResult;
+  }
+
+  async withdrawUntaken(accountId: string): Promise<{ withdrawn: string[]; handedOut: string[] }> {
+    const [withdrawn, handedOut] = (await this.redis.eval(WITHDRAW_UNTAKEN, 1, k.queue(accountId), k.command(accountId, ''))) as [string[], string[]];
+    return { withdrawn, handedOut };
   }
 
   async recordReport(accountId: string, report: BridgeReport): Promise<RecordedReport> {

@@ -3,7 +3,8 @@ import { accountSchema, type Account } from '../domain/account';
 import type { RedisRegistry } from '../registry/registry';
 import { riskSettingsSchema, symbolMapSchema } from '../domain/risk-settings';
 import { accountId, boolFlag, CliError, expectPositionals, jsonFlag, parseJsonFlag, requireStr, str, summariseZod } from './args';
-import { idOf, ONCE, secretView, table, tokenView, type Verb } from './verb';
+import { idOf, ONCE, secretView, table, tokenView, type Verb, type VerbContext } from './verb';
+import type { OwnerChangeWithdrawal } from '../bridge/owner-change';
 import { RedisStopOuts, type StopOutSummary } from '../bridge/stop-outs';
 
 /** The account verbs of the admin CLI (docs/registry.md). */
@@ -35,26 +36,48 @@ async function mustGetAccount(registry: RedisRegistry, id: string): Promise<Acco
 
 interface OwnerChange {
   human: string;
-  json: { from: string; to: string; secretsUnlinked: string[]; tokensUnlinked: string[]; bridgeToken: 'revoked' | 'replaced' };
+  json: {
+    from: string;
+    to: string;
+    secretsUnlinked: string[];
+    tokensUnlinked: string[];
+    bridgeToken: 'revoked' | 'replaced';
+    commands: OwnerChangeWithdrawal;
+  };
 }
 
 /**
  * An account went to another owner: the old owner's secrets and tokens stop linking it (the registry already
- * revoked its bridge token, unless a new one was set in the same step).
+ * revoked its bridge token, unless a new one was set in the same step), and its commands no bridge has taken are
+ * withdrawn (their signals end `account_owner_changed`).
  */
-async function afterOwnerChange(registry: RedisRegistry, id: string, from: string, to: string, newBridgeToken: boolean): Promise<OwnerChange> {
-  const unlinked = await registry.unlinkFromOtherOwners(id, to);
+async function afterOwnerChange(ctx: VerbContext, account: Account, from: string, newBridgeToken: boolean): Promise<OwnerChange> {
+  const registry = await ctx.registry();
+  const unlinked = await registry.unlinkFromOtherOwners(account.id, account.owner);
+  const commands = await ctx.withdrawForOwnerChange(account.id, account.region);
   const json = {
     from,
-    to,
+    to: account.owner,
     secretsUnlinked: unlinked.secrets.map(idOf),
     tokensUnlinked: unlinked.tokens.map(idOf),
     bridgeToken: newBridgeToken ? ('replaced' as const) : ('revoked' as const),
+    commands,
   };
   const human =
-    `owner changed from ${from} to ${to}: unlinked secret(s) ${json.secretsUnlinked.join(', ') || 'none'} and token(s) ${json.tokensUnlinked.join(', ') || 'none'}; ` +
-    (newBridgeToken ? 'the bridge token was replaced' : 'the bridge token was revoked (make a new one with --new-bridge-token)');
+    `owner changed from ${from} to ${account.owner}: unlinked secret(s) ${json.secretsUnlinked.join(', ') || 'none'} and token(s) ${json.tokensUnlinked.join(', ') || 'none'}; ` +
+    (newBridgeToken ? 'the bridge token was replaced' : 'the bridge token was revoked (make a new one with --new-bridge-token)') +
+    `\n${describeWithdrawal(commands)}`;
   return { human, json };
+}
+
+/** What became of the old owner's commands, in an operator's words. */
+export function describeWithdrawal(c: OwnerChangeWithdrawal): string {
+  const lines = [`withdrew ${c.withdrawn.length} command(s) no bridge had taken (their signals end account_owner_changed)`];
+  if (c.handedOut.length > 0)
+    lines.push(`${c.handedOut.length} command(s) a bridge had already taken cannot be pulled back; its report decides them: ${c.handedOut.join(', ')}`);
+  if (c.notTold.length > 0)
+    lines.push(`${c.notTold.length} withdrawn command(s) whose workflow Temporal could not be told of end at their expiry instead: ${c.notTold.join(', ')}`);
+  return lines.join('\n');
 }
 
 export const accountSet: Verb = {
@@ -120,7 +143,7 @@ export const accountSet: Verb = {
       // Only the fields given are written, in one step: whatever else changed meanwhile (a bridge's hello) stays.
       const given = Object.fromEntries(Object.keys(changes).map((k) => [k, parsed.data[k as keyof Account]])) as Partial<Account>;
       const result = await registry.updateAccount(id, given, { expectOwner: existing.owner, bridgeTokenHash });
-      if (result === 'owner_changed') moved = await afterOwnerChange(registry, id, existing.owner, parsed.data.owner, bridgeToken !== undefined);
+      if (result === 'owner_changed') moved = await afterOwnerChange(ctx, parsed.data, existing.owner, bridgeToken !== undefined);
     }
     const account = await mustGetAccount(registry, id);
     lines.push(`${existing ? 'updated' : 'created'} account ${id} (${describeAccount(account)})`);

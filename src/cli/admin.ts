@@ -8,6 +8,10 @@ import { CliError, oneLine, parseVerbArgs, summariseZod } from './args';
 import { VERBS, type Verb, type VerbContext } from './verbs';
 import { RedisFigures } from '../bridge/figures';
 import { ownerCallbacksOf } from '../callbacks/wiring';
+import { RedisCommandQueue } from '../bridge/queue';
+import { withdrawForOwnerChange } from '../bridge/owner-change';
+import { Regions } from '../temporal/regions';
+import { tellWithdrawn } from '../temporal/withdrawals';
 
 /**
  * The admin CLI, the stand-in for the dashboard: `npm run admin -- <verb> ... [--json]` (docs/registry.md).
@@ -59,6 +63,7 @@ export async function runAdmin(argv: string[], io: Io): Promise<number> {
   }
 
   let redis: Redis | undefined;
+  let regions: Regions | undefined;
   let redisUrl = '';
   try {
     const { verb, rest } = findVerb(words);
@@ -111,6 +116,15 @@ export async function runAdmin(argv: string[], io: Io): Promise<number> {
         await ctx.registry();
         return ownerCallbacksOf(config, redis!);
       },
+      async withdrawForOwnerChange(accountId, region) {
+        await ctx.registry();
+        const temporal = () => (regions ??= new Regions(config.temporal.regions, config.temporal.startTimeoutMs, config.temporal.connectTimeoutMs));
+        return withdrawForOwnerChange(
+          new RedisCommandQueue(redis!),
+          (commandId) => tellWithdrawn(temporal(), region, 'account_owner_changed')(commandId),
+          accountId,
+        );
+      },
       readStdin: () => io.stdin(),
       now: () => Date.now(),
     };
@@ -137,6 +151,7 @@ export async function runAdmin(argv: string[], io: Io): Promise<number> {
     return 2;
   } finally {
     redis?.disconnect();
+    await regions?.close();
   }
 }
 

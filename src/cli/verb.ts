@@ -6,6 +6,7 @@ import type { Redis } from 'ioredis';
 import type { Config } from '../config';
 import { credentialId } from '../registry/credentials';
 import type { OwnerCallbacks } from '../callbacks/owner-callbacks';
+import type { OwnerChangeWithdrawal } from '../bridge/owner-change';
 
 /** What every admin verb is, and the ways verbs show what they did. */
 
@@ -21,6 +22,11 @@ export interface VerbContext {
   now(): number;
   /** The registry's Redis itself (owners, sessions: the same Redis). */
   redis(): Promise<Redis>;
+  /**
+   * After an account changed owner: withdraws its commands no bridge has taken, and tells their workflows (Temporal of
+   * the environment's TEMPORAL_* settings, reached only when there is one to tell).
+   */
+  withdrawForOwnerChange(accountId: string, region: string): Promise<OwnerChangeWithdrawal>;
   config: Config;
 }
 

@@ -4,7 +4,8 @@ import { importRegistry } from '../registry/import';
 import { importDocumentSchema, type SecretGrant, type TokenGrant } from '../domain/account';
 import type { RedisRegistry } from '../registry/registry';
 import { isStoreFailure } from '../redis';
-import { accountList_, accountResetDrawdown, accountRisk, accountSet, accountShow, statusVerb } from './account-verbs';
+import { accountList_, accountResetDrawdown, accountRisk, accountSet, accountShow, describeWithdrawal, statusVerb } from './account-verbs';
+import type { OwnerChangeWithdrawal } from '../bridge/owner-change';
 import {
   accountList,
   CliError,
@@ -54,12 +55,17 @@ const importVerb: Verb = {
       if (err instanceof Error && !isStoreFailure(err)) throw new CliError(`${file}: ${oneLine(err.message)}; nothing was imported`);
       throw err;
     }
+    const commands: OwnerChangeWithdrawal[] = [];
+    for (const c of summary.ownerChanges) {
+      const region = parsed.data.accounts.find((a) => a.id === c.accountId)?.region ?? 'default';
+      commands.push(await ctx.withdrawForOwnerChange(c.accountId, region));
+    }
     return {
       human: [
         `imported ${plural(summary.accounts, 'account')}, ${plural(summary.secrets, 'secret')}, ${plural(summary.tokens, 'token')}`,
         ...summary.ownerChanges.map(
-          (c) =>
-            `account ${c.accountId} changed owner: unlinked secret(s) ${c.secretsUnlinked.map(idOf).join(', ') || 'none'} and token(s) ${c.tokensUnlinked.map(idOf).join(', ') || 'none'}; its old bridge token no longer works`,
+          (c, i) =>
+            `account ${c.accountId} changed owner: unlinked secret(s) ${c.secretsUnlinked.map(idOf).join(', ') || 'none'} and token(s) ${c.tokensUnlinked.map(idOf).join(', ') || 'none'}; its old bridge token no longer works\n${describeWithdrawal(commands[i]!)}`,
         ),
       ].join('\n'),
       json:
@@ -67,8 +73,9 @@ const importVerb: Verb = {
           ? { accounts: summary.accounts, secrets: summary.secrets, tokens: summary.tokens }
           : {
               ...summary,
-              ownerChanges: summary.ownerChanges.map((c) => ({
+              ownerChanges: summary.ownerChanges.map((c, i) => ({
                 ...c,
+                commands: commands[i],
                 secretsUnlinked: c.secretsUnlinked.map(idOf),
                 tokensUnlinked: c.tokensUnlinked.map(idOf),
               })),

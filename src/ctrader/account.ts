@@ -6,6 +6,7 @@ import {
   PayloadType,
   REAUTH_CODES,
   type Asset,
+  type Deal,
   type Envelope,
   type ExecutionEvent,
   type FullSymbol,
@@ -307,6 +308,21 @@ export class CtraderAccount {
   async orderHistory(fromTimestamp: number, toTimestamp: number): Promise<Order[]> {
     const res = await this.call(PayloadType.PROTO_OA_ORDER_LIST_REQ, { fromTimestamp, toTimestamp });
     return (res.payload as { order?: Order[] }).order ?? [];
+  }
+
+  /**
+   * One order of any status and the deals that filled it (ProtoOAOrderDetailsReq); undefined when the broker has no
+   * such order (ORDER_NOT_FOUND).
+   */
+  async orderDetails(orderId: number): Promise<{ order: Order; deals: Deal[] } | undefined> {
+    try {
+      const res = await this.call(PayloadType.PROTO_OA_ORDER_DETAILS_REQ, { orderId });
+      const p = res.payload as { order?: Order; deal?: Deal[] };
+      return p.order ? { order: p.order, deals: p.deal ?? [] } : undefined;
+    } catch (err) {
+      if (err instanceof OpenApiError && err.errorCode === ErrorCode.ORDER_NOT_FOUND) return undefined;
+      throw err;
+    }
   }
 
   /** ProtoOATraderReq: the balance (moneyDigits applied) and the deposit currency's assetId. */

@@ -2,21 +2,35 @@ import type { Serial } from '../bridge/serial';
 import { StopOutWatch } from '../bridge/stop-out-watch';
 import type { EquityMarks } from '../risk/equity-marks';
 import type { StopOutMark } from '../risk/stop-out';
-import { StopOutRunner, type StopOutAccount } from '../risk/stop-out-runner';
+import { StopOutRunner, type OrderFate, type StopOutAccount } from '../risk/stop-out-runner';
 import type { CtraderAccount } from './account';
 import { readAccount } from './figures';
+import { OrderStatus, type Deal, type Order } from './messages';
 import { cancelOrderById, closeWholePosition } from './trading';
 
 /**
  * The cTrader connector's stop-out (docs/risk-sizing.md, "Stop-out"; docs/ctrader-connector.md): equity as the loss
  * guards read it (balance + the positions' unrealized P&L, ProtoOAGetPositionUnrealizedPnLReq), fresh only while every
  * open position's symbol had a spot within the bound; whole positions closed with ProtoOAClosePositionReq and orders
- * cancelled with ProtoOACancelOrderReq; the mark in `<accountId>.marks.json`, beside the equity marks.
+ * cancelled with ProtoOACancelOrderReq; a listed order no longer pending is looked up with ProtoOAOrderDetailsReq
+ * (cancelled or expired counts as cancelled; filled does not); the mark in `<accountId>.marks.json`, beside the equity
+ * marks.
  */
 
 export type StopOutCtraderAccount = Pick<
   CtraderAccount,
-  'trader' | 'unrealizedPnl' | 'assetName' | 'reconcile' | 'conversionChain' | 'quote' | 'quoteReceivedAt' | 'symbolById' | 'call' | 'symbol' | 'onSpot'
+  | 'trader'
+  | 'unrealizedPnl'
+  | 'assetName'
+  | 'reconcile'
+  | 'orderDetails'
+  | 'conversionChain'
+  | 'quote'
+  | 'quoteReceivedAt'
+  | 'symbolById'
+  | 'call'
+  | 'symbol'
+  | 'onSpot'
 >;
 
 /** How long one look may wait for Open API's figures or a first spot. */
@@ -32,6 +46,27 @@ export interface CtraderStopOutOptions {
   serial: Serial;
   diag: (line: Record<string, unknown>) => void;
   everyMs?: number;
+}
+
+/** What the broker's ProtoOAOrderDetailsRes says became of an order (the position from the order, else its deals). */
+export function fateOf(details: { order: Order; deals: Deal[] } | undefined): OrderFate {
+  if (!details) return { state: 'unknown', detail: 'not found' };
+  const { order, deals } = details;
+  switch (order.orderStatus) {
+    case OrderStatus.ORDER_STATUS_CANCELLED:
+      return { state: 'cancelled' };
+    case OrderStatus.ORDER_STATUS_EXPIRED:
+      return { state: 'expired' };
+    case OrderStatus.ORDER_STATUS_FILLED: {
+      const position = order.positionId ?? deals[0]?.positionId;
+      return { state: 'filled', ...(position !== undefined ? { position: String(position) } : {}) };
+    }
+    default: {
+      // Still accepted (pending) with part of it filled, or rejected: either way not something the stop-out cancelled.
+      const filled = deals.length > 0 ? `, ${deals.length} deal(s), position ${order.positionId ?? deals[0]!.positionId}` : '';
+      return { state: 'unknown', detail: `order status ${order.orderStatus}${filled}` };
+    }
+  }
 }
 
 export function ctraderStopOut(opts: CtraderStopOutOptions): StopOutWatch {
@@ -59,6 +94,7 @@ export function ctraderStopOut(opts: CtraderStopOutOptions): StopOutWatch {
     open,
     close: (ticket) => closeWholePosition(acct, ticket),
     cancel: (ticket) => cancelOrderById(acct, ticket),
+    orderFate: async (ticket) => fateOf(await acct.orderDetails(Number(ticket))),
   };
   const storage = { save: () => opts.save(), saveMarks: () => opts.save() };
   const diag = (line: Record<string, unknown>) => opts.diag({ ...line, accountId: opts.accountId });

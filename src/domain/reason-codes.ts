@@ -13,6 +13,10 @@ export const REASON_CODES = {
     raisedBy: 'workflow',
     meaning: 'the command could not be queued for the bridge before it expired (queue store down); it was withdrawn, nothing was placed',
   },
+  account_owner_changed: {
+    raisedBy: 'workflow',
+    meaning: 'the account went to another owner while the command waited for its bridge; it was withdrawn before any bridge took it, nothing was placed',
+  },
   signal_overtaken: {
     raisedBy: 'workflow',
     meaning:

@@ -9,12 +9,19 @@ import type {
   BrokerState,
   ExecutionResult,
   OpKind,
+  OrderGone,
   OrderType,
   PendingOrder,
   Platform,
   Position,
   Side,
 } from './broker-types';
+
+/**
+ * How many orders that left the book the broker remembers: a stop-out lists at most 500 (the wire's bound), and asks
+ * about one within seconds of its listing, so twice that covers every order it can ask about.
+ */
+export const GONE_ORDERS_KEPT = 1_000;
 
 /**
  * The paper broker's account book: its state (balance, positions, pending orders, ticket counter), the symbol table,
@@ -246,8 +253,12 @@ export class BrokerBook {
     return { ...this.positionOp(pos, full ? 'close' : 'partial_close', cause, exit, volume, cmd), profit, balance: this.state.balance };
   }
 
-  removeOrder(ticket: string): void {
+  /** Takes a pending order off the book and remembers what became of it (bounded: the oldest are forgotten). */
+  removeOrder(ticket: string, fate: OrderGone['fate']): void {
     this.state.orders = this.state.orders.filter((o) => o.ticket !== ticket);
+    const gone = (this.state.gone ?? []).filter((g) => g.ticket !== ticket);
+    gone.push(fate === 'filled' ? { ticket, fate, position: ticket } : { ticket, fate });
+    this.state.gone = gone.slice(-GONE_ORDERS_KEPT);
   }
 
   nextTicket(): string {

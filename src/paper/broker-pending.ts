@@ -11,7 +11,7 @@ export function triggerPending(book: BrokerBook, now: number, ops: BrokerOp[]): 
     const spec = book.specs.get(order.canonical);
     if (!spec) continue;
     if (order.expiry !== null && now >= Date.parse(order.expiry)) {
-      book.removeOrder(order.ticket);
+      book.removeOrder(order.ticket, 'expired');
       ops.push(book.orderOp(order, 'expire', 'expiry', null));
       continue;
     }
@@ -26,11 +26,12 @@ export function triggerPending(book: BrokerBook, now: number, ops: BrokerOp[]): 
     }
     if (!fillable(order, q)) continue;
     const fill = order.side === 'buy' ? q.ask : q.bid;
-    book.removeOrder(order.ticket);
     if (book.marginFor(spec, order.volume, fill) > book.freeMargin() + EPS) {
+      book.removeOrder(order.ticket, 'cancelled');
       ops.push(book.orderOp(order, 'cancel', 'no_money', fill));
       continue;
     }
+    book.removeOrder(order.ticket, 'filled');
     const pos: Position = {
       ticket: order.ticket,
       symbol: order.symbol,
@@ -88,7 +89,7 @@ export function pendingEntry(book: BrokerBook, cmd: BrokerCommand, side: Side, t
 export function cancelPending(book: BrokerBook, cmd: BrokerCommand, ops: BrokerOp[]): ExecutionResult {
   const order = book.requireOrder(cmd.orderId);
   book.requireOpen(book.specOf(order));
-  book.removeOrder(order.ticket);
+  book.removeOrder(order.ticket, 'cancelled');
   ops.push(book.orderOp(order, 'cancel', 'command', null, cmd));
   return { status: 'done', ticket: order.ticket };
 }

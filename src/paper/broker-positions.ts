@@ -94,7 +94,7 @@ export function closeMany(book: BrokerBook, cmd: BrokerCommand, positions: Posit
       skipped.add(spec.name);
       continue;
     }
-    book.removeOrder(order.ticket);
+    book.removeOrder(order.ticket, 'cancelled');
     ops.push(book.orderOp(order, 'cancel', 'command', null, cmd));
     cancelled.push(order.ticket);
   }

@@ -44,11 +44,21 @@ export interface PendingOrder {
   action: Action | null;
 }
 
+/** What became of a pending order that left the book (the broker's order history, as far as the stop-out needs it). */
+export interface OrderGone {
+  ticket: string;
+  fate: 'cancelled' | 'expired' | 'filled';
+  /** The position a fill opened (the paper broker gives it the order's ticket). */
+  position?: string;
+}
+
 export interface BrokerState {
   nextTicket: number;
   balance: number;
   positions: Position[];
   orders: PendingOrder[];
+  /** The last GONE_ORDERS_KEPT orders to leave the book, oldest first (absent in a state saved before 2026-11-26). */
+  gone?: OrderGone[];
 }
 
 /** A bridge command as the broker needs it; `maxOpenPositions` is the optional bridge-side guard. */

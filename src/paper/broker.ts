@@ -1,4 +1,4 @@
-import type { BrokerCommand, BrokerOp, BrokerOptions, BrokerState, ExecutionResult, PendingOrder, Platform, Position } from './broker-types';
+import type { BrokerCommand, BrokerOp, BrokerOptions, BrokerState, ExecutionResult, OrderGone, PendingOrder, Platform, Position } from './broker-types';
 import type { SymbolSpec } from './instruments';
 import type { Quote } from './feeds';
 import { Rejected } from './retcodes';
@@ -86,6 +86,12 @@ export class PaperBroker {
 
   account(): { balance: number; equity: number; margin: number; freeMargin: number; currency: string; leverage: number } {
     return this.book.account();
+  }
+
+  /** What became of an order that left the book (undefined: still pending, never placed, or long forgotten). */
+  orderGone(ticket: string): OrderGone | undefined {
+    const gone = this.book.state.gone?.find((g) => g.ticket === ticket);
+    return gone ? { ...gone } : undefined;
   }
 
   /** An amount in `currency` as the account's currency, at the feed's current rate (what sizing by risk needs). */

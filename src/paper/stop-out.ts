@@ -51,6 +51,12 @@ export function paperStopOut(opts: PaperStopOutOptions): StopOutWatch {
     open: () => Promise.resolve(tickets()),
     close: (ticket) => Promise.resolve({ ticket, ...(run({ action: 'close', positionId: ticket }) ?? { result: 'closed' as const }) }),
     cancel: (ticket) => Promise.resolve({ ticket, ...(run({ action: 'cancel_pending', orderId: ticket }) ?? { result: 'cancelled' as const }) }),
+    orderFate: (ticket) => {
+      const gone = broker.orderGone(ticket);
+      if (!gone) return Promise.resolve({ state: 'unknown', detail: broker.orders().some((o) => o.ticket === ticket) ? 'still pending' : 'not found' });
+      if (gone.fate !== 'filled') return Promise.resolve({ state: gone.fate });
+      return Promise.resolve({ state: 'filled', ...(gone.position !== undefined ? { position: gone.position } : {}) });
+    },
   };
   const storage = { save: () => opts.save(true), saveMarks: () => opts.save(false) };
   const diag = (line: Record<string, unknown>) => opts.diag({ ...line, accountId });

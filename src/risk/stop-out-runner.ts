@@ -16,6 +16,13 @@ export type Attempt<R extends string> = TicketResult<R> & { transient?: boolean 
 export const STOP_OUT_ATTEMPTS = 3;
 export const STOP_OUT_BACKOFF_MS = 250;
 
+/**
+ * What became of an order no longer pending, from the broker's order history: `unknown` when the history does not
+ * have it (`detail` says what the bridge saw). A pending order that vanished may have filled, so it is reported
+ * `cancelled` only when the history says cancelled or expired (as the MT5 bridge does).
+ */
+export type OrderFate = { state: 'cancelled' } | { state: 'expired' } | { state: 'filled'; position?: string } | { state: 'unknown'; detail: string };
+
 export interface StopOutAccount {
   /** Equity now, the quotes behind it, and what is open (tickets as the bridge reports them). */
   read(): Promise<{ equity: number; currency: string; quotes: QuoteTime[]; positions: string[]; orders: string[] }>;
@@ -24,6 +31,8 @@ export interface StopOutAccount {
   /** Closes the whole position at market. */
   close(ticket: string): Promise<Attempt<'closed'>>;
   cancel(ticket: string): Promise<Attempt<'cancelled'>>;
+  /** What became of a listed order that is no longer pending. A bridge without it has every such order `failed`. */
+  orderFate?(ticket: string): Promise<OrderFate>;
 }
 
 export interface StopOutStorage {
@@ -167,13 +176,25 @@ export class StopOutRunner {
     const settled = new Set(results.map((t) => t.ticket));
     for (const ticket of listed) {
       if (settled.has(ticket)) continue;
-      results.push(
-        stillOpen.has(ticket)
-          ? await this.settle(ticket, done, () => send(ticket), openOf)
-          : { ticket, result: done, message: `no longer ${done === 'closed' ? 'open' : 'pending'}` },
-      );
+      results.push(stillOpen.has(ticket) ? await this.settle(ticket, done, () => send(ticket), openOf) : await this.gone(ticket, done));
       this.storage.save(mark);
     }
+  }
+
+  /**
+   * A listed ticket no longer open. A position closed on its own (its SL, the broker) counts as closed. An order counts
+   * as cancelled only when the broker's history says cancelled or expired: one that filled is `failed`, and its
+   * position, not listed, is left alone (the MT5 bridge's rule: docs/risk-sizing.md, "Stop-out").
+   */
+  private async gone<R extends 'closed' | 'cancelled'>(ticket: string, done: R, refusal?: string): Promise<TicketResult<R>> {
+    if (done === 'closed') return { ticket, result: done, message: refusal === undefined ? 'no longer open' : `no longer open (${refusal})` };
+    const fate: OrderFate = this.account.orderFate
+      ? await this.account.orderFate(ticket)
+      : { state: 'unknown', detail: 'this bridge cannot read its order history' };
+    if (fate.state === 'cancelled' || fate.state === 'expired')
+      return { ticket, result: done, message: `not pending any more when the stop-out reached it (${fate.state})` };
+    const what = fate.state === 'filled' ? `filled${fate.position !== undefined ? `, position ${fate.position}` : ''}` : fate.detail;
+    return { ticket, result: 'failed', message: `not pending any more and not cancelled (${what})${refusal === undefined ? '' : `; ${refusal}`}` };
   }
 
   /**
@@ -189,15 +210,14 @@ export class StopOutRunner {
     for (let attempt = 1; ; attempt++) {
       const { transient, ...result } = await send();
       if (result.result !== 'failed') return result;
-      // A position that closed on its own meanwhile (its SL, the broker) is refused "not found": it is closed all the
-      // same, as the MT5 bridge reports it. (An order gone may have filled: its refusal stands.)
-      if (transient !== true && done === 'closed' && !listed(await this.account.open()).includes(ticket))
-        return { ticket, result: done, message: `no longer open (${result.message ?? 'refused'})` };
+      // A ticket gone meanwhile is refused "not found": what became of it decides (a position closed on its own is
+      // closed all the same; an order is cancelled only if the broker's history says so, never when it filled).
+      if (transient !== true && !listed(await this.account.open()).includes(ticket)) return this.gone(ticket, done, result.message ?? 'refused');
       if (transient !== true) return result;
       if (attempt >= STOP_OUT_ATTEMPTS) return { ...result, message: `${result.message ?? 'refused'} (after ${attempt} attempts)` };
       this.diag({ time: new Date().toISOString(), event: 'stop_out_retry', ticket, attempt, message: result.message });
       await this.pause(STOP_OUT_BACKOFF_MS * attempt);
-      if (!listed(await this.account.open()).includes(ticket)) return { ticket, result: done, message: `no longer ${done === 'closed' ? 'open' : 'pending'}` };
+      if (!listed(await this.account.open()).includes(ticket)) return this.gone(ticket, done);
     }
   }
 }

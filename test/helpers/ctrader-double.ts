@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ErrorCode, PayloadType, type Envelope } from '../../src/ctrader/messages';
 import { checkPayload } from './ctrader-proto';
 import { DoubleAssets } from './ctrader-assets';
+import { expirePending, fillPending } from './ctrader-pending';
 import { answerQuery } from './ctrader-queries';
 import { DEFAULT_SYMBOLS, DoubleAccount, Refusal, type DoubleSymbol, type Executions } from './ctrader-market';
 import { startWsServer, type WsPeer, type WsServer } from './websocket-server';
@@ -178,6 +179,20 @@ export class CtraderDouble {
       bid: Math.round(s.bid * 100_000),
       ask: Math.round(s.ask * 100_000),
     });
+  }
+
+  /** The market fills a pending order, or it expires: the account's sessions get the ProtoOAExecutionEvent. */
+  fillOrder(ctid: number, orderId: number): void {
+    this.push(ctid, fillPending(this.account(ctid), orderId));
+  }
+
+  expireOrder(ctid: number, orderId: number): void {
+    this.push(ctid, expirePending(this.account(ctid), orderId));
+  }
+
+  private push(ctid: number, executions: Executions): void {
+    for (const c of this.conns)
+      if (c.accounts.has(ctid)) for (const e of executions) this.send(c, PayloadType.PROTO_OA_EXECUTION_EVENT, { ctidTraderAccountId: ctid, ...e });
   }
 
   setMarketOpen(symbolName: string, open: boolean): void {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { CtraderAccount } from '../../src/ctrader/account';
-import { OpenApiError, type OpenApiConnection } from '../../src/ctrader/connection';
+import { OpenApiError, refusalOf, type OpenApiConnection } from '../../src/ctrader/connection';
 import { MarksFile } from '../../src/ctrader/marks-file';
 import { PayloadType, type Envelope } from '../../src/ctrader/messages';
 import type { MarksKeeper } from '../../src/ctrader/risk';
@@ -25,9 +25,14 @@ function inProcess(
   refusing: Map<number, string[]>,
   listeners: ((env: Envelope) => void)[],
   sent: Envelope[],
+  before: Map<number, () => void>,
 ): OpenApiConnection {
   const request = async (payloadType: number, payload: Record<string, unknown>): Promise<Envelope> => {
     sent.push({ payloadType, payload });
+    // What the market does just before the broker takes the request (once).
+    const first = before.get(payloadType);
+    before.delete(payloadType);
+    first?.();
     const invalid = checkPayload(payloadType, payload);
     if (invalid) throw new Error(`invalid request ${payloadType}: ${invalid}`);
     if (failing.has(payloadType)) throw new OpenApiError('UNKNOWN_ERROR', 'the server could not answer this request now', PayloadType.PROTO_OA_ERROR_RES);
@@ -45,6 +50,9 @@ function inProcess(
       return { payloadType: PayloadType.PROTO_OA_SUBSCRIBE_SPOTS_RES, payload: { ctidTraderAccountId: CTID } };
     }
     const [answer] = double.answer(double.account(CTID), { payloadType, payload });
+    // As the connection does: an answer that refuses (ProtoOAErrorRes, ProtoOAOrderErrorEvent) rejects the request.
+    const refused = refusalOf(answer!);
+    if (refused) throw refused;
     return answer!;
   };
   const fake = {
@@ -70,11 +78,13 @@ export async function harness(depositAsset = 'USD') {
   const failing = new Set<number>();
   const refusing = new Map<number, string[]>();
   const listeners: ((env: Envelope) => void)[] = [];
+  /** Run once just before the double takes the next request of a payload type (e.g. an order fills before its cancel). */
+  const before = new Map<number, () => void>();
   /** Every request the account sent, in order. */
   const sent: Envelope[] = [];
   const account = new CtraderAccount({
     credential: { accountId: 'acc-r', ctidTraderAccountId: CTID, environment: 'demo', bridgeToken: 'b'.repeat(32), accessToken: 'a', refreshToken: 'r' },
-    connection: inProcess(double, failing, refusing, listeners, sent),
+    connection: inProcess(double, failing, refusing, listeners, sent, before),
   });
   await account.loadSymbols();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ct-risk-'));
@@ -98,5 +108,5 @@ export async function harness(depositAsset = 'USD') {
     double.account(CTID).newOrder({ symbolId, tradeSide: side, volume, orderType: 1 }, Date.now());
   const spot = (symbolId: number) => spotOf(double, symbolId, listeners);
   const requests = (payloadType: number) => sent.filter((e) => e.payloadType === payloadType).map((e) => e.payload ?? {});
-  return { double, failing, refusing, account, file, dir, keeper: keeperFrom(file), keeperFrom, command, open, spot, requests };
+  return { double, failing, refusing, before, account, file, dir, keeper: keeperFrom(file), keeperFrom, command, open, spot, requests };
 }

@@ -98,6 +98,8 @@ export class DoubleAccount {
   /** Every entry ever accepted, oldest first: a market order's position or a pending order. */
   entries: { kind: 'position' | 'order'; id: number; symbolId: number; tradeSide: number; volume: number }[] = [];
   orders = new Map<number, Order>();
+  /** The deals (ProtoOADeal) that filled each order, by orderId (what ProtoOAOrderDetailsReq answers with). */
+  readonly deals = new Map<number, Record<string, unknown>[]>();
   /** in cents of the deposit currency (moneyDigits 2) */
   balance: number;
   private nextId: number;
@@ -112,6 +114,11 @@ export class DoubleAccount {
   ) {
     this.balance = Math.round(balance * 100);
     this.nextId = firstId;
+  }
+
+  /** The next id of an order, position or deal (one sequence, as the double numbers them). */
+  takeId(): number {
+    return this.nextId++;
   }
 
   private symbol(id: unknown): DoubleSymbol {
@@ -250,6 +257,7 @@ export class DoubleAccount {
         utcLastUpdateTimestamp: now,
       };
       this.history.set(orderId, filled);
+      this.deals.set(orderId, [deal]);
       return [
         { executionType: ExecutionType.ORDER_ACCEPTED, order, position: { ...position, positionStatus: 3 } },
         { executionType: ExecutionType.ORDER_FILLED, order: filled, position, deal },
@@ -397,6 +405,7 @@ export class DoubleAccount {
       dealStatus: 2,
       closePositionDetail: { entryPrice: pos.price, grossProfit: gross, swap: 0, commission: 0, balance: this.balance, closedVolume: volume, moneyDigits: 2 },
     };
+    this.deals.set(order.orderId, [deal]);
     return [
       { executionType: ExecutionType.ORDER_ACCEPTED, order: { ...order, orderStatus: OrderStatus.ORDER_STATUS_ACCEPTED }, position: pos },
       { executionType: ExecutionType.ORDER_FILLED, order, position: after, deal },

@@ -4,7 +4,7 @@ import type { DoubleAccount, DoubleSymbol } from './ctrader-market';
 
 /**
  * The cTrader Open API double's answers to the requests that only read (symbols, trader, assets, conversion chains,
- * reconcile, order history, unrealized P&L), each the response message the published definitions pair with it.
+ * reconcile, order history, one order's details, unrealized P&L), each the response message the published definitions pair with it.
  */
 export function answerQuery(symbols: Map<number, DoubleSymbol>, assets: DoubleAssets, account: DoubleAccount, env: Envelope): Envelope {
   const p = env.payload ?? {};
@@ -46,6 +46,15 @@ export function answerQuery(symbols: Map<number, DoubleSymbol>, assets: DoubleAs
         order: account.orderList((p.fromTimestamp as number | undefined) ?? 0, (p.toTimestamp as number | undefined) ?? 2_147_483_646_000),
         hasMore: false,
       });
+    case PayloadType.PROTO_OA_ORDER_DETAILS_REQ: {
+      const order = account.history.get(p.orderId as number);
+      if (!order)
+        return {
+          payloadType: PayloadType.PROTO_OA_ERROR_RES,
+          payload: { ctidTraderAccountId: ctid, errorCode: ErrorCode.ORDER_NOT_FOUND, description: 'Order not found' },
+        };
+      return answer(PayloadType.PROTO_OA_ORDER_DETAILS_RES, { order, deal: account.deals.get(order.orderId) ?? [] });
+    }
     case PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_REQ:
       return answer(PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_RES, { positionUnrealizedPnL: account.unrealized(), moneyDigits: 2 });
     default:

@@ -107,6 +107,7 @@ describe('account ownership', () => {
       secretsUnlinked: [hashCredential(alice.secret).slice(0, 12)],
       tokensUnlinked: [hashCredential(alice.token).slice(0, 12)],
       bridgeToken: 'revoked',
+      commands: { withdrawn: [], handedOut: [], notTold: [] },
     });
 
     const after = await poll(signalId, alice.token);

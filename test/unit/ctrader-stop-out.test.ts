@@ -3,6 +3,8 @@ import { OrderType, PayloadType, TradeSide } from '../../src/ctrader/messages';
 import { ctraderStopOut } from '../../src/ctrader/stop-out';
 import type { StopOutWatch } from '../../src/bridge/stop-out-watch';
 import { CTID, harness } from '../helpers/ctrader-inprocess';
+import { expirePending, fillPending } from '../helpers/ctrader-pending';
+import { checkPayload } from '../helpers/ctrader-proto';
 
 /**
  * The cTrader connector's stop-out (src/ctrader/stop-out.ts, docs/ctrader-connector.md) on a real CtraderAccount whose
@@ -143,5 +145,86 @@ describe("the cTrader connector's stop-out", () => {
     expect(h.requests(PayloadType.PROTO_OA_CLOSE_POSITION_REQ)).toHaveLength(3);
     expect(h.file.loadAll().stopOut?.closed.map((c) => c.result)).toEqual(['closed', 'closed']);
     expect(h.double.account(CTID).positions.size).toBe(0);
+  });
+});
+
+describe("the cTrader connector's stop-out, on a listed order no longer pending", () => {
+  test('when the buy limit fills just before its ProtoOACancelOrderReq, then ProtoOAOrderDetailsReq finds it FILLED: reported failed with its position, which is left open', async () => {
+    const h = await harness();
+    const { positions, orders } = book(h);
+    const limit = orders[0]!;
+    const watch = watchOf(h);
+    expect(await watch.runner.check(arming, Date.now())).toBe('watching');
+    h.before.set(PayloadType.PROTO_OA_CANCEL_ORDER_REQ, () => fillPending(h.double.account(CTID), limit));
+    h.double.setQuote('EURUSD', 1.075, 1.0751);
+    h.spot(1);
+    expect(await watch.runner.check(arming, Date.now())).toBe('tripped');
+    expect(h.requests(PayloadType.PROTO_OA_CANCEL_ORDER_REQ)).toEqual([{ ctidTraderAccountId: CTID, orderId: limit }]);
+    expect(h.requests(PayloadType.PROTO_OA_ORDER_DETAILS_REQ)).toEqual([{ ctidTraderAccountId: CTID, orderId: limit }]);
+    const filledInto = h.double.account(CTID).history.get(limit)!.positionId!;
+    expect(h.file.loadAll().stopOut?.cancelled).toEqual([
+      {
+        ticket: String(limit),
+        result: 'failed',
+        message: `not pending any more and not cancelled (filled, position ${filledInto}); ORDER_NOT_FOUND Order ${limit} not found`,
+      },
+    ]);
+    // The listed positions closed; the fill's position, never listed, stays open (as the MT5 bridge leaves it).
+    expect(h.requests(PayloadType.PROTO_OA_CLOSE_POSITION_REQ).map((r) => r.positionId)).toEqual(positions.map((p) => p.id));
+    expect([...h.double.account(CTID).positions.keys()]).toEqual([filledInto]);
+  });
+
+  test('when a restart finds listed orders gone, then each is looked up: expired and cancelled count as cancelled, filled and unknown are failed', async () => {
+    const h = await harness();
+    const account = h.double.account(CTID);
+    const place = (limitPrice: number) => {
+      account.newOrder({ symbolId: 1, tradeSide: TradeSide.BUY, volume: 10_000_000, orderType: OrderType.LIMIT, limitPrice }, Date.now());
+      return [...account.orders.keys()].at(-1)!;
+    };
+    const [expired, filled, cancelled] = [place(1.05), place(1.06), place(1.07)];
+    const missing = 999_999;
+    h.file.save(h.file.load(), {
+      resetAt: null,
+      trippedAt: new Date().toISOString(),
+      equity: 94_000,
+      peak: 100_000,
+      currency: 'USD',
+      maxDrawdownPercent: 5,
+      positions: [],
+      orders: [expired, filled, cancelled, missing].map(String),
+      state: 'closing',
+      closed: [],
+      cancelled: [],
+      acknowledged: false,
+    });
+    expirePending(account, expired);
+    fillPending(account, filled);
+    account.cancelOrder({ orderId: cancelled }, Date.now()); // by hand, before the restart
+    const restarted = watchOf(h);
+    await restarted.runner.resume();
+    expect(h.requests(PayloadType.PROTO_OA_CANCEL_ORDER_REQ)).toEqual([]);
+    expect(h.requests(PayloadType.PROTO_OA_ORDER_DETAILS_REQ).map((r) => r.orderId)).toEqual([expired, filled, cancelled, missing]);
+    expect(h.file.loadAll().stopOut?.cancelled).toEqual([
+      { ticket: String(expired), result: 'cancelled', message: 'not pending any more when the stop-out reached it (expired)' },
+      {
+        ticket: String(filled),
+        result: 'failed',
+        message: `not pending any more and not cancelled (filled, position ${account.history.get(filled)!.positionId})`,
+      },
+      { ticket: String(cancelled), result: 'cancelled', message: 'not pending any more when the stop-out reached it (cancelled)' },
+      { ticket: String(missing), result: 'failed', message: 'not pending any more and not cancelled (not found)' },
+    ]);
+    // The double's answers are instances of the published messages.
+    for (const orderId of [expired, filled]) {
+      const [answer] = h.double.answer(account, { payloadType: PayloadType.PROTO_OA_ORDER_DETAILS_REQ, payload: { ctidTraderAccountId: CTID, orderId } });
+      expect(answer!.payloadType).toBe(PayloadType.PROTO_OA_ORDER_DETAILS_RES);
+      expect(checkPayload(answer!.payloadType, answer!.payload!)).toBeUndefined();
+    }
+    expect(
+      h.double.answer(account, { payloadType: PayloadType.PROTO_OA_ORDER_DETAILS_REQ, payload: { ctidTraderAccountId: CTID, orderId: missing } })[0],
+    ).toMatchObject({
+      payloadType: PayloadType.PROTO_OA_ERROR_RES,
+      payload: { errorCode: 'ORDER_NOT_FOUND' },
+    });
   });
 });

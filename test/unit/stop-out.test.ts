@@ -4,7 +4,7 @@ import { reportsBodySchema } from '../../src/domain/bridge-protocol';
 import { EquityMarks } from '../../src/risk/equity-marks';
 import { planOrder } from '../../src/risk/rules';
 import { markStands, stopOutEventOf, watchStopOut, type StopOutArming, type StopOutMark } from '../../src/risk/stop-out';
-import { STOP_OUT_ATTEMPTS, STOP_OUT_BACKOFF_MS, StopOutRunner, type Attempt, type StopOutAccount } from '../../src/risk/stop-out-runner';
+import { STOP_OUT_ATTEMPTS, STOP_OUT_BACKOFF_MS, StopOutRunner, type Attempt, type OrderFate, type StopOutAccount } from '../../src/risk/stop-out-runner';
 import { isTransientRefusal } from '../../src/risk/transient-refusals';
 
 /** The copy-trading stop-out (docs/risk-sizing.md, "Stop-out"): the setting, the capability, the trip rule, the runner. */
@@ -230,9 +230,45 @@ describe('the runner', () => {
     expect(runner.mark).toMatchObject({ state: 'done', closed: [{ ticket: 'p1' }, { ticket: 'p2' }, { ticket: 'gone', message: 'no longer open' }] });
   });
 
+  test('when a restart finds listed orders gone, then each is cancelled only if the history says cancelled or expired; one that filled is failed and its position left alone', async () => {
+    const { account, calls, open } = broker({ value: 10_000 });
+    const fates: Record<string, OrderFate> = { o1: { state: 'filled', position: 'p9' }, o2: { state: 'expired' }, o3: { state: 'cancelled' } };
+    const asked: string[] = [];
+    account.orderFate = (ticket) => {
+      asked.push(ticket);
+      return Promise.resolve(fates[ticket] ?? { state: 'unknown', detail: 'not found' });
+    };
+    open.orders = [];
+    open.positions = ['p9']; // o1's fill: never listed
+    const closing = markOf({ state: 'closing', positions: [], orders: ['o1', 'o2', 'o3', 'o4'] });
+    const runner = new StopOutRunner(account, { save: () => undefined, saveMarks: () => undefined }, new EquityMarks(), closing, () => undefined);
+    await runner.resume();
+    expect(calls).toEqual([]);
+    expect(asked).toEqual(['o1', 'o2', 'o3', 'o4']);
+    expect(open.positions).toEqual(['p9']);
+    expect(runner.mark?.cancelled).toEqual([
+      { ticket: 'o1', result: 'failed', message: 'not pending any more and not cancelled (filled, position p9)' },
+      { ticket: 'o2', result: 'cancelled', message: 'not pending any more when the stop-out reached it (expired)' },
+      { ticket: 'o3', result: 'cancelled', message: 'not pending any more when the stop-out reached it (cancelled)' },
+      { ticket: 'o4', result: 'failed', message: 'not pending any more and not cancelled (not found)' },
+    ]);
+    expect(stopOutEventOf(runner.mark!)).toMatchObject({ cancelled: runner.mark?.cancelled });
+  });
+
+  test('when a bridge cannot tell what became of a listed order gone, then it is reported failed, never cancelled', async () => {
+    const { account, open } = broker({ value: 10_000 });
+    open.orders = [];
+    const closing = markOf({ state: 'closing', positions: [], orders: ['o1'] });
+    const runner = new StopOutRunner(account, { save: () => undefined, saveMarks: () => undefined }, new EquityMarks(), closing, () => undefined);
+    await runner.resume();
+    expect(runner.mark?.cancelled).toEqual([
+      { ticket: 'o1', result: 'failed', message: 'not pending any more and not cancelled (this bridge cannot read its order history)' },
+    ]);
+  });
+
   describe('a close or cancel the broker refuses for a transient reason', () => {
     /** Each ticket's answers in turn (the last one repeats); every send and every pause is written down. */
-    function refusing(answers: Record<string, Attempt<'closed' | 'cancelled'>[]>) {
+    function refusing(answers: Record<string, Attempt<'closed' | 'cancelled'>[]>, fates: Record<string, OrderFate> = {}) {
       const open = { positions: ['p1', 'p2'], orders: ['o1'] };
       const calls: string[] = [];
       const answer = (ticket: string, ok: 'closed' | 'cancelled') => {
@@ -250,6 +286,7 @@ describe('the runner', () => {
         open: () => Promise.resolve({ positions: [...open.positions], orders: [...open.orders] }),
         close: (ticket) => answer(ticket, 'closed') as Promise<Attempt<'closed'>>,
         cancel: (ticket) => answer(ticket, 'cancelled') as Promise<Attempt<'cancelled'>>,
+        orderFate: (ticket) => Promise.resolve(fates[ticket] ?? { state: 'unknown', detail: 'not found' }),
       };
       const pauses: number[] = [];
       const runner = new StopOutRunner(
@@ -297,13 +334,55 @@ describe('the runner', () => {
       expect(runner.mark?.closed[0]).toEqual({ ticket: 'p1', result: 'failed', message: '10018 Market is closed' });
     });
 
-    test('when the ticket is gone by the time it would be sent again, then it is not sent again', async () => {
-      const { runner, calls, open } = refusing({ o1: [{ ticket: 'o1', result: 'failed', message: '10021 No prices', transient: true }] });
-      const cancelling = runner.check(arming(), T0);
-      open.orders = []; // filled or cancelled meanwhile, before the look that precedes the second attempt
+    test('when the ticket is gone by the time it would be sent again, then it is not sent again, and what the history says decides', async () => {
+      const noPrices = { ticket: 'o1', result: 'failed' as const, message: '10021 No prices', transient: true };
+      const cancelled = refusing({ o1: [noPrices] }, { o1: { state: 'cancelled' } });
+      const cancelling = cancelled.runner.check(arming(), T0);
+      cancelled.open.orders = []; // cancelled meanwhile (by hand), before the look that precedes the second attempt
       await cancelling;
-      expect(calls.filter((c) => c === 'cancel o1')).toHaveLength(1);
-      expect(runner.mark?.cancelled).toEqual([{ ticket: 'o1', result: 'cancelled', message: 'no longer pending' }]);
+      expect(cancelled.calls.filter((c) => c === 'cancel o1')).toHaveLength(1);
+      expect(cancelled.runner.mark?.cancelled).toEqual([
+        { ticket: 'o1', result: 'cancelled', message: 'not pending any more when the stop-out reached it (cancelled)' },
+      ]);
+
+      const filled = refusing({ o1: [noPrices] }, { o1: { state: 'filled', position: 'p7' } });
+      const filling = filled.runner.check(arming(), T0);
+      filled.open.orders = []; // filled meanwhile: a position the stop-out never listed
+      filled.open.positions.push('p7');
+      await filling;
+      expect(filled.calls).toEqual(['cancel o1', 'close p1', 'close p2']);
+      expect(filled.runner.mark?.cancelled).toEqual([
+        { ticket: 'o1', result: 'failed', message: 'not pending any more and not cancelled (filled, position p7)' },
+      ]);
+      expect(filled.open.positions).toEqual(['p7']);
+    });
+
+    test('when a cancel is refused because the order filled after the stop-out listed it, then it is reported failed with its position, which is left open', async () => {
+      const { runner, calls, open } = refusing(
+        { o1: [{ ticket: 'o1', result: 'failed', message: 'ORDER_NOT_FOUND Order o1 not found' }] },
+        { o1: { state: 'filled', position: 'p7' } },
+      );
+      const tripping = runner.check(arming(), T0);
+      open.orders = [];
+      open.positions.push('p7');
+      await tripping;
+      expect(calls).toEqual(['cancel o1', 'close p1', 'close p2']);
+      expect(runner.mark?.cancelled).toEqual([
+        { ticket: 'o1', result: 'failed', message: 'not pending any more and not cancelled (filled, position p7); ORDER_NOT_FOUND Order o1 not found' },
+      ]);
+      expect(runner.pendingEvents()[0]?.cancelled).toEqual(runner.mark?.cancelled);
+      expect(open.positions).toEqual(['p7']);
+    });
+
+    test('when a cancel is refused because the order expired after the stop-out listed it, then it is reported cancelled', async () => {
+      const { runner, open } = refusing(
+        { o1: [{ ticket: 'o1', result: 'failed', message: 'ORDER_NOT_FOUND Order o1 not found' }] },
+        { o1: { state: 'expired' } },
+      );
+      const tripping = runner.check(arming(), T0);
+      open.orders = [];
+      await tripping;
+      expect(runner.mark?.cancelled).toEqual([{ ticket: 'o1', result: 'cancelled', message: 'not pending any more when the stop-out reached it (expired)' }]);
     });
 
     test('when a close is refused because the position closed on its own meanwhile, then it is reported closed, not failed', async () => {
