@@ -30,30 +30,26 @@ export function zip(entries: ZipEntry[], at: Date): Buffer {
     const name = Buffer.from(entry.name, 'utf8');
     const packed = deflateRawSync(entry.data, { level: 9 });
     const crc = crc32(entry.data);
+    // The local header and the directory entry share the run from "version needed" to the name's length.
+    const shared = (header: Buffer, at: number) => {
+      header.writeUInt16LE(VERSION_NEEDED, at);
+      header.writeUInt16LE(UTF8_NAMES, at + 2);
+      header.writeUInt16LE(DEFLATE, at + 4);
+      header.writeUInt16LE(time, at + 6);
+      header.writeUInt16LE(date, at + 8);
+      header.writeUInt32LE(crc, at + 10);
+      header.writeUInt32LE(packed.length, at + 14);
+      header.writeUInt32LE(entry.data.length, at + 18);
+      header.writeUInt16LE(name.length, at + 22);
+    };
     const local = Buffer.alloc(30);
     local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(VERSION_NEEDED, 4);
-    local.writeUInt16LE(UTF8_NAMES, 6);
-    local.writeUInt16LE(DEFLATE, 8);
-    local.writeUInt16LE(time, 10);
-    local.writeUInt16LE(date, 12);
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(packed.length, 18);
-    local.writeUInt32LE(entry.data.length, 22);
-    local.writeUInt16LE(name.length, 26);
-    local.writeUInt16LE(0, 28);
+    shared(local, 4);
+    // extra length: 0
     const central = Buffer.alloc(46);
     central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(VERSION_NEEDED, 4);
-    central.writeUInt16LE(VERSION_NEEDED, 6);
-    central.writeUInt16LE(UTF8_NAMES, 8);
-    central.writeUInt16LE(DEFLATE, 10);
-    central.writeUInt16LE(time, 12);
-    central.writeUInt16LE(date, 14);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(packed.length, 20);
-    central.writeUInt32LE(entry.data.length, 24);
-    central.writeUInt16LE(name.length, 28);
+    central.writeUInt16LE(VERSION_NEEDED, 4); // version made by
+    shared(central, 6);
     // extra length, comment length, disk, internal and external attributes: all 0
     central.writeUInt32LE(offset, 42);
     locals.push(local, name, packed);
