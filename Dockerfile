@@ -1,10 +1,12 @@
 # The app image: ingress, worker, paper bridge and admin CLI are the same build with a different command.
 FROM node:20-bookworm-slim AS build
 WORKDIR /app
+# Python builds the MT5 bridge's wheel for the package the ingress hands out (make dist, docs/mt5-bridge.md).
+RUN apt-get update && apt-get install -y --no-install-recommends python3 python3-venv && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 RUN npm ci
 COPY . .
-RUN npm run build
+RUN npm run build && PYTHON="$(bash scripts/ensure-python.sh)" SKIP_BUILD=1 bash scripts/dist.sh
 
 FROM node:20-bookworm-slim
 ENV NODE_ENV=production

@@ -1,4 +1,4 @@
-.PHONY: start test test-cluster lint cluster build install clean
+.PHONY: start test test-cluster lint cluster build dist install clean
 
 # Everything runs on this machine: Temporal dev server, redis-server, worker, ingress, paper bridge.
 start:
@@ -24,6 +24,11 @@ lint:
 
 build:
 	npm run build
+
+# The build, and the MT5 bridge package in dist/mt5-bridge/: the wheel, and the zip the service hands out
+# (README, config template, Windows start scripts; docs/mt5-bridge.md).
+dist:
+	@bash scripts/dist.sh
 
 install:
 	npm ci

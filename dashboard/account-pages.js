@@ -3,6 +3,7 @@
 
 import { api, deleteButton, field, form, h, page, shownOnce, when } from './dom.js?v=__VERSION__';
 import { riskSection } from './risk-form.js?v=__VERSION__';
+import { mt5PackageSection } from './mt5-package.js?v=__VERSION__';
 
 export async function accountsPage() {
   const { accounts } = await api('GET', '/v1/owner/accounts');
@@ -78,6 +79,7 @@ export async function accountPage(id) {
       }),
       tokenOut,
     ),
+    mt5PackageSection(a),
     riskSection(a),
   );
 }

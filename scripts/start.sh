@@ -88,6 +88,9 @@ bash scripts/ensure-redis.sh >/dev/null
 TEMPORAL_BIN="$(bash scripts/ensure-temporal.sh)"
 log "building"
 npm run build >"$run_dir/build.log" 2>&1 || { tail -n 40 "$run_dir/build.log" >&2; die "npm run build failed (log: .run/build.log)"; }
+# The MT5 bridge package the account page hands out (`make dist`, docs/mt5-bridge.md), into dist/mt5-bridge/.
+PYTHON="$(bash scripts/ensure-python.sh)" SKIP_BUILD=1 bash scripts/dist.sh >>"$run_dir/build.log" 2>&1 \
+  || { tail -n 20 "$run_dir/build.log" >&2; die "make dist (the MT5 bridge package) failed (log: .run/build.log)"; }
 
 # ------------------------------------------------------------------------------------------------ Temporal
 # Our search attributes as NAME=TYPE, from their one list (src/temporal/search-attributes.ts).

@@ -79,6 +79,8 @@ if ! command -v chromium >/dev/null 2>&1; then
     || fail_before_jest "installing chromium"
 fi
 npm run build || fail_before_jest "npm run build"
+# make dist: the MT5 bridge package (dist/mt5-bridge/), which the ingress serves and test/e2e/mt5-package.test.ts unpacks.
+SKIP_BUILD=1 bash scripts/dist.sh || fail_before_jest "make dist (scripts/dist.sh)"
 npx tsc -p tsconfig.test.json --noEmit || fail_before_jest "type-checking the tests (tsc -p tsconfig.test.json)"
 
 pytest_rc=0

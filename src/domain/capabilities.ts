@@ -19,17 +19,43 @@ function needsOf(platform: Platform): Partial<Record<Action, string>> {
   );
 }
 
-/** Why the account cannot run the action, or undefined when it can. */
-export function missingCapability(account: Pick<Account, 'platform' | 'bridgeVersion' | 'venue'>, action: Action): string | undefined {
+/**
+ * The bridge version to install, by platform: for MT5 the version of the package the service serves
+ * (bridges/mt5/src/es_mt5_bridge/__init__.py `__version__`, which the wheel and the bridge's hello carry;
+ * test/unit/mt5-package.test.ts and `make dist` fail when the two differ), for cTrader the connector's
+ * (src/ctrader/bridge.ts reports this one).
+ */
+export const CURRENT_BRIDGE_VERSION: Record<Platform, string> = { mt5: '3.4.0', ctrader: '1.3.0' };
+
+/** Why the account cannot run the action, and the bridge version that would (none when only the venue lacks it). */
+export interface CapabilityGap {
+  message: string;
+  install?: string;
+}
+
+export function capabilityGap(account: Pick<Account, 'platform' | 'bridgeVersion' | 'venue'>, action: Action): CapabilityGap | undefined {
   const venue = (ACTION_TABLE[action] as ActionDescription).venue;
-  if (venue === 'stopLimit' && !account.venue.stopLimit) return `the venue of this account offers no stop-limit orders`;
-  if (venue === 'modifyPending' && !account.venue.modifyPending) return `the venue of this account cannot modify pending orders`;
+  if (venue === 'stopLimit' && !account.venue.stopLimit) return { message: `the venue of this account offers no stop-limit orders` };
+  if (venue === 'modifyPending' && !account.venue.modifyPending) return { message: `the venue of this account cannot modify pending orders` };
   const table = CAPABILITIES[account.platform];
   const needed = table.needs[action] ?? table.base;
   if (compareVersions(account.bridgeVersion, needed) < 0) {
-    return `${action} needs ${account.platform === 'mt5' ? 'EA' : 'cBot'} version ${needed} or later; this account's bridge is ${account.bridgeVersion}; update the bridge and retry`;
+    const install = CURRENT_BRIDGE_VERSION[account.platform];
+    const how =
+      account.platform === 'mt5'
+        ? `install the MT5 bridge ${install} (the download on the account's page of the dashboard)`
+        : `run the cTrader connector ${install}`;
+    return {
+      message: `${action} needs ${account.platform === 'mt5' ? 'EA' : 'cBot'} version ${needed} or later; this account's bridge is ${account.bridgeVersion}; update the bridge and retry: ${how}`,
+      install,
+    };
   }
   return undefined;
+}
+
+/** Why the account cannot run the action, or undefined when it can. */
+export function missingCapability(account: Pick<Account, 'platform' | 'bridgeVersion' | 'venue'>, action: Action): string | undefined {
+  return capabilityGap(account, action)?.message;
 }
 
 export function compareVersions(a: string, b: string): number {

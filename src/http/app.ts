@@ -22,6 +22,8 @@ import { ownerSessionRoutes } from './routes/owner-session';
 import { ownerApiRoutes } from './routes/owner-api';
 import { ownerActivityRoutes } from './routes/owner-activity';
 import type { DashboardParts } from '../owners/wiring';
+import { downloadRoutes, ownerDownloadRoutes } from './routes/downloads';
+import { Mt5Packages } from '../downloads/mt5-package';
 
 export interface AppDeps {
   config: Config;
@@ -35,6 +37,8 @@ export interface AppDeps {
   owners?: DashboardParts;
   /** Connections past the per-IP cap are answered 503 before anything else (src/http/connections.ts). */
   connectionCap?: ConnectionCap;
+  /** The MT5 bridge package served (default: dist/mt5-bridge beside the code, read on first use). */
+  mt5Packages?: Mt5Packages;
 }
 
 export function createApp(deps: AppDeps): Express {
@@ -58,7 +62,15 @@ export function createApp(deps: AppDeps): Express {
       bodyReadTimeoutMs: deps.config.ingress.bodyReadTimeoutMs,
     }),
   );
+  const mt5Packages =
+    deps.mt5Packages ??
+    new Mt5Packages(
+      undefined,
+      onceEach((message) => deps.logger.error({ problem: message }, 'MT5 bridge package unavailable')),
+    );
+  app.use(downloadRoutes(mt5Packages));
   if (deps.owners) {
+    app.use(ownerDownloadRoutes(deps.owners.mt5Package, mt5Packages));
     app.use(ownerSessionRoutes(deps.owners.session));
     app.use(ownerActivityRoutes(deps.owners.activity));
     app.use(ownerApiRoutes(deps.owners.api));
@@ -78,6 +90,16 @@ export function createApp(deps: AppDeps): Express {
   });
   app.use(errorHandler(deps.logger, deps.config.limits.failClosedRetryAfterSeconds, channelOf));
   return app;
+}
+
+/** The same problem logged once, not on every request that meets it. */
+function onceEach(log: (message: string) => void): (message: string) => void {
+  const seen = new Set<string>();
+  return (message) => {
+    if (seen.has(message) || seen.size > 100) return;
+    seen.add(message);
+    log(message);
+  };
 }
 
 function channelOf(req: Request): Channel {

@@ -24,6 +24,7 @@ const STATUS: Record<Refusal['kind'], number> = {
   route_limited: 429,
   too_large: 413,
   backpressure: 503,
+  not_available: 503,
   store_unavailable: 503,
 };
 
@@ -64,6 +65,12 @@ export function sendRefusal(res: Response, err: Refusal, channel: Channel, corre
       res.status(status).json({ error: 'service_unavailable', retryAfterSeconds });
       return;
     }
+    case 'bridge_too_old':
+      // Additive to the spec's Error body (§9.2): which bridge version to install, when a newer bridge would do.
+      res
+        .status(status)
+        .json({ error: err.message, ...withId, ...(err.extra.installBridgeVersion ? { installBridgeVersion: err.extra.installBridgeVersion } : {}) });
+      return;
     default:
       res.status(status).json({ error: err.message, ...withId });
   }

@@ -20,6 +20,7 @@ const ERRORS = {
   '401': answer('No session, or an unknown or revoked owner API key.', errorRef),
   '403': answer('A browser session without its X-CSRF-Token on a change.', errorRef),
   '404': answer('Nothing of yours has this id (another owner’s is not found either).', errorRef),
+  '409': answer('The account is not one this applies to (the MT5 bridge package for a cTrader account).', errorRef),
   '503': answer('The store cannot answer, or the dashboard is not configured (OWNER_SECRETS_KEY_FILE).', errorRef),
 };
 
@@ -28,6 +29,8 @@ const SECURED = [{ ownerSession: [] }, { ownerApiKey: [] }];
 interface Op {
   summary: string;
   ok: [status: string, description: string];
+  /** The answer's media type when it is not JSON (the MT5 bridge package: application/zip). */
+  okType?: string;
   body?: JsonSchema;
   params?: string[];
   query?: Record<string, JsonSchema>;
@@ -47,7 +50,12 @@ function operation(op: Op) {
     ],
     ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: op.body } } } } : {}),
     responses: {
-      [op.ok[0]]: op.ok[0] === '204' ? { description: op.ok[1] } : answer(op.ok[1]),
+      [op.ok[0]]:
+        op.ok[0] === '204'
+          ? { description: op.ok[1] }
+          : op.okType
+            ? { description: op.ok[1], content: { [op.okType]: { schema: { type: 'string', contentMediaType: op.okType } } } }
+            : answer(op.ok[1]),
       ...Object.fromEntries(
         errors.map((s) => [
           s,
@@ -128,6 +136,7 @@ export function ownerPaths() {
     '/v1/owner/accounts/{accountId}/bridge-token': {
       post: operation({ summary: 'A new bridge token (shown once); the old one stops at once', ok: ['201', 'accountId and value.'], params: ['accountId'] }),
     },
+    ...mt5PackagePaths(),
     ...credential('webhook secret', 'secrets'),
     ...credential('API token', 'tokens'),
     '/v1/owner/api-keys': {
@@ -181,6 +190,45 @@ export function ownerPaths() {
       }),
     },
     '/v1/owner/callbacks/{id}': { delete: operation({ summary: 'Remove a callback endpoint', ok: ['204', 'Removed.'], params: ['id'] }) },
+  };
+}
+
+/** The MT5 bridge package (docs/mt5-bridge.md): public downloads, and the owner's personal copy. */
+function mt5PackagePaths() {
+  const download = (summary: string) => ({
+    ...operation({ summary, ok: ['200', 'The zip.'], okType: 'application/zip', public: true, errors: ['404', '503'] }),
+    tags: ['Bridges'],
+  });
+  return {
+    '/v1/owner/accounts/{accountId}/mt5-package': {
+      post: operation({
+        summary:
+          'The MT5 bridge package for this MT5 account, ready to run: its es-mt5-bridge.ini holds the service URL and a NEW bridge token. ' +
+          'Each download replaces the account’s bridge token (the previous one, and a bridge running with it, stop at once); the token is in this zip only. Audited.',
+        ok: ['200', 'The zip (Content-Disposition names it mt5-bridge-<version>-<accountId>.zip).'],
+        okType: 'application/zip',
+        params: ['accountId'],
+        errors: ['401', '403', '404', '409', '503'],
+      }),
+    },
+    '/downloads/mt5-bridge/latest.zip': { get: download('The current MT5 bridge package, its config a template to fill in') },
+    '/downloads/mt5-bridge/{file}': {
+      get: {
+        ...download('The current MT5 bridge package under its versioned name, mt5-bridge-<version>.zip (only the current version is served)'),
+        parameters: [{ name: 'file', in: 'path', required: true, schema: { type: 'string', maxLength: 128 } }],
+      },
+    },
+    '/downloads/mt5-bridge/latest.json': {
+      get: {
+        ...operation({
+          summary: 'The current MT5 bridge version: version, file, url, sha256',
+          ok: ['200', 'The current package.'],
+          public: true,
+          errors: ['503'],
+        }),
+        tags: ['Bridges'],
+      },
+    },
   };
 }
 

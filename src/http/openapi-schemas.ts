@@ -70,6 +70,13 @@ export const errorSchema = z
           'and on the status poll (the X-Request-ID response header carries the trace id).',
       ),
     details: z.array(validationDetailSchema).optional().describe('On 400: one entry per problem found.'),
+    installBridgeVersion: z
+      .string()
+      .optional()
+      .describe(
+        'On 412, when a newer bridge would run the action: the bridge version to install (MT5: the package at /downloads/mt5-bridge/latest.zip, ' +
+          "or ready to run from the account's page of the dashboard; cTrader: the connector's version).",
+      ),
   })
   .describe('An error.');
 

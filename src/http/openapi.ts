@@ -162,7 +162,10 @@ function submitOperation(perAccount: boolean) {
       '401': response('Missing or invalid webhook secret, or an account the secret does not link (a 401 whatever else is wrong with the body).', ref('Error')),
       '403': response('Target account is locked or not entitled to execute the signal.', ref('Error')),
       '409': response('Account type does not accept the signal (e.g. a copy-only master account).', ref('Error')),
-      '412': response('The connected EA/cBot version does not support the action; update the bridge and retry.', ref('Error')),
+      '412': response(
+        'The connected EA/cBot version does not support the action; update the bridge and retry. When a newer bridge would run it, installBridgeVersion names the version to install.',
+        ref('Error'),
+      ),
       '413': response(`JSON body exceeds ${BODY_LIMIT}.`, ref('Error')),
       '429': response(
         'Rate limit exceeded. Route limiter (keyed by target account, then secret, then IP; an account or secret is counted only for a sender with a valid secret for it, ' +
@@ -236,6 +239,7 @@ function build() {
     tags: [
       { name: 'Signals', description: 'Submit trade signals and read their outcomes.' },
       { name: 'Owners', description: 'The owners’ dashboard API: accounts, credentials, signal log, callbacks (docs/owners.md).' },
+      { name: 'Bridges', description: 'The MT5 bridge package, as the account page hands it out (docs/mt5-bridge.md).' },
     ],
     paths: {
       '/webhook/custom': { post: submitOperation(false) },

@@ -125,11 +125,19 @@ export async function revokeCredential(deps: OwnerCredentialsDeps, owner: string
   await audit(deps, owner, `${kind}.revoke`, { id });
 }
 
-/** A new bridge token for one of the owner's accounts; the old one stops working at once. */
-export async function rotateBridgeToken(deps: OwnerCredentialsDeps, owner: string, accountId: string): Promise<{ accountId: string; value: string }> {
+/**
+ * A new bridge token for one of the owner's accounts; the old one stops working at once. `why` names the audit entry
+ * when the token is made for something else (the MT5 package download writes it into its config).
+ */
+export async function rotateBridgeToken(
+  deps: OwnerCredentialsDeps,
+  owner: string,
+  accountId: string,
+  why: { action: string; detail: Record<string, unknown> } = { action: 'bridge_token.rotate', detail: {} },
+): Promise<{ accountId: string; value: string }> {
   const value = newCredential('brg');
   await asOwnerSees(() => deps.registry.updateAccount(accountId, {}, { expectOwner: owner, bridgeTokenHash: hashCredential(value) }));
-  await audit(deps, owner, 'bridge_token.rotate', {}, accountId);
+  await audit(deps, owner, why.action, why.detail, accountId);
   return { accountId, value };
 }
 

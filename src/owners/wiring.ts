@@ -10,6 +10,7 @@ import { ownerAuthDeps } from './sign-in';
 import type { OwnerSessionDeps } from '../http/routes/owner-session';
 import type { OwnerApiDeps } from '../http/routes/owner-api';
 import type { OwnerActivityDeps } from '../http/routes/owner-activity';
+import type { OwnerDownloadDeps } from '../http/routes/downloads';
 import type { Regions } from '../temporal/regions';
 import type { ReportedOutcomes } from '../signals/reported-outcomes';
 import type { DeliveryTimes } from '../signals/log';
@@ -25,6 +26,7 @@ export interface DashboardParts {
   session: OwnerSessionDeps;
   api: OwnerApiDeps;
   activity: OwnerActivityDeps;
+  mt5Package: OwnerDownloadDeps;
 }
 
 export function ownerDashboard(
@@ -44,7 +46,7 @@ export function ownerDashboard(
   });
   const cookies = { secure: config.owners.secureCookies, ttlSeconds: config.owners.sessionTtlSeconds };
   const bodyReadTimeoutMs = config.ingress.bodyReadTimeoutMs;
-  return {
+  const parts = {
     session: {
       auth,
       cookies,
@@ -75,4 +77,6 @@ export function ownerDashboard(
       callbacks: ownerCallbacksOf(config, redis),
     },
   };
+  const { accounts, credentials } = parts.api;
+  return { ...parts, mt5Package: { auth, cookies, accounts, credentials, publicUrl: config.publicUrl } };
 }

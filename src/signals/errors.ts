@@ -17,6 +17,7 @@ export type RefusalKind =
   | 'too_large' // 413, the body is above the limit
   | 'token_suspended' // 403 on the poll
   | 'backpressure' // 503, nothing accepted
+  | 'not_available' // 503, something this server has not got (the MT5 bridge package not built)
   | 'store_unavailable'; // 503, a guard's store is failing: fail closed
 
 export class Refusal extends Error {
@@ -30,6 +31,8 @@ export class Refusal extends Error {
       windowMs?: number;
       suspendedUntil?: string;
       retryAfterSeconds?: number;
+      /** 412: the bridge version that runs the action (the MT5 package the service serves, the cTrader connector). */
+      installBridgeVersion?: string;
     } = {},
   ) {
     super(message);

@@ -1,4 +1,4 @@
-import { missingCapability } from '../domain/capabilities';
+import { capabilityGap, missingCapability } from '../domain/capabilities';
 import type { Account, SecretGrant } from '../domain/account';
 import type { Registry } from '../registry/registry';
 import type { Action } from '../domain/actions';
@@ -22,8 +22,14 @@ export async function resolveTargets(registry: Registry, grant: SecretGrant, act
     if (account.status === 'locked') throw new Refusal('forbidden', 'Account is locked');
     if (!account.entitled) throw new Refusal('forbidden', 'Account is not entitled to execute signals');
     if (account.type === 'copy_master') throw new Refusal('not_accepted_by_account', 'Account type does not accept signals (copy-only master account)');
-    const missing = missingCapability(account, action);
-    if (missing) throw new Refusal('bridge_too_old', `Action not supported by this account's bridge: ${missing}`);
+    const gap = capabilityGap(account, action);
+    if (gap) {
+      throw new Refusal(
+        'bridge_too_old',
+        `Action not supported by this account's bridge: ${gap.message}`,
+        gap.install ? { installBridgeVersion: gap.install } : {},
+      );
+    }
     return { accounts: [account], skipped: [] };
   }
   const found = await registry.getAccounts(grant.accounts);

@@ -80,6 +80,20 @@ const ORDER_TYPES: Record<number, Pick<BrokerOrder, 'side' | 'type'>> = {
 
 const level = (v: number) => (v === 0 ? null : v);
 
+/** A fresh trade server for the double (its market.json): the conformance symbols, 100,000 USD, algo trading on. */
+export function mt5DoubleMarket(): Market {
+  return {
+    symbols: doubleSymbols,
+    quotes: {},
+    closed: [],
+    server_utc_offset: SERVER_UTC_OFFSET_S,
+    balance: 100_000,
+    leverage: 100,
+    login: randomInt(5_000_000, 9_000_000),
+    algo_trading: true,
+  };
+}
+
 export class Mt5BridgeDriver extends ProcessPerAccountDriver<Market> implements BridgeUnderTest {
   readonly name = 'MT5 bridge (Python) on the MetaTrader5 double';
   readonly platform = 'mt5' as const;
@@ -87,16 +101,7 @@ export class Mt5BridgeDriver extends ProcessPerAccountDriver<Market> implements 
   readonly codes = MT5_CODES;
 
   async start(account: ConformanceAccount, ingressUrl: string, options: StartOptions = {}): Promise<void> {
-    const run = this.prepare(account.id, 'mt5', () => ({
-      symbols: doubleSymbols,
-      quotes: {},
-      closed: [],
-      server_utc_offset: SERVER_UTC_OFFSET_S,
-      balance: 100_000,
-      leverage: 100,
-      login: randomInt(5_000_000, 9_000_000),
-      algo_trading: true,
-    }));
+    const run = this.prepare(account.id, 'mt5', mt5DoubleMarket);
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '',
