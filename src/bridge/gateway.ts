@@ -15,7 +15,7 @@ import {
   type StopOutDirective,
 } from '../domain/bridge-protocol';
 import type { FiguresStore } from './figures';
-import type { CommandQueue } from './queue';
+import type { CommandQueue, RecordedReport } from './queue';
 import type { BridgePresence } from './presence';
 import type { ReportedOutcomes } from '../signals/reported-outcomes';
 import { outcomeOfReport } from '../domain/outcome';
@@ -118,7 +118,15 @@ export async function bridgeReports(deps: GatewayDeps, token: string | undefined
     if (!deps.stopOuts) throw new Refusal('invalid', 'This service does not take events');
     eventResults = await recordStopOutEvents(deps.stopOuts, account, events, Date.now());
   }
-  const results = await Promise.all(parsed.data.reports.map((report) => takeReport(deps, account, report)));
+  const reports = parsed.data.reports;
+  // Only this account's commands; the commandId is the account workflow id, so Temporal, not Redis, knows it.
+  const recorded = await Promise.all(reports.map((r) => (accountOfCommand(r.commandId) === account.id ? deps.queue.recordReport(account.id, r) : undefined)));
+  if (recorded.some((r) => r?.kind === 'full')) {
+    // The account's bound of brief records is full: this call's own go again, and nothing of it reaches Temporal.
+    await Promise.all(recorded.map((r, i) => (r?.kind === 'orphan' ? deps.queue.dropOrphanReport(account.id, reports[i]!.commandId) : undefined)));
+    throw new Refusal('backpressure', 'Too many reports for commands the service does not hold, retry later');
+  }
+  const results = await Promise.all(reports.map((report, i) => answerReport(deps, account, report, recorded[i])));
   // Answered once the replicas hold the reports too (REDIS_MIN_REPLICAS_ACK): a bridge forgets a report it saw answered.
   if (results.some((r) => r.result !== 'unknown')) await deps.queue.awaitReplicas();
   return { results, ...(eventResults ? { events: eventResults } : {}) };
@@ -127,22 +135,19 @@ export async function bridgeReports(deps: GatewayDeps, token: string | undefined
 type ReportResult = { commandId: string; result: 'recorded' | 'duplicate' | 'unknown' };
 
 /**
- * One report: answered once Redis holds it, and handed to its workflow in the background (a bridge never waits on
- * Temporal for a command the service holds). A report for a command Redis does not hold is the exception: only
- * Temporal knows whether that command exists (Redis may have lost it), so it is delivered before it is answered, and
- * its brief record goes again when Temporal knows no such command.
+ * One recorded report (undefined: not a command of this account): answered once Redis holds it, and handed to its
+ * workflow in the background (a bridge never waits on Temporal for a command the service holds). A report for a command
+ * Redis does not hold is the exception: only Temporal knows whether that command exists (Redis may have lost it), so it
+ * is delivered before it is answered, and its brief record goes again when Temporal knows no such command.
  */
-async function takeReport(deps: GatewayDeps, account: Account, report: BridgeReport): Promise<ReportResult> {
+async function answerReport(deps: GatewayDeps, account: Account, report: BridgeReport, recorded: RecordedReport | undefined): Promise<ReportResult> {
   const answer = (result: ReportResult['result']): ReportResult => ({ commandId: report.commandId, result });
-  // Only this account's commands; the commandId is the account workflow id, so Temporal, not Redis, knows it.
-  if (accountOfCommand(report.commandId) !== account.id) return answer('unknown');
-  const recorded = await deps.queue.recordReport(account.id, report);
+  if (recorded === undefined) return answer('unknown');
   switch (recorded.kind) {
+    case 'full': // refused for the whole call before this
     case 'closed':
       // Withdrawn or overtaken: no bridge was handed it, and its workflow has ended with its outcome.
       return answer('duplicate');
-    case 'full':
-      throw new Refusal('backpressure', 'Too many reports for commands the service does not hold, retry later');
     case 'first':
     case 'repeat':
       await keepForPoll(deps, recorded.command, recorded.report);

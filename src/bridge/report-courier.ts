@@ -33,6 +33,8 @@ interface Job {
  * Deliveries are idempotent (update id = commandId): one queued twice is harmless, and a queued one is not queued again.
  */
 export class ReportCourier {
+  /** A bridge waits on these (in the order they came), ahead of the background ones. */
+  private readonly urgent: Job[] = [];
   private readonly waiting: Job[] = [];
   private readonly queued = new Set<string>();
   private readonly timers = new Set<NodeJS.Timeout>();
@@ -49,7 +51,7 @@ export class ReportCourier {
   /** Delivers now (ahead of the background ones) and answers with Temporal's word; one attempt, its failure thrown. */
   deliver(region: string, report: BridgeReport): Promise<ReportDelivery> {
     return new Promise((resolve, reject) => {
-      this.waiting.unshift({ region, report, attempt: 0, settle: { resolve, reject } });
+      this.urgent.push({ region, report, attempt: 0, settle: { resolve, reject } });
       this.pump();
     });
   }
@@ -92,7 +94,7 @@ export class ReportCourier {
     this.closed = true;
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
-    for (const job of this.waiting.splice(0)) job.settle?.reject(new Error('the ingress is stopping'));
+    for (const job of [...this.urgent.splice(0), ...this.waiting.splice(0)]) job.settle?.reject(new Error('the ingress is stopping'));
     this.queued.clear();
     for (const done of [...this.idle]) done();
   }
@@ -103,8 +105,8 @@ export class ReportCourier {
   }
 
   private pump(): void {
-    while (this.running < this.settings.concurrency && this.waiting.length > 0) {
-      const job = this.waiting.shift()!;
+    while (this.running < this.settings.concurrency && this.urgent.length + this.waiting.length > 0) {
+      const job = (this.urgent.shift() ?? this.waiting.shift())!;
       this.running++;
       void this.run(job).finally(() => {
         this.running--;

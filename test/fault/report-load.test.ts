@@ -48,9 +48,17 @@ describe('reports under steady load with a worker crash', () => {
     async () => {
       const account = reg.accounts[0]!;
       const url = () => stack!.ingress.url;
-      const describeAll = () => stack!.all().map((p) => p.describe()).join('\n');
+      const describeAll = () =>
+        stack!
+          .all()
+          .map((p) => p.describe())
+          .join('\n');
       const request = (i: number) =>
-        httpPost(`${url()}/webhook/custom/${account.id}`, { secret: reg.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 }, { 'x-idempotency-key': `${reg.tag}-${i}` });
+        httpPost(
+          `${url()}/webhook/custom/${account.id}`,
+          { secret: reg.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 },
+          { 'x-idempotency-key': `${reg.tag}-${i}` },
+        );
 
       const started = Date.now();
       let killed: Promise<unknown> | undefined;
@@ -109,7 +117,8 @@ describe('reports under steady load with a worker crash', () => {
 
       expect(outcomeTally).toEqual({ filled: accepted.length });
       const orders = ordersByCommand(ledgerFile);
-      for (const o of all) expect({ signalId: o.signalId, orders: orders.get(commandIdOf(o.signalId, account.id))?.length }).toEqual({ signalId: o.signalId, orders: 1 });
+      for (const o of all)
+        expect({ signalId: o.signalId, orders: orders.get(commandIdOf(o.signalId, account.id))?.length }).toEqual({ signalId: o.signalId, orders: 1 });
       // A reports call answers once Redis holds its reports: well inside the bridge's 15 s, which it never hit.
       expect(retries).toBe(0);
       expect(pct(99)).toBeLessThan(2_000);

@@ -30,9 +30,7 @@ export interface QueueCalls {
 }
 
 /** The command queue as the workflows see it (activities/index.ts), answering `withdraw` as the test says. */
-export function queueDouble(
-  answers: { withdraw?: WithdrawResult; dispatch?: EnqueueResult; recorded?: (commandId: string) => BridgeReport | null } = {},
-) {
+export function queueDouble(answers: { withdraw?: WithdrawResult; dispatch?: EnqueueResult; recorded?: (commandId: string) => BridgeReport | null } = {}) {
   const calls: QueueCalls = { dispatched: [], withdrawn: [], released: [], looked: [], callbacks: [] };
   const activities: Activities = {
     async dispatchCommand(command: BridgeCommand, options?: { resend?: boolean }) {
