@@ -120,10 +120,12 @@ export async function bridgeReports(deps: GatewayDeps, token: string | undefined
   }
   const reports = parsed.data.reports;
   // Only this account's commands; the commandId is the account workflow id, so Temporal, not Redis, knows it.
-  const recorded = await Promise.all(reports.map((r) => (accountOfCommand(r.commandId) === account.id ? deps.queue.recordReport(account.id, r) : undefined)));
+  const recorded = await Promise.all(
+    reports.map((r) => (accountOfCommand(r.commandId) === account.id ? deps.queue.recordReport(account.id, r) : Promise.resolve(undefined))),
+  );
   if (recorded.some((r) => r?.kind === 'full')) {
     // The account's bound of brief records is full: this call's own go again, and nothing of it reaches Temporal.
-    await Promise.all(recorded.map((r, i) => (r?.kind === 'orphan' ? deps.queue.dropOrphanReport(account.id, reports[i]!.commandId) : undefined)));
+    await Promise.all(recorded.map((r, i) => (r?.kind === 'orphan' ? deps.queue.dropOrphanReport(account.id, reports[i]!.commandId) : Promise.resolve())));
     throw new Refusal('backpressure', 'Too many reports for commands the service does not hold, retry later');
   }
   const results = await Promise.all(reports.map((report, i) => answerReport(deps, account, report, recorded[i])));

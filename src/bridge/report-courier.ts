@@ -121,7 +121,10 @@ export class ReportCourier {
       if (job.settle) job.settle.resolve(delivery);
       else this.finished(job.report.commandId);
     } catch (err) {
-      if (job.settle) return job.settle.reject(err);
+      if (job.settle) {
+        job.settle.reject(err);
+        return;
+      }
       if (this.closed || Date.now() >= job.retryUntil!) {
         this.finished(job.report.commandId);
         this.logger?.warn({ commandId: job.report.commandId, err: String(err) }, 'report delivery given up: the workflow will read it from Redis');
