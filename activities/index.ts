@@ -1,6 +1,6 @@
 import type { CommandQueue, EnqueueResult, WithdrawResult } from '../src/bridge/queue';
 import type { AccountSequencer } from '../src/bridge/ordering';
-import type { BridgeCommand } from '../src/domain/bridge-protocol';
+import type { BridgeCommand, BridgeReport } from '../src/domain/bridge-protocol';
 import type { AdmissionLedger } from '../src/signals/admission';
 import type { AttemptDeps } from '../src/callbacks/attempt';
 import { createCallbackActivities } from './callbacks';
@@ -22,6 +22,13 @@ export function createActivities(deps: { queue: CommandQueue; sequencer: Account
     async releaseSequence(accountId: string, seq: number, expiresAt: string, signalId?: string): Promise<void> {
       await deps.sequencer.release(accountId, seq, Date.parse(expiresAt));
       if (signalId !== undefined) await deps.admission.settled(signalId, accountId);
+    },
+    /**
+     * The report the ingress recorded for a command, if any: an ingress answers a bridge once its report is in Redis
+     * and hands it to the workflow after, so a report whose hand-over was lost (the ingress died) is found here.
+     */
+    async recordedReport(accountId: string, commandId: string): Promise<BridgeReport | null> {
+      return (await deps.queue.recordedReport(accountId, commandId)) ?? null;
     },
     /** Pulls back a command no bridge has taken; tells whether it was taken, reported, or forgotten by Redis. */
     async withdrawCommand(accountId: string, commandId: string, queued = false): Promise<WithdrawResult> {

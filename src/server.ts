@@ -7,6 +7,7 @@ import { RedisRegistry } from './registry/registry';
 import { RedisThrottle } from './ratelimit/fairness';
 import { RedisAccountSequencer } from './bridge/ordering';
 import { RedisCommandQueue } from './bridge/queue';
+import { COURIER_DEFAULTS, ReportCourier } from './bridge/report-courier';
 import { Regions } from './temporal/regions';
 import { TemporalExecutions } from './temporal/executions';
 import { TemporalIdempotencyWindows } from './temporal/idempotency-windows';
@@ -54,6 +55,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
   const queue = new RedisCommandQueue(queueRedis, { redeliverAfterMs: 15_000, replicaAck: config.redis.replicaAck });
   // Serve as soon as Redis answers, but never wait long: with Redis down the guards fail closed until it is back.
   await Promise.all([waitUntilReady(redis, 3000), waitUntilReady(queueRedis, 3000)]);
+  const courier = new ReportCourier(executions, COURIER_DEFAULTS, logger);
   const admissionLedger = new RedisAdmissionLedger(redis, config.temporal.taskQueue, config.bridge.defaultCommandTtlMs);
   const admission = new AdmissionGate(admissionLedger, config.admission);
   admission.start();
@@ -108,6 +110,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
       registry,
       queue,
       executions,
+      courier,
       maxWaitMs: config.bridge.maxWaitMs,
       presence,
       reported,
@@ -166,6 +169,10 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
         server.closeIdleConnections();
       });
       clearTimeout(cut);
+      // Reports answered already are handed over before Temporal's connections close; what is left, the workflows
+      // read from Redis themselves.
+      await courier.drain(2000);
+      courier.close();
       if (admin) {
         await new Promise<void>((resolve) => {
           admin.close(() => resolve());

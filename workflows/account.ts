@@ -47,7 +47,16 @@ const {
   withdrawCommand,
   releaseSequence,
   dispatchCommand: redispatchCommand,
+  recordedReport,
 } = proxyLocalActivities<Activities>({ startToCloseTimeout: '5s', retry: QUEUE_RETRY });
+
+/**
+ * Past its expiry, a workflow still without the report of a command a bridge took looks for it in Redis, first after
+ * this long, then twice as long each time up to REPORT_LOOK_MAX_MS (a few history events per look, so a bridge that
+ * stays away for days costs a bounded history: about 150 looks a day).
+ */
+const REPORT_LOOK_FIRST_MS = 5_000;
+const REPORT_LOOK_MAX_MS = 10 * 60_000;
 
 /**
  * One signal on one account: the owner's risk rules on the snapshot taken at acceptance, one bridge command,
@@ -144,7 +153,18 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
     // again: the bridge executes a commandId at most once, so it answers with what it did, or `expired`.
     if (state === 'forgotten') await redispatchCommand(command, { resend: true });
     // A bridge took it: the order may be live, so the bridge's word is the only outcome.
-    await condition(() => report !== undefined);
+    if (patched('report-from-redis')) {
+      // The ingress answers a report once Redis holds it and hands it over after (src/bridge/report-courier.ts): a
+      // hand-over lost with its ingress leaves the report in Redis only, where the workflow finds it.
+      // Withdraw found the report recorded already: look at once.
+      let look = state === 'reported' ? 0 : REPORT_LOOK_FIRST_MS;
+      while (report === undefined) {
+        if (look > 0 && (await condition(() => report !== undefined, look))) break;
+        const recorded = await recordedReport(accountId, commandId);
+        if (recorded !== null && recorded.commandId === commandId) take(recorded);
+        look = Math.min(Math.max(look * 2, REPORT_LOOK_FIRST_MS), REPORT_LOOK_MAX_MS);
+      }
+    } else await condition(() => report !== undefined);
   }
   // What the bridge placed, for the operator and the owner: the lots (sized by risk, the figures used), the price.
   if (patched('report-in-memo')) upsertMemo({ execution: { volume: report!.volume ?? null, price: report!.price ?? null, message: report!.message ?? null } });

@@ -2,6 +2,7 @@ import type { Registry } from '../registry/registry';
 import { BRIDGE_FEATURES, type Account } from '../domain/account';
 import { Refusal } from '../signals/errors';
 import type { ReportDelivery, SignalExecutions } from '../signals/executions';
+import type { ReportCourier } from './report-courier';
 import { isTemporalBackpressure } from '../temporal/failures';
 import { accountOfCommand } from '../domain/ids';
 import {
@@ -14,7 +15,7 @@ import {
   type StopOutDirective,
 } from '../domain/bridge-protocol';
 import type { FiguresStore } from './figures';
-import type { CommandQueue } from './queue';
+import type { CommandQueue, RecordedReport } from './queue';
 import type { BridgePresence } from './presence';
 import type { ReportedOutcomes } from '../signals/reported-outcomes';
 import { outcomeOfReport } from '../domain/outcome';
@@ -40,6 +41,8 @@ export interface GatewayDeps {
   figuresMaxAgeMs: number;
   /** Where the stop-outs bridges report go (protocol 1.4); without it an event is refused. */
   stopOuts?: StopOutDeps;
+  /** Hands reports to their workflows, a bounded number at once (src/bridge/report-courier.ts). */
+  courier: ReportCourier;
 }
 
 const MAX_COMMANDS_PER_POLL = 100;
@@ -115,28 +118,61 @@ export async function bridgeReports(deps: GatewayDeps, token: string | undefined
     if (!deps.stopOuts) throw new Refusal('invalid', 'This service does not take events');
     eventResults = await recordStopOutEvents(deps.stopOuts, account, events, Date.now());
   }
-  const results: { commandId: string; result: 'recorded' | 'duplicate' | 'unknown' }[] = [];
-  for (const report of parsed.data.reports) {
-    // Only this account's commands; the commandId is the account workflow id, so Temporal, not Redis, knows it.
-    if (accountOfCommand(report.commandId) !== account.id) {
-      results.push({ commandId: report.commandId, result: 'unknown' });
-      continue;
-    }
-    const recorded = await deps.queue.recordReport(account.id, report);
-    if (recorded.command) await keepForPoll(deps, recorded.command, recorded.report);
-    let delivery: ReportDelivery;
-    try {
-      // Repeats are delivered again too: the first delivery may have failed after the report was recorded.
-      delivery = await deps.executions.deliverReport(account.region, recorded.report);
-    } catch (err) {
-      if (isTemporalBackpressure(err)) throw new Refusal('backpressure', 'System under high load, retry later');
-      throw err;
-    }
-    // A closed execution already has its outcome: this report came after the first one.
-    const result = delivery === 'unknown' ? 'unknown' : delivery === 'delivered' && recorded.kind === 'first' ? 'recorded' : 'duplicate';
-    results.push({ commandId: report.commandId, result });
+  const reports = parsed.data.reports;
+  // Only this account's commands; the commandId is the account workflow id, so Temporal, not Redis, knows it.
+  const recorded = await Promise.all(
+    reports.map((r) => (accountOfCommand(r.commandId) === account.id ? deps.queue.recordReport(account.id, r) : Promise.resolve(undefined))),
+  );
+  if (recorded.some((r) => r?.kind === 'full')) {
+    // The account's bound of brief records is full: this call's own go again, and nothing of it reaches Temporal.
+    await Promise.all(recorded.map((r, i) => (r?.kind === 'orphan' ? deps.queue.dropOrphanReport(account.id, reports[i]!.commandId) : Promise.resolve())));
+    throw new Refusal('backpressure', 'Too many reports for commands the service does not hold, retry later');
   }
+  const results = await Promise.all(reports.map((report, i) => answerReport(deps, account, report, recorded[i])));
+  // Answered once the replicas hold the reports too (REDIS_MIN_REPLICAS_ACK): a bridge forgets a report it saw answered.
+  if (results.some((r) => r.result !== 'unknown')) await deps.queue.awaitReplicas();
   return { results, ...(eventResults ? { events: eventResults } : {}) };
+}
+
+type ReportResult = { commandId: string; result: 'recorded' | 'duplicate' | 'unknown' };
+
+/**
+ * One recorded report (undefined: not a command of this account): answered once Redis holds it, and handed to its
+ * workflow in the background (a bridge never waits on Temporal for a command the service holds). A report for a command
+ * Redis does not hold is the exception: only Temporal knows whether that command exists (Redis may have lost it), so it
+ * is delivered before it is answered, and its brief record goes again when Temporal knows no such command.
+ */
+async function answerReport(deps: GatewayDeps, account: Account, report: BridgeReport, recorded: RecordedReport | undefined): Promise<ReportResult> {
+  const answer = (result: ReportResult['result']): ReportResult => ({ commandId: report.commandId, result });
+  if (recorded === undefined) return answer('unknown');
+  switch (recorded.kind) {
+    case 'full': // refused for the whole call before this
+    case 'closed':
+      // Withdrawn or overtaken: no bridge was handed it, and its workflow has ended with its outcome.
+      return answer('duplicate');
+    case 'first':
+    case 'repeat':
+      await keepForPoll(deps, recorded.command, recorded.report);
+      // Repeats are handed over again too: the first hand-over may have been lost with its ingress.
+      deps.courier.post(account.region, recorded.report);
+      return answer(recorded.kind === 'first' ? 'recorded' : 'duplicate');
+    case 'orphan':
+    case 'orphan-repeat': {
+      let delivery: ReportDelivery;
+      try {
+        delivery = await deps.courier.deliver(account.region, recorded.report);
+      } catch (err) {
+        if (isTemporalBackpressure(err)) throw new Refusal('backpressure', 'System under high load, retry later');
+        throw err;
+      }
+      if (delivery === 'unknown') {
+        await deps.queue.dropOrphanReport(account.id, report.commandId);
+        return answer('unknown');
+      }
+      // A closed execution already has its outcome: this report came after the first one.
+      return answer(delivery === 'delivered' && recorded.kind === 'orphan' ? 'recorded' : 'duplicate');
+    }
+  }
 }
 
 /**

@@ -30,8 +30,18 @@ export interface CommandQueue {
    * `withdrawn` lists them, `handedOut` the ones a bridge already holds (they cannot be pulled back).
    */
   withdrawUntaken(accountId: string): Promise<{ withdrawn: string[]; handedOut: string[] }>;
-  /** The first report of a command wins; repeats get the recorded one back. */
+  /**
+   * The first report of a command wins; repeats get the recorded one back. A report for a command Redis does not hold
+   * is kept only briefly and only up to a bound per account (`orphan`; `full` past the bound): no bridge token can
+   * fill Redis with reports of commands that never existed.
+   */
   recordReport(accountId: string, report: BridgeReport): Promise<RecordedReport>;
+  /** Forgets a brief record of a report whose command Temporal does not know either (it never existed). */
+  dropOrphanReport(accountId: string, commandId: string): Promise<void>;
+  /** The report recorded for a command, if any: how a workflow learns a report whose delivery to it was lost. */
+  recordedReport(accountId: string, commandId: string): Promise<BridgeReport | undefined>;
+  /** Resolves once the replicas hold what this connection wrote (REDIS_MIN_REPLICAS_ACK); at once without replicas. */
+  awaitReplicas(): Promise<void>;
   /** A bridge said hello: everything it was handed before and has not reported is handed out again. */
   startSession(accountId: string): Promise<void>;
   /**
@@ -50,8 +60,16 @@ export interface LongPoll {
 export type WithdrawResult = 'withdrawn' | 'delivered' | 'reported' | 'forgotten';
 export type EnqueueResult = 'queued' | 'overtaken';
 
-/** The first report of a command wins; `command` is absent when Redis no longer held the command itself. */
-export type RecordedReport = { kind: 'first' | 'repeat'; report: BridgeReport; command?: BridgeCommand };
+/**
+ * `first` / `repeat`: the report of a command Redis holds (`command`), kept for REPORT_RETENTION_SECONDS.
+ * `orphan` / `orphan-repeat`: Redis does not hold the command (it lost its data, or the command never existed): a brief
+ * record only, and only Temporal can say whether the command exists. `closed`: the command was withdrawn or overtaken,
+ * never handed to a bridge; nothing recorded. `full`: too many orphan records of the account at once; nothing recorded.
+ */
+export type RecordedReport =
+  | { kind: 'first' | 'repeat'; report: BridgeReport; command: BridgeCommand }
+  | { kind: 'orphan' | 'orphan-repeat'; report: BridgeReport }
+  | { kind: 'closed' | 'full' };
 
 const k = {
   queue: (acc: string) => `es:bq:{${acc}}`,
@@ -61,9 +79,18 @@ const k = {
   poll: (acc: string) => `es:bw:{${acc}}`,
   /** The highest sequence number of the account ever handed to a bridge. */
   handedOut: (acc: string) => `es:bh:{${acc}}`,
+  /** The account's brief records of reports for commands Redis does not hold, scored by when each lapses. */
+  orphans: (acc: string) => `es:bo:{${acc}}`,
 };
 
 const REPORT_RETENTION_SECONDS = 7 * 24 * 3600;
+/**
+ * A report for a command Redis does not hold is delivered to Temporal before it is answered, so its record only has to
+ * outlive a bridge's resend (answered `duplicate`) and a workflow's look at its expiry (DEFAULT_COMMAND_TTL_MS, 5 min).
+ */
+export const ORPHAN_REPORT_TTL_MS = 10 * 60 * 1000;
+/** At most this many such records per account at once: a whole reports call of them (docs/reliability.md). */
+export const ORPHAN_REPORTS_MAX = 100;
 /** A long-poll's generation counter outlives any poll by far (polls last at most BRIDGE_MAX_WAIT_MS). */
 const POLL_GENERATION_TTL_MS = 24 * 3600 * 1000;
 const SUPERSEDED = 'poll:';
@@ -165,16 +192,37 @@ for _, id in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
 end
 return {withdrawn, handed}`;
 
-// KEYS: queue, command; ARGV: commandId, report, retentionSeconds
-// A report for a command Redis does not hold (it lost its data) is kept too: the workflow, not Redis, decides.
+// KEYS: queue, command, orphans; ARGV: commandId, report, retentionSeconds, now (ms), orphan ttl (ms), orphan max
+// The report of a command Redis holds is kept with it. A command Redis does not hold (it lost its data, or there never
+// was one) gets a brief record, counted against the account's bound in the same step, so that a workflow or a resend
+// finds it; the workflow, not Redis, decides whether it counts. A withdrawn or overtaken command was never handed out.
 const REPORT = `
-local h = redis.call('HMGET', KEYS[2], 'command', 'report')
-if h[2] then return {'repeat', h[2], h[1] or ''} end
+local h = redis.call('HMGET', KEYS[2], 'command', 'report', 'orphan', 'withdrawn', 'overtaken')
+if h[2] then
+  if h[3] or not h[1] then return {'orphan-repeat', h[2]} end
+  return {'repeat', h[2], h[1]}
+end
+if h[4] or h[5] then return {'closed'} end
+if not h[1] then
+  local now = tonumber(ARGV[4])
+  redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
+  if redis.call('ZCARD', KEYS[3]) >= tonumber(ARGV[6]) then return {'full'} end
+  redis.call('HSET', KEYS[2], 'report', ARGV[2], 'orphan', '1')
+  redis.call('PEXPIRE', KEYS[2], ARGV[5])
+  redis.call('ZADD', KEYS[3], now + tonumber(ARGV[5]), ARGV[1])
+  redis.call('PEXPIRE', KEYS[3], ARGV[5])
+  return {'orphan', ARGV[2]}
+end
 redis.call('HSET', KEYS[2], 'report', ARGV[2])
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('EXPIRE', KEYS[2], tonumber(ARGV[3]))
-if not h[1] then return {'first', ARGV[2], ''} end
 return {'first', ARGV[2], h[1]}`;
+
+// KEYS: command, orphans; ARGV: commandId. Only a brief record goes: never the record of a command Redis holds.
+const DROP_ORPHAN = `
+if redis.call('HGET', KEYS[1], 'orphan') then redis.call('DEL', KEYS[1]) end
+redis.call('ZREM', KEYS[2], ARGV[1])
+return 1`;
 
 interface Waiter {
   generation: number;
@@ -246,20 +294,37 @@ export class RedisCommandQueue implements CommandQueue {
   }
 
   async recordReport(accountId: string, report: BridgeReport): Promise<RecordedReport> {
-    const res = (await this.redis.eval(
+    const [kind, raw, command] = (await this.redis.eval(
       REPORT,
-      2,
+      3,
       k.queue(accountId),
       k.command(accountId, report.commandId),
+      k.orphans(accountId),
       report.commandId,
       JSON.stringify(report),
       REPORT_RETENTION_SECONDS,
-    )) as string[];
-    return {
-      kind: res[0] as 'first' | 'repeat',
-      report: JSON.parse(res[1]!) as BridgeReport,
-      ...(res[2] ? { command: JSON.parse(res[2]) as BridgeCommand } : {}),
-    };
+      Date.now(),
+      ORPHAN_REPORT_TTL_MS,
+      ORPHAN_REPORTS_MAX,
+    )) as [RecordedReport['kind'], string?, string?];
+    if (kind === 'closed' || kind === 'full') return { kind };
+    const recorded = JSON.parse(raw!) as BridgeReport;
+    if (kind === 'orphan' || kind === 'orphan-repeat') return { kind, report: recorded };
+    return { kind, report: recorded, command: JSON.parse(command!) as BridgeCommand };
+  }
+
+  async dropOrphanReport(accountId: string, commandId: string): Promise<void> {
+    await this.redis.eval(DROP_ORPHAN, 2, k.command(accountId, commandId), k.orphans(accountId), commandId);
+  }
+
+  async recordedReport(accountId: string, commandId: string): Promise<BridgeReport | undefined> {
+    const raw = await this.redis.hget(k.command(accountId, commandId), 'report');
+    return raw ? (JSON.parse(raw) as BridgeReport) : undefined;
+  }
+
+  /** Recorded reports count only once the replicas hold them (REDIS_MIN_REPLICAS_ACK), like queued commands. */
+  async awaitReplicas(): Promise<void> {
+    await awaitReplicas(this.redis, this.options.replicaAck);
   }
 
   /**

@@ -108,7 +108,7 @@ export const reportSchema = z.strictObject({
   volume: z.number().nullish(),
   retcode: z.union([z.number().int(), z.string().max(64)]).nullish(),
   message: z.string().max(512).nullish(),
-  executedAt: z.iso.datetime({ offset: true }).nullish(),
+  executedAt: z.iso.datetime({ offset: true }).max(64).nullish(),
 });
 export type BridgeReport = z.infer<typeof reportSchema>;
 

@@ -4,6 +4,7 @@ import { readLedger } from '../../src/paper/ledger';
 import { testEnv } from '../../support/env';
 import { startTemporal, waitFor, type TemporalServer } from '../../support/infra';
 import {
+  ADMISSION_OFF,
   ensureBuilt,
   restart,
   serviceEnv,
@@ -86,7 +87,9 @@ describe('the worker is killed with SIGKILL and restarted', () => {
       ),
       ledgerFile,
       // A frozen terminal's long-poll must stay open long enough for the command to reach it (issue-4 variant).
-      env: { BRIDGE_MAX_WAIT_MS: '120000', TEMPORAL_ADDRESS: temporalServer.address, TEMPORAL_NAMESPACE: 'default' },
+      // Admission off: the subject is signals accepted while the worker is dead, which the production door refuses
+      // (test/fault/report-load.test.ts runs a worker kill with it on).
+      env: { ...ADMISSION_OFF, BRIDGE_MAX_WAIT_MS: '120000', TEMPORAL_ADDRESS: temporalServer.address, TEMPORAL_NAMESPACE: 'default' },
     });
     temporal = await temporalClient(temporalServer.address);
     redis = redisClient(testEnv().redisUrl);

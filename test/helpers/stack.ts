@@ -39,9 +39,8 @@ export function testConfig(env: Record<string, string> = {}): Config {
     FAIRNESS_BROADCAST_MAX: '100000',
     POLL_IP_MAX: '100000',
     POLL_ACCOUNT_MAX: '100000',
-    // Admission control is tested on its own (test/integration/admission.test.ts); elsewhere a loaded test machine
-    // must not turn a test's burst into 503s.
-    ADMISSION_MAX_LATE: '100000',
+    // Admission control runs with the production settings (config.ts defaults): an accepted signal must never be left
+    // to expire, under any test's load. A test that truly needs it off passes ADMISSION_OFF and says why.
     // Two test files share two cores with a Temporal server: a guard's Redis call can wait past the 500 ms default
     // there without Redis being down. Fail-closed tests stop or freeze Redis, which no timeout hides.
     REDIS_COMMAND_TIMEOUT_MS: '2000',

@@ -55,6 +55,40 @@ describe('accountWorkflow in virtual time', () => {
     expect(calls.released).toEqual([]);
   });
 
+  test('when the ingress recorded the report and died before handing it over, then at the deadline the workflow reads it from Redis: filled', async () => {
+    const { input, workflowId } = await buyInput(30_000);
+    const { activities, calls } = queueDouble({
+      withdraw: 'reported',
+      recorded: (id) => (id === workflowId ? { commandId: workflowId, status: 'filled', ticket: 'T-81', price: 1.1 } : null),
+    });
+    const outcome = await workflowKit().withWorker(activities, (taskQueue) =>
+      workflowKit().env.client.workflow.execute(accountWorkflow, { taskQueue, workflowId, args: [input] }),
+    );
+    expect(outcome).toMatchObject({ outcome: 'filled', ticket: 'T-81', reason: null });
+    expect(calls.looked).toEqual([workflowId]);
+  });
+
+  test('when the bridge reports an hour after the deadline and that hand-over is lost, then the workflow finds the report in Redis within 10 minutes, with a bounded number of looks', async () => {
+    const { input, workflowId } = await buyInput(30_000);
+    let recordedAt: number | undefined;
+    const { activities, calls } = queueDouble({
+      withdraw: 'delivered',
+      recorded: () => (recordedAt !== undefined ? { commandId: workflowId, status: 'filled', ticket: 'T-82', price: 1.1 } : null),
+    });
+    const { outcome, foundAfterMs } = await workflowKit().withWorker(activities, async (taskQueue) => {
+      const handle = await workflowKit().env.client.workflow.start(accountWorkflow, { taskQueue, workflowId, args: [input] });
+      await workflowKit().env.sleep('1 hour');
+      recordedAt = await workflowKit().env.currentTimeMs();
+      const result = await handle.result();
+      return { outcome: result, foundAfterMs: (await workflowKit().env.currentTimeMs()) - recordedAt };
+    });
+    expect(outcome).toMatchObject({ outcome: 'filled', ticket: 'T-82', reason: null });
+    expect(foundAfterMs).toBeLessThanOrEqual(10 * 60_000);
+    // 5 s doubling to 10 minutes: 7 looks in the first 11 minutes, then one per 10 minutes.
+    expect(calls.looked.length).toBeGreaterThanOrEqual(7);
+    expect(calls.looked.length).toBeLessThanOrEqual(14);
+  });
+
   test('when Redis forgot the queued command by the deadline, then it is queued again (a resend) and the bridge word decides', async () => {
     const { activities, calls } = queueDouble({ withdraw: 'forgotten' });
     const { input, workflowId } = await buyInput(30_000);

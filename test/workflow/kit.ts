@@ -10,7 +10,7 @@ import { INDEXED_VALUE_TYPES, SEARCH_ATTRIBUTES } from '../../src/temporal/searc
 import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type InjectedSinks } from '@temporalio/worker';
 import type { Activities } from '../../activities';
 import type { OutcomeSinks } from '../../workflows/sinks';
-import type { BridgeCommand } from '../../src/domain/bridge-protocol';
+import type { BridgeCommand, BridgeReport } from '../../src/domain/bridge-protocol';
 import type { EnqueueResult, WithdrawResult } from '../../src/bridge/queue';
 import { accountSchema } from '../../src/domain/account';
 import type { AccountTarget, SignalInstruction } from '../../src/domain/workflow-input';
@@ -23,13 +23,15 @@ export interface QueueCalls {
   dispatched: { commandId: string; resend: boolean }[];
   withdrawn: { commandId: string; queued: boolean }[];
   released: { accountId: string; seq: number }[];
+  /** The workflow looked in Redis for the recorded report of these commands. */
+  looked: string[];
   /** Outcomes pushed to callbacks: one entry per endpoint attempt. */
   callbacks: { endpointId: string; messageId: string }[];
 }
 
 /** The command queue as the workflows see it (activities/index.ts), answering `withdraw` as the test says. */
-export function queueDouble(answers: { withdraw?: WithdrawResult; dispatch?: EnqueueResult } = {}) {
-  const calls: QueueCalls = { dispatched: [], withdrawn: [], released: [], callbacks: [] };
+export function queueDouble(answers: { withdraw?: WithdrawResult; dispatch?: EnqueueResult; recorded?: (commandId: string) => BridgeReport | null } = {}) {
+  const calls: QueueCalls = { dispatched: [], withdrawn: [], released: [], looked: [], callbacks: [] };
   const activities: Activities = {
     async dispatchCommand(command: BridgeCommand, options?: { resend?: boolean }) {
       calls.dispatched.push({ commandId: command.commandId, resend: options?.resend ?? false });
@@ -37,6 +39,10 @@ export function queueDouble(answers: { withdraw?: WithdrawResult; dispatch?: Enq
     },
     async releaseSequence(accountId: string, seq: number) {
       calls.released.push({ accountId, seq });
+    },
+    async recordedReport(_accountId: string, commandId: string) {
+      calls.looked.push(commandId);
+      return answers.recorded?.(commandId) ?? null;
     },
     async withdrawCommand(_accountId: string, commandId: string, queued = false) {
       calls.withdrawn.push({ commandId, queued });
