@@ -7,7 +7,8 @@ import type { Redis } from 'ioredis';
  */
 export type IndexedKind = 'accounts' | 'secrets' | 'tokens';
 
-const key = (owner: string, kind: IndexedKind) => `es:owner-index:${kind}:${owner}`;
+export const ownerIndexKey = (owner: string, kind: IndexedKind) => `es:owner-index:${kind}:${owner}`;
+const key = ownerIndexKey;
 
 export class OwnerIndex {
   constructor(private readonly redis: Redis) {}
