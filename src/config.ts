@@ -412,7 +412,9 @@ function ctraderOAuth(e: z.infer<typeof envSchema>) {
   if (e.CTRADER_OAUTH_CLIENT_ID === undefined) return undefined;
   const missing = [
     e.CTRADER_OAUTH_REDIRECT_URL === undefined && 'CTRADER_OAUTH_REDIRECT_URL',
-    e.CTRADER_OAUTH_CLIENT_SECRET_FILE === undefined && e.CTRADER_OAUTH_CLIENT_SECRET === undefined && 'CTRADER_OAUTH_CLIENT_SECRET_FILE (or CTRADER_OAUTH_CLIENT_SECRET)',
+    e.CTRADER_OAUTH_CLIENT_SECRET_FILE === undefined &&
+      e.CTRADER_OAUTH_CLIENT_SECRET === undefined &&
+      'CTRADER_OAUTH_CLIENT_SECRET_FILE (or CTRADER_OAUTH_CLIENT_SECRET)',
     e.CTRADER_TOKENS_KEY_FILE === undefined && 'CTRADER_TOKENS_KEY_FILE',
   ].filter((m): m is string => m !== false);
   if (missing.length > 0) throw new Error(`Invalid configuration:\n${missing.map((m) => `${m}: required with CTRADER_OAUTH_CLIENT_ID`).join('\n')}`);
@@ -420,17 +422,7 @@ function ctraderOAuth(e: z.infer<typeof envSchema>) {
   const secretValue = e.CTRADER_OAUTH_CLIENT_SECRET;
   return {
     clientId: e.CTRADER_OAUTH_CLIENT_ID,
-    clientSecret: (): string => {
-      if (secretFile === undefined) return secretValue!;
-      let text: string;
-      try {
-        text = readFileSync(secretFile, 'utf8').trim();
-      } catch {
-        throw new Error('CTRADER_OAUTH_CLIENT_SECRET_FILE cannot be read');
-      }
-      if (text === '' || text.length > 256) throw new Error('CTRADER_OAUTH_CLIENT_SECRET_FILE must hold the client secret (1 to 256 characters)');
-      return text;
-    },
+    clientSecret: (): string => (secretFile === undefined ? secretValue! : readSecretFile(secretFile, 'CTRADER_OAUTH_CLIENT_SECRET_FILE')),
     redirectUrl: e.CTRADER_OAUTH_REDIRECT_URL!,
     authorizeUrl: e.CTRADER_OAUTH_AUTHORIZE_URL,
     tokenUrl: e.CTRADER_OAUTH_TOKEN_URL,
@@ -438,4 +430,16 @@ function ctraderOAuth(e: z.infer<typeof envSchema>) {
     accountListUrl: e.CTRADER_ACCOUNT_LIST_URL,
     tokensKeyFile: e.CTRADER_TOKENS_KEY_FILE!,
   };
+}
+
+/** A secret kept in a file (trimmed, 1 to 256 characters); the error names the setting, never the content. */
+export function readSecretFile(file: string, setting: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch {
+    throw new Error(`${setting} cannot be read`);
+  }
+  if (text === '' || text.length > 256) throw new Error(`${setting} must hold the secret itself (1 to 256 characters)`);
+  return text;
 }

@@ -58,12 +58,7 @@ export class CtraderLinks {
   ) {}
 
   /** A new link (or a new grant for an account already linked): tokens replaced, re-authorisation cleared. */
-  async save(
-    link: Omit<LinkView, 'linkedAt' | 'needsReauthorisation'>,
-    tokens: LinkTokens,
-    bridgeToken: string | undefined,
-    now: Date,
-  ): Promise<void> {
+  async save(link: Omit<LinkView, 'linkedAt' | 'needsReauthorisation'>, tokens: LinkTokens, bridgeToken: string | undefined, now: Date): Promise<void> {
     const id = link.accountId;
     const fields: Record<string, string> = {
       owner: link.owner,
@@ -140,7 +135,11 @@ export class CtraderLinks {
   /** A new bridge token for a linked account (the owner rotated it): the connector reconnects with it. */
   async replaceBridgeToken(accountId: string, bridgeToken: string): Promise<boolean> {
     if ((await this.redis.exists(key.link(accountId))) !== 1) return false;
-    await this.redis.multi().hset(key.link(accountId), 'bridgeToken', this.box.seal(bridgeToken, binding.bridge(accountId))).hincrby(key.link(accountId), 'version', 1).exec();
+    await this.redis
+      .multi()
+      .hset(key.link(accountId), 'bridgeToken', this.box.seal(bridgeToken, binding.bridge(accountId)))
+      .hincrby(key.link(accountId), 'version', 1)
+      .exec();
     await this.changed(accountId);
     return true;
   }

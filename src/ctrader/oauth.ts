@@ -80,7 +80,11 @@ async function callTokenEndpoint(app: OAuthApplication, params: Record<string, s
   } catch (err) {
     // The URL carries the code and the client secret: never let it (or an error quoting it) out of here.
     const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
-    throw new TokenEndpointError('unavailable', timedOut ? 'timeout' : 'network', timedOut ? `cTrader's token endpoint did not answer within ${app.timeoutMs} ms` : "cTrader's token endpoint could not be reached");
+    throw new TokenEndpointError(
+      'unavailable',
+      timedOut ? 'timeout' : 'network',
+      timedOut ? `cTrader's token endpoint did not answer within ${app.timeoutMs} ms` : "cTrader's token endpoint could not be reached",
+    );
   }
   if (res.status >= 500) throw new TokenEndpointError('unavailable', `http_${res.status}`, `cTrader's token endpoint answered ${res.status}`);
   let parsed: z.infer<typeof answerSchema> | undefined;
@@ -92,9 +96,14 @@ async function callTokenEndpoint(app: OAuthApplication, params: Record<string, s
   }
   if (parsed?.errorCode || res.status >= 400) {
     const code = parsed?.errorCode ?? `http_${res.status}`;
-    throw new TokenEndpointError('refused', code, `cTrader refused the ${params.grant_type === 'refresh_token' ? 'refresh token' : 'authorisation code'} (${code}${parsed?.description ? `: ${parsed.description}` : ''})`);
+    throw new TokenEndpointError(
+      'refused',
+      code,
+      `cTrader refused the ${params.grant_type === 'refresh_token' ? 'refresh token' : 'authorisation code'} (${code}${parsed?.description ? `: ${parsed.description}` : ''})`,
+    );
   }
-  if (!parsed?.accessToken || !parsed.refreshToken) throw new TokenEndpointError('unavailable', 'malformed', "cTrader's token endpoint answered without tokens");
+  if (!parsed?.accessToken || !parsed.refreshToken)
+    throw new TokenEndpointError('unavailable', 'malformed', "cTrader's token endpoint answered without tokens");
   return {
     accessToken: parsed.accessToken,
     refreshToken: parsed.refreshToken,

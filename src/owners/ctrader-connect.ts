@@ -73,7 +73,11 @@ const sessionHash = (sessionToken: string | undefined) => {
   return hashCredential(sessionToken);
 };
 
-export async function beginConnect(deps: CtraderConnectDeps, owner: string, sessionToken: string | undefined): Promise<{ authorizeUrl: string; expiresAt: string }> {
+export async function beginConnect(
+  deps: CtraderConnectDeps,
+  owner: string,
+  sessionToken: string | undefined,
+): Promise<{ authorizeUrl: string; expiresAt: string }> {
   const session = sessionHash(sessionToken);
   const state = randomBytes(32).toString('base64url');
   const record: StateRecord = { owner, session };
@@ -153,7 +157,12 @@ export interface LinkedAccount {
   created: boolean;
 }
 
-export async function linkPickedAccounts(deps: CtraderConnectDeps, owner: string, sessionToken: string | undefined, body: unknown): Promise<{ linked: LinkedAccount[] }> {
+export async function linkPickedAccounts(
+  deps: CtraderConnectDeps,
+  owner: string,
+  sessionToken: string | undefined,
+  body: unknown,
+): Promise<{ linked: LinkedAccount[] }> {
   const session = sessionHash(sessionToken);
   const parsed = linkSchema.safeParse(body);
   if (!parsed.success) throw invalid(parsed.error);
@@ -174,13 +183,22 @@ export async function linkPickedAccounts(deps: CtraderConnectDeps, owner: string
     if (other !== null) throw new Refusal('conflict', `cTrader account ${o.traderLogin ?? o.ctidTraderAccountId} is linked to another owner's account here`);
   }
   const fresh = offers.filter((o) => o.linkedTo === null);
-  const made = await createCtraderAccounts(deps, owner, fresh.map((o) => ({ id: `ctrader-${o.ctidTraderAccountId}` })));
+  const made = await createCtraderAccounts(
+    deps,
+    owner,
+    fresh.map((o) => ({ id: `ctrader-${o.ctidTraderAccountId}` })),
+  );
   const linked: LinkedAccount[] = [];
   try {
     for (const o of offers) {
       const accountId = o.linkedTo ?? `ctrader-${o.ctidTraderAccountId}`;
       const bridgeToken = made.get(accountId);
-      await deps.links.save({ accountId, owner, ctidTraderAccountId: o.ctidTraderAccountId, environment: o.environment, traderLogin: o.traderLogin, broker: o.broker }, tokens, bridgeToken, deps.now());
+      await deps.links.save(
+        { accountId, owner, ctidTraderAccountId: o.ctidTraderAccountId, environment: o.environment, traderLogin: o.traderLogin, broker: o.broker },
+        tokens,
+        bridgeToken,
+        deps.now(),
+      );
       linked.push({ accountId, ctidTraderAccountId: o.ctidTraderAccountId, environment: o.environment, created: bridgeToken !== undefined });
     }
   } catch (err) {

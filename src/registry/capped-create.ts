@@ -40,7 +40,8 @@ for i = 1, n do
 end
 return {1}`;
 
-export type CappedCreateResult = { created: true } | { created: false; reason: 'at_cap'; count: number } | { created: false; reason: 'exists'; accountId: string };
+export type CappedCreateResult =
+  { created: true } | { created: false; reason: 'at_cap'; count: number } | { created: false; reason: 'exists'; accountId: string };
 
 /** Each account with the SHA-256 of its new bridge token. */
 export async function createAccountsUnderCap(
