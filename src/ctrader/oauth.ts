@@ -5,7 +5,8 @@ import { z } from 'zod';
  * trader grants our application access (`…/my/settings/openapi/grantingaccess/`), and the token endpoint
  * (`…/apps/token`) that turns the one-minute authorisation code, or a refresh token, into tokens. The token
  * endpoint takes everything as query parameters of a GET and answers JSON with `accessToken`, `refreshToken`,
- * `expiresIn` (seconds), `tokenType`, and `errorCode` / `description` when it refuses.
+ * `expiresIn` (seconds), `tokenType`, and `errorCode` / `description` when it refuses. (The connector renews tokens
+ * over Open API, ProtoOARefreshTokenReq, rather than with this endpoint's grant_type=refresh_token.)
  */
 
 export interface OAuthApplication {
@@ -64,11 +65,6 @@ export function exchangeCode(app: OAuthApplication, code: string, fetchImpl: typ
   return callTokenEndpoint(app, { grant_type: 'authorization_code', code, redirect_uri: app.redirectUrl }, fetchImpl, now);
 }
 
-/** grant_type=refresh_token: a new access token and a new refresh token (the old refresh token stops working). */
-export function refreshTokens(app: OAuthApplication, refreshToken: string, fetchImpl: typeof fetch = fetch, now = Date.now): Promise<GrantedTokens> {
-  return callTokenEndpoint(app, { grant_type: 'refresh_token', refresh_token: refreshToken }, fetchImpl, now);
-}
-
 async function callTokenEndpoint(app: OAuthApplication, params: Record<string, string>, fetchImpl: typeof fetch, now: () => number): Promise<GrantedTokens> {
   const url = new URL(app.tokenUrl);
   for (const [k, v] of Object.entries({ ...params, client_id: app.clientId, client_secret: app.clientSecret })) url.searchParams.set(k, v);
@@ -99,7 +95,7 @@ async function callTokenEndpoint(app: OAuthApplication, params: Record<string, s
     throw new TokenEndpointError(
       'refused',
       code,
-      `cTrader refused the ${params.grant_type === 'refresh_token' ? 'refresh token' : 'authorisation code'} (${code}${parsed?.description ? `: ${parsed.description}` : ''})`,
+      `cTrader refused the authorisation code (${code}${parsed?.description ? `: ${parsed.description}` : ''})`,
     );
   }
   if (!parsed?.accessToken || !parsed.refreshToken)
