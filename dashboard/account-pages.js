@@ -3,9 +3,10 @@
 
 import { api, deleteButton, field, form, h, page, shownOnce, when } from './dom.js?v=__VERSION__';
 import { riskSection } from './risk-form.js?v=__VERSION__';
+import { connectSection, ctraderLink } from './ctrader-pages.js?v=__VERSION__';
 
 export async function accountsPage() {
-  const { accounts } = await api('GET', '/v1/owner/accounts');
+  const [{ accounts }, connect] = await Promise.all([api('GET', '/v1/owner/accounts'), connectSection()]);
   const rows = accounts.map((a) =>
     h(
       'tr',
@@ -40,6 +41,7 @@ export async function accountsPage() {
       ),
       h('tbody', {}, rows),
     ),
+    connect,
   );
 }
 
@@ -78,6 +80,7 @@ export async function accountPage(id) {
       }),
       tokenOut,
     ),
+    ctraderLink(a),
     riskSection(a),
   );
 }

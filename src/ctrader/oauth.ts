@@ -68,19 +68,16 @@ export function exchangeCode(app: OAuthApplication, code: string, fetchImpl: typ
 async function callTokenEndpoint(app: OAuthApplication, params: Record<string, string>, fetchImpl: typeof fetch, now: () => number): Promise<GrantedTokens> {
   const url = new URL(app.tokenUrl);
   for (const [k, v] of Object.entries({ ...params, client_id: app.clientId, client_secret: app.clientSecret })) url.searchParams.set(k, v);
+  const deadline = AbortSignal.timeout(app.timeoutMs);
   let res: Response;
   let text: string;
   try {
-    res = await fetchImpl(url, { method: 'GET', headers: { accept: 'application/json' }, redirect: 'error', signal: AbortSignal.timeout(app.timeoutMs) });
+    res = await fetchImpl(url, { method: 'GET', headers: { accept: 'application/json' }, redirect: 'error', signal: deadline });
     text = await res.text();
-  } catch (err) {
+  } catch {
     // The URL carries the code and the client secret: never let it (or an error quoting it) out of here.
-    const timedOut = err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
-    throw new TokenEndpointError(
-      'unavailable',
-      timedOut ? 'timeout' : 'network',
-      timedOut ? `cTrader's token endpoint did not answer within ${app.timeoutMs} ms` : "cTrader's token endpoint could not be reached",
-    );
+    if (deadline.aborted) throw new TokenEndpointError('unavailable', 'timeout', `cTrader's token endpoint did not answer within ${app.timeoutMs} ms`);
+    throw new TokenEndpointError('unavailable', 'network', "cTrader's token endpoint could not be reached");
   }
   if (res.status >= 500) throw new TokenEndpointError('unavailable', `http_${res.status}`, `cTrader's token endpoint answered ${res.status}`);
   let parsed: z.infer<typeof answerSchema> | undefined;
@@ -92,11 +89,7 @@ async function callTokenEndpoint(app: OAuthApplication, params: Record<string, s
   }
   if (parsed?.errorCode || res.status >= 400) {
     const code = parsed?.errorCode ?? `http_${res.status}`;
-    throw new TokenEndpointError(
-      'refused',
-      code,
-      `cTrader refused the authorisation code (${code}${parsed?.description ? `: ${parsed.description}` : ''})`,
-    );
+    throw new TokenEndpointError('refused', code, `cTrader refused the authorisation code (${code}${parsed?.description ? `: ${parsed.description}` : ''})`);
   }
   if (!parsed?.accessToken || !parsed.refreshToken)
     throw new TokenEndpointError('unavailable', 'malformed', "cTrader's token endpoint answered without tokens");

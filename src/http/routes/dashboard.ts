@@ -40,6 +40,7 @@ export function dashboardRoutes(): Router {
     'risk-form.js',
     'risk-form-model.js',
     'activity-pages.js',
+    'ctrader-pages.js',
   ];
   const raw = [...scripts.map((name) => ({ name, type: 'text/javascript; charset=utf-8' })), { name: 'dashboard.css', type: 'text/css; charset=utf-8' }].map(
     (a) => ({ ...a, body: readFileSync(path.join(dir, a.name), 'utf8') }),
