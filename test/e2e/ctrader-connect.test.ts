@@ -66,7 +66,12 @@ describe('Connect with cTrader in a browser', () => {
     await demo.check();
     await page.getByRole('button', { name: 'Link selected accounts' }).click();
     const id = `ctrader-${DEMO_CTID}`;
-    await page.getByRole('link', { name: id }).click();
+    await page
+      .getByRole('link', { name: id })
+      .click({ timeout: UI_TIMEOUT_MS })
+      .catch(async (err: unknown) => {
+        throw new Error(`${String(err)}\npage: ${await page.locator('main').innerText()}\n${problems.join('\n')}`);
+      });
 
     await waitFor('the connector to pick the account up', async () => (hellos(connector, id) > 0 ? true : undefined), 20_000);
     await waitFor(
@@ -78,7 +83,7 @@ describe('Connect with cTrader in a browser', () => {
       UI_TIMEOUT_MS,
     );
     await page.getByText('Demo · Demo Markets · account 5550001').first().waitFor();
-    await page.screenshot({ path: path.join(shots, 'ctrader-connect-online.png'), fullPage: true });
+    await page.screenshot({ path: path.join(shots, 'ctrader-connect-online.png') });
 
     const secret = await asBrowser(owner, 'POST', `${ingress}/v1/owner/secrets`, { accounts: [id] });
     const sent = await post(`${ingress}/webhook/custom/${id}`, { secret: secret.body.value, action: 'buy', symbol: 'EURUSD', volume: 0.1 });

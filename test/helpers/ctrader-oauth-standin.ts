@@ -96,7 +96,7 @@ export class CtraderOAuthStandin {
         return `<li><label><input type="checkbox" name="ctid" value="${ctid}" checked> ${escape(String(ctid))} ${a ? '' : '(unknown)'}</label></li>`;
       })
       .join('');
-    const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>cTrader ID · Grant access</title></head><body><main>
+    const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><link rel="icon" href="data:,"><title>cTrader ID · Grant access</title></head><body><main>
 <h1>Allow External Signals to trade</h1><form method="post" action="/my/settings/openapi/grantingaccess/allow">
 <input type="hidden" name="redirect_uri" value="${escape(q.get('redirect_uri')!)}"><input type="hidden" name="state" value="${escape(q.get('state') ?? '')}">
 <fieldset><legend>Accounts</legend><ul>${boxes}</ul></fieldset><button type="submit">Allow access</button></form></main></body></html>`;
