@@ -20,7 +20,7 @@ export const NODE_FLAGS = {
     {
       flag: '--experimental-websocket',
       why:
-        "Connect with cTrader lists the accounts of a new access token over Open API (a WebSocket) from the ingress, with " +
+        'Connect with cTrader lists the accounts of a new access token over Open API (a WebSocket) from the ingress, with ' +
         "Node's own WebSocket client, which Node 20 only has behind this flag (Node 22 has it without)",
     },
   ],

@@ -38,7 +38,7 @@ export interface AccountOptions {
 }
 
 export interface TokenSink {
-  updateTokens(accountId: string, tokens: Pick<AccountCredential, 'accessToken' | 'refreshToken' | 'accessTokenExpiresAt'>): void | Promise<unknown>;
+  updateTokens(accountId: string, tokens: Pick<AccountCredential, 'accessToken' | 'refreshToken' | 'accessTokenExpiresAt'>): unknown;
 }
 
 /** Completion of a request by the execution event types that end it. */

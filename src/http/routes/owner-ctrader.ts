@@ -14,7 +14,10 @@ export function ownerCtraderRoutes(deps: CtraderConnectDeps | undefined, body: R
     res.json({ connectEnabled: deps !== undefined });
   });
   router.use('/v1/owner/ctrader', (_req, res, next) => {
-    if (deps) return next();
+    if (deps) {
+      next();
+      return;
+    }
     res.status(503).json({ error: 'ctrader_connect_not_configured', message: 'The operator has not set up Connect with cTrader (docs/ctrader-connector.md)' });
   });
   const noStore = (res: Response) => res.setHeader('Cache-Control', 'no-store');
