@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { REPO_ROOT, waitFor } from '../../support/infra';
 import { launchChromium } from '../../support/chromium';
 import type { ServiceProcess } from '../../support/processes';
-import { DEMO_CTID, hellos, startConnectWorld, startLinkedConnector, type ConnectWorld } from '../helpers/ctrader-connect';
+import { hellos, startConnectWorld, startLinkedConnector, type ConnectWorld } from '../helpers/ctrader-connect';
 import { asBrowser, setUpOwner, totp, type OwnerBrowser } from '../helpers/owner';
 import { post } from '../helpers/stack';
 
@@ -65,7 +65,7 @@ describe('Connect with cTrader in a browser', () => {
     await page.screenshot({ path: path.join(shots, 'ctrader-connect-pick.png'), fullPage: true });
     await demo.check();
     await page.getByRole('button', { name: 'Link selected accounts' }).click();
-    const id = `ctrader-${DEMO_CTID}`;
+    const id = `ctrader-${w.demoCtid}`;
     await page
       .getByRole('link', { name: id })
       .click({ timeout: UI_TIMEOUT_MS })
@@ -89,7 +89,7 @@ describe('Connect with cTrader in a browser', () => {
     const sent = await post(`${ingress}/webhook/custom/${id}`, { secret: secret.body.value, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
     expect(sent.status).toBe(202);
     await page.getByRole('link', { name: 'Signals' }).click();
-    const position = await waitFor('the double to hold the position', async () => [...w.double.account(DEMO_CTID).positions.values()][0], 20_000);
+    const position = await waitFor('the double to hold the position', async () => [...w.double.account(w.demoCtid).positions.values()][0], 20_000);
     await page.getByText(`filled · ticket ${position.positionId}`).waitFor({ timeout: UI_TIMEOUT_MS });
     await page.screenshot({ path: path.join(shots, 'ctrader-connect-filled.png'), fullPage: true });
     expect(problems).toEqual([]);

@@ -15,10 +15,11 @@ import { startStack, type Stack } from './stack';
  * names it) with CTRADER_OAUTH_* pointing at the stand-in, and the connector as its own process reading linked
  * accounts from the service's Redis.
  */
-export const DEMO_CTID = 4_001;
-export const LIVE_CTID = 4_002;
 
 export interface ConnectWorld {
+  /** The cTID's demo and live accounts; unique to this world, as test files share one Redis (a ctid links once). */
+  demoCtid: number;
+  liveCtid: number;
   double: CtraderDouble;
   standin: CtraderOAuthStandin;
   stack: Stack;
@@ -31,17 +32,19 @@ export interface ConnectWorld {
 export async function startConnectWorld(env: Record<string, string> = {}): Promise<ConnectWorld> {
   const clientId = `app-${randomBytes(4).toString('hex')}`;
   const clientSecret = `cs-${randomBytes(16).toString('hex')}`;
+  const demoCtid = 1_000_000 + randomBytes(3).readUIntBE(0, 3) * 2;
+  const liveCtid = demoCtid + 1;
   const double = await CtraderDouble.start({
     clientId,
     clientSecret,
     accounts: [
-      { ctid: DEMO_CTID, accessToken: 'unused-a', refreshToken: 'unused-r', isLive: false, traderLogin: 5_550_001, brokerTitleShort: 'Demo Markets' },
-      { ctid: LIVE_CTID, accessToken: 'unused-b', refreshToken: 'unused-s', isLive: true, traderLogin: 5_550_002, brokerTitleShort: 'Live Markets' },
+      { ctid: demoCtid, accessToken: 'unused-a', refreshToken: 'unused-r', isLive: false, traderLogin: 5_550_001, brokerTitleShort: 'Demo Markets' },
+      { ctid: liveCtid, accessToken: 'unused-b', refreshToken: 'unused-s', isLive: true, traderLogin: 5_550_002, brokerTitleShort: 'Live Markets' },
     ],
   });
   const port = await freePort();
   const redirectUrl = `http://127.0.0.1:${port}/dashboard/ctrader/callback`;
-  const standin = await CtraderOAuthStandin.start({ clientId, clientSecret, redirectUrl, double, ctids: [DEMO_CTID, LIVE_CTID] });
+  const standin = await CtraderOAuthStandin.start({ clientId, clientSecret, redirectUrl, double, ctids: [demoCtid, liveCtid] });
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'ctrader-connect-'));
   const secretFile = path.join(dir, 'client-secret');
   fs.writeFileSync(secretFile, `${clientSecret}\n`, { mode: 0o600 });
@@ -62,6 +65,8 @@ export async function startConnectWorld(env: Record<string, string> = {}): Promi
     },
   });
   return {
+    demoCtid,
+    liveCtid,
     double,
     standin,
     stack,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { waitFor } from '../../support/infra';
 import type { ServiceProcess } from '../../support/processes';
-import { DEMO_CTID, LIVE_CTID, hellos, startConnectWorld, startLinkedConnector, type ConnectWorld } from '../helpers/ctrader-connect';
+import { hellos, startConnectWorld, startLinkedConnector, type ConnectWorld } from '../helpers/ctrader-connect';
 import { asBrowser, setUpOwner, type OwnerBrowser } from '../helpers/owner';
 import { send } from '../../support/http';
 import { pollUntilReported, post, seedOwner } from '../helpers/stack';
@@ -65,14 +65,14 @@ describe('Connect with cTrader', () => {
     });
     const page = await fetch(authorize);
     expect(page.status).toBe(200);
-    used = await allow(state, [DEMO_CTID, LIVE_CTID]);
+    used = await allow(state, [w.demoCtid, w.liveCtid]);
     expect(used.state).toBe(state);
 
     const listed = await callback(owner, used);
     expect(listed.status).toBe(200);
     expect(listed.body.accounts).toEqual([
-      { ctidTraderAccountId: DEMO_CTID, environment: 'demo', traderLogin: 5_550_001, broker: 'Demo Markets', linkedTo: null },
-      { ctidTraderAccountId: LIVE_CTID, environment: 'live', traderLogin: 5_550_002, broker: 'Live Markets', linkedTo: null },
+      { ctidTraderAccountId: w.demoCtid, environment: 'demo', traderLogin: 5_550_001, broker: 'Demo Markets', linkedTo: null },
+      { ctidTraderAccountId: w.liveCtid, environment: 'live', traderLogin: 5_550_002, broker: 'Live Markets', linkedTo: null },
     ]);
     // The exchange as Spotware documents it, server-side; no token in the answer to the browser.
     const exchange = w.standin.tokenRequests.at(-1)!;
@@ -83,15 +83,15 @@ describe('Connect with cTrader', () => {
       client_id: w.clientId,
       client_secret: w.clientSecret,
     });
-    const granted = w.double.currentTokens(DEMO_CTID);
+    const granted = w.double.currentTokens(w.demoCtid);
     expect(listed.text).not.toContain(granted.accessToken);
     expect(listed.text).not.toContain(granted.refreshToken);
     expect(await accountIds(owner)).toEqual([]);
 
-    const linked = await asBrowser(owner, 'POST', url('/v1/owner/ctrader/links'), { connection: listed.body.connection, accounts: [DEMO_CTID] });
+    const linked = await asBrowser(owner, 'POST', url('/v1/owner/ctrader/links'), { connection: listed.body.connection, accounts: [w.demoCtid] });
     expect(linked.status).toBe(201);
-    expect(linked.body).toEqual({ linked: [{ accountId: `ctrader-${DEMO_CTID}`, ctidTraderAccountId: DEMO_CTID, environment: 'demo', created: true }] });
-    const id = `ctrader-${DEMO_CTID}`;
+    expect(linked.body).toEqual({ linked: [{ accountId: `ctrader-${w.demoCtid}`, ctidTraderAccountId: w.demoCtid, environment: 'demo', created: true }] });
+    const id = `ctrader-${w.demoCtid}`;
 
     // Sealed at rest: no token in any of the service's cTrader keys.
     const keys = await w.stack.redis.keys('es:ctrader:*');
@@ -113,7 +113,7 @@ describe('Connect with cTrader', () => {
     );
     expect(account).toMatchObject({
       platform: 'ctrader',
-      ctrader: { ctidTraderAccountId: DEMO_CTID, environment: 'demo', traderLogin: 5_550_001, needsReauthorisation: null },
+      ctrader: { ctidTraderAccountId: w.demoCtid, environment: 'demo', traderLogin: 5_550_001, needsReauthorisation: null },
     });
 
     const secret = await asBrowser(owner, 'POST', url('/v1/owner/secrets'), { accounts: [id] });
@@ -122,7 +122,7 @@ describe('Connect with cTrader', () => {
     expect(sent.status).toBe(202);
     const outcome = await pollUntilReported(w.stack.ingress.url, sent.body.signalId, token.body.value, 1, 20_000);
     expect(outcome.accounts[0]).toMatchObject({ accountId: id, outcome: 'filled' });
-    expect(connector.stdout() + connector.stderr()).not.toContain(w.double.currentTokens(DEMO_CTID).refreshToken);
+    expect(connector.stdout() + connector.stderr()).not.toContain(w.double.currentTokens(w.demoCtid).refreshToken);
   }, 90_000);
 
   test('when the same state comes back again, then it is refused as used, and nothing more is linked', async () => {
@@ -134,7 +134,7 @@ describe('Connect with cTrader', () => {
   test('when another session’s state comes back, then it is refused, and that state is spent', async () => {
     const other = await setUpOwner(w.stack.ingress.url, w.stack.config.redis.url, `owner-ct2-${Date.now().toString(36)}`);
     const { state } = await begin(other);
-    const code = w.standin.issueCode([LIVE_CTID]);
+    const code = w.standin.issueCode([w.liveCtid]);
     const foreign = await callback(owner, { code, state });
     expect(foreign.status).toBe(400);
     expect(foreign.body.error).toMatch(/started in another session/);
@@ -151,7 +151,7 @@ describe('Connect with cTrader', () => {
     expect(ttl).toBeLessThanOrEqual(600);
     await w.stack.redis.pexpire(stateKey, 1);
     await waitFor('the state to expire', async () => ((await w.stack.redis.exists(stateKey)) === 0 ? true : undefined), 5_000);
-    const res = await callback(owner, { code: w.standin.issueCode([LIVE_CTID]), state });
+    const res = await callback(owner, { code: w.standin.issueCode([w.liveCtid]), state });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/older than 10 minutes/);
   });
@@ -160,7 +160,7 @@ describe('Connect with cTrader', () => {
     const before = await accountIds(owner);
     const { state } = await begin(owner);
     w.standin.codeTtlMs = 0;
-    const back = await allow(state, [LIVE_CTID]).finally(() => (w.standin.codeTtlMs = 60_000));
+    const back = await allow(state, [w.liveCtid]).finally(() => (w.standin.codeTtlMs = 60_000));
     const res = await callback(owner, back);
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/cTrader refused the authorisation code \(ACCESS_DENIED.*one minute/);
@@ -170,7 +170,7 @@ describe('Connect with cTrader', () => {
   test('when the token endpoint does not answer, then 502 within the timeout and nothing is linked', async () => {
     const before = await accountIds(owner);
     const { state } = await begin(owner);
-    const back = await allow(state, [LIVE_CTID]);
+    const back = await allow(state, [w.liveCtid]);
     w.standin.hangTokenEndpoint = true;
     const started = Date.now();
     const res = await callback(owner, back).finally(() => (w.standin.hangTokenEndpoint = false));
@@ -191,16 +191,16 @@ describe('Connect with cTrader', () => {
     const f = await seedOwner(w.stack.registry, [{}, {}, {}]);
     const full = await setUpOwner(w.stack.ingress.url, w.stack.config.redis.url, f.owner);
     const { state } = await begin(full);
-    const listed = await callback(full, await allow(state, [DEMO_CTID, LIVE_CTID]));
+    const listed = await callback(full, await allow(state, [w.demoCtid, w.liveCtid]));
     expect(listed.status).toBe(200);
-    const atCap = await asBrowser(full, 'POST', url('/v1/owner/ctrader/links'), { connection: listed.body.connection, accounts: [LIVE_CTID] });
+    const atCap = await asBrowser(full, 'POST', url('/v1/owner/ctrader/links'), { connection: listed.body.connection, accounts: [w.liveCtid] });
     expect(atCap.status).toBe(409);
     expect(atCap.body.error).toMatch(/at most 3/);
-    const taken = await asBrowser(full, 'POST', url('/v1/owner/ctrader/links'), { connection: listed.body.connection, accounts: [DEMO_CTID] });
+    const taken = await asBrowser(full, 'POST', url('/v1/owner/ctrader/links'), { connection: listed.body.connection, accounts: [w.demoCtid] });
     expect(taken.status).toBe(409);
     expect(taken.body.error).toMatch(/linked to another owner/);
     expect(await accountIds(full)).toEqual(f.accounts.map((a) => a.id).sort());
-    expect(await w.stack.redis.exists(`es:account:ctrader-${LIVE_CTID}`)).toBe(0);
+    expect(await w.stack.redis.exists(`es:account:ctrader-${w.liveCtid}`)).toBe(0);
   }, 30_000);
 
   test('when an owner API key starts the flow, then 403: the state is bound to a dashboard session', async () => {
@@ -210,9 +210,9 @@ describe('Connect with cTrader', () => {
   });
 
   test('when the trader revokes access, then the account needs re-authorisation; connecting again clears it and the connector runs it again', async () => {
-    const id = `ctrader-${DEMO_CTID}`;
+    const id = `ctrader-${w.demoCtid}`;
     const before = hellos(connector, id);
-    w.double.revoke(DEMO_CTID);
+    w.double.revoke(w.demoCtid);
     const flagged = await waitFor(
       'needs re-authorisation on the account',
       async () => {
@@ -224,10 +224,10 @@ describe('Connect with cTrader', () => {
     expect(flagged).toMatchObject({ reason: 'CH_ACCESS_TOKEN_INVALID' });
 
     const { state } = await begin(owner);
-    const listed = await callback(owner, await allow(state, [DEMO_CTID]));
-    expect(listed.body.accounts).toEqual([expect.objectContaining({ ctidTraderAccountId: DEMO_CTID, linkedTo: id })]);
-    const relinked = await asBrowser(owner, 'POST', url('/v1/owner/ctrader/links'), { connection: listed.body.connection, accounts: [DEMO_CTID] });
-    expect(relinked.body.linked).toEqual([{ accountId: id, ctidTraderAccountId: DEMO_CTID, environment: 'demo', created: false }]);
+    const listed = await callback(owner, await allow(state, [w.demoCtid]));
+    expect(listed.body.accounts).toEqual([expect.objectContaining({ ctidTraderAccountId: w.demoCtid, linkedTo: id })]);
+    const relinked = await asBrowser(owner, 'POST', url('/v1/owner/ctrader/links'), { connection: listed.body.connection, accounts: [w.demoCtid] });
+    expect(relinked.body.linked).toEqual([{ accountId: id, ctidTraderAccountId: w.demoCtid, environment: 'demo', created: false }]);
     const after = await asBrowser(owner, 'GET', url(`/v1/owner/accounts/${id}`));
     expect(after.body.ctrader.needsReauthorisation).toBeNull();
     await waitFor('the connector to run the account again', async () => (hellos(connector, id) > before ? true : undefined), 20_000);
