@@ -17,4 +17,4 @@ COPY --from=build /app/dist ./dist
 COPY demo ./demo
 COPY dashboard ./dashboard
 USER node
-CMD ["node", "--max-old-space-size=160", "dist/src/server.js"]
+CMD ["node", "--max-old-space-size=160", "--experimental-websocket", "dist/src/server.js"]

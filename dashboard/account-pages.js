@@ -4,9 +4,10 @@
 import { api, deleteButton, field, form, h, page, shownOnce, when } from './dom.js?v=__VERSION__';
 import { riskSection } from './risk-form.js?v=__VERSION__';
 import { mt5PackageSection } from './mt5-package.js?v=__VERSION__';
+import { connectSection, ctraderLink } from './ctrader-pages.js?v=__VERSION__';
 
 export async function accountsPage() {
-  const { accounts } = await api('GET', '/v1/owner/accounts');
+  const [{ accounts }, connect] = await Promise.all([api('GET', '/v1/owner/accounts'), connectSection()]);
   const rows = accounts.map((a) =>
     h(
       'tr',
@@ -41,6 +42,7 @@ export async function accountsPage() {
       ),
       h('tbody', {}, rows),
     ),
+    connect,
   );
 }
 
@@ -80,6 +82,7 @@ export async function accountPage(id) {
       tokenOut,
     ),
     mt5PackageSection(a),
+    ctraderLink(a),
     riskSection(a),
   );
 }

@@ -6,6 +6,7 @@ import { ApiError, api, errorText, h, page, session } from './dom.js?v=__VERSION
 import { setupPage, signInPage } from './sign-in-pages.js?v=__VERSION__';
 import { accountPage, accountsPage, auditPage, credentialsPage } from './account-pages.js?v=__VERSION__';
 import { callbacksPage, signalPage, signalsPage } from './activity-pages.js?v=__VERSION__';
+import { ctraderCallbackPage } from './ctrader-pages.js?v=__VERSION__';
 
 // ---- routing -----------------------------------------------------------------------------------------------------
 
@@ -16,6 +17,7 @@ const ROUTES = [
   [/^\/dashboard\/signals\/([^/]+)$/, (m) => signalPage(decodeURIComponent(m[1]))],
   [/^\/dashboard\/callbacks$/, callbacksPage],
   [/^\/dashboard\/audit$/, auditPage],
+  [/^\/dashboard\/ctrader\/callback$/, ctraderCallbackPage],
   [/^\/dashboard\/?$/, accountsPage],
 ];
 

@@ -92,7 +92,8 @@ if [ "$run_pytest" -eq 1 ]; then
 fi
 rc=0
 if [ "$run_jest" -eq 1 ]; then
-  npx jest --json --outputFile="$results" "${jest_args[@]}"
+  # The in-process ingress of the tests lists cTrader accounts with Node's WebSocket client (scripts/node-flags.ts).
+  NODE_OPTIONS="${NODE_OPTIONS:-} --experimental-websocket" npx jest --json --outputFile="$results" "${jest_args[@]}"
   rc=$?
 fi
 

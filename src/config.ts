@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { SPEC_LIMITS } from './domain/limits';
@@ -236,6 +237,28 @@ const envSchema = z.object({
   /** Delivery attempts kept per owner for the owner to read, and for how long. */
   CALLBACK_ATTEMPTS_KEEP: int(200, 1, 10_000),
   CALLBACK_ATTEMPTS_KEEP_SECONDS: int(7 * 86_400, 60),
+
+  /** Most trading accounts one owner may have; linking (or adding) more is refused. */
+  OWNER_MAX_ACCOUNTS: int(10, 1, 10_000),
+  /** "Connect with cTrader" (docs/ctrader-connector.md): the Open API application's client id; unset, the button is off. */
+  CTRADER_OAUTH_CLIENT_ID: z.string().trim().min(1).max(256).optional(),
+  /** The application's client secret: a file holding it (preferred), or the value itself. Never logged. */
+  CTRADER_OAUTH_CLIENT_SECRET_FILE: z.string().min(1).optional(),
+  CTRADER_OAUTH_CLIENT_SECRET: z.string().min(1).max(256).optional(),
+  /** The redirect URI declared for the application: this service's /dashboard/ctrader/callback. */
+  CTRADER_OAUTH_REDIRECT_URL: z.url({ protocol: /^https?$/ }).optional(),
+  /** Spotware's granting-access page and token endpoint (other values for tests only). */
+  CTRADER_OAUTH_AUTHORIZE_URL: z.url({ protocol: /^https?$/ }).default('https://id.ctrader.com/my/settings/openapi/grantingaccess/'),
+  CTRADER_OAUTH_TOKEN_URL: z.url({ protocol: /^https?$/ }).default('https://openapi.ctrader.com/apps/token'),
+  /** The token exchange, and separately the account list over Open API, must each answer within this. */
+  CTRADER_OAUTH_TIMEOUT_MS: int(10_000, 100, 60_000),
+  /** Where the account list (ProtoOAGetAccountListByAccessTokenReq) is asked; Spotware answers it on either host. */
+  CTRADER_ACCOUNT_LIST_URL: z
+    .string()
+    .regex(/^wss?:\/\//)
+    .default('wss://live.ctraderapi.com:5036'),
+  /** The key (32 bytes, base64) that seals linked accounts' OAuth and bridge tokens in Redis; the connector has it too. */
+  CTRADER_TOKENS_KEY_FILE: z.string().min(1).optional(),
 });
 
 export type Config = ReturnType<typeof loadConfig>;
@@ -381,5 +404,48 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       post: { timeoutMs: e.CALLBACK_TIMEOUT_MS, maxResponseBytes: e.CALLBACK_RESPONSE_MAX_BYTES },
       attemptsKeep: { count: e.CALLBACK_ATTEMPTS_KEEP, seconds: e.CALLBACK_ATTEMPTS_KEEP_SECONDS },
     },
+    maxAccountsPerOwner: e.OWNER_MAX_ACCOUNTS,
+    ctraderOAuth: ctraderOAuth(e),
   };
+}
+
+/**
+ * The Open API application of "Connect with cTrader", or undefined when CTRADER_OAUTH_CLIENT_ID is unset. Given a
+ * client id, the rest is required (fail at start, not at the owner's click). The secret is read when asked for, so it
+ * sits in no config object that could be printed.
+ */
+function ctraderOAuth(e: z.infer<typeof envSchema>) {
+  if (e.CTRADER_OAUTH_CLIENT_ID === undefined) return undefined;
+  const missing = [
+    e.CTRADER_OAUTH_REDIRECT_URL === undefined && 'CTRADER_OAUTH_REDIRECT_URL',
+    e.CTRADER_OAUTH_CLIENT_SECRET_FILE === undefined &&
+      e.CTRADER_OAUTH_CLIENT_SECRET === undefined &&
+      'CTRADER_OAUTH_CLIENT_SECRET_FILE (or CTRADER_OAUTH_CLIENT_SECRET)',
+    e.CTRADER_TOKENS_KEY_FILE === undefined && 'CTRADER_TOKENS_KEY_FILE',
+  ].filter((m): m is string => m !== false);
+  if (missing.length > 0) throw new Error(`Invalid configuration:\n${missing.map((m) => `${m}: required with CTRADER_OAUTH_CLIENT_ID`).join('\n')}`);
+  const secretFile = e.CTRADER_OAUTH_CLIENT_SECRET_FILE;
+  const secretValue = e.CTRADER_OAUTH_CLIENT_SECRET;
+  return {
+    clientId: e.CTRADER_OAUTH_CLIENT_ID,
+    clientSecret: (): string => (secretFile === undefined ? secretValue! : readSecretFile(secretFile, 'CTRADER_OAUTH_CLIENT_SECRET_FILE')),
+    redirectUrl: e.CTRADER_OAUTH_REDIRECT_URL!,
+    authorizeUrl: e.CTRADER_OAUTH_AUTHORIZE_URL,
+    tokenUrl: e.CTRADER_OAUTH_TOKEN_URL,
+    timeoutMs: e.CTRADER_OAUTH_TIMEOUT_MS,
+    accountListUrl: e.CTRADER_ACCOUNT_LIST_URL,
+    tokensKeyFile: e.CTRADER_TOKENS_KEY_FILE!,
+  };
+}
+
+/** A secret kept in a file (trimmed, 1 to 256 characters); the error names the setting, never the content. */
+export function readSecretFile(file: string, setting: string): string {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch {
+    throw new Error(`${setting} cannot be read`);
+  }
+  if (text === '' || text.length > 256) throw new Error(`${setting} must hold the secret itself (1 to 256 characters)`);
+  return text;
 }

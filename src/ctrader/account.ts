@@ -1,4 +1,4 @@
-import type { AccountCredential, CredentialStore } from './credentials';
+import type { AccountCredential } from './credentials';
 import { OpenApiError, type Completion, type OpenApiConnection } from './connection';
 import {
   ErrorCode,
@@ -26,11 +26,20 @@ import { symbolSpec, type SymbolSpec } from './units';
 export interface AccountOptions {
   credential: AccountCredential;
   connection: OpenApiConnection;
-  /** Where refreshed tokens are saved; without it they live in memory only (tests). */
-  store?: CredentialStore;
+  /** Where refreshed tokens are saved (the credentials file, or a linked account's record); without it, memory only (tests). */
+  store?: TokenSink;
+  /**
+   * cTrader refused the refresh token (revoked access, or the token was replaced elsewhere): only the owner can fix it,
+   * by authorising again. Called with cTrader's error code.
+   */
+  onTokensRefused?: (errorCode: string) => void;
   /** Refresh the access token this long before it expires. Default 1 hour. */
   refreshAheadMs?: number;
   diag?: (line: Record<string, unknown>) => void;
+}
+
+export interface TokenSink {
+  updateTokens(accountId: string, tokens: Pick<AccountCredential, 'accessToken' | 'refreshToken' | 'accessTokenExpiresAt'>): unknown;
 }
 
 /** Completion of a request by the execution event types that end it. */
@@ -56,6 +65,7 @@ export class CtraderAccount {
   /** Conversion chains by "from:to" asset ids (ProtoOASymbolsForConversionReq), for the current session. */
   private chains = new Map<string, LightSymbol[]>();
   private readonly diag: (line: Record<string, unknown>) => void;
+  private stopped = false;
   readonly stats = { authorizations: 0, refreshes: 0 };
 
   constructor(private readonly opts: AccountOptions) {
@@ -64,13 +74,17 @@ export class CtraderAccount {
     this.ctid = opts.credential.ctidTraderAccountId;
     this.diag = opts.diag ?? (() => undefined);
     opts.connection.onReady(async () => {
+      // The connection outlives an account taken off it (an unlinked or re-linked account): it has no handler to remove.
+      if (this.stopped) return;
       this.authorized = false;
       this.endSession();
       await this.authorizeDuringSetup().catch((err: unknown) =>
         this.diag({ event: 'account_auth_error', accountId: this.accountId, error: errorMessage(err) }),
       );
     });
-    opts.connection.onEvent((env) => this.onEvent(env));
+    opts.connection.onEvent((env) => {
+      if (!this.stopped) this.onEvent(env);
+    });
   }
 
   get isAuthorized(): boolean {
@@ -78,6 +92,7 @@ export class CtraderAccount {
   }
 
   stop(): void {
+    this.stopped = true;
     if (this.refreshTimer) clearTimeout(this.refreshTimer);
   }
 
@@ -142,7 +157,16 @@ export class CtraderAccount {
 
   /** ProtoOARefreshTokenReq: Open API answers with a new access token and a new refresh token; both are saved at once. */
   private async refresh(send: (type: number, payload: Record<string, unknown>) => Promise<Envelope>): Promise<void> {
-    const res = await send(PayloadType.PROTO_OA_REFRESH_TOKEN_REQ, { refreshToken: this.credential.refreshToken });
+    let res: Envelope;
+    try {
+      res = await send(PayloadType.PROTO_OA_REFRESH_TOKEN_REQ, { refreshToken: this.credential.refreshToken });
+    } catch (err) {
+      if (err instanceof OpenApiError && REAUTH_CODES.has(err.errorCode)) {
+        this.diag({ event: 'token_refresh_refused', accountId: this.accountId, errorCode: err.errorCode });
+        this.opts.onTokensRefused?.(err.errorCode);
+      }
+      throw err;
+    }
     const p = res.payload as { accessToken?: string; refreshToken?: string; expiresIn?: number };
     if (!p.accessToken || !p.refreshToken) throw new Error('ProtoOARefreshTokenRes without tokens');
     const tokens = {
@@ -151,7 +175,9 @@ export class CtraderAccount {
       accessTokenExpiresAt: typeof p.expiresIn === 'number' ? Date.now() + p.expiresIn * 1000 : undefined,
     };
     this.credential = { ...this.credential, ...tokens };
-    this.opts.store?.updateTokens(this.accountId, tokens);
+    void Promise.resolve()
+      .then(() => this.opts.store?.updateTokens(this.accountId, tokens))
+      .catch((err: unknown) => this.diag({ event: 'token_save_failed', accountId: this.accountId, error: errorMessage(err) }));
     this.stats.refreshes++;
     this.diag({
       event: 'token_refreshed',

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { int, parseEnv } from '../config';
+import { int, parseEnv, readSecretFile } from '../config';
 
 /**
  * The cTrader connector's own settings (npm run ctrader-connector), read only by that program; parsed the same way as
@@ -8,8 +8,20 @@ import { int, parseEnv } from '../config';
 const connectorSchema = z.object({
   /** Where the bridge API is. */
   INGRESS_URL: z.url().default('http://127.0.0.1:8080'),
-  /** 32 random bytes, base64: the key of the encrypted credentials file. Required: there is no default key. */
-  CTRADER_CREDENTIALS_KEY: z.string().min(1, 'CTRADER_CREDENTIALS_KEY is required (openssl rand -base64 32)'),
+  /** 32 random bytes, base64: the key of the encrypted credentials file. There is no default key; without it, the connector runs linked accounts only. */
+  CTRADER_CREDENTIALS_KEY: z.string().min(1).optional(),
+  /** Accounts linked with Connect with cTrader: the service's Redis, and the key that seals their tokens there. */
+  REDIS_URL: z
+    .string()
+    .regex(/^rediss?:\/\//)
+    .optional(),
+  CTRADER_TOKENS_KEY_FILE: z.string().min(1).optional(),
+  /** The Open API application (the ingress's settings of the same names); the credentials file's application otherwise. */
+  CTRADER_OAUTH_CLIENT_ID: z.string().trim().min(1).max(256).optional(),
+  CTRADER_OAUTH_CLIENT_SECRET_FILE: z.string().min(1).optional(),
+  CTRADER_OAUTH_CLIENT_SECRET: z.string().min(1).max(256).optional(),
+  /** Linked accounts are read again this often besides on every change published in Redis. */
+  CTRADER_LINKS_RELOAD_MS: int(30_000, 100, 3_600_000),
   CTRADER_CREDENTIALS_FILE: z.string().min(1).default('ctrader/credentials.enc'),
   /** Each account's exactly-once store (<dir>/<accountId>.commands.jsonl). */
   CTRADER_STATE_DIR: z.string().min(1).default('ctrader/state'),
@@ -36,7 +48,24 @@ const connectorSchema = z.object({
 
 export function loadConnectorConfig(env: NodeJS.ProcessEnv = process.env) {
   const e = parseEnv(connectorSchema, env);
+  if ((e.REDIS_URL === undefined) !== (e.CTRADER_TOKENS_KEY_FILE === undefined))
+    throw new Error('Invalid configuration:\nREDIS_URL and CTRADER_TOKENS_KEY_FILE: give both (linked accounts) or neither');
+  if (e.CTRADER_OAUTH_CLIENT_ID !== undefined && e.CTRADER_OAUTH_CLIENT_SECRET_FILE === undefined && e.CTRADER_OAUTH_CLIENT_SECRET === undefined)
+    throw new Error('Invalid configuration:\nCTRADER_OAUTH_CLIENT_SECRET_FILE (or CTRADER_OAUTH_CLIENT_SECRET): required with CTRADER_OAUTH_CLIENT_ID');
+  const secretFile = e.CTRADER_OAUTH_CLIENT_SECRET_FILE;
   return {
+    linked:
+      e.REDIS_URL && e.CTRADER_TOKENS_KEY_FILE
+        ? { redisUrl: e.REDIS_URL, tokensKeyFile: e.CTRADER_TOKENS_KEY_FILE, reloadMs: e.CTRADER_LINKS_RELOAD_MS }
+        : undefined,
+    application:
+      e.CTRADER_OAUTH_CLIENT_ID === undefined
+        ? undefined
+        : {
+            clientId: e.CTRADER_OAUTH_CLIENT_ID,
+            // Read when asked for, so the secret sits in no config object that could be printed.
+            clientSecret: () => (secretFile === undefined ? e.CTRADER_OAUTH_CLIENT_SECRET! : readSecretFile(secretFile, 'CTRADER_OAUTH_CLIENT_SECRET_FILE')),
+          },
     ingressUrl: e.INGRESS_URL,
     credentialsKey: e.CTRADER_CREDENTIALS_KEY,
     credentialsFile: e.CTRADER_CREDENTIALS_FILE,

@@ -1,15 +1,16 @@
-import path from 'node:path';
-import { loadConnectorConfig, type ConnectorConfig } from './config';
-import { CtraderAccount } from './account';
-import { CtraderBridge } from './bridge';
-import { OpenApiConnection } from './connection';
+import { openRedis } from '../redis';
+import { SecretBox } from '../secret-box';
+import { loadConnectorConfig } from './config';
+import { startConnector } from './connector';
 import { CredentialStore, describeCredentials, parseKey } from './credentials';
-import { CommandStore } from './store';
+import { watchLinkedAccounts, type LinkedAccountsWatch } from './linked-accounts';
+import { CtraderLinks } from './links';
 
 /**
  * The cTrader connector (docs/ctrader-connector.md): one process serving every cTrader account of the encrypted
- * credentials file, one Open API connection per environment (demo, live) shared by its accounts, one bridge loop per
- * account towards the ingress.
+ * credentials file and, with REDIS_URL and CTRADER_TOKENS_KEY_FILE, every account owners link with "Connect with
+ * cTrader" (picked up while it runs), one Open API connection per environment (demo, live) shared by its accounts,
+ * one bridge loop per account towards the ingress.
  *
  *   npm run ctrader-connector                          run
  *   npm run ctrader-connector -- credentials put      < doc.json   (store an application and/or accounts)
@@ -20,67 +21,9 @@ import { CommandStore } from './store';
  */
 
 const USAGE = `usage: ctrader-connector [run | credentials put | credentials list | credentials remove ACCOUNT_ID]
-Settings are environment variables (README, "cTrader connector"); CTRADER_CREDENTIALS_KEY is required.`;
+Settings are environment variables (docs/ctrader-connector.md); the credentials verbs need CTRADER_CREDENTIALS_KEY.`;
 
 const diag = (line: Record<string, unknown>) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
-
-export interface RunningConnector {
-  bridges: CtraderBridge[];
-  connections: OpenApiConnection[];
-  stop(): Promise<void>;
-}
-
-export function startConnector(config: ConnectorConfig, store: CredentialStore): RunningConnector {
-  const creds = store.read();
-  if (!creds.application) throw new Error('no Open API application in the credentials file: run `credentials put` with {"application": {...}}');
-  if (creds.accounts.length === 0) throw new Error('no cTrader account in the credentials file: run `credentials put` with {"accounts": [...]}');
-  const connections = new Map<'demo' | 'live', OpenApiConnection>();
-  const connectionFor = (env: 'demo' | 'live') => {
-    let c = connections.get(env);
-    if (!c) {
-      c = new OpenApiConnection({
-        url: config.urls[env],
-        clientId: creds.application!.clientId,
-        clientSecret: creds.application!.clientSecret,
-        requestsPerSecond: config.requestsPerSecond,
-        heartbeatMs: config.heartbeatMs,
-        requestTimeoutMs: config.requestTimeoutMs,
-        label: env,
-        diag,
-      });
-      connections.set(env, c);
-    }
-    return c;
-  };
-  const accounts: CtraderAccount[] = [];
-  const bridges = creds.accounts.map((credential) => {
-    const account = new CtraderAccount({ credential, connection: connectionFor(credential.environment), store, refreshAheadMs: config.refreshAheadMs, diag });
-    accounts.push(account);
-    const fileBase = path.join(config.stateDir, credential.accountId.replace(/[^A-Za-z0-9._-]/g, '_'));
-    return new CtraderBridge({
-      account,
-      store: new CommandStore(`${fileBase}.commands.jsonl`),
-      marksFile: `${fileBase}.marks.json`,
-      ingressUrl: config.ingressUrl,
-      bridgeToken: credential.bridgeToken,
-      waitMs: config.waitMs,
-      heartbeatMs: config.figuresHeartbeatMs,
-      diag,
-    });
-  });
-  for (const c of connections.values()) c.start();
-  for (const b of bridges) b.start();
-  diag({ event: 'started', accounts: creds.accounts.map((a) => a.accountId), connections: [...connections.keys()] });
-  return {
-    bridges,
-    connections: [...connections.values()],
-    async stop() {
-      await Promise.all(bridges.map((b) => b.stop()));
-      for (const a of accounts) a.stop();
-      await Promise.all([...connections.values()].map((c) => c.stop()));
-    },
-  };
-}
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
@@ -95,8 +38,9 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   const config = loadConnectorConfig();
-  const store = new CredentialStore(config.credentialsFile, parseKey(config.credentialsKey));
-  if (verb === 'credentials') {
+  const store =
+    config.credentialsKey !== undefined || verb === 'credentials' ? new CredentialStore(config.credentialsFile, parseKey(config.credentialsKey)) : undefined;
+  if (verb === 'credentials' && store) {
     if (sub === 'put') {
       let doc: unknown;
       try {
@@ -125,16 +69,40 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
-  const running = startConnector(config, store);
+  const creds = store?.read() ?? { accounts: [] };
+  const application = config.application ? { clientId: config.application.clientId, clientSecret: config.application.clientSecret() } : creds.application;
+  if (!application)
+    throw new Error(
+      'no Open API application: set CTRADER_OAUTH_CLIENT_ID and CTRADER_OAUTH_CLIENT_SECRET_FILE, or run `credentials put` with {"application": {...}}',
+    );
+  if (creds.accounts.length === 0 && !config.linked)
+    throw new Error('no cTrader account: run `credentials put` with {"accounts": [...]}, or set REDIS_URL and CTRADER_TOKENS_KEY_FILE for linked accounts');
+  const running = startConnector(config, application, creds.accounts, diag, store);
+  let watch: LinkedAccountsWatch | undefined;
+  let redis: ReturnType<typeof openRedis> | undefined;
+  if (config.linked) {
+    const box = SecretBox.fromFile(config.linked.tokensKeyFile, 'CTRADER_TOKENS_KEY_FILE');
+    redis = openRedis(config.linked.redisUrl, {});
+    watch = await watchLinkedAccounts({
+      links: new CtraderLinks(redis, box),
+      subscriber: openRedis(config.linked.redisUrl, {}),
+      connector: running,
+      reloadMs: config.linked.reloadMs,
+      diag,
+    });
+  }
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) process.exit(1);
     stopping = true;
     diag({ event: 'stopping', signal });
-    void running.stop().then(() => {
-      diag({ event: 'stopped' });
-      process.exit(0);
-    });
+    void (watch?.stop() ?? Promise.resolve())
+      .then(() => running.stop())
+      .then(() => redis?.disconnect())
+      .then(() => {
+        diag({ event: 'stopped' });
+        process.exit(0);
+      });
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));

@@ -41,6 +41,8 @@ export const PayloadType = {
   PROTO_OA_ERROR_RES: 2142,
   PROTO_OA_ACCOUNTS_TOKEN_INVALIDATED_EVENT: 2147,
   PROTO_OA_CLIENT_DISCONNECT_EVENT: 2148,
+  PROTO_OA_GET_ACCOUNTS_BY_ACCESS_TOKEN_REQ: 2149,
+  PROTO_OA_GET_ACCOUNTS_BY_ACCESS_TOKEN_RES: 2150,
   PROTO_OA_ACCOUNT_DISCONNECT_EVENT: 2164,
   PROTO_OA_REFRESH_TOKEN_REQ: 2173,
   PROTO_OA_REFRESH_TOKEN_RES: 2174,
@@ -122,6 +124,14 @@ export interface Envelope {
   clientMsgId?: string;
   payloadType: number;
   payload?: Record<string, unknown>;
+}
+
+/** ProtoOACtidTraderAccount: one trading account an access token may use (ProtoOAGetAccountListByAccessTokenRes). */
+export interface CtidTraderAccount {
+  ctidTraderAccountId: number;
+  isLive?: boolean;
+  traderLogin?: number;
+  brokerTitleShort?: string;
 }
 
 // ---- the entities the connector reads (OpenApiModelMessages.proto); int64 fields arrive as JSON numbers ----------

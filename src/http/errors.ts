@@ -18,6 +18,8 @@ const STATUS: Record<Refusal['kind'], number> = {
   not_found: 404,
   token_suspended: 403,
   not_accepted_by_account: 409,
+  conflict: 409,
+  upstream_unavailable: 502,
   bridge_too_old: 412,
   too_slow: 408,
   throttled: 429,

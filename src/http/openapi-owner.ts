@@ -20,7 +20,11 @@ const ERRORS = {
   '401': answer('No session, or an unknown or revoked owner API key.', errorRef),
   '403': answer('A browser session without its X-CSRF-Token on a change.', errorRef),
   '404': answer('Nothing of yours has this id (another owner’s is not found either).', errorRef),
-  '409': answer('The account is not one this applies to (the MT5 bridge package for a cTrader account).', errorRef),
+  '409': answer(
+    'It clashes with what exists or does not apply: at your account cap, the cTrader account is linked to another owner’s, or the MT5 bridge package asked for a cTrader account.',
+    errorRef,
+  ),
+  '502': answer('cTrader (its token endpoint or Open API) failed or did not answer in time; nothing was linked.', errorRef),
   '503': answer('The store cannot answer, or the dashboard is not configured (OWNER_SECRETS_KEY_FILE).', errorRef),
 };
 
@@ -190,6 +194,32 @@ export function ownerPaths() {
       }),
     },
     '/v1/owner/callbacks/{id}': { delete: operation({ summary: 'Remove a callback endpoint', ok: ['204', 'Removed.'], params: ['id'] }) },
+    '/v1/owner/ctrader': {
+      get: operation({ summary: 'Whether Connect with cTrader is set up on this service', ok: ['200', 'connectEnabled.'] }),
+    },
+    '/v1/owner/ctrader/authorizations': {
+      post: operation({
+        summary: 'Start Connect with cTrader: the URL of cTrader’s granting-access page, with a state bound to this session (10 minutes, one use)',
+        ok: ['201', 'authorizeUrl and expiresAt.'],
+        errors: ['401', '403', '503'],
+      }),
+    },
+    '/v1/owner/ctrader/callback': {
+      post: operation({
+        summary: 'The code and state cTrader sent back: exchanged server-side, the token’s trading accounts listed (nothing linked yet)',
+        ok: ['200', 'connection (for the pick), accounts (ctidTraderAccountId, environment, traderLogin, broker, linkedTo) and expiresAt.'],
+        body: json(z.strictObject({ code: z.string().min(1).max(2048), state: z.string().min(20).max(128) })),
+        errors: ['400', '401', '403', '502', '503'],
+      }),
+    },
+    '/v1/owner/ctrader/links': {
+      post: operation({
+        summary: 'Link the picked cTrader accounts (new accounts under your account cap, all or none; yours already get the new tokens)',
+        ok: ['201', 'linked: accountId, ctidTraderAccountId, environment, created.'],
+        body: json(z.strictObject({ connection: z.string().min(20).max(128), accounts: z.array(z.number().int().positive()).min(1).max(100) })),
+        errors: ['400', '401', '403', '409', '503'],
+      }),
+    },
   };
 }
 

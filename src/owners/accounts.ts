@@ -10,6 +10,7 @@ import type { LastSeenStore } from '../bridge/presence';
 import type { FiguresStore } from '../bridge/figures';
 import type { StopOutStore, StopOutSummary } from '../bridge/stop-outs';
 import type { OwnerStore } from './owner-store';
+import type { CtraderLinks, LinkView } from '../ctrader/links';
 
 /**
  * An owner's trading accounts as the owner sees them, and the settings the owner edits: the same zod schemas the
@@ -25,6 +26,8 @@ export interface OwnerAccountsDeps {
   /** A bridge is online when it polled within this long (its long-polls come back at least every minute). */
   onlineWithinMs: number;
   now: () => Date;
+  /** Accounts linked with Connect with cTrader; absent when it is not configured. */
+  links?: CtraderLinks;
 }
 
 export interface OwnerAccountView {
@@ -38,6 +41,8 @@ export interface OwnerAccountView {
   stopOut: StopOutSummary | null;
   risk: Account['risk'];
   symbols: Account['symbols'];
+  /** A cTrader account linked with Connect with cTrader: which one, and whether the owner must authorise again. */
+  ctrader: Omit<LinkView, 'owner' | 'accountId'> | null;
 }
 
 export async function listOwnerAccounts(deps: OwnerAccountsDeps, owner: string): Promise<OwnerAccountView[]> {
@@ -59,7 +64,12 @@ export async function showOwnerAccount(deps: OwnerAccountsDeps, owner: string, i
 }
 
 async function viewOf(deps: OwnerAccountsDeps, a: Account, seen: Date | undefined): Promise<OwnerAccountView> {
-  const [figures, hasToken, stopOut] = await Promise.all([deps.figures.latest(a.id), deps.registry.hasBridgeToken(a.id), deps.stopOuts.latest(a.id)]);
+  const [figures, hasToken, stopOut, link] = await Promise.all([
+    deps.figures.latest(a.id),
+    deps.registry.hasBridgeToken(a.id),
+    deps.stopOuts.latest(a.id),
+    a.platform === 'ctrader' && deps.links ? deps.links.view(a.id) : null,
+  ]);
   return {
     id: a.id,
     platform: a.platform,
@@ -76,7 +86,12 @@ async function viewOf(deps: OwnerAccountsDeps, a: Account, seen: Date | undefine
     stopOut: stopOut ?? null,
     risk: a.risk,
     symbols: a.symbols,
+    ctrader: link && link.owner === a.owner ? linkShown(link) : null,
   };
+}
+
+function linkShown({ owner: _owner, accountId: _id, ...shown }: LinkView): OwnerAccountView['ctrader'] {
+  return shown;
 }
 
 /** Replaces the risk settings or the symbol map (or both) of one of the owner's accounts. */

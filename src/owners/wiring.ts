@@ -17,6 +17,10 @@ import type { DeliveryTimes } from '../signals/log';
 import { signalLog } from '../signals/log';
 import { TemporalAccountRuns } from '../temporal/account-runs';
 import { ownerCallbacksOf } from '../callbacks/wiring';
+import { CtraderLinks } from '../ctrader/links';
+import { accountsOfToken } from '../ctrader/account-list';
+import type { CtraderConnectDeps } from './ctrader-connect';
+import type { OwnerStore } from './owner-store';
 
 /**
  * The owners' dashboard's parts, made from the config: undefined when OWNER_SECRETS_KEY_FILE is not set (the owner
@@ -45,6 +49,7 @@ export function ownerDashboard(
     issuer: 'External Signals',
   });
   const cookies = { secure: config.owners.secureCookies, ttlSeconds: config.owners.sessionTtlSeconds };
+  const ctrader = ctraderConnect(config, redis, registry, auth.owners, auth.now);
   const bodyReadTimeoutMs = config.ingress.bodyReadTimeoutMs;
   const parts = {
     session: {
@@ -66,7 +71,9 @@ export function ownerDashboard(
         stopOuts: new RedisStopOuts(redis),
         onlineWithinMs: 90_000,
         now: auth.now,
+        ...(ctrader ? { links: ctrader.links } : {}),
       },
+      ...(ctrader ? { ctrader } : {}),
       credentials: { registry, owners: auth.owners, now: auth.now },
     },
     activity: {
@@ -79,4 +86,26 @@ export function ownerDashboard(
   };
   const { accounts, credentials } = parts.api;
   return { ...parts, mt5Package: { auth, cookies, accounts, credentials, publicUrl: config.publicUrl } };
+}
+
+/** Connect with cTrader's parts, when the operator configured the Open API application (CTRADER_OAUTH_*). */
+function ctraderConnect(config: Config, redis: Redis, registry: RedisRegistry, owners: OwnerStore, now: () => Date): CtraderConnectDeps | undefined {
+  const oauth = config.ctraderOAuth;
+  if (!oauth) return undefined;
+  const box = SecretBox.fromFile(oauth.tokensKeyFile, 'CTRADER_TOKENS_KEY_FILE');
+  // Read once at start: a missing or empty secret file stops the ingress now, not at an owner's click.
+  const clientSecret = oauth.clientSecret();
+  const app = { ...oauth, clientSecret };
+  return {
+    redis,
+    registry,
+    owners,
+    links: new CtraderLinks(redis, box),
+    box,
+    app,
+    listAccounts: (accessToken) =>
+      accountsOfToken({ url: oauth.accountListUrl, clientId: oauth.clientId, clientSecret, timeoutMs: oauth.timeoutMs }, accessToken),
+    maxAccountsPerOwner: config.maxAccountsPerOwner,
+    now,
+  };
 }

@@ -8,7 +8,8 @@ import { takeSlot } from '../ratelimit/caps';
  */
 export type IndexedKind = 'accounts' | 'secrets' | 'tokens';
 
-const key = (owner: string, kind: IndexedKind) => `es:owner-index:${kind}:${owner}`;
+export const ownerIndexKey = (owner: string, kind: IndexedKind) => `es:owner-index:${kind}:${owner}`;
+const key = ownerIndexKey;
 
 export class OwnerIndex {
   constructor(private readonly redis: Redis) {}

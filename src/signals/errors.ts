@@ -10,6 +10,8 @@ export type RefusalKind =
   | 'forbidden' // 403
   | 'not_found' // 404: nothing of the caller's has this id (another owner's is not found either)
   | 'not_accepted_by_account' // 409
+  | 'conflict' // 409: the change clashes with what exists (an owner at the account cap, an account linked elsewhere)
+  | 'upstream_unavailable' // 502: a service we depend on (cTrader's token endpoint, Open API) failed or did not answer in time
   | 'bridge_too_old' // 412
   | 'too_slow' // 408, the request body did not arrive in time
   | 'throttled' // 429 fairness / token caps / the poll's per-address cap

@@ -23,6 +23,10 @@ export interface DoubleAccountSpec {
   balance?: number;
   /** The account's currency; default USD. */
   depositAsset?: string;
+  /** ProtoOACtidTraderAccount's fields, as ProtoOAGetAccountListByAccessTokenRes lists it. */
+  isLive?: boolean;
+  traderLogin?: number;
+  brokerTitleShort?: string;
 }
 
 export interface DoubleOptions {
@@ -64,6 +68,8 @@ export class CtraderDouble {
   /** Every message a client sent, in order (heartbeats included). */
   readonly received: Envelope[] = [];
   private readonly grants = new Map<number, Grant>();
+  /** ProtoOACtidTraderAccount of each account (what the account list shows). */
+  private readonly listed = new Map<number, { isLive: boolean; traderLogin: number; brokerTitleShort: string }>();
   private readonly conns = new Set<Conn>();
   private server!: WsServer;
   private loseAnswer = new Map<number, number>();
@@ -94,6 +100,11 @@ export class CtraderDouble {
     for (const a of specs) {
       this.accounts.set(a.ctid, new DoubleAccount(a.ctid, this.symbols, a.balance, undefined, a.depositAsset));
       this.grants.set(a.ctid, { accessToken: a.accessToken, refreshToken: a.refreshToken, expired: false });
+      this.listed.set(a.ctid, {
+        isLive: a.isLive ?? false,
+        traderLogin: a.traderLogin ?? a.ctid + 1_000_000,
+        brokerTitleShort: a.brokerTitleShort ?? 'Double Broker',
+      });
     }
   }
 
@@ -157,6 +168,24 @@ export class CtraderDouble {
     for (const c of this.conns) {
       c.accounts.delete(ctid);
       c.spots.delete(ctid);
+    }
+  }
+
+  /** The trader granted access again (cTrader's authorisation page, then the token endpoint): these tokens now work. */
+  grant(ctids: readonly number[], tokens: { accessToken: string; refreshToken: string }): void {
+    for (const ctid of ctids) this.grants.set(ctid, { ...tokens, expired: false });
+  }
+
+  /** The trader revoked our access: both tokens stop working and the account's sessions end with the event. */
+  revoke(ctid: number): void {
+    Object.assign(this.grants.get(ctid)!, {
+      accessToken: `revoked_${randomBytes(8).toString('hex')}`,
+      refreshToken: `revoked_${randomBytes(8).toString('hex')}`,
+    });
+    for (const c of this.conns) {
+      if (!c.accounts.delete(ctid)) continue;
+      c.spots.delete(ctid);
+      this.send(c, PayloadType.PROTO_OA_ACCOUNTS_TOKEN_INVALIDATED_EVENT, { ctidTraderAccountIds: [ctid], reason: 'Access was revoked' });
     }
   }
 
@@ -270,6 +299,7 @@ export class CtraderDouble {
     }
     if (!conn.appAuthed) return this.error(conn, id, ErrorCode.CH_CLIENT_NOT_AUTHENTICATED, 'Application is not authenticated');
     if (env.payloadType === PayloadType.PROTO_OA_REFRESH_TOKEN_REQ) return this.refresh(conn, id, p);
+    if (env.payloadType === PayloadType.PROTO_OA_GET_ACCOUNTS_BY_ACCESS_TOKEN_REQ) return this.accountList(conn, id, p);
     const ctid = p.ctidTraderAccountId as number;
     const grant = this.grants.get(ctid);
     if (env.payloadType === PayloadType.PROTO_OA_ACCOUNT_AUTH_REQ) {
@@ -311,6 +341,22 @@ export class CtraderDouble {
     this.send(conn, PayloadType.PROTO_OA_SUBSCRIBE_SPOTS_RES, { ctidTraderAccountId: ctid }, env.clientMsgId);
     for (const i of ids) this.spot(conn, ctid, this.symbols.get(i)!);
   }
+
+  /** ProtoOAGetAccountListByAccessTokenRes: every account the token was granted for (an empty list is possible). */
+  private accountList(conn: Conn, id: string | undefined, p: Record<string, unknown>): void {
+    const ctids = [...this.grants.entries()].filter(([, g]) => g.accessToken === p.accessToken).map(([ctid]) => ctid);
+    if (ctids.length === 0 && !this.emptyGrants.has(String(p.accessToken)))
+      return this.error(conn, id, ErrorCode.CH_ACCESS_TOKEN_INVALID, 'Access token is invalid');
+    this.send(
+      conn,
+      PayloadType.PROTO_OA_GET_ACCOUNTS_BY_ACCESS_TOKEN_RES,
+      { accessToken: p.accessToken, permissionScope: 1, ctidTraderAccount: ctids.map((ctid) => ({ ctidTraderAccountId: ctid, ...this.listed.get(ctid)! })) },
+      id,
+    );
+  }
+
+  /** Access tokens granted for no account (the trader ticked none): valid, with an empty list. */
+  readonly emptyGrants = new Set<string>();
 
   private refresh(conn: Conn, id: string | undefined, p: Record<string, unknown>): void {
     const entry = [...this.grants.entries()].find(([, g]) => g.refreshToken === p.refreshToken);

@@ -57,6 +57,12 @@ export function loadProto(): ProtoDefinitions {
 }
 
 /** PROTO_OA_NEW_ORDER_REQ → ProtoOANewOrderReq; HEARTBEAT_EVENT → ProtoHeartbeatEvent; ERROR_RES → ProtoErrorRes. */
+/** Payload types whose message is not named after them in the definitions. */
+const IRREGULAR_NAMES = new Map([
+  ['PROTO_OA_GET_ACCOUNTS_BY_ACCESS_TOKEN_REQ', 'ProtoOAGetAccountListByAccessTokenReq'],
+  ['PROTO_OA_GET_ACCOUNTS_BY_ACCESS_TOKEN_RES', 'ProtoOAGetAccountListByAccessTokenRes'],
+]);
+
 export function messageNameOf(payloadType: number, defs = loadProto()): string | undefined {
   const oa = [...(defs.enums.get('ProtoOAPayloadType') ?? [])].find(([, n]) => n === payloadType)?.[0];
   const common = [...(defs.enums.get('ProtoPayloadType') ?? [])].find(([, n]) => n === payloadType)?.[0];
@@ -66,6 +72,8 @@ export function messageNameOf(payloadType: number, defs = loadProto()): string |
     .replace(/^PROTO_OA_/, '')
     .split('_')
     .map((w) => w.charAt(0) + w.slice(1).toLowerCase());
+  const irregular = IRREGULAR_NAMES.get(enumName);
+  if (irregular) return irregular;
   const candidates = [oa ? `ProtoOA${words.join('')}` : `Proto${words.join('')}`];
   // The published names are not all regular (ProtoOATraderUpdatedEvent for PROTO_OA_TRADER_UPDATE_EVENT, "ByID").
   return candidates.find((c) => defs.messages.has(c)) ?? [...defs.messages.keys()].find((k) => k.toLowerCase() === candidates[0]!.toLowerCase());

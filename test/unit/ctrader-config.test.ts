@@ -7,6 +7,8 @@ describe('loadConnectorConfig: the cTrader connector', () => {
 
   test('when only the credentials key is set, then the documented defaults apply (Open API JSON on port 5036, 50 requests/s)', () => {
     expect(loadConnectorConfig({ CTRADER_CREDENTIALS_KEY: KEY })).toEqual({
+      linked: undefined,
+      application: undefined,
       ingressUrl: 'http://127.0.0.1:8080',
       credentialsKey: KEY,
       credentialsFile: 'ctrader/credentials.enc',
@@ -21,8 +23,23 @@ describe('loadConnectorConfig: the cTrader connector', () => {
     });
   });
 
-  test('when the credentials key is missing, then loading throws naming it (there is no default key)', () => {
-    expect(() => loadConnectorConfig({})).toThrow(/^Invalid configuration:[\s\S]*CTRADER_CREDENTIALS_KEY/);
+  test('when the credentials key is empty, then loading throws naming it (there is no default key)', () => {
+    expect(() => loadConnectorConfig({ CTRADER_CREDENTIALS_KEY: '' })).toThrow(/^Invalid configuration:[\s\S]*CTRADER_CREDENTIALS_KEY/);
+  });
+
+  test('when linked accounts are half configured, then loading throws naming both settings', () => {
+    expect(() => loadConnectorConfig({ REDIS_URL: 'redis://127.0.0.1:6379' })).toThrow(/REDIS_URL and CTRADER_TOKENS_KEY_FILE/);
+    expect(() => loadConnectorConfig({ CTRADER_OAUTH_CLIENT_ID: 'app' })).toThrow(/CTRADER_OAUTH_CLIENT_SECRET_FILE/);
+    const linked = loadConnectorConfig({
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      CTRADER_TOKENS_KEY_FILE: '/k',
+      CTRADER_OAUTH_CLIENT_ID: 'app',
+      CTRADER_OAUTH_CLIENT_SECRET: 's3',
+    });
+    expect(linked.linked).toEqual({ redisUrl: 'redis://127.0.0.1:6379', tokensKeyFile: '/k', reloadMs: 30_000 });
+    expect(linked.application?.clientSecret()).toBe('s3');
+    // The secret is read when asked for: the config object itself never holds it.
+    expect(JSON.stringify(linked)).not.toContain('s3');
   });
 
   test('when more than 50 requests per second are asked for, then loading throws (Open API allows 50 per connection)', () => {

@@ -41,6 +41,7 @@ export function dashboardRoutes(): Router {
     'risk-form-model.js',
     'activity-pages.js',
     'mt5-package.js',
+    'ctrader-pages.js',
   ];
   const raw = [...scripts.map((name) => ({ name, type: 'text/javascript; charset=utf-8' })), { name: 'dashboard.css', type: 'text/css; charset=utf-8' }].map(
     (a) => ({ ...a, body: readFileSync(path.join(dir, a.name), 'utf8') }),

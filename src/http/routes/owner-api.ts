@@ -6,6 +6,8 @@ import { createCredential, listCredentials, relinkCredential, revokeCredential, 
 import type { OwnerAuthDeps } from '../../owners/sign-in';
 import { ownerAuth, requireJson, type CookieSettings } from '../owner-auth';
 import { jsonBody } from '../middleware';
+import type { CtraderConnectDeps } from '../../owners/ctrader-connect';
+import { ownerCtraderRoutes } from './owner-ctrader';
 
 /**
  * The owner API (docs/owners.md): everything the dashboard's pages do, for a signed-in browser or an owner API key.
@@ -18,6 +20,8 @@ export interface OwnerApiDeps {
   accounts: OwnerAccountsDeps;
   credentials: OwnerCredentialsDeps;
   bodyReadTimeoutMs: number;
+  /** Connect with cTrader; absent when the operator has not configured it. */
+  ctrader?: CtraderConnectDeps;
 }
 
 const ownerOf = (res: Response) => res.locals.owner as string;
@@ -41,7 +45,10 @@ export function ownerApiRoutes(deps: OwnerApiDeps): Router {
   });
   router.post('/v1/owner/accounts/:accountId/bridge-token', async (req, res) => {
     noStore(res);
-    res.status(201).json(await rotateBridgeToken(deps.credentials, ownerOf(res), req.params.accountId));
+    const rotated = await rotateBridgeToken(deps.credentials, ownerOf(res), req.params.accountId);
+    // A linked cTrader account's bridge is the connector: it gets the new token too, rather than being locked out.
+    await deps.ctrader?.links.replaceBridgeToken(rotated.accountId, rotated.value);
+    res.status(201).json(rotated);
   });
 
   for (const [path, kind] of [
@@ -87,5 +94,6 @@ export function ownerApiRoutes(deps: OwnerApiDeps): Router {
     if (!limit.success) throw new Refusal('invalid', 'limit: 1 to 1000');
     res.json({ entries: await deps.auth.owners.auditLog(ownerOf(res), limit.data) });
   });
+  router.use(ownerCtraderRoutes(deps.ctrader, body));
   return router;
 }

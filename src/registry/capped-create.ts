@@ -1,0 +1,74 @@
+import type { Redis } from 'ioredis';
+import type { Account } from '../domain/account';
+import { accountFields, key } from './records';
+import { ownerIndexKey } from './owner-index';
+import { runScript } from './scripts';
+
+/**
+ * Creates several accounts of one owner at once, all or none, counted against the owner's account cap in the same
+ * atomic step (one Lua script): two owners' tabs linking at the same moment cannot pass the cap between them, and an
+ * id that exists already refuses the whole batch. The count is the owner's accounts as the owner index lists them,
+ * each checked against the account's own owner (an index entry left behind counts for nothing).
+ *
+ * KEYS: the owner's index of accounts, the set of all account ids, then per account its hash and its bridge-token key.
+ * ARGV: cap, owner JSON, bridge key prefix, account key prefix, then per account: id, bridge token hash, its record,
+ * the number of field/value items, the items.
+ * Returns {1}, {-1, current count} at the cap, {-2, index} when an account exists.
+ */
+const CREATE_CAPPED = `
+local cap = tonumber(ARGV[1])
+local owner = ARGV[2]
+local count = 0
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+  local k = ARGV[4] .. id
+  if redis.call('TYPE', k).ok == 'hash' and redis.call('HGET', k, 'owner') == owner then count = count + 1 end
+end
+local n = (#KEYS - 2) / 2
+if count + n > cap then return {-1, count} end
+for i = 1, n do
+  if redis.call('EXISTS', KEYS[1 + 2 * i]) == 1 then return {-2, i} end
+end
+local a = 5
+for i = 1, n do
+  local id, hash, record, items = ARGV[a], ARGV[a + 1], ARGV[a + 2], tonumber(ARGV[a + 3])
+  redis.call('HSET', KEYS[1 + 2 * i], unpack(ARGV, a + 4, a + 3 + items))
+  redis.call('SADD', KEYS[2], id)
+  redis.call('SADD', KEYS[1], id)
+  redis.call('SET', ARGV[3] .. hash, record)
+  redis.call('SET', KEYS[2 + 2 * i], hash)
+  a = a + 4 + items
+end
+return {1}`;
+
+export type CappedCreateResult =
+  { created: true } | { created: false; reason: 'at_cap'; count: number } | { created: false; reason: 'exists'; accountId: string };
+
+/** Each account with the SHA-256 of its new bridge token. */
+export async function createAccountsUnderCap(
+  redis: Redis,
+  owner: string,
+  cap: number,
+  accounts: readonly { account: Account; bridgeTokenHash: string }[],
+): Promise<CappedCreateResult> {
+  const keys = [ownerIndexKey(owner, 'accounts'), key.accounts, ...accounts.flatMap(({ account }) => [key.account(account.id), key.accountBridge(account.id)])];
+  const args: (string | number)[] = [cap, JSON.stringify(owner), key.bridge(''), key.account('')];
+  for (const { account, bridgeTokenHash } of accounts) {
+    if (account.owner !== owner) throw new Error('every account of a capped create belongs to its owner');
+    const fields = accountFields(account);
+    args.push(account.id, bridgeTokenHash, JSON.stringify({ accountId: account.id, hash: bridgeTokenHash }), fields.length, ...fields);
+  }
+  const [code, detail] = (await runScript(redis, CREATE_CAPPED, keys, args)) as number[];
+  if (code === 1) return { created: true };
+  if (code === -1) return { created: false, reason: 'at_cap', count: detail ?? 0 };
+  return { created: false, reason: 'exists', accountId: accounts[(detail ?? 1) - 1]!.account.id };
+}
+
+/** Takes back accounts a capped create just made (a later step of the same request failed): nothing half-made stays. */
+export async function undoCreatedAccounts(redis: Redis, owner: string, ids: readonly string[]): Promise<void> {
+  for (const id of ids) {
+    const hash = await redis.get(key.accountBridge(id));
+    const tx = redis.multi().del(key.account(id)).srem(key.accounts, id).srem(ownerIndexKey(owner, 'accounts'), id).del(key.accountBridge(id));
+    if (hash) tx.del(key.bridge(hash));
+    await tx.exec();
+  }
+}
