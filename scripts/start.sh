@@ -18,7 +18,7 @@ TEMPORAL_UI_PORT="${TEMPORAL_UI_PORT:-8233}"
 REGISTRY="demo/registry.json"
 cache_root="${EXTERNAL_SIGNALS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/external-signals}"
 state_dir="$cache_root/state"
-run_dir="$root/.run"
+run_dir="${START_RUN_DIR:-$root/.run}" # logs and the paper bridge's ledger
 mkdir -p "$state_dir" "$run_dir"
 
 log() { echo "start: $*" >&2; }
@@ -85,9 +85,16 @@ wait_until() {
 # ------------------------------------------------------------------------------------------------ install and build
 bash scripts/ensure-node-modules.sh
 bash scripts/ensure-redis.sh >/dev/null
-TEMPORAL_BIN="$(bash scripts/ensure-temporal.sh)"
-log "building"
-npm run build >"$run_dir/build.log" 2>&1 || { tail -n 40 "$run_dir/build.log" >&2; die "npm run build failed (log: .run/build.log)"; }
+TEMPORAL_BIN="${TEMPORAL_BIN:-$(bash scripts/ensure-temporal.sh)}"
+# The build ends by writing the workflow bundle: a source newer than it means dist/ is stale.
+build_stale() {
+  [ -s dist/workflow-bundle.js ] || return 0
+  [ -n "$(find src workflows activities scripts bench support package.json package-lock.json tsconfig.json -type f -newer dist/workflow-bundle.js -print -quit)" ]
+}
+if build_stale; then
+  log "building"
+  npm run build >"$run_dir/build.log" 2>&1 || { tail -n 40 "$run_dir/build.log" >&2; die "npm run build failed (log: ${run_dir#"$root"/}/build.log)"; }
+fi
 
 # ------------------------------------------------------------------------------------------------ Temporal
 # Our search attributes as NAME=TYPE, from their one list (src/temporal/search-attributes.ts).
