@@ -20,7 +20,7 @@ import { CommandStore } from './store';
  */
 
 const USAGE = `usage: ctrader-connector [run | credentials put | credentials list | credentials remove ACCOUNT_ID]
-Settings are environment variables (README, "cTrader connector"); CTRADER_CREDENTIALS_KEY is required.`;
+Settings are environment variables (docs/ctrader-connector.md, "Running it"); CTRADER_CREDENTIALS_KEY is required.`;
 
 const diag = (line: Record<string, unknown>) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
 
