@@ -4,7 +4,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { freePort, REPO_ROOT, waitFor } from '../../support/infra';
+import { freePort, REPO_ROOT } from '../../support/infra';
+import { processTable, readProc, type Proc } from '../../support/proc';
 
 /**
  * `make start` (scripts/start.sh) as a test drives it: on free loopback ports, with its own state and log
@@ -96,34 +97,7 @@ export async function untilExit(s: Started, timeoutMs: number): Promise<{ code: 
 // ---------------------------------------------------------------------------------------------------------------
 // /proc
 
-export interface Proc {
-  pid: number;
-  ppid: number;
-  pgid: number;
-  /** Start time in clock ticks since boot: with the pid, names one process even after the pid is reused. */
-  startedAt: string;
-  state: string;
-  cmd: string;
-}
-
-function readProc(pid: number): Proc | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces and parentheses): state ppid pgrp … starttime (22nd field).
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim();
-    return { pid, ppid: Number(f[1]), pgid: Number(f[2]), startedAt: f[19]!, state: f[0]!, cmd };
-  } catch {
-    return undefined; // gone while we read
-  }
-}
-
-export function processTable(): Proc[] {
-  return fs
-    .readdirSync('/proc')
-    .filter((n) => /^\d+$/.test(n))
-    .flatMap((n) => readProc(Number(n)) ?? []);
-}
+export type { Proc };
 
 /** Every process below `root` (children, their children, …), from one read of /proc. */
 export function descendants(root: number): Proc[] {
