@@ -22,6 +22,7 @@ import { REPO_ROOT } from '../support/infra';
 import { launchChromium } from '../support/chromium';
 import { ownerKeyFile, setUpOwner } from '../support/owner-sign-in';
 import { get } from '../support/http';
+import { processTable } from '../support/proc';
 import { loadConfig } from '../src/config';
 import { startIngress, type Ingress } from '../src/server';
 import { RedisRegistry } from '../src/registry/registry';
@@ -87,17 +88,7 @@ async function signalsRequestAlone(ingressUrl: string, cookie: string) {
 
 /** Chromium's own process group: playwright starts it detached, and its helpers stay in the group. */
 function chromiumGroup(): number {
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[1]) === process.pid && stat.includes('(chrom')) return Number(d);
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return -1;
+  return processTable().find((p) => p.ppid === process.pid && p.cmd.includes('chrom'))?.pid ?? -1;
 }
 
 async function measure(browser: Browser, ingressUrl: string, cookie: string) {

@@ -21,7 +21,7 @@ import { CtraderLinks } from './links';
  */
 
 const USAGE = `usage: ctrader-connector [run | credentials put | credentials list | credentials remove ACCOUNT_ID]
-Settings are environment variables (docs/ctrader-connector.md); the credentials verbs need CTRADER_CREDENTIALS_KEY.`;
+Settings are environment variables (docs/ctrader-connector.md, "Running it"); the credentials verbs need CTRADER_CREDENTIALS_KEY.`;
 
 const diag = (line: Record<string, unknown>) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), ...line })}\n`);
 
