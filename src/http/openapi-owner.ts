@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { riskSettingsSchema, symbolMapSchema } from '../domain/risk-settings';
 import type { JsonSchema } from './openapi-signal';
+import { addAccountSchema } from '../owners/add-account';
 
 /**
  * The owner API in the OpenAPI document (docs/owners.md): the dashboard's pages use nothing else. Request bodies come
@@ -20,6 +21,7 @@ const ERRORS = {
   '401': answer('No session, or an unknown or revoked owner API key.', errorRef),
   '403': answer('A browser session without its X-CSRF-Token on a change.', errorRef),
   '404': answer('Nothing of yours has this id (another owner’s is not found either).', errorRef),
+  '409': answer('You have the most accounts allowed (`limit`, set by your operator); nothing was made.', errorRef),
   '503': answer('The store cannot answer, or the dashboard is not configured (OWNER_SECRETS_KEY_FILE).', errorRef),
 };
 
@@ -114,6 +116,14 @@ export function ownerPaths() {
       get: operation({
         summary: 'Your trading accounts: bridge online, last seen, version, figures, the latest stop-out, risk rules',
         ok: ['200', 'accounts.'],
+      }),
+      post: operation({
+        summary:
+          'Add a trading account: its id is made for it, it is locked until a bridge with its token says hello, and the bridge ' +
+          'token is in this answer only (docs/owners.md)',
+        ok: ['201', '`account` (as GET shows it: status locked, lockedUntilBridge true) and `bridgeToken` (shown once).'],
+        body: json(addAccountSchema),
+        errors: ['400', '401', '403', '409', '503'],
       }),
     },
     '/v1/owner/accounts/{accountId}': {

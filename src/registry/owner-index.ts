@@ -12,6 +12,10 @@ const key = (owner: string, kind: IndexedKind) => `es:owner-index:${kind}:${owne
 export class OwnerIndex {
   constructor(private readonly redis: Redis) {}
 
+  keyOf(owner: string, kind: IndexedKind): string {
+    return key(owner, kind);
+  }
+
   async add(owner: string, kind: IndexedKind, member: string): Promise<void> {
     await this.redis.sadd(key(owner, kind), member);
   }

@@ -9,6 +9,10 @@ export const key = {
   token: (hash: string) => `es:token:${hash}`,
   bridge: (hash: string) => `es:bridge:${hash}`,
   accountBridge: (id: string) => `es:account-bridge:${id}`,
+  /** A bridge token replaced by a new one, kept a week so a bridge still calling with it is told apart from a stranger. */
+  retiredBridge: (hash: string) => `es:bridge-retired:${hash}`,
+  /** The operator's cap on the accounts an owner may have when adding one (absent: the configured default). */
+  accountCap: (owner: string) => `es:owner-account-cap:${owner}`,
   instruments: (id: string) => `es:instruments:{${id}}`,
 };
 

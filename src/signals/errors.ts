@@ -10,6 +10,7 @@ export type RefusalKind =
   | 'forbidden' // 403
   | 'not_found' // 404: nothing of the caller's has this id (another owner's is not found either)
   | 'not_accepted_by_account' // 409
+  | 'at_cap' // 409, the owner has the most of something allowed (accounts); nothing was made
   | 'bridge_too_old' // 412
   | 'too_slow' // 408, the request body did not arrive in time
   | 'throttled' // 429 fairness / token caps / the poll's per-address cap
