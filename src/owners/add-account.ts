@@ -31,7 +31,9 @@ export const newAccountId = (): string => `acc_${randomBytes(12).toString('base6
 export async function addOwnerAccount(deps: AddAccountDeps, owner: string, body: unknown): Promise<{ account: OwnerAccountView; bridgeToken: string }> {
   const parsed = addAccountSchema.safeParse(body);
   if (!parsed.success) {
-    const details = parsed.error.issues.map((i) => ({ path: i.path.join('.') || 'body', message: i.message }));
+    const details = parsed.error.issues.flatMap((i) =>
+      i.code === 'unrecognized_keys' ? i.keys.map((k) => ({ path: k, message: 'not a field of an account' })) : [{ path: i.path.join('.') || 'body', message: i.message }],
+    );
     throw new Refusal('invalid', `Invalid account: ${details.map((d) => d.path).join(', ')}`, { details });
   }
   const { name, platform, type } = parsed.data;
