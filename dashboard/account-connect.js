@@ -82,8 +82,7 @@ export function bridgeState(a) {
   if (b.connection === 'waiting_for_new_token') say('Waiting for the bridge with the new token: a bridge still using the old one is refused (401).');
   if (b.connection === 'no_token') say('No bridge token: make one below, then give it to the bridge.');
   if (a.lockedUntilBridge) say('Locked for trading until its bridge says hello for the first time; that hello unlocks it.');
-  if (!b.online && b.connection === 'connected')
-    say(`Offline: no call from the bridge in the last ${seconds(b.onlineWithinMs)}.`);
+  if (!b.online && b.connection === 'connected') say(`Offline: no call from the bridge in the last ${seconds(b.onlineWithinMs)}.`);
   if (!b.online && a.status === 'active')
     say(
       `Signals sent now are still accepted (202) and wait in the account’s queue for the bridge: a market entry up to ` +

@@ -32,7 +32,9 @@ export async function addOwnerAccount(deps: AddAccountDeps, owner: string, body:
   const parsed = addAccountSchema.safeParse(body);
   if (!parsed.success) {
     const details = parsed.error.issues.flatMap((i) =>
-      i.code === 'unrecognized_keys' ? i.keys.map((k) => ({ path: k, message: 'not a field of an account' })) : [{ path: i.path.join('.') || 'body', message: i.message }],
+      i.code === 'unrecognized_keys'
+        ? i.keys.map((k) => ({ path: k, message: 'not a field of an account' }))
+        : [{ path: i.path.join('.') || 'body', message: i.message }],
     );
     throw new Refusal('invalid', `Invalid account: ${details.map((d) => d.path).join(', ')}`, { details });
   }

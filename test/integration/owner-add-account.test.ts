@@ -98,7 +98,12 @@ describe('adding an account', () => {
     const after = await account(view.id);
     expect(after).toEqual(expect.objectContaining({ status: 'active', lockedUntilBridge: false }));
     expect(after.bridge).toEqual(
-      expect.objectContaining({ online: true, connection: 'connected', version: '2.0.0', lastRefusal: expect.objectContaining({ status: 400, reason: 'wrong_platform' }) }),
+      expect.objectContaining({
+        online: true,
+        connection: 'connected',
+        version: '2.0.0',
+        lastRefusal: expect.objectContaining({ status: 400, reason: 'wrong_platform' }),
+      }),
     );
     expect((await buy()).status).toBe(202);
   });
@@ -157,6 +162,7 @@ describe('the account page’s bridge state', () => {
     const stoppedAt = Date.now();
     await waitFor('the page to say offline', async () => (await account(id)).bridge.online === false || undefined, 20_000);
     const tookMs = Date.now() - stoppedAt;
+    console.log(`offline after ${tookMs} ms`);
     expect(tookMs).toBeLessThan(15_000);
     const offline = (await account(id)).bridge;
     expect(offline).toEqual(expect.objectContaining({ connection: 'connected', lastSeenAt: expect.any(String) }));
