@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { key } from '../registry/records';
 
 /**
  * What the owner's account page says about the bridge's calls besides online/offline (docs/owners.md, "Connecting
@@ -39,7 +40,7 @@ export class BridgeCallLog {
   ) {}
 
   private key(accountId: string): string {
-    return `es:bridge-state:{${accountId}}`;
+    return key.bridgeState(accountId);
   }
 
   /** A call authenticated with this token id: written once per token and ingress, not once per call. */

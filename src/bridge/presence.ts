@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { key } from '../registry/records';
 
 /**
  * Whether each account's bridge is there, as the owner's page says it (docs/owners.md, "Online and offline"): a
@@ -37,7 +38,7 @@ export class BridgePresence {
     const now = this.clock();
     this.lastCall.set(accountId, now);
     // A bridge this ingress has not written yet is written at once: the page turns online with its first call.
-    if (!this.persisted.has(accountId)) this.write(accountId, now);
+    if (!this.persisted.has(accountId)) void this.write(accountId, now);
   }
 
   /** A long-poll of this account's bridge began; the answer says when it ended (answered, superseded or cut). */
@@ -109,7 +110,7 @@ export class RedisLastSeen implements LastSeenStore {
   constructor(private readonly redis: Redis) {}
 
   private key(accountId: string): string {
-    return `es:bridge-seen:{${accountId}}`;
+    return key.bridgeSeen(accountId);
   }
 
   async record(accountId: string, atMs: number): Promise<void> {

@@ -27,7 +27,8 @@ export const RETIRED_TOKEN_KEEP_SECONDS = 7 * 24 * 3600;
  * ARGV: mode (update | create | replace), expected owner JSON ('' for any), account id, bridge key prefix,
  * new bridge token hash ('' for none), its record, then field/value pairs.
  * When the owner changes, the old bridge token is revoked unless a new one is set in the same call. A token replaced
- * by a new one is remembered as retired (its hash, for a week) for the account page's "old token used" refusal.
+ * by a new one is remembered as retired (its hash, for a week) for the account page's "old token used" refusal, unless
+ * the owner changes in the same call (the old owner's bridge must not show on the new owner's page).
  * Returns 1 (written), 2 (written, the owner changed), or NO_ACCOUNT, ALREADY_EXISTS, OWNER_DIFFERS, LEGACY_RECORD.
  */
 export const WRITE_ACCOUNT = `
@@ -52,7 +53,7 @@ local old = redis.call('GET', KEYS[3])
 if ARGV[5] ~= '' then
   if old and old ~= ARGV[5] then
     redis.call('DEL', ARGV[4] .. old)
-    redis.call('SET', '${key.retiredBridge('')}' .. old, '{"accountId":"' .. ARGV[3] .. '","hash":"' .. old .. '"}', 'EX', ${RETIRED_TOKEN_KEEP_SECONDS})
+    if not ownerChanged then redis.call('SET', '${key.retiredBridge('')}' .. old, '{"accountId":"' .. ARGV[3] .. '","hash":"' .. old .. '"}', 'EX', ${RETIRED_TOKEN_KEEP_SECONDS}) end
   end
   redis.call('SET', ARGV[4] .. ARGV[5], ARGV[6])
   redis.call('SET', KEYS[3], ARGV[5])
@@ -60,7 +61,11 @@ elseif ownerChanged and old then
   redis.call('DEL', ARGV[4] .. old)
   redis.call('DEL', KEYS[3])
 end
-if ownerChanged then return 2 end
+if ownerChanged then
+  -- What the page says of the old owner's bridge is not the new owner's to read.
+  redis.call('DEL', '${key.bridgeState('').slice(0, -1)}' .. ARGV[3] .. '}', '${key.bridgeSeen('').slice(0, -1)}' .. ARGV[3] .. '}')
+  return 2
+end
 return 1`;
 
 /**

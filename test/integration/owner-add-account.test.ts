@@ -162,7 +162,6 @@ describe('the account page’s bridge state', () => {
     const stoppedAt = Date.now();
     await waitFor('the page to say offline', async () => (await account(id)).bridge.online === false || undefined, 20_000);
     const tookMs = Date.now() - stoppedAt;
-    console.log(`offline after ${tookMs} ms`);
     expect(tookMs).toBeLessThan(15_000);
     const offline = (await account(id)).bridge;
     expect(offline).toEqual(expect.objectContaining({ connection: 'connected', lastSeenAt: expect.any(String) }));
@@ -180,6 +179,11 @@ describe('the account page’s bridge state', () => {
     expect((await hello(`brg_${randomBytes(32).toString('base64url')}`)).status).toBe(401);
     expect((await hello(rotated.body.value as string)).status).toBe(200);
     expect((await account(id)).bridge).toEqual(expect.objectContaining({ online: true, connection: 'connected' }));
+
+    // The account goes to another owner with a new token: the old owner's bridge never shows on the new owner's page.
+    await adminCliJson(['account', 'set', id, '--owner', b.owner, '--new-bridge-token'], stack.config.redis.url);
+    expect((await hello(rotated.body.value as string)).status).toBe(401);
+    expect((await account(id, browserB)).bridge).toEqual(expect.objectContaining({ lastRefusal: null, connection: 'waiting_for_bridge' }));
   });
 
   it('a signal refused 412 for a bridge too old is named on the page; a signal to an offline bridge still gets its 202', async () => {
