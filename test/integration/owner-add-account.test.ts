@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { seedOwner, startPaperTerminal, startStack, type Fixture, type Stack } from '../helpers/stack';
-import { asBrowser, ownerKeyFile, setUpOwner, type OwnerBrowser } from '../helpers/owner';
+import { startPaperTerminal, startStack, type Fixture, type Stack } from '../helpers/stack';
+import { asBrowser, ownerKeyFile, setUpOwner, signedInOwner, type OwnerBrowser } from '../helpers/owner';
 import { adminCliJson } from '../helpers/admin';
 import { post } from '../../support/http';
 import { waitFor } from '../../support/infra';
@@ -23,10 +23,8 @@ const hello = (token: string, body: Record<string, unknown> = {}) =>
 
 beforeAll(async () => {
   stack = await startStack({ env: { OWNER_SECRETS_KEY_FILE: ownerKeyFile(), DASHBOARD_SECURE_COOKIES: 'false' } });
-  a = await seedOwner(stack.registry, [{}]);
-  b = await seedOwner(stack.registry, [{}]);
-  browserA = await setUpOwner(stack.ingress.url, stack.config.redis.url, a.owner);
-  browserB = await setUpOwner(stack.ingress.url, stack.config.redis.url, b.owner);
+  ({ f: a, browser: browserA } = await signedInOwner(stack, [{}]));
+  ({ f: b, browser: browserB } = await signedInOwner(stack, [{}]));
 }, 60_000);
 
 afterAll(async () => {
@@ -187,8 +185,7 @@ describe('the account page’s bridge state', () => {
   });
 
   it('a signal refused 412 for a bridge too old is named on the page; a signal to an offline bridge still gets its 202', async () => {
-    const f = await seedOwner(stack.registry, [{ bridgeVersion: '1.9.0' }]);
-    const owner = await setUpOwner(stack.ingress.url, stack.config.redis.url, f.owner);
+    const { f, browser: owner } = await signedInOwner(stack, [{ bridgeVersion: '1.9.0' }]);
     const id = f.accounts[0]!.id;
     const stopLimit = { secret: f.secret, action: 'buy_stop_limit', symbol: 'EURUSD', volume: 0.1, price: 1.2, stopLimitPrice: 1.21 };
     expect((await post(url(`/webhook/custom/${id}`), stopLimit)).status).toBe(412);
