@@ -4,17 +4,18 @@
 import { api, deleteButton, field, form, h, page, shownOnce, when } from './dom.js?v=__VERSION__';
 import { riskSection } from './risk-form.js?v=__VERSION__';
 import { mt5PackageSection } from './mt5-package.js?v=__VERSION__';
-import { connectSection, ctraderLink } from './ctrader-pages.js?v=__VERSION__';
+import { connectSection as ctraderConnectSection, ctraderLink } from './ctrader-pages.js?v=__VERSION__';
+import { addAccountForm, bridgeState, connectSection, keepFresh } from './account-connect.js?v=__VERSION__';
 
 export async function accountsPage() {
-  const [{ accounts }, connect] = await Promise.all([api('GET', '/v1/owner/accounts'), connectSection()]);
+  const [{ accounts }, connect] = await Promise.all([api('GET', '/v1/owner/accounts'), ctraderConnectSection()]);
   const rows = accounts.map((a) =>
     h(
       'tr',
       {},
-      h('td', {}, h('a', { href: `/dashboard/accounts/${encodeURIComponent(a.id)}` }, a.id)),
+      h('td', {}, h('a', { href: `/dashboard/accounts/${encodeURIComponent(a.id)}` }, a.name ?? a.id)),
       h('td', {}, a.platform),
-      h('td', {}, a.status),
+      h('td', {}, a.lockedUntilBridge ? 'locked until its bridge connects' : a.status),
       h(
         'td',
         {},
@@ -43,23 +44,24 @@ export async function accountsPage() {
       h('tbody', {}, rows),
     ),
     connect,
+    addAccountForm(accountPage),
   );
 }
 
-export async function accountPage(id) {
+/** One account: its bridge's state (kept fresh), how to connect it, its figures, its risk settings. `token`: just made. */
+export async function accountPage(id, token = null) {
   const a = await api('GET', `/v1/owner/accounts/${encodeURIComponent(id)}`);
-  const tokenOut = h('div');
+  const state = h('div', {}, bridgeState(a));
+  const connect = h('div', {}, connectSection(a, token));
+  keepFresh(state, a.id);
   page(
-    `Account ${a.id}`,
+    a.name ? `Account ${a.name}` : `Account ${a.id}`,
+    h('p', {}, 'Account id ', h('code', {}, a.id), ' (the webhook URL’s last part: /webhook/custom/', a.id, ')'),
     h(
       'section',
       {},
       h('h2', {}, 'Bridge'),
-      h(
-        'p',
-        {},
-        `${a.platform} · ${a.status} · bridge ${a.bridge.online ? 'online' : 'offline'}, last seen ${when(a.bridge.lastSeenAt)}, version ${a.bridge.version ?? 'unknown'}`,
-      ),
+      state,
       a.figures
         ? h(
             'p',
@@ -75,12 +77,25 @@ export async function accountPage(id) {
               `${a.stopOut.closed} closed, ${a.stopOut.cancelled} cancelled, ${a.stopOut.failed} failed`,
           )
         : null,
-      form({ 'aria-label': 'New bridge token' }, [h('p', { class: 'hint' }, 'A new bridge token stops the old one at once.')], 'New bridge token', async () => {
-        const made = await api('POST', `/v1/owner/accounts/${encodeURIComponent(a.id)}/bridge-token`);
-        tokenOut.replaceChildren(shownOnce('Bridge token', made.value));
-      }),
-      tokenOut,
+      form(
+        { 'aria-label': 'New bridge token' },
+        [
+          h(
+            'p',
+            { class: 'hint', id: 'new-token-hint' },
+            'A new bridge token stops the old one at once: the running bridge is refused until it is restarted with the new one. ' +
+              'In the demo (make start) too: put the new token in demo/registry.json as this account’s bridgeToken and run make start again.',
+          ),
+        ],
+        'New bridge token (restart the bridge with it)',
+        async () => {
+          const made = await api('POST', `/v1/owner/accounts/${encodeURIComponent(a.id)}/bridge-token`);
+          connect.replaceChildren(connectSection(a, made.value));
+          state.replaceChildren(bridgeState(await api('GET', `/v1/owner/accounts/${encodeURIComponent(a.id)}`)));
+        },
+      ),
     ),
+    connect,
     mt5PackageSection(a),
     ctraderLink(a),
     riskSection(a),

@@ -195,6 +195,8 @@ const envSchema = z.object({
   DASHBOARD_SECURE_COOKIES: z.enum(['true', 'false']).default('true'),
   SESSION_TTL_SECONDS: int(12 * 3600, 300, 7 * 24 * 3600),
   OWNER_SETUP_TTL_SECONDS: int(24 * 3600, 300, 7 * 24 * 3600),
+  /** The most accounts an owner may have when adding one on the dashboard; per owner: `admin owner account-cap`. */
+  OWNER_ACCOUNT_CAP: int(10, 0, 1000),
   /** Failed sign-ins per client address per window; past it, 429 for that address only (never for the owner). */
   SIGN_IN_IP_MAX: int(20, 1),
   SIGN_IN_IP_WINDOW_MS: int(15 * 60_000, 1),
@@ -388,6 +390,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       secureCookies: e.DASHBOARD_SECURE_COOKIES === 'true',
       sessionTtlSeconds: e.SESSION_TTL_SECONDS,
       setupTtlSeconds: e.OWNER_SETUP_TTL_SECONDS,
+      accountCap: e.OWNER_ACCOUNT_CAP,
       signInIp: { max: e.SIGN_IN_IP_MAX, windowMs: e.SIGN_IN_IP_WINDOW_MS },
     },
     bridge: {

@@ -19,6 +19,7 @@ import { RedisReportedOutcomes } from './signals/reported-outcomes';
 import { RedisEndpointStore } from './callbacks/endpoints';
 import { RedisFigures } from './bridge/figures';
 import { BridgePresence, RedisLastSeen } from './bridge/presence';
+import { BridgeCallLog } from './bridge/bridge-state';
 import { LaunchFailure } from './signals/errors';
 import { AdmissionGate, RedisAdmissionLedger } from './signals/admission';
 import { ConnectionCap } from './http/connections';
@@ -61,6 +62,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
   admission.start();
   const metrics = createIngressMetrics();
   const presence = new BridgePresence(60_000, new RedisLastSeen(redis));
+  const bridgeCalls = new BridgeCallLog(redis);
   const reported = new RedisReportedOutcomes(redis, config.poll.reportedOutcomesKeepSeconds);
   metrics.bridgesOnline(() => presence.online());
   let stopping = false;
@@ -85,6 +87,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
       logger,
       onStartError: (region, err) =>
         metrics.temporalStartErrors.inc({ region, kind: err instanceof LaunchFailure && err.overloaded ? 'backpressure' : 'other' }),
+      onBridgeTooOld: (accountId, message) => void bridgeCalls.refused(accountId, { status: 412, reason: 'bridge_too_old', message }),
       windows: new TemporalIdempotencyWindows(regions, config.temporal.regions[0]!.name, config.temporal.taskQueue),
       admission: { decide: () => admission.decide(), ledger: admissionLedger },
       callbacks: new RedisEndpointStore(redis),
@@ -113,6 +116,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
       courier,
       maxWaitMs: config.bridge.maxWaitMs,
       presence,
+      calls: bridgeCalls,
       reported,
       figures: new RedisFigures(redis),
       logger,
@@ -160,6 +164,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
     async close() {
       stopping = true;
       admission.stop();
+      presence.stop();
       for (const res of inFlight) if (!res.headersSent) res.setHeader('Connection', 'close');
       await queue.close();
       // In-flight requests finish; idle keep-alive connections close now; anything still open after 5 s is cut.

@@ -17,6 +17,8 @@ import {
 import type { FiguresStore } from './figures';
 import type { CommandQueue, RecordedReport } from './queue';
 import type { BridgePresence } from './presence';
+import type { BridgeCallLog, BridgeRefusalReason } from './bridge-state';
+import { credentialId, hashCredential } from '../registry/credentials';
 import type { ReportedOutcomes } from '../signals/reported-outcomes';
 import { outcomeOfReport } from '../domain/outcome';
 import { isOpening } from '../domain/actions';
@@ -43,26 +45,51 @@ export interface GatewayDeps {
   stopOuts?: StopOutDeps;
   /** Hands reports to their workflows, a bounded number at once (src/bridge/report-courier.ts). */
   courier: ReportCourier;
+  /** The token each account's bridge calls with, and its calls' refusals, for the owner's page (src/bridge/bridge-state.ts). */
+  calls?: BridgeCallLog;
 }
 
 const MAX_COMMANDS_PER_POLL = 100;
 
 export async function bridgeAccount(deps: GatewayDeps, token: string | undefined): Promise<Account> {
   const account = token ? await deps.registry.authenticateBridge(token) : null;
-  if (!account) throw new Refusal('unauthorized', 'Missing or invalid bridge token');
+  if (!account) {
+    // A token the account had before its newest: the bridge left behind by a rotation, named on that account's page.
+    const left = token && deps.calls ? await deps.registry.retiredBridgeAccount(token) : null;
+    if (left)
+      await deps.calls?.refused(left, { status: 401, reason: 'old_token', message: 'a bridge called with the token this account had before its newest' });
+    throw new Refusal('unauthorized', 'Missing or invalid bridge token');
+  }
+  if (deps.calls) await deps.calls.tokenUsed(account.id, credentialId(hashCredential(token!)));
   return account;
+}
+
+/** A refusal of a known account's call, kept for its page, then thrown. */
+async function refuse(deps: GatewayDeps, accountId: string, reason: BridgeRefusalReason, refusal: Refusal): Promise<never> {
+  await deps.calls?.refused(accountId, { status: 400, reason, message: refusal.message });
+  throw refusal;
 }
 
 export async function bridgeHello(deps: GatewayDeps, token: string | undefined, body: unknown) {
   const account = await bridgeAccount(deps, token);
+  deps.presence?.seen(account.id);
   const parsed = helloSchema.safeParse(body);
-  if (!parsed.success)
-    throw new Refusal('invalid', 'Invalid hello', { details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
+  if (!parsed.success) {
+    const details = parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+    return refuse(deps, account.id, 'invalid_call', new Refusal('invalid', 'Invalid hello', { details }));
+  }
   if (parsed.data.platform !== account.platform) {
-    throw new Refusal('invalid', `This token belongs to a ${account.platform} account, not ${parsed.data.platform}`);
+    return refuse(
+      deps,
+      account.id,
+      'wrong_platform',
+      new Refusal('invalid', `This token belongs to a ${account.platform} account, not ${parsed.data.platform}`),
+    );
   }
   const features = BRIDGE_FEATURES.filter((f) => parsed.data.capabilities.includes(f));
   await deps.registry.recordBridgeVersion(account.id, parsed.data.bridgeVersion, features);
+  // An account added by its owner trades only once a bridge with its token has said hello (docs/owners.md).
+  if (account.unlockOnHello) await deps.registry.unlockAfterHello(account.id);
   if (parsed.data.symbols) await deps.registry.recordInstruments(account.id, parsed.data.symbols);
   const a = parsed.data.account;
   // The hello's account is loose (older bridges send what they have): kept only when it holds the figures.
@@ -89,9 +116,15 @@ export async function bridgeCommands(
   waitMs: number,
   signal: AbortSignal,
 ): Promise<{ commands: BridgeCommand[]; serverTime: string; superseded?: true; stopOut?: StopOutDirective }> {
-  deps.presence?.seen(account.id);
+  const pollEnded = deps.presence?.pollOpened(account.id);
   const wait = Math.max(0, Math.min(Number.isFinite(waitMs) ? waitMs : 0, deps.maxWaitMs));
-  const { commands, superseded } = await deps.queue.takeOrWait(account.id, MAX_COMMANDS_PER_POLL, wait, signal);
+  let taken;
+  try {
+    taken = await deps.queue.takeOrWait(account.id, MAX_COMMANDS_PER_POLL, wait, signal);
+  } finally {
+    pollEnded?.();
+  }
+  const { commands, superseded } = taken;
   // The stop-out's settings: from the record at hand (the next poll brings any change), read again only when this
   // account has a stop-out on and commands go out, which a long poll may hand out 25 s after it began: the bridge looks
   // after them with the owner's reset of now (an entry accepted after a reset must not meet the stop-out of before it).
@@ -108,9 +141,12 @@ export async function bridgeCommands(
 
 export async function bridgeReports(deps: GatewayDeps, token: string | undefined, body: unknown) {
   const account = await bridgeAccount(deps, token);
+  deps.presence?.seen(account.id);
   const parsed = reportsBodySchema.safeParse(body);
-  if (!parsed.success)
-    throw new Refusal('invalid', 'Invalid reports', { details: parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
+  if (!parsed.success) {
+    const details = parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+    return refuse(deps, account.id, 'invalid_call', new Refusal('invalid', 'Invalid reports', { details }));
+  }
   if (parsed.data.account) await keepFigures(deps, account.id, parsed.data.account);
   const events = parsed.data.events ?? [];
   let eventResults: Awaited<ReturnType<typeof recordStopOutEvents>> | undefined;

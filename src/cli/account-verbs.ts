@@ -115,6 +115,8 @@ export const accountSet: Verb = {
       const value = str(v, flag);
       if (value !== undefined) changes[field] = value;
     }
+    // An operator's word on the status is final: a first hello no longer unlocks an account an owner added.
+    if (changes.status !== undefined) changes.unlockOnHello = false;
     const entitled = boolFlag('entitled', str(v, 'entitled'));
     if (entitled !== undefined) changes.entitled = entitled;
     const venue = str(v, 'venue');
@@ -224,7 +226,8 @@ export function statusVerb(word: 'lock' | 'unlock'): Verb {
       const [id] = expectPositionals(args, ['ID']) as [string];
       accountId(id);
       const registry = await ctx.registry();
-      await registry.updateAccount(id, { status });
+      // Final: a first hello no longer unlocks an account an owner added (docs/owners.md).
+      await registry.updateAccount(id, { status, unlockOnHello: false });
       return { human: `account ${id} is ${status}`, json: await mustGetAccount(registry, id) };
     },
   };

@@ -6,6 +6,7 @@ import { ApiKeyStore } from '../owners/api-keys';
 import { disableOwner, openSetup, type SetupDeps } from '../owners/sign-in';
 import { CliError, expectPositionals, owner as ownerArg } from './args';
 import { table, type Verb, type VerbContext } from './verb';
+import { OwnedAccounts } from '../registry/owned-accounts';
 
 /** The operator's side of owners (docs/owners.md): create one and hand over its setup link, reset, disable, list. */
 
@@ -83,4 +84,29 @@ const ownerList: Verb = {
   },
 };
 
-export const OWNER_VERBS: Verb[] = [setupVerb(false), setupVerb(true), ownerDisable, ownerList];
+const ownerAccountCap: Verb = {
+  words: ['owner', 'account-cap'],
+  usage: 'owner account-cap OWNER [N | default]',
+  summary: `Show or set the most accounts an owner may have when adding one on the dashboard (0 to 1000; default: OWNER_ACCOUNT_CAP).`,
+  options: {},
+  async run(args, ctx) {
+    const [id, value] = args.positionals as [string | undefined, string | undefined];
+    if (id === undefined || args.positionals.length > 2) throw new CliError('usage: owner account-cap OWNER [N | default]');
+    ownerArg(id);
+    const owned = new OwnedAccounts(await ctx.redis());
+    if (value !== undefined) {
+      if (value !== 'default' && !/^\d{1,4}$/.test(value)) throw new CliError('the cap is a whole number from 0 to 1000, or "default"');
+      const cap = value === 'default' ? null : Number(value);
+      if (cap !== null && cap > 1000) throw new CliError('the cap is a whole number from 0 to 1000, or "default"');
+      await owned.setCap(id, cap);
+    }
+    const set = await owned.cap(id);
+    const cap = set ?? ctx.config.owners.accountCap;
+    return {
+      human: `owner ${id} may have up to ${cap} accounts${set === null ? ' (the default, OWNER_ACCOUNT_CAP)' : ''}; accounts an operator makes are counted, never refused`,
+      json: { owner: id, accountCap: cap, default: set === null },
+    };
+  },
+};
+
+export const OWNER_VERBS: Verb[] = [setupVerb(false), setupVerb(true), ownerDisable, ownerList, ownerAccountCap];

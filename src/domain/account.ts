@@ -13,9 +13,16 @@ const semver = z.string().regex(/^\d+\.\d+\.\d+$/, 'a version like 2.0.0');
 export const accountSchema = z.strictObject({
   id: z.string().regex(ACCOUNT_ID_PATTERN),
   owner: z.string().min(1).max(128),
+  /** What the owner calls the account on the dashboard (the id is made for it, random). */
+  name: z.string().min(1).max(64).optional(),
   platform: z.enum(['mt5', 'ctrader']),
   type: z.enum(['standard', 'copy_master']).default('standard'),
   status: z.enum(['active', 'locked']).default('active'),
+  /**
+   * Locked only until its bridge's first hello: an account an owner adds cannot trade before a bridge with its token
+   * has connected; the hello unlocks it (docs/owners.md). An operator's lock or unlock clears it.
+   */
+  unlockOnHello: z.boolean().default(false),
   entitled: z.boolean().default(true),
   region: z.string().min(1).max(63).default('default'),
   bridgeVersion: semver.default('0.0.0'),

@@ -20,6 +20,7 @@ const STATUS: Record<Refusal['kind'], number> = {
   not_accepted_by_account: 409,
   conflict: 409,
   upstream_unavailable: 502,
+  at_cap: 409,
   bridge_too_old: 412,
   too_slow: 408,
   throttled: 429,
@@ -36,6 +37,9 @@ export function sendRefusal(res: Response, err: Refusal, channel: Channel, corre
   switch (err.kind) {
     case 'invalid':
       res.status(status).json({ error: err.message, details: err.extra.details ?? [] });
+      return;
+    case 'at_cap':
+      res.status(status).json({ error: err.message, limit: err.extra.limit });
       return;
     case 'token_suspended':
       res.status(status).json({ error: 'token_suspended', suspendedUntil: err.extra.suspendedUntil });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { riskSettingsSchema, symbolMapSchema } from '../domain/risk-settings';
 import type { JsonSchema } from './openapi-signal';
+import { addAccountSchema } from '../owners/add-account';
 
 /**
  * The owner API in the OpenAPI document (docs/owners.md): the dashboard's pages use nothing else. Request bodies come
@@ -21,7 +22,7 @@ const ERRORS = {
   '403': answer('A browser session without its X-CSRF-Token on a change.', errorRef),
   '404': answer('Nothing of yours has this id (another owner’s is not found either).', errorRef),
   '409': answer(
-    'It clashes with what exists or does not apply: at your account cap, the cTrader account is linked to another owner’s, or the MT5 bridge package asked for a cTrader account.',
+    'It clashes with what exists or does not apply: at your account cap (`limit`, set by your operator; nothing was made), the cTrader account is linked to another owner’s, or the MT5 bridge package asked for a cTrader account.',
     errorRef,
   ),
   '502': answer('cTrader (its token endpoint or Open API) failed or did not answer in time; nothing was linked.', errorRef),
@@ -126,6 +127,14 @@ export function ownerPaths() {
       get: operation({
         summary: 'Your trading accounts: bridge online, last seen, version, figures, the latest stop-out, risk rules',
         ok: ['200', 'accounts.'],
+      }),
+      post: operation({
+        summary:
+          'Add a trading account: its id is made for it, it is locked until a bridge with its token says hello, and the bridge ' +
+          'token is in this answer only (docs/owners.md)',
+        ok: ['201', '`account` (as GET shows it: status locked, lockedUntilBridge true) and `bridgeToken` (shown once).'],
+        body: json(addAccountSchema),
+        errors: ['400', '401', '403', '409', '503'],
       }),
     },
     '/v1/owner/accounts/{accountId}': {

@@ -6,7 +6,8 @@ import type { AccountFigures } from '../domain/bridge-protocol';
 import type { RedisRegistry } from '../registry/registry';
 import { asOwnerSees } from './credentials';
 import { Refusal } from '../signals/errors';
-import type { LastSeenStore } from '../bridge/presence';
+import { isOnline, ONLINE_WITHIN_MS, type LastSeenStore } from '../bridge/presence';
+import type { BridgeCallLog, BridgeCallState, BridgeRefusal } from '../bridge/bridge-state';
 import type { FiguresStore } from '../bridge/figures';
 import type { StopOutStore, StopOutSummary } from '../bridge/stop-outs';
 import type { OwnerStore } from './owner-store';
@@ -23,19 +24,45 @@ export interface OwnerAccountsDeps {
   lastSeen: LastSeenStore;
   figures: FiguresStore;
   stopOuts: StopOutStore;
-  /** A bridge is online when it polled within this long (its long-polls come back at least every minute). */
-  onlineWithinMs: number;
+  calls: BridgeCallLog;
+  /** How long a signal waits for an offline bridge: market entries (unless the account sets its own), other commands. */
+  waits: { marketEntryMs: number; otherMs: number };
   now: () => Date;
   /** Accounts linked with Connect with cTrader; absent when it is not configured. */
   links?: CtraderLinks;
 }
 
+/**
+ * Where the account's bridge stands, as the page walks the owner through it:
+ * - no_token: the account has no bridge token (an operator revoked it); make one.
+ * - waiting_for_bridge: no bridge has called with any of its tokens yet (a new account: locked until it does).
+ * - waiting_for_new_token: a bridge called before, but not yet with the newest token ("New bridge token").
+ * - connected: the bridge called with the current token; online or offline says whether it is there now.
+ */
+export type BridgeConnection = 'no_token' | 'waiting_for_bridge' | 'waiting_for_new_token' | 'connected';
+
 export interface OwnerAccountView {
   id: string;
+  name: string | null;
   platform: Account['platform'];
   type: Account['type'];
   status: Account['status'];
-  bridge: { online: boolean; lastSeenAt: string | null; version: string | null; features: string[]; hasToken: boolean };
+  /** Locked only until its bridge's first hello (an account its owner added); the hello unlocks it. */
+  lockedUntilBridge: boolean;
+  bridge: {
+    online: boolean;
+    /** Online means seen within this long (docs/owners.md). */
+    onlineWithinMs: number;
+    lastSeenAt: string | null;
+    version: string | null;
+    features: string[];
+    hasToken: boolean;
+    connection: BridgeConnection;
+    /** The last refusal of a call known to be this account's bridge's: 401 old token, 400 wrong platform, 412 too old. */
+    lastRefusal: BridgeRefusal | null;
+    /** How long a signal accepted now waits for the bridge before it is withdrawn (the 202 is answered regardless). */
+    waits: { marketEntryMs: number; otherMs: number };
+  };
   figures: (AccountFigures & { at: string }) | null;
   /** The latest stop-out the account's bridge carried out (docs/risk-sizing.md), or null. */
   stopOut: StopOutSummary | null;
@@ -47,8 +74,9 @@ export interface OwnerAccountView {
 
 export async function listOwnerAccounts(deps: OwnerAccountsDeps, owner: string): Promise<OwnerAccountView[]> {
   const accounts = await deps.registry.accountsOf(owner);
-  const seen = await deps.lastSeen.lastSeen(accounts.map((a) => a.id));
-  return Promise.all(accounts.map((a, i) => viewOf(deps, a, seen[i])));
+  const ids = accounts.map((a) => a.id);
+  const [seen, calls] = await Promise.all([deps.lastSeen.lastSeen(ids), deps.calls.read(ids)]);
+  return Promise.all(accounts.map((a, i) => viewOf(deps, a, seen[i], calls[i]!)));
 }
 
 export async function ownerAccount(deps: OwnerAccountsDeps, owner: string, id: string): Promise<Account> {
@@ -59,28 +87,42 @@ export async function ownerAccount(deps: OwnerAccountsDeps, owner: string, id: s
 
 export async function showOwnerAccount(deps: OwnerAccountsDeps, owner: string, id: string): Promise<OwnerAccountView> {
   const account = await ownerAccount(deps, owner, id);
-  const [seen] = await deps.lastSeen.lastSeen([account.id]);
-  return viewOf(deps, account, seen);
+  const [[seen], [calls]] = await Promise.all([deps.lastSeen.lastSeen([account.id]), deps.calls.read([account.id])]);
+  return viewOf(deps, account, seen, calls!);
 }
 
-async function viewOf(deps: OwnerAccountsDeps, a: Account, seen: Date | undefined): Promise<OwnerAccountView> {
-  const [figures, hasToken, stopOut, link] = await Promise.all([
+async function viewOf(deps: OwnerAccountsDeps, a: Account, seen: Date | undefined, calls: BridgeCallState): Promise<OwnerAccountView> {
+  const [figures, tokenId, stopOut, link] = await Promise.all([
     deps.figures.latest(a.id),
-    deps.registry.hasBridgeToken(a.id),
+    deps.registry.bridgeTokenId(a.id),
     deps.stopOuts.latest(a.id),
     a.platform === 'ctrader' && deps.links ? deps.links.view(a.id) : null,
   ]);
+  const connection: BridgeConnection =
+    tokenId === null
+      ? 'no_token'
+      : calls.tokenUsed === tokenId
+        ? 'connected'
+        : calls.tokenUsed === null && seen === undefined
+          ? 'waiting_for_bridge'
+          : 'waiting_for_new_token';
   return {
     id: a.id,
+    name: a.name ?? null,
     platform: a.platform,
     type: a.type,
     status: a.status,
+    lockedUntilBridge: a.status === 'locked' && a.unlockOnHello,
     bridge: {
-      online: seen !== undefined && deps.now().getTime() - seen.getTime() <= deps.onlineWithinMs,
+      online: connection === 'connected' && isOnline(seen, deps.now()),
+      onlineWithinMs: ONLINE_WITHIN_MS,
       lastSeenAt: seen?.toISOString() ?? null,
       version: a.bridgeVersion === '0.0.0' ? null : a.bridgeVersion,
       features: [...a.bridgeFeatures],
-      hasToken,
+      hasToken: tokenId !== null,
+      connection,
+      lastRefusal: calls.refusal,
+      waits: { marketEntryMs: a.risk.maxSignalAgeMs ?? deps.waits.marketEntryMs, otherMs: deps.waits.otherMs },
     },
     figures: figures ? { ...figures.figures, at: figures.at } : null,
     stopOut: stopOut ?? null,

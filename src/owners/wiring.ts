@@ -5,6 +5,8 @@ import { PreAuthCap } from '../ratelimit/preauth';
 import { RedisFigures } from '../bridge/figures';
 import { RedisStopOuts } from '../bridge/stop-outs';
 import { RedisLastSeen } from '../bridge/presence';
+import { BridgeCallLog } from '../bridge/bridge-state';
+import { OwnedAccounts } from '../registry/owned-accounts';
 import { SecretBox } from '../secret-box';
 import { ownerAuthDeps } from './sign-in';
 import type { OwnerSessionDeps } from '../http/routes/owner-session';
@@ -69,7 +71,10 @@ export function ownerDashboard(
         lastSeen: new RedisLastSeen(redis),
         figures: new RedisFigures(redis),
         stopOuts: new RedisStopOuts(redis),
-        onlineWithinMs: 90_000,
+        calls: new BridgeCallLog(redis),
+        waits: { marketEntryMs: config.bridge.defaultMaxSignalAgeMs, otherMs: config.bridge.defaultCommandTtlMs },
+        owned: new OwnedAccounts(redis),
+        defaultCap: config.owners.accountCap,
         now: auth.now,
         ...(ctrader ? { links: ctrader.links } : {}),
       },

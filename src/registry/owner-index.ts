@@ -14,6 +14,10 @@ const key = ownerIndexKey;
 export class OwnerIndex {
   constructor(private readonly redis: Redis) {}
 
+  keyOf(owner: string, kind: IndexedKind): string {
+    return key(owner, kind);
+  }
+
   async add(owner: string, kind: IndexedKind, member: string): Promise<void> {
     await this.redis.sadd(key(owner, kind), member);
   }

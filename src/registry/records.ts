@@ -9,6 +9,14 @@ export const key = {
   token: (hash: string) => `es:token:${hash}`,
   bridge: (hash: string) => `es:bridge:${hash}`,
   accountBridge: (id: string) => `es:account-bridge:${id}`,
+  /** A bridge token replaced by a new one, kept a week so a bridge still calling with it is told apart from a stranger. */
+  retiredBridge: (hash: string) => `es:bridge-retired:${hash}`,
+  /** The operator's cap on the accounts an owner may have when adding one (absent: the configured default). */
+  accountCap: (owner: string) => `es:owner-account-cap:${owner}`,
+  /** What the owner's page says of the bridge's calls (src/bridge/bridge-state.ts); cleared when the owner changes. */
+  bridgeState: (id: string) => `es:bridge-state:{${id}}`,
+  /** When the account's bridge was last seen (src/bridge/presence.ts); cleared when the owner changes. */
+  bridgeSeen: (id: string) => `es:bridge-seen:{${id}}`,
   instruments: (id: string) => `es:instruments:{${id}}`,
 };
 

@@ -1,7 +1,18 @@
 import type { Redis } from 'ioredis';
 import { accountSchema, type Account, type BridgeFeature, type SecretGrant, type TokenGrant } from '../domain/account';
-import { hashCredential, sameHash } from './credentials';
-import { ALREADY_EXISTS, CHANGED_MEANWHILE, CONVERT_ACCOUNT, LEGACY_RECORD, NO_ACCOUNT, OWNER_DIFFERS, runScript, WRITE_ACCOUNT, WRITE_GRANT } from './scripts';
+import { credentialId, hashCredential, sameHash } from './credentials';
+import {
+  ALREADY_EXISTS,
+  CHANGED_MEANWHILE,
+  CONVERT_ACCOUNT,
+  LEGACY_RECORD,
+  NO_ACCOUNT,
+  OWNER_DIFFERS,
+  runScript,
+  UNLOCK_AFTER_HELLO,
+  WRITE_ACCOUNT,
+  WRITE_GRANT,
+} from './scripts';
 import type { Instrument } from '../domain/bridge-protocol';
 import type { VolumeRules } from '../domain/volume-rules';
 import { OwnerIndex } from './owner-index';
@@ -12,6 +23,10 @@ export interface Registry {
   authenticateSecret(secret: string): Promise<SecretGrant | null>;
   authenticateToken(token: string): Promise<TokenGrant | null>;
   authenticateBridge(token: string): Promise<Account | null>;
+  /** The account whose bridge token this was before a newer one replaced it (kept a week); null for any other. */
+  retiredBridgeAccount(token: string): Promise<string | null>;
+  /** Unlocks an account that was locked until its bridge's first hello; false when it was not (any more). */
+  unlockAfterHello(accountId: string): Promise<boolean>;
   getAccount(id: string): Promise<Account | null>;
   getAccounts(ids: readonly string[]): Promise<(Account | null)[]>;
   listAccountIds(): Promise<string[]>;
@@ -74,6 +89,20 @@ export class RedisRegistry implements Registry {
     const { accountId, hash: stored } = JSON.parse(raw) as { accountId: string; hash: string };
     if (!sameHash(stored, hash)) return null;
     return this.getAccount(accountId);
+  }
+
+  async retiredBridgeAccount(token: string): Promise<string | null> {
+    return (await this.lookup<{ accountId: string; hash: string }>(key.retiredBridge, token))?.accountId ?? null;
+  }
+
+  async unlockAfterHello(accountId: string): Promise<boolean> {
+    return Number(await runScript(this.redis, UNLOCK_AFTER_HELLO, [key.account(accountId)], [])) === 1;
+  }
+
+  /** The id (first 12 hex digits of its hash) of the account's bridge token now; null when it has none. */
+  async bridgeTokenId(accountId: string): Promise<string | null> {
+    const hash = await this.redis.get(key.accountBridge(accountId));
+    return hash ? credentialId(hash) : null;
   }
 
   async getAccount(id: string): Promise<Account | null> {

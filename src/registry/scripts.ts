@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { key } from './records';
 
 /**
  * The registry's writes as Lua scripts, so each one is a single atomic step in Redis: a bridge hello that records its
@@ -16,12 +17,18 @@ export const NO_ACCOUNT = 0;
 export const ALREADY_EXISTS = -2;
 export const OWNER_DIFFERS = -3;
 export const CHANGED_MEANWHILE = -4;
+export const AT_CAP = -5;
+
+/** How long a replaced bridge token is remembered (only as its hash) to name it on the account page when it is used. */
+export const RETIRED_TOKEN_KEEP_SECONDS = 7 * 24 * 3600;
 
 /**
  * Writes an account. KEYS: account hash, set of account ids, the account's current bridge token hash.
  * ARGV: mode (update | create | replace), expected owner JSON ('' for any), account id, bridge key prefix,
  * new bridge token hash ('' for none), its record, then field/value pairs.
- * When the owner changes, the old bridge token is revoked unless a new one is set in the same call.
+ * When the owner changes, the old bridge token is revoked unless a new one is set in the same call. A token replaced
+ * by a new one is remembered as retired (its hash, for a week) for the account page's "old token used" refusal, unless
+ * the owner changes in the same call (the old owner's bridge must not show on the new owner's page).
  * Returns 1 (written), 2 (written, the owner changed), or NO_ACCOUNT, ALREADY_EXISTS, OWNER_DIFFERS, LEGACY_RECORD.
  */
 export const WRITE_ACCOUNT = `
@@ -44,14 +51,21 @@ if mode ~= 'update' then redis.call('SADD', KEYS[2], ARGV[3]) end
 local ownerChanged = exists and newOwner ~= oldOwner
 local old = redis.call('GET', KEYS[3])
 if ARGV[5] ~= '' then
-  if old and old ~= ARGV[5] then redis.call('DEL', ARGV[4] .. old) end
+  if old and old ~= ARGV[5] then
+    redis.call('DEL', ARGV[4] .. old)
+    if not ownerChanged then redis.call('SET', '${key.retiredBridge('')}' .. old, '{"accountId":"' .. ARGV[3] .. '","hash":"' .. old .. '"}', 'EX', ${RETIRED_TOKEN_KEEP_SECONDS}) end
+  end
   redis.call('SET', ARGV[4] .. ARGV[5], ARGV[6])
   redis.call('SET', KEYS[3], ARGV[5])
 elseif ownerChanged and old then
   redis.call('DEL', ARGV[4] .. old)
   redis.call('DEL', KEYS[3])
 end
-if ownerChanged then return 2 end
+if ownerChanged then
+  -- What the page says of the old owner's bridge is not the new owner's to read.
+  redis.call('DEL', '${key.bridgeState('').slice(0, -1)}' .. ARGV[3] .. '}', '${key.bridgeSeen('').slice(0, -1)}' .. ARGV[3] .. '}')
+  return 2
+end
 return 1`;
 
 /**
@@ -86,6 +100,40 @@ if ARGV[3] ~= '' then
 end
 if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
 return {1}`;
+
+/**
+ * An owner adds an account, counted against the owner's cap in the same step, so parallel adds never pass it.
+ * KEYS: account hash, set of account ids, the account's bridge token hash key, the owner's index of accounts, the
+ * owner's cap, the new token's record key. ARGV: owner as its JSON text, the default cap, account id, the new token's
+ * hash, its record, then field/value pairs. Counted: the index's accounts whose record still names this owner (a
+ * record in the old one-string form counts too: fail closed). Returns {1, count, cap}, {AT_CAP, count, cap} or
+ * {ALREADY_EXISTS}; nothing is written unless 1.
+ */
+export const ADD_OWNED_ACCOUNT = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return {${ALREADY_EXISTS}} end
+local cap = tonumber(redis.call('GET', KEYS[5]) or ARGV[2])
+local n = 0
+for _, id in ipairs(redis.call('SMEMBERS', KEYS[4])) do
+  local k = '${key.account('')}' .. id
+  local t = redis.call('TYPE', k).ok
+  if t == 'string' or (t == 'hash' and redis.call('HGET', k, 'owner') == ARGV[1]) then n = n + 1 end
+end
+if n >= cap then return {${AT_CAP}, n, cap} end
+redis.call('HSET', KEYS[1], unpack(ARGV, 6))
+redis.call('SADD', KEYS[2], ARGV[3])
+redis.call('SADD', KEYS[4], ARGV[3])
+redis.call('SET', KEYS[6], ARGV[5])
+redis.call('SET', KEYS[3], ARGV[4])
+return {1, n + 1, cap}`;
+
+/**
+ * The first hello of an account locked until its bridge connects: unlocks it, unless an operator has locked or
+ * unlocked it meanwhile (that clears the flag). KEYS: account hash. Returns 1 when it unlocked, else 0.
+ */
+export const UNLOCK_AFTER_HELLO = `
+if redis.call('TYPE', KEYS[1]).ok ~= 'hash' or redis.call('HGET', KEYS[1], 'unlockOnHello') ~= 'true' then return 0 end
+redis.call('HSET', KEYS[1], 'unlockOnHello', 'false', 'status', '"active"')
+return 1`;
 
 const shas = new Map<string, string>();
 

@@ -66,6 +66,8 @@ export interface AcceptDeps {
   callbacks?: Pick<EndpointStore, 'enabledIds'>;
   logger?: Logger;
   onStartError?: (region: string, err: unknown) => void;
+  /** A signal for one account was refused 412, its bridge too old for the action: the account's page says so. */
+  onBridgeTooOld?: (accountId: string, message: string) => void;
   settings: {
     idempotencyKeyMaxLength: number;
     idempotencyWindowMs: number;
@@ -93,7 +95,11 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
   const { grant } = req;
   const { accounts, skipped } = await guarded(deps.settings.failClosedRetryAfterSeconds, () =>
     resolveTargets(deps.registry, grant, signal.action, req.routeAccountId),
-  );
+  ).catch((err: unknown) => {
+    // Only after the account was found to be the sender's (an unknown or foreign one is the 401 before this).
+    if (err instanceof Refusal && err.kind === 'bridge_too_old' && req.routeAccountId !== undefined) deps.onBridgeTooOld?.(req.routeAccountId, err.message);
+    throw err;
+  });
   const routing: RoutingNote = { accounts: accounts.map((a) => a.id), skipped };
   if (accounts.length === 0) {
     return { kind: 'no_targets', body: { success: false, accountsResolved: 0, correlationId: req.correlationId }, routing };

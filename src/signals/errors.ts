@@ -12,6 +12,7 @@ export type RefusalKind =
   | 'not_accepted_by_account' // 409
   | 'conflict' // 409: the change clashes with what exists (an owner at the account cap, an account linked elsewhere)
   | 'upstream_unavailable' // 502: a service we depend on (cTrader's token endpoint, Open API) failed or did not answer in time
+  | 'at_cap' // 409, the owner has the most of something allowed (accounts); nothing was made
   | 'bridge_too_old' // 412
   | 'too_slow' // 408, the request body did not arrive in time
   | 'throttled' // 429 fairness / token caps / the poll's per-address cap

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
@@ -99,23 +100,28 @@ describe('the owners dashboard in a browser', () => {
     expect(bad).toEqual([]);
   }
 
-  test('a new owner sets up, makes a secret, sends a signal and sees it filled; the callback arrives signed', async () => {
-    const shell = await get(`${stack.ingress.url}/dashboard`);
-    expect(shell.headers.get('content-security-policy')).toBe(DASHBOARD_CSP);
-    expect(shell.text).not.toMatch(/<script(?![^>]*\ssrc=)|<style|\sstyle=|https?:\/\//);
-
-    // The operator: `admin owner create`; the link's fragment carries the one-time token.
-    const { setupLink } = await adminCliJson<{ setupLink: string }>(['owner', 'create', f.owner], stack.config.redis.url);
+  /** The operator's `admin owner create`, then the owner opens the link, sets a password and TOTP: signed in. */
+  async function setUpInBrowser(owner: string, check = false) {
+    // The link's fragment carries the one-time token.
+    const { setupLink } = await adminCliJson<{ setupLink: string }>(['owner', 'create', owner], stack.config.redis.url);
     await page.goto(`${stack.ingress.url}/dashboard/setup#${setupLink.split('#')[1]!}`);
     const seed = (await page.locator('#totp-seed').textContent({ timeout: UI_TIMEOUT_MS }))!.trim();
     await expect(page.getByRole('img', { name: 'QR code for your authenticator app' }).isVisible()).resolves.toBe(true);
-    await accessible('setup');
+    if (check) await accessible('setup');
     await page.getByLabel('Password', { exact: true }).fill('correct horse battery staple');
     await page.getByLabel('Password again').fill('correct horse battery staple');
     // The current step's code, as a person types it: still valid if the 30 s step turns before the server checks it.
     await page.getByLabel('Code from the app').fill(totp(seed, 0));
     await page.getByRole('button', { name: 'Finish setup' }).click();
     await page.waitForURL(`${stack.ingress.url}/dashboard`, { timeout: UI_TIMEOUT_MS });
+  }
+
+  test('a new owner sets up, makes a secret, sends a signal and sees it filled; the callback arrives signed', async () => {
+    const shell = await get(`${stack.ingress.url}/dashboard`);
+    expect(shell.headers.get('content-security-policy')).toBe(DASHBOARD_CSP);
+    expect(shell.text).not.toMatch(/<script(?![^>]*\ssrc=)|<style|\sstyle=|https?:\/\//);
+
+    await setUpInBrowser(f.owner, true);
     await page.getByRole('link', { name: f.accounts[0]!.id }).waitFor({ timeout: UI_TIMEOUT_MS });
     await accessible('accounts');
 
@@ -168,6 +174,44 @@ describe('the owners dashboard in a browser', () => {
     await page.getByRole('button', { name: 'Sign out everywhere' }).click();
     await page.waitForURL(`${stack.ingress.url}/dashboard/sign-in`, { timeout: UI_TIMEOUT_MS });
     await accessible('sign-in');
+    expect(problems).toEqual([]);
+  }, 120_000);
+  test('a new owner adds an MT5 account: locked and waiting for its bridge, online once a paper bridge has its token, offline soon after it stops', async () => {
+    await setUpInBrowser(`owner-${randomBytes(4).toString('hex')}`);
+    const add = page.getByRole('form', { name: 'Add an account' });
+    await add.getByLabel('Name').fill('My MT5 demo');
+    await add.getByLabel('Platform').selectOption('mt5');
+    await add.getByRole('button', { name: 'Add account' }).click();
+    await page.getByRole('heading', { name: 'Account My MT5 demo' }).waitFor({ timeout: UI_TIMEOUT_MS });
+    const token = (await page.locator('output.once').textContent({ timeout: UI_TIMEOUT_MS }))!.trim();
+    expect(token).toMatch(/^brg_/);
+    const id = /^\/dashboard\/accounts\/(.+)$/.exec(new URL(page.url()).pathname)![1]!;
+    await page.getByText('Waiting for its bridge').waitFor({ timeout: UI_TIMEOUT_MS });
+    await page.getByText('Locked for trading until its bridge says hello').waitFor({ timeout: UI_TIMEOUT_MS });
+    await page.getByText(`ES_BRIDGE_TOKEN=${token}`).waitFor({ timeout: UI_TIMEOUT_MS });
+    await accessible('add-account-waiting');
+    await page.screenshot({ path: path.join(shots, 'account-added-waiting.png') });
+
+    // The bridge with the token the page showed: the page turns online by itself, and the account is unlocked.
+    const { terminal: bridge } = await startPaperTerminal(stack, { id, bridgeToken: token }, { waitMs: 20_000 });
+    try {
+      await page.locator('#bridge-state .online').waitFor({ timeout: UI_TIMEOUT_MS });
+      await expect(page.locator('#bridge-state').textContent()).resolves.toMatch(/version 2\.\d+\.\d+ · platform mt5 · active/);
+      await accessible('account-online');
+      await page.screenshot({ path: path.join(shots, 'account-online.png') });
+    } finally {
+      await bridge.stop();
+    }
+    const stoppedAt = Date.now();
+    await page.locator('#bridge-state .offline').waitFor({ timeout: 20_000 });
+    expect(Date.now() - stoppedAt).toBeLessThan(15_000);
+    await page.getByText('Signals sent now are still accepted (202)').waitFor({ timeout: UI_TIMEOUT_MS });
+    await page.screenshot({ path: path.join(shots, 'account-offline.png') });
+
+    await page.getByRole('button', { name: /New bridge token/ }).click();
+    await page.getByText('Waiting for the bridge with the new token').waitFor({ timeout: UI_TIMEOUT_MS });
+    expect((await page.locator('output.once').textContent())!.trim()).not.toBe(token);
+    await accessible('account-new-token');
     expect(problems).toEqual([]);
   }, 120_000);
 });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
-import { asBrowser, cookieOf, ownerKeyFile, setUpOwner, totp, type OwnerBrowser } from '../helpers/owner';
+import { startStack, type Fixture, type Stack } from '../helpers/stack';
+import { asBrowser, cookieOf, ownerKeyFile, signedInOwner, totp, type OwnerBrowser } from '../helpers/owner';
 import { adminCli } from '../helpers/admin';
 import { get, post, postFrom, send } from '../../support/http';
 import { waitFor } from '../../support/infra';
@@ -28,10 +28,8 @@ beforeAll(async () => {
       CALLBACK_ALLOW_HTTP: 'true',
     },
   });
-  a = await seedOwner(stack.registry, [{}, { platform: 'ctrader' }]);
-  b = await seedOwner(stack.registry, [{}]);
-  browserA = await setUpOwner(stack.ingress.url, stack.config.redis.url, a.owner);
-  browserB = await setUpOwner(stack.ingress.url, stack.config.redis.url, b.owner);
+  ({ f: a, browser: browserA } = await signedInOwner(stack, [{}, { platform: 'ctrader' }]));
+  ({ f: b, browser: browserB } = await signedInOwner(stack, [{}]));
 }, 60_000);
 
 afterAll(async () => {

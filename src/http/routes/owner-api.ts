@@ -1,7 +1,8 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
 import { Refusal } from '../../signals/errors';
-import { listOwnerAccounts, showOwnerAccount, updateOwnerAccount, type OwnerAccountsDeps } from '../../owners/accounts';
+import { listOwnerAccounts, showOwnerAccount, updateOwnerAccount } from '../../owners/accounts';
+import { addOwnerAccount, type AddAccountDeps } from '../../owners/add-account';
 import { createCredential, listCredentials, relinkCredential, revokeCredential, rotateBridgeToken, type OwnerCredentialsDeps } from '../../owners/credentials';
 import type { OwnerAuthDeps } from '../../owners/sign-in';
 import { ownerAuth, requireJson, type CookieSettings } from '../owner-auth';
@@ -17,7 +18,7 @@ import { ownerCtraderRoutes } from './owner-ctrader';
 export interface OwnerApiDeps {
   auth: OwnerAuthDeps;
   cookies: CookieSettings;
-  accounts: OwnerAccountsDeps;
+  accounts: AddAccountDeps;
   credentials: OwnerCredentialsDeps;
   bodyReadTimeoutMs: number;
   /** Connect with cTrader; absent when the operator has not configured it. */
@@ -36,6 +37,10 @@ export function ownerApiRoutes(deps: OwnerApiDeps): Router {
 
   router.get('/v1/owner/accounts', async (_req, res) => {
     res.json({ accounts: await listOwnerAccounts(deps.accounts, ownerOf(res)) });
+  });
+  router.post('/v1/owner/accounts', ...body, async (req, res) => {
+    noStore(res);
+    res.status(201).json(await addOwnerAccount(deps.accounts, ownerOf(res), req.body));
   });
   router.get('/v1/owner/accounts/:accountId', async (req, res) => {
     res.json(await showOwnerAccount(deps.accounts, ownerOf(res), req.params.accountId));
