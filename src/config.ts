@@ -240,8 +240,6 @@ const envSchema = z.object({
   CALLBACK_ATTEMPTS_KEEP: int(200, 1, 10_000),
   CALLBACK_ATTEMPTS_KEEP_SECONDS: int(7 * 86_400, 60),
 
-  /** Most trading accounts one owner may have; linking (or adding) more is refused. */
-  OWNER_MAX_ACCOUNTS: int(10, 1, 10_000),
   /** "Connect with cTrader" (docs/ctrader-connector.md): the Open API application's client id; unset, the button is off. */
   CTRADER_OAUTH_CLIENT_ID: z.string().trim().min(1).max(256).optional(),
   /** The application's client secret: a file holding it (preferred), or the value itself. Never logged. */
@@ -407,7 +405,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       post: { timeoutMs: e.CALLBACK_TIMEOUT_MS, maxResponseBytes: e.CALLBACK_RESPONSE_MAX_BYTES },
       attemptsKeep: { count: e.CALLBACK_ATTEMPTS_KEEP, seconds: e.CALLBACK_ATTEMPTS_KEEP_SECONDS },
     },
-    maxAccountsPerOwner: e.OWNER_MAX_ACCOUNTS,
     ctraderOAuth: ctraderOAuth(e),
   };
 }

@@ -33,8 +33,8 @@ export interface CtraderConnectDeps {
   app: OAuthApplication;
   /** ProtoOAGetAccountListByAccessTokenReq over Open API. */
   listAccounts: (accessToken: string) => Promise<CtidTraderAccount[]>;
-  /** Most accounts one owner may have (the operator's OWNER_MAX_ACCOUNTS). */
-  maxAccountsPerOwner: number;
+  /** Most accounts an owner may have when the operator set none for them (OWNER_ACCOUNT_CAP; docs/owners.md). */
+  accountCap: number;
   now: () => Date;
   fetch?: typeof fetch;
 }
@@ -233,12 +233,12 @@ export async function createCtraderAccounts(deps: CtraderConnectDeps, owner: str
     const account: Account = accountSchema.parse({ id, owner, platform: 'ctrader' });
     return { account, bridgeTokenHash: hashCredential(bridgeToken) };
   });
-  const result = await createAccountsUnderCap(deps.redis, owner, deps.maxAccountsPerOwner, batch);
+  const result = await createAccountsUnderCap(deps.redis, owner, deps.accountCap, batch);
   if (result.created) return tokens;
   if (result.reason === 'at_cap')
     throw new Refusal(
       'conflict',
-      `You have ${result.count} accounts and may have at most ${deps.maxAccountsPerOwner}; linking ${specs.length} more would pass that. Pick fewer, or ask the operator`,
+      `You have ${result.count} accounts and may have at most ${result.cap}; linking ${specs.length} more would pass that. Pick fewer, or ask your operator to raise the cap`,
     );
   throw new Refusal('conflict', `An account named ${result.accountId} exists already; ask the operator`);
 }

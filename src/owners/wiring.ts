@@ -110,7 +110,7 @@ function ctraderConnect(config: Config, redis: Redis, registry: RedisRegistry, o
     app,
     listAccounts: (accessToken) =>
       accountsOfToken({ url: oauth.accountListUrl, clientId: oauth.clientId, clientSecret, timeoutMs: oauth.timeoutMs }, accessToken),
-    maxAccountsPerOwner: config.maxAccountsPerOwner,
+    accountCap: config.owners.accountCap,
     now,
   };
 }

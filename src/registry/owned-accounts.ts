@@ -1,37 +1,22 @@
 import type { Redis } from 'ioredis';
 import type { Account } from '../domain/account';
-import { accountFields, key } from './records';
-import { ADD_OWNED_ACCOUNT, ALREADY_EXISTS, AT_CAP, runScript } from './scripts';
+import { key } from './records';
 import { RegistryRefusal } from './registry';
-import { OwnerIndex } from './owner-index';
+import { createAccountsUnderCap } from './capped-create';
 
 /**
  * Accounts owners add themselves (docs/owners.md), counted against a cap per owner: the operator's for that owner,
  * else the configured default. The count and the write are one Lua script, so parallel adds never pass the cap.
  */
 export class OwnedAccounts {
-  private readonly index: OwnerIndex;
-
-  constructor(private readonly redis: Redis) {
-    this.index = new OwnerIndex(redis);
-  }
+  constructor(private readonly redis: Redis) {}
 
   /** The new account with its bridge token, only while the owner is under the cap; 'at_cap' writes nothing. */
   async add(account: Account, bridgeTokenHash: string, defaultCap: number): Promise<{ result: 'added' | 'at_cap'; count: number; cap: number }> {
-    const owner = account.owner;
-    const keys = [
-      key.account(account.id),
-      key.accounts,
-      key.accountBridge(account.id),
-      this.index.keyOf(owner, 'accounts'),
-      key.accountCap(owner),
-      key.bridge(bridgeTokenHash),
-    ];
-    const record = JSON.stringify({ accountId: account.id, hash: bridgeTokenHash });
-    const args = [JSON.stringify(owner), defaultCap, account.id, bridgeTokenHash, record, ...accountFields(account)];
-    const [code, count, cap] = (await runScript(this.redis, ADD_OWNED_ACCOUNT, keys, args)) as number[];
-    if (code === ALREADY_EXISTS) throw new RegistryRefusal('exists', `account ${account.id} already exists`);
-    return { result: code === AT_CAP ? 'at_cap' : 'added', count: count ?? 0, cap: cap ?? 0 };
+    const r = await createAccountsUnderCap(this.redis, account.owner, defaultCap, [{ account, bridgeTokenHash }]);
+    if (r.created) return { result: 'added', count: r.count, cap: r.cap };
+    if (r.reason === 'exists') throw new RegistryRefusal('exists', `account ${account.id} already exists`);
+    return { result: 'at_cap', count: r.count, cap: r.cap };
   }
 
   /** The operator's cap on an owner's accounts; null puts the owner back on the default. */

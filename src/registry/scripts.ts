@@ -17,7 +17,6 @@ export const NO_ACCOUNT = 0;
 export const ALREADY_EXISTS = -2;
 export const OWNER_DIFFERS = -3;
 export const CHANGED_MEANWHILE = -4;
-export const AT_CAP = -5;
 
 /** How long a replaced bridge token is remembered (only as its hash) to name it on the account page when it is used. */
 export const RETIRED_TOKEN_KEEP_SECONDS = 7 * 24 * 3600;
@@ -100,31 +99,6 @@ if ARGV[3] ~= '' then
 end
 if ARGV[2] == '' then redis.call('DEL', KEYS[1]) else redis.call('SET', KEYS[1], ARGV[2]) end
 return {1}`;
-
-/**
- * An owner adds an account, counted against the owner's cap in the same step, so parallel adds never pass it.
- * KEYS: account hash, set of account ids, the account's bridge token hash key, the owner's index of accounts, the
- * owner's cap, the new token's record key. ARGV: owner as its JSON text, the default cap, account id, the new token's
- * hash, its record, then field/value pairs. Counted: the index's accounts whose record still names this owner (a
- * record in the old one-string form counts too: fail closed). Returns {1, count, cap}, {AT_CAP, count, cap} or
- * {ALREADY_EXISTS}; nothing is written unless 1.
- */
-export const ADD_OWNED_ACCOUNT = `
-if redis.call('EXISTS', KEYS[1]) == 1 then return {${ALREADY_EXISTS}} end
-local cap = tonumber(redis.call('GET', KEYS[5]) or ARGV[2])
-local n = 0
-for _, id in ipairs(redis.call('SMEMBERS', KEYS[4])) do
-  local k = '${key.account('')}' .. id
-  local t = redis.call('TYPE', k).ok
-  if t == 'string' or (t == 'hash' and redis.call('HGET', k, 'owner') == ARGV[1]) then n = n + 1 end
-end
-if n >= cap then return {${AT_CAP}, n, cap} end
-redis.call('HSET', KEYS[1], unpack(ARGV, 6))
-redis.call('SADD', KEYS[2], ARGV[3])
-redis.call('SADD', KEYS[4], ARGV[3])
-redis.call('SET', KEYS[6], ARGV[5])
-redis.call('SET', KEYS[3], ARGV[4])
-return {1, n + 1, cap}`;
 
 /**
  * The first hello of an account locked until its bridge connects: unlocks it, unless an operator has locked or
