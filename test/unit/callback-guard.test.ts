@@ -42,10 +42,39 @@ describe('forbiddenAddress: the SSRF table', () => {
     ['64:ff9b::a00:1', 'NAT64 of 10.0.0.1'],
     ['2002:a9fe:a9fe::1', '6to4 of 169.254.169.254'],
     ['not-an-address', 'a name, not an address'],
+    ['192.88.99.1', '6to4 relay anycast (deprecated)'],
   ];
   it.each(refused)('refuses %s (%s)', (address) => {
     expect(forbiddenAddress(address)).toBeDefined();
   });
+
+  // Issue 25 finding 5: each IPv6 form of IANA's special-purpose registry, and the deprecated IPv4 embeddings, one by one.
+  const refusedV6: [string, string][] = [
+    ['64:ff9b:1::a9fe:a9fe', 'local-use NAT64 64:ff9b:1::/48 (carrying 169.254.169.254)'],
+    ['64:ff9b:1::808:808', 'local-use NAT64, even carrying a public address'],
+    ['2001::1', 'Teredo 2001::/32'],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'Teredo, a real-looking one'],
+    ['2001:1::1', 'IETF protocol assignments 2001::/23 (PCP anycast)'],
+    ['2001:2::1', 'benchmarking 2001:2::/48'],
+    ['2001:10::1', 'ORCHID 2001:10::/28'],
+    ['2001:20::1', 'ORCHIDv2 2001:20::/28'],
+    ['2001:1ff:ffff::1', 'the end of 2001::/23'],
+    ['2001:db8::1', 'documentation 2001:db8::/32'],
+    ['3fff::1', 'documentation 3fff::/20'],
+    ['2002:7f00:1::1', '6to4 of 127.0.0.1'],
+    ['2002:808:808::1', '6to4 of a public address (deprecated, routed through any relay)'],
+    ['::8.8.8.8', 'IPv4-compatible (deprecated), even of a public address'],
+    ['::ffff:0:8.8.8.8', 'IPv4-translated, even of a public address'],
+    ['100::1', 'discard-only 100::/64'],
+    ['100:0:0:1::1', 'dummy prefix 100:0:0:1::/64'],
+    ['5f00::1', 'segment-routing SIDs 5f00::/16'],
+    ['4000::1', 'unallocated, outside 2000::/3'],
+    ['::2', 'the reserved ::/8, not an embedding'],
+  ];
+  it.each(refusedV6)('refuses %s (%s)', (address) => {
+    expect(forbiddenAddress(address)).toBeDefined();
+  });
+
 
   const allowed: [string, string][] = [
     ['93.184.216.34', 'public IPv4'],
@@ -55,6 +84,9 @@ describe('forbiddenAddress: the SSRF table', () => {
     ['2606:4700:4700::1111', 'public IPv6'],
     ['::ffff:8.8.8.8', 'IPv4-mapped public'],
     ['64:ff9b::808:808', 'NAT64 of a public address'],
+    ['2001:4860:4860::8888', 'public IPv6 in 2001::/16, past the IETF block 2001::/23'],
+    ['2001:200::1', 'the first address past 2001::/23'],
+    ['2a00:1450:4001::1', 'public IPv6'],
   ];
   it.each(allowed)('allows %s (%s)', (address) => {
     expect(forbiddenAddress(address)).toBeUndefined();
