@@ -60,7 +60,7 @@ describe('the owners dashboard in a browser', () => {
         OWNER_SECRETS_KEY_FILE: ownerKeyFile(),
         DASHBOARD_SECURE_COOKIES: 'false',
         CALLBACK_SECRET_KEY_FILE: ownerKeyFile(),
-        CALLBACK_ALLOWED_HOSTS: '127.0.0.1',
+        CALLBACK_ALLOWED_ORIGINS: `http://127.0.0.1:${(receiverServer.address() as AddressInfo).port}`,
         CALLBACK_ALLOW_HTTP: 'true',
       },
     });
@@ -128,7 +128,7 @@ describe('the owners dashboard in a browser', () => {
     expect(secret).toMatch(/^whsec_/);
     await accessible('credentials');
 
-    // A callback endpoint: the receiver on loopback, allowed by CALLBACK_ALLOWED_HOSTS.
+    // A callback endpoint: the receiver on loopback, allowed by CALLBACK_ALLOWED_ORIGINS (its port only).
     await page.getByRole('link', { name: 'Callbacks' }).click();
     await page.getByLabel('URL').fill(`http://127.0.0.1:${(receiverServer.address() as AddressInfo).port}/outcomes`);
     await page.getByRole('button', { name: 'Add endpoint' }).click();

@@ -24,7 +24,8 @@ beforeAll(async () => {
       DASHBOARD_SECURE_COOKIES: 'false',
       SIGN_IN_IP_MAX: '20',
       CALLBACK_SECRET_KEY_FILE: ownerKeyFile(),
-      CALLBACK_ALLOWED_HOSTS: '127.0.0.1',
+      // The one receiver origin its callback URLs name (never delivered to: no signal of theirs fills).
+      CALLBACK_ALLOWED_ORIGINS: 'http://127.0.0.1:9',
       CALLBACK_ALLOW_HTTP: 'true',
     },
   });

@@ -1,7 +1,9 @@
 import { embeddedIPv4, forbiddenAddress, ipv6Words } from '../../src/callbacks/addresses';
 import { CallbackRefused, checkCallbackUrl, resolveCallbackTarget, type GuardSettings, type Resolve } from '../../src/callbacks/guard';
+import { parseAllowedOrigin } from '../../src/callbacks/origins';
 
-const settings: GuardSettings = { allowedHosts: [], allowHttp: false, maxUrlLength: 512 };
+const settings: GuardSettings = { allowedOrigins: [], allowHttp: false, maxUrlLength: 512 };
+const allowing = (...origins: string[]): GuardSettings => ({ ...settings, allowHttp: true, allowedOrigins: origins.map(parseAllowedOrigin) });
 
 describe('forbiddenAddress: the SSRF table', () => {
   const refused: [string, string][] = [
@@ -75,7 +77,6 @@ describe('forbiddenAddress: the SSRF table', () => {
     expect(forbiddenAddress(address)).toBeDefined();
   });
 
-
   const allowed: [string, string][] = [
     ['93.184.216.34', 'public IPv4'],
     ['8.8.8.8', 'public IPv4'],
@@ -148,20 +149,66 @@ describe('resolveCallbackTarget', () => {
     await expect(resolveCallbackTarget('https://hooks.example.com/x', settings, resolver)).resolves.toMatchObject({ address: '93.184.216.34', family: 4 });
   });
   it('refuses a name with any forbidden answer (DNS rebinding), IPv4-mapped too, and literal addresses', async () => {
-    // A name's private answer is not repeated to the owner; an address they wrote is.
-    expect(await why('https://internal.example.com/x')).toBe('resolves to a private or reserved address');
-    expect(await why('https://rebind.example.com/x')).toBe('resolves to a private or reserved address');
-    expect(await why('https://v6.example.com/x')).toMatch(/private or reserved/);
+    // What our DNS answers for a name is not repeated to the owner, nor whether it answers at all; an address they wrote is.
+    expect(await why('https://internal.example.com/x')).toBe('host does not resolve to a public address');
+    expect(await why('https://rebind.example.com/x')).toBe('host does not resolve to a public address');
+    expect(await why('https://v6.example.com/x')).toBe('host does not resolve to a public address');
+    expect(await why('https://nowhere.example.com/x')).toBe('host does not resolve to a public address');
     expect(await why('https://127.0.0.1:8443/x')).toBe('private or reserved address (127.0.0.1)');
     expect(await why('https://[::1]/x')).toMatch(/private or reserved/);
     expect(await why('https://[::ffff:10.0.0.1]/x')).toMatch(/private or reserved/);
-    expect(await why('https://nowhere.example.com/x')).toBe('host does not resolve');
   });
-  it('lets the allow-list name a private host or address', async () => {
-    expect(await why('https://receiver.test/x', { ...settings, allowedHosts: ['receiver.test'] })).toBeUndefined();
-    expect(await why('https://receiver.test/x', { ...settings, allowedHosts: ['127.0.0.1'] })).toBeUndefined();
-    expect(await why('https://127.0.0.1:9/x', { ...settings, allowedHosts: ['127.0.0.1'] })).toBeUndefined();
+  it('keeps the DNS answer for the operator only', async () => {
+    const refused = await resolveCallbackTarget('https://internal.example.com/x', settings, resolver).catch((err: unknown) => err as CallbackRefused);
+    expect(refused).toMatchObject({ why: 'host does not resolve to a public address', detail: 'resolves to a private or reserved address (10.1.2.3)' });
+  });
+  it('lets an allowed origin name a private host or address, on its scheme and port only', async () => {
+    expect(await why('http://receiver.test:8080/x', allowing('http://receiver.test:8080'))).toBeUndefined();
+    // An address entry holds wherever a name resolves to it, and however the URL spells it.
+    expect(await why('http://receiver.test:8080/x', allowing('http://127.0.0.1:8080'))).toBeUndefined();
+    expect(await why('http://127.0.0.1:8080/x', allowing('http://127.0.0.1:8080'))).toBeUndefined();
+    expect(await why('http://[0:0::1]:8080/x', allowing('http://[::1]:8080'))).toBeUndefined();
+    // Issue 25 finding 4: allowing the receiver's port of 127.0.0.1 opened Redis, Temporal and the admin port beside it.
+    for (const other of ['http://127.0.0.1:6379/', 'http://127.0.0.1:7233/', 'http://127.0.0.1:9464/readyz', 'http://receiver.test:6379/']) {
+      expect([other, await why(other, allowing('http://127.0.0.1:8080'))]).toEqual([
+        other,
+        expect.stringMatching(/private or reserved|does not resolve to a public/),
+      ]);
+    }
+    // The scheme is part of the origin: https on the same port is another origin.
+    expect(await why('https://127.0.0.1:8080/x', allowing('http://127.0.0.1:8080'))).toMatch(/private or reserved/);
+    // Without a port, an entry is the scheme's default port only.
+    expect(await why('http://receiver.test/x', allowing('http://receiver.test'))).toBeUndefined();
+    expect(await why('http://receiver.test:80/x', allowing('http://receiver.test'))).toBeUndefined();
+    expect(await why('http://receiver.test:8080/x', allowing('http://receiver.test'))).toMatch(/does not resolve to a public/);
+    expect(await why('https://receiver.test/x', allowing('receiver.test'))).toBeUndefined();
+    expect(await why('https://receiver.test:8443/x', allowing('receiver.test'))).toMatch(/does not resolve to a public/);
     // Allowing one address allows that one only.
-    expect(await why('https://internal.example.com/x', { ...settings, allowedHosts: ['127.0.0.1'] })).toBe('resolves to a private or reserved address');
+    expect(await why('http://internal.example.com:8080/x', allowing('http://127.0.0.1:8080'))).toMatch(/does not resolve to a public/);
+  });
+});
+
+describe('parseAllowedOrigin: CALLBACK_ALLOWED_ORIGINS entries', () => {
+  it.each([
+    ['https://receiver.internal', { scheme: 'https', host: 'receiver.internal', port: 443 }],
+    ['http://127.0.0.1:8080', { scheme: 'http', host: '127.0.0.1', port: 8080 }],
+    ['HTTP://Receiver.Internal:80/', { scheme: 'http', host: 'receiver.internal', port: 80 }],
+    ['http://[FD00::5]:8443', { scheme: 'http', host: 'fd00::5', port: 8443 }],
+    ['receiver.internal', { scheme: 'https', host: 'receiver.internal', port: 443 }],
+    ['127.0.0.1', { scheme: 'https', host: '127.0.0.1', port: 443 }],
+    ['127.0.0.1:8443', { scheme: 'https', host: '127.0.0.1', port: 8443 }],
+    ['::1', { scheme: 'https', host: '::1', port: 443 }],
+  ])('reads %s', (text, origin) => {
+    expect(parseAllowedOrigin(text)).toEqual(origin);
+  });
+  it.each([
+    'ftp://receiver.internal',
+    'https://receiver.internal/hooks',
+    'https://u:p@receiver.internal',
+    'https://receiver.internal?x=1',
+    'https://',
+    'http://a b',
+  ])('refuses %s', (text) => {
+    expect(() => parseAllowedOrigin(text)).toThrow(/origin/);
   });
 });
