@@ -21,6 +21,7 @@ import { ownerSessionRoutes } from './routes/owner-session';
 import { ownerApiRoutes } from './routes/owner-api';
 import { ownerActivityRoutes } from './routes/owner-activity';
 import type { DashboardParts } from '../owners/wiring';
+import { ownerSurfaceHeaders } from './owner-auth';
 
 export interface AppDeps {
   config: Config;
@@ -54,6 +55,9 @@ export function createApp(deps: AppDeps): Express {
       bodyReadTimeoutMs: deps.config.ingress.bodyReadTimeoutMs,
     }),
   );
+  const ownerHeaders = ownerSurfaceHeaders({ secure: deps.config.owners.secureCookies });
+  app.use('/v1/owner', ownerHeaders.api);
+  app.use('/dashboard', ownerHeaders.pages);
   if (deps.owners) {
     app.use(ownerSessionRoutes(deps.owners.session));
     app.use(ownerActivityRoutes(deps.owners.activity));

@@ -50,6 +50,8 @@ async function receiver(host: string) {
 async function notHttp(kind: 'garbage' | 'reset') {
   const server = net.createServer((socket) => {
     socket.on('error', () => undefined);
+    // Read what the client sends, or its end is never seen and the socket (and close()) waits for ever.
+    socket.resume();
     if (kind === 'reset') socket.resetAndDestroy();
     else socket.end('SSH-2.0-OpenSSH_9.6\r\n');
   });
