@@ -87,7 +87,6 @@ ginger maggie cheese chocolate cookie biteme killer hunter ranger mustang harley
 internet google facebook yahoo microsoft apple samsung iphone android linkedin twitter instagram zoom
 money dollar euro gold trading trader trade forex fxtrader metatrader mt ctrader signal signals broker bitcoin crypto
 blockchain ethereum profit invest investor stocks market dashboard owner owners account accounts
-qwerty password abc iloveyou
 `
     .split(/\s+/)
     .filter(Boolean),
