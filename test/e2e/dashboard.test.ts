@@ -110,6 +110,12 @@ describe('the owners dashboard in a browser', () => {
     const seed = (await page.locator('#totp-seed').textContent({ timeout: UI_TIMEOUT_MS }))!.trim();
     await expect(page.getByRole('img', { name: 'QR code for your authenticator app' }).isVisible()).resolves.toBe(true);
     await accessible('setup');
+    // A weak password is refused, and the page says which rule it broke (issue 25 finding 7).
+    await page.getByLabel('Password', { exact: true }).fill('123456789012');
+    await page.getByLabel('Password again').fill('123456789012');
+    await page.getByLabel('Code from the app').fill(totp(seed, 0));
+    await page.getByRole('button', { name: 'Finish setup' }).click();
+    await page.getByRole('alert').getByText('password: must not be mostly a sequence', { exact: false }).waitFor({ timeout: UI_TIMEOUT_MS });
     await page.getByLabel('Password', { exact: true }).fill('correct horse battery staple');
     await page.getByLabel('Password again').fill('correct horse battery staple');
     // The current step's code, as a person types it: still valid if the 30 s step turns before the server checks it.
