@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { SPEC_LIMITS } from './domain/limits';
-import { parseAllowedOrigin, type AllowedOrigin } from './callbacks/origins';
+import { allowedOriginsSchema, type AllowedOrigin } from './callbacks/origins';
 
 /**
  * The one place that reads the environment. Every number the spec leaves open has a default here and an
@@ -18,33 +18,6 @@ export const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
       .regex(/^\s*\d+\s*$/, 'must be a whole number')
       .transform(Number)
       .pipe(z.number().int().min(min).max(max)),
-  );
-
-const allowedOriginsSchema = z
-  .string()
-  .optional()
-  .transform((raw) =>
-    (raw ?? '')
-      .split(',')
-      .map((h) => h.trim())
-      .filter((h) => h !== ''),
-  )
-  .pipe(
-    z
-      .array(
-        z
-          .string()
-          .max(300)
-          .transform((text, ctx) => {
-            try {
-              return parseAllowedOrigin(text);
-            } catch (err) {
-              ctx.addIssue({ code: 'custom', message: (err as Error).message });
-              return z.NEVER;
-            }
-          }),
-      )
-      .max(64),
   );
 
 /** The callbacks' allow-list under its name or its old one; both at once is a mistake to point out, not to merge. */

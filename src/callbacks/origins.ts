@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { z } from 'zod';
 import { ipv6Words } from './addresses';
 
 /**
@@ -73,3 +74,31 @@ function sameAddress(a: string, b: string): boolean {
   if (family === 4) return a === b;
   return ipv6Words(a)?.join(':') === ipv6Words(b)?.join(':');
 }
+
+/** CALLBACK_ALLOWED_ORIGINS (and its old name) as the config reads it: comma-separated, at most 64 entries. */
+export const allowedOriginsSchema = z
+  .string()
+  .optional()
+  .transform((raw) =>
+    (raw ?? '')
+      .split(',')
+      .map((h) => h.trim())
+      .filter((h) => h !== ''),
+  )
+  .pipe(
+    z
+      .array(
+        z
+          .string()
+          .max(300)
+          .transform((text, ctx) => {
+            try {
+              return parseAllowedOrigin(text);
+            } catch (err) {
+              ctx.addIssue({ code: 'custom', message: (err as Error).message });
+              return z.NEVER;
+            }
+          }),
+      )
+      .max(64),
+  );
