@@ -17,7 +17,18 @@ export function createCallbackActivities(deps: AttemptDeps | undefined) {
   return {
     async deliverCallback(req: DeliverCallbackRequest): Promise<'delivered' | 'gone'> {
       if (!deps) throw ApplicationFailure.nonRetryable('callbacks are not configured on this worker', 'callbacks_not_configured');
-      const outcome = await attemptDelivery(deps, { ...req, attempt: Context.current().info.attempt });
+      const { attempt, log } = { attempt: Context.current().info.attempt, log: Context.current().log };
+      const outcome = await attemptDelivery(deps, { ...req, attempt });
+      // The operator's detail (the owner's attempt list has the coarse error only): ids and the error code, no URL.
+      if (outcome.kind === 'refused' || outcome.kind === 'failed') {
+        log.warn('callback attempt not delivered', {
+          endpointId: req.endpointId,
+          messageId: req.messageId,
+          attempt,
+          result: outcome.kind,
+          detail: outcome.why,
+        });
+      }
       switch (outcome.kind) {
         case 'delivered':
         case 'gone':

@@ -20,7 +20,11 @@ export async function setupPage() {
     form(
       { 'aria-label': 'Set up' },
       [
-        field('Password', { name: 'password', type: 'password', autocomplete: 'new-password', required: true, minlength: 12 }, 'At least 12 characters'),
+        field(
+          'Password',
+          { name: 'password', type: 'password', autocomplete: 'new-password', required: true, minlength: 12 },
+          'At least 12 characters; not a common password, a sequence like 123456789012, or your owner id',
+        ),
         field('Password again', { name: 'again', type: 'password', autocomplete: 'new-password', required: true }),
         field('Code from the app', { name: 'code', inputmode: 'numeric', autocomplete: 'one-time-code', required: true, pattern: '[0-9]{6}' }),
       ],

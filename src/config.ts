@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { SPEC_LIMITS } from './domain/limits';
+import { allowedOriginsSchema, type AllowedOrigin } from './callbacks/origins';
 
 /**
  * The one place that reads the environment. Every number the spec leaves open has a default here and an
@@ -19,6 +20,14 @@ export const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
       .transform(Number)
       .pipe(z.number().int().min(min).max(max)),
   );
+
+/** The callbacks' allow-list under its name or its old one; both at once is a mistake to point out, not to merge. */
+function allowedOrigins(e: z.infer<typeof envSchema>): AllowedOrigin[] {
+  if (e.CALLBACK_ALLOWED_ORIGINS.length > 0 && e.CALLBACK_ALLOWED_HOSTS.length > 0) {
+    throw new Error('Invalid configuration:\nCALLBACK_ALLOWED_HOSTS: the old name of CALLBACK_ALLOWED_ORIGINS; set one of them');
+  }
+  return e.CALLBACK_ALLOWED_ORIGINS.length > 0 ? e.CALLBACK_ALLOWED_ORIGINS : e.CALLBACK_ALLOWED_HOSTS;
+}
 
 /**
  * How a region's Temporal connection is secured: TLS (with a private CA, a server name, an mTLS client certificate)
@@ -209,26 +218,13 @@ const envSchema = z.object({
 
   /** Outcome callbacks (docs/callbacks.md): the key that seals the endpoints' signing secrets; unset, none can be registered. */
   CALLBACK_SECRET_KEY_FILE: z.string().min(1).optional(),
-  /** Host names and addresses callbacks may reach although private or loopback (comma-separated). */
-  CALLBACK_ALLOWED_HOSTS: z
-    .string()
-    .optional()
-    .transform((raw) =>
-      (raw ?? '')
-        .split(',')
-        .map((h) => h.trim())
-        .filter((h) => h !== ''),
-    )
-    .pipe(
-      z
-        .array(
-          z
-            .string()
-            .max(253)
-            .regex(/^[A-Za-z0-9.:_-]+$/, 'a host name or an IP address'),
-        )
-        .max(64),
-    ),
+  /**
+   * Origins (`https://receiver.internal`, `http://127.0.0.1:8080`) callbacks may reach although their address is
+   * private (comma-separated): that port of that host only, the scheme's default port when none is given.
+   */
+  CALLBACK_ALLOWED_ORIGINS: allowedOriginsSchema,
+  /** The old name of CALLBACK_ALLOWED_ORIGINS, read the same way (an entry without a port no longer opens every port). */
+  CALLBACK_ALLOWED_HOSTS: allowedOriginsSchema,
   /** http:// callback URLs, for local use only; otherwise https:// is required. */
   CALLBACK_ALLOW_HTTP: z.enum(['true', 'false']).default('false'),
   CALLBACK_MAX_ENDPOINTS_PER_OWNER: int(5, 1, 50),
@@ -400,7 +396,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     },
     callbacks: {
       sealingKeyFile: e.CALLBACK_SECRET_KEY_FILE,
-      guard: { allowedHosts: e.CALLBACK_ALLOWED_HOSTS, allowHttp: e.CALLBACK_ALLOW_HTTP === 'true', maxUrlLength: e.CALLBACK_URL_MAX_LENGTH },
+      guard: { allowedOrigins: allowedOrigins(e), allowHttp: e.CALLBACK_ALLOW_HTTP === 'true', maxUrlLength: e.CALLBACK_URL_MAX_LENGTH },
       maxEndpointsPerOwner: e.CALLBACK_MAX_ENDPOINTS_PER_OWNER,
       post: { timeoutMs: e.CALLBACK_TIMEOUT_MS, maxResponseBytes: e.CALLBACK_RESPONSE_MAX_BYTES },
       attemptsKeep: { count: e.CALLBACK_ATTEMPTS_KEEP, seconds: e.CALLBACK_ATTEMPTS_KEEP_SECONDS },

@@ -1,4 +1,4 @@
-import type { AttemptLog } from './attempts';
+import type { AttemptLog, DeliveryAttempt } from './attempts';
 import { postCallback, type PostSettings } from './delivery';
 import type { EndpointStore } from './endpoints';
 import { CallbackRefused, resolveCallbackTarget, type GuardSettings, type Resolve } from './guard';
@@ -29,7 +29,8 @@ export interface AttemptRequest {
 
 /**
  * delivered: a 2xx. gone: the endpoint was removed or disabled since (nothing to do). refused: its URL now resolves
- * to an address callbacks may not reach, or no key to sign with: retrying cannot help. failed: retry later.
+ * to an address callbacks may not reach, or no key to sign with: retrying cannot help. failed: retry later. `why` is
+ * the operator's detail (Temporal's history, the worker's log); the owner's attempt list gets the coarse error only.
  */
 export type AttemptOutcome = { kind: 'delivered' } | { kind: 'gone' } | { kind: 'refused'; why: string } | { kind: 'failed'; why: string };
 
@@ -45,11 +46,11 @@ async function attemptOnce(deps: AttemptDeps, req: AttemptRequest): Promise<Atte
   const endpoint = await deps.endpoints.get(req.owner, req.endpointId);
   if (!endpoint || !endpoint.enabled) return { kind: 'gone' };
   const started = now();
-  const record = (r: { status: number | null; error: string | null; durationMs: number; delivered: boolean }) =>
+  const record = (r: Pick<DeliveryAttempt, 'status' | 'error' | 'durationMs' | 'delivered'>) =>
     deps.attempts.record(req.owner, { at: new Date(started).toISOString(), endpointId: req.endpointId, messageId: req.messageId, attempt: req.attempt, ...r });
 
   if (!deps.box) {
-    await record({ status: null, error: 'refused: no CALLBACK_SECRET_KEY_FILE to sign with', durationMs: 0, delivered: false });
+    await record({ status: null, error: 'not_configured', durationMs: 0, delivered: false });
     return { kind: 'refused', why: 'no CALLBACK_SECRET_KEY_FILE' };
   }
   let target;
@@ -57,15 +58,15 @@ async function attemptOnce(deps: AttemptDeps, req: AttemptRequest): Promise<Atte
     target = await resolveCallbackTarget(endpoint.url, deps.guard, deps.resolve);
   } catch (err) {
     if (!(err instanceof CallbackRefused)) throw err;
-    await record({ status: null, error: `refused: ${err.why}`, durationMs: now() - started, delivered: false });
-    return { kind: 'refused', why: err.why };
+    await record({ status: null, error: 'refused_by_guard', durationMs: now() - started, delivered: false });
+    return { kind: 'refused', why: err.detail };
   }
   const secret = deps.box.open(endpoint.sealedSecret, secretBinding(req.owner, endpoint.id));
   const headers = signCallback(secret, req.messageId, new Date(now()), req.body);
-  const result = await postCallback(target, { ...headers }, req.body, deps.post);
+  const { detail, ...result } = await postCallback(target, { ...headers }, req.body, deps.post);
   await record(result);
   if (result.delivered) return { kind: 'delivered' };
-  return { kind: 'failed', why: result.status !== null ? `HTTP ${result.status}` : (result.error ?? 'failed') };
+  return { kind: 'failed', why: result.status !== null ? `HTTP ${result.status}` : (detail ?? result.error ?? 'failed') };
 }
 
 /** What a sealed secret is bound to: its owner and endpoint (a sealed secret copied elsewhere does not open). */

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { ownerKey } from './endpoints';
+import { DELIVERY_ERRORS, type DeliveryError } from './delivery';
 
 /** One delivery attempt, as the owner sees it: never the URL's secret parts, never the response body. */
 export interface DeliveryAttempt {
@@ -11,8 +12,8 @@ export interface DeliveryAttempt {
   attempt: number;
   /** The receiver's HTTP status, when it answered. */
   status: number | null;
-  /** What went wrong when it did not answer 2xx: `timeout`, `refused: private or reserved address (10.0.0.1)`, … */
-  error: string | null;
+  /** What went wrong when it did not answer 2xx, coarse on purpose (src/callbacks/delivery.ts): `timeout`, `http_5xx`, … */
+  error: DeliveryError | null;
   durationMs: number;
   delivered: boolean;
 }
@@ -57,10 +58,23 @@ export class RedisAttemptLog implements AttemptLog {
     return texts.flatMap((text) => {
       try {
         const parsed = attemptSchema.safeParse(JSON.parse(text));
-        return parsed.success ? [parsed.data] : [];
+        return parsed.success ? [{ ...parsed.data, error: coarse(parsed.data.error) }] : [];
       } catch {
         return [];
       }
     });
   }
+}
+
+/**
+ * An attempt recorded before errors were coarse (`econnreset`, `refused: …`, kept up to CALLBACK_ATTEMPTS_KEEP_SECONDS)
+ * is shown in today's words: the detail that let an owner tell one kind of listener from another is never read back.
+ */
+function coarse(error: string | null): DeliveryError | null {
+  if (error === null) return null;
+  if ((DELIVERY_ERRORS as readonly string[]).includes(error)) return error as DeliveryError;
+  if (error === 'timeout') return 'timeout';
+  if (error.startsWith('refused: no CALLBACK_SECRET_KEY_FILE')) return 'not_configured';
+  if (error.startsWith('refused')) return 'refused_by_guard';
+  return 'connection_failed';
 }

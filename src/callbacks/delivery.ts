@@ -3,10 +3,30 @@ import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import type { PinnedTarget } from './guard';
 
+/**
+ * What went wrong, as the owner may see it: coarse on purpose. The transport's own words (`econnreset`,
+ * `hpe_invalid_constant`, a TLS alert) tell what kind of service listens on a port, which made the attempt list a
+ * port scanner of whatever a URL could reach (issue 25 finding 4). Operators get the detail (PostResult.detail).
+ */
+export type DeliveryError = 'timeout' | 'connection_failed' | 'http_1xx' | 'http_3xx' | 'http_4xx' | 'http_5xx' | 'refused_by_guard' | 'not_configured';
+
+export const DELIVERY_ERRORS: readonly DeliveryError[] = [
+  'timeout',
+  'connection_failed',
+  'http_1xx',
+  'http_3xx',
+  'http_4xx',
+  'http_5xx',
+  'refused_by_guard',
+  'not_configured',
+];
+
 /** What one POST to a receiver came to. Delivered means a 2xx answer; anything else is retried by the caller. */
 export interface PostResult {
   status: number | null;
-  error: string | null;
+  error: DeliveryError | null;
+  /** The transport's own error code, for the operator's log and Temporal's history only: never the owner's list. */
+  detail: string | null;
   durationMs: number;
   delivered: boolean;
 }
@@ -33,12 +53,14 @@ export function postCallback(target: PinnedTarget, headers: Record<string, strin
   const client = target.url.protocol === 'https:' ? https : http;
   return new Promise<PostResult>((resolve) => {
     let settled = false;
-    const finish = (result: Omit<PostResult, 'durationMs' | 'delivered'>) => {
+    const finish = (result: { status: number | null; error?: DeliveryError; detail?: string }) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      const delivered = result.status !== null && result.status >= 200 && result.status < 300;
-      resolve({ ...result, durationMs: elapsed(), delivered });
+      const { status } = result;
+      const delivered = status !== null && status >= 200 && status < 300;
+      const error = result.error ?? (status === null || delivered ? null : statusClass(status));
+      resolve({ status, error, detail: result.detail ?? null, durationMs: elapsed(), delivered });
       req.destroy();
     };
     const req = client.request(
@@ -54,20 +76,28 @@ export function postCallback(target: PinnedTarget, headers: Record<string, strin
         let read = 0;
         res.on('data', (chunk: Buffer) => {
           read += chunk.length;
-          if (read >= settings.maxResponseBytes) finish({ status, error: null });
+          if (read >= settings.maxResponseBytes) finish({ status });
         });
-        res.on('end', () => finish({ status, error: null }));
-        res.on('error', () => finish({ status, error: null }));
+        res.on('end', () => finish({ status }));
+        res.on('error', () => finish({ status }));
       },
     );
-    const timer = setTimeout(() => finish({ status: null, error: 'timeout' }), settings.timeoutMs);
-    req.on('error', (err: NodeJS.ErrnoException) => finish({ status: null, error: describe(err) }));
+    const timer = setTimeout(() => finish({ status: null, error: 'timeout', detail: 'timeout' }), settings.timeoutMs);
+    req.on('error', (err: NodeJS.ErrnoException) => finish({ status: null, error: 'connection_failed', detail: describe(err) }));
     req.end(body);
   });
 }
 
-/** A transport failure in a few words, for the owner's attempt list (no stack, no address beyond the error code). */
+/** An answer that is not a 2xx, by its class only (the exact status is in PostResult.status). */
+function statusClass(status: number): DeliveryError {
+  if (status < 200) return 'http_1xx';
+  if (status < 400) return 'http_3xx';
+  if (status < 500) return 'http_4xx';
+  return 'http_5xx';
+}
+
+/** A transport failure in a few words, for the operator (no stack, no address beyond the error code). */
 function describe(err: NodeJS.ErrnoException): string {
-  if (err.code) return err.code === 'ECONNREFUSED' ? 'connection refused' : err.code.toLowerCase();
+  if (err.code) return err.code.toLowerCase();
   return err.message.slice(0, 120);
 }

@@ -1,6 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { forbiddenAddress } from './addresses';
+import { hostOf, originAllows, type AllowedOrigin } from './origins';
 
 /**
  * The SSRF guard: a callback URL is checked when it is registered and again at every delivery attempt, and the
@@ -9,8 +10,11 @@ import { forbiddenAddress } from './addresses';
  */
 
 export interface GuardSettings {
-  /** Host names and addresses an operator allows even though they are private (a receiver on our own network, tests). */
-  allowedHosts: readonly string[];
+  /**
+   * Origins (scheme, host, port) an operator allows even though their address is private: a receiver on our own
+   * network, the tests' loopback receivers. Only that port of that host (src/callbacks/origins.ts).
+   */
+  allowedOrigins: readonly AllowedOrigin[];
   /** http:// allowed (local use only); otherwise https:// is required. */
   allowHttp: boolean;
   maxUrlLength: number;
@@ -23,8 +27,12 @@ export interface PinnedTarget {
   family: 4 | 6;
 }
 
+/** `why` is for the owner; `detail`, for the operator's log, may say what our DNS answered. */
 export class CallbackRefused extends Error {
-  constructor(readonly why: string) {
+  constructor(
+    readonly why: string,
+    readonly detail: string = why,
+  ) {
     super(`callback URL refused: ${why}`);
   }
 }
@@ -54,13 +62,12 @@ export function checkCallbackUrl(raw: string, settings: GuardSettings): URL {
 
 /**
  * Resolves the URL's host and returns the address to connect to. Every address the name resolves to must be allowed
- * (one private answer among public ones is how a rebinding attack starts), unless the allow-list names the host or
- * the address.
+ * (one private answer among public ones is how a rebinding attack starts), unless an allowed origin names the URL's
+ * scheme, port and its host or that address.
  */
 export async function resolveCallbackTarget(raw: string, settings: GuardSettings, resolve: Resolve = systemResolve): Promise<PinnedTarget> {
   const url = checkCallbackUrl(raw, settings);
-  const host = url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
-  const allowed = new Set(settings.allowedHosts.map((h) => h.toLowerCase()));
+  const host = hostOf(url);
   const literal = isIP(host) !== 0;
   let answers: { address: string; family: number }[];
   if (literal) answers = [{ address: host, family: isIP(host) }];
@@ -68,16 +75,20 @@ export async function resolveCallbackTarget(raw: string, settings: GuardSettings
     try {
       answers = await resolve(host);
     } catch {
-      throw new CallbackRefused('host does not resolve');
+      throw new CallbackRefused(UNREACHABLE_NAME, 'host does not resolve');
     }
   }
-  if (answers.length === 0) throw new CallbackRefused('host does not resolve');
+  if (answers.length === 0) throw new CallbackRefused(UNREACHABLE_NAME, 'host does not resolve');
   for (const answer of answers) {
-    if (allowed.has(host) || allowed.has(answer.address.toLowerCase())) continue;
+    if (originAllows(settings.allowedOrigins, url, answer.address)) continue;
     const why = forbiddenAddress(answer.address);
-    // What our DNS says of a name is not for an owner to learn (mapping our network): only an address they wrote.
-    if (why) throw new CallbackRefused(literal ? `${why} (${answer.address})` : `resolves to a ${why}`);
+    // What our DNS says of a name is not for an owner to learn (which internal names exist): a name that does not
+    // resolve and one that resolves to a private address are refused alike. Only an address they wrote is repeated.
+    if (why)
+      throw literal ? new CallbackRefused(`${why} (${answer.address})`) : new CallbackRefused(UNREACHABLE_NAME, `resolves to a ${why} (${answer.address})`);
   }
   const first = answers[0]!;
   return { url, address: first.address, family: first.family === 6 ? 6 : 4 };
 }
+
+const UNREACHABLE_NAME = 'host does not resolve to a public address';

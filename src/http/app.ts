@@ -24,6 +24,7 @@ import { ownerActivityRoutes } from './routes/owner-activity';
 import type { DashboardParts } from '../owners/wiring';
 import { downloadRoutes, ownerDownloadRoutes } from './routes/downloads';
 import { Mt5Packages } from '../downloads/mt5-package';
+import { ownerSurfaceHeaders } from './owner-auth';
 
 export interface AppDeps {
   config: Config;
@@ -69,6 +70,9 @@ export function createApp(deps: AppDeps): Express {
       onceEach((message) => deps.logger.error({ problem: message }, 'MT5 bridge package unavailable')),
     );
   app.use(downloadRoutes(mt5Packages));
+  const ownerHeaders = ownerSurfaceHeaders({ secure: deps.config.owners.secureCookies });
+  app.use('/v1/owner', ownerHeaders.api);
+  app.use('/dashboard', ownerHeaders.pages);
   if (deps.owners) {
     app.use(ownerDownloadRoutes(deps.owners.mt5Package, mt5Packages));
     app.use(ownerSessionRoutes(deps.owners.session));

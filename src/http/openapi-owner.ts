@@ -103,7 +103,19 @@ export function ownerPaths() {
       post: operation({
         summary: 'Set the password and prove the authenticator app; signs in (Set-Cookie)',
         ok: ['201', 'owner and csrfToken.'],
-        body: json(z.strictObject({ token: z.string().max(256), password: z.string().min(12).max(256), code: z.string().regex(/^\d{6}$/) })),
+        body: json(
+          z.strictObject({
+            token: z.string().max(256),
+            password: z
+              .string()
+              .min(12)
+              .max(256)
+              .describe(
+                'Refused (400 `password: <the rule>`) when only spaces, containing the owner id, of fewer than 5 different characters, one part repeated, mostly a sequence, or a common password (docs/owners.md).',
+              ),
+            code: z.string().regex(/^\d{6}$/),
+          }),
+        ),
         public: true,
         errors: ['400', '404', '429', '503'],
       }),

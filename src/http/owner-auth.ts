@@ -66,6 +66,32 @@ export function ownerAuth(deps: OwnerAuthDeps, cookies: CookieSettings): Request
   };
 }
 
+/** One year: browsers keep to https for the host that long after they last saw the header. */
+export const HSTS = 'max-age=31536000';
+
+/**
+ * Headers of the owners' surfaces, whatever the answer (a 401 and a 404 too). Every owner API answer is the owner's
+ * data or a credential shown once: `no-store`, so no browser, proxy or shared cache keeps a copy (issue 25 finding 8).
+ * With Secure cookies the deployment is https, so browsers are told to keep to it (HSTS): a cookie that is never sent
+ * over http cannot help a user who typed http:// and was served a look-alike page.
+ */
+export function ownerSurfaceHeaders(c: Pick<CookieSettings, 'secure'>): { api: RequestHandler; pages: RequestHandler } {
+  const hsts = (res: Response) => {
+    if (c.secure) res.setHeader('Strict-Transport-Security', HSTS);
+  };
+  return {
+    api: (_req, res, next) => {
+      res.setHeader('Cache-Control', 'no-store');
+      hsts(res);
+      next();
+    },
+    pages: (_req, res, next) => {
+      hsts(res);
+      next();
+    },
+  };
+}
+
 /** Owner API bodies are JSON by their Content-Type too: a cross-site HTML form cannot send one (no login CSRF). */
 export const requireJson: RequestHandler = (req, _res, next) => {
   const hasBody = req.get('transfer-encoding') !== undefined || Number(req.get('content-length') ?? 0) > 0;

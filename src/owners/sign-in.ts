@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { hashCredential, newCredential } from '../registry/credentials';
 import { Refusal } from '../signals/errors';
 import { passwordSchema, totpCodeSchema } from '../domain/owner';
+import { PASSWORD_RULES, passwordProblem } from '../domain/password-policy';
 import { OwnerStore, type OwnerRecord } from './owner-store';
 import { SessionStore, type Session } from './sessions';
 import type { SecretBox } from '../secret-box';
@@ -83,6 +84,8 @@ export async function completeSetup(deps: OwnerAuthDeps, token: string, password
   const owner = await ownerOfLink(deps, token);
   const pw = passwordSchema.safeParse(password);
   if (!pw.success) throw new Refusal('invalid', `password: ${pw.error.issues[0]?.message ?? 'invalid'}`);
+  const weak = passwordProblem(pw.data, owner.id);
+  if (weak) throw new Refusal('invalid', `password: ${PASSWORD_RULES[weak]}`);
   const c = totpCodeSchema.safeParse(code);
   const seed = owner.pendingTotpSealed ? deps.box.open(owner.pendingTotpSealed, totpBinding(owner.id)) : undefined;
   const step = c.success && seed ? totpStep(seed, c.data, deps.now().getTime()) : null;

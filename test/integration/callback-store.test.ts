@@ -91,7 +91,7 @@ describe('registration', () => {
     endpoints: new RedisEndpointStore(redis),
     attempts: new RedisAttemptLog(redis, { count: 10, seconds: 600 }),
     box,
-    guard: { allowedHosts: [], allowHttp: false, maxUrlLength: 64 },
+    guard: { allowedOrigins: [], allowHttp: false, maxUrlLength: 64 },
     maxEndpointsPerOwner: 1,
     // DNS is the outside world here: every name resolves to one public address.
     resolve: async () => [{ address: '93.184.216.34', family: 4 }],
@@ -137,7 +137,12 @@ describe('admin CLI: callback verbs', () => {
   async function admin(args: string[]) {
     let stdout = '';
     let stderr = '';
-    const env = { REDIS_URL: testEnv().redisUrl, CALLBACK_SECRET_KEY_FILE: keyFile, CALLBACK_ALLOWED_HOSTS: '127.0.0.1', CALLBACK_ALLOW_HTTP: 'true' };
+    const env = {
+      REDIS_URL: testEnv().redisUrl,
+      CALLBACK_SECRET_KEY_FILE: keyFile,
+      CALLBACK_ALLOWED_ORIGINS: 'http://127.0.0.1:9',
+      CALLBACK_ALLOW_HTTP: 'true',
+    };
     const code = await runAdmin(args, { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t), stdin: async () => '', env });
     return { code, stdout, stderr };
   }

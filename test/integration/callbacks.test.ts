@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,6 +9,7 @@ import { Webhook } from 'standardwebhooks';
 import type { PaperTerminal } from '../../src/paper/terminal';
 import { ownerCallbacks, CallbackRegistrationRefused, type OwnerCallbacks } from '../../src/callbacks/owner-callbacks';
 import { ownerCallbacksOf, callbackAttemptDeps } from '../../src/callbacks/wiring';
+import { parseAllowedOrigin } from '../../src/callbacks/origins';
 import { callbackWorkflowId } from '../../src/domain/ids';
 import { waitFor } from '../../support/infra';
 import { testEnv } from '../../support/env';
@@ -41,7 +42,22 @@ async function receiver(host: string) {
   });
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const url = (p: string) => `http://${host}:${(server.address() as AddressInfo).port}${p}`;
-  return { received, scripts, url, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+  const origin = () => `http://${host}:${(server.address() as AddressInfo).port}`;
+  return { received, scripts, url, origin, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/** A listener on 127.0.0.1 that is no HTTP receiver: `garbage` answers a line that is not HTTP, `reset` resets the connection. */
+async function notHttp(kind: 'garbage' | 'reset') {
+  const server = net.createServer((socket) => {
+    socket.on('error', () => undefined);
+    // Read what the client sends, or its end is never seen and the socket (and close()) waits for ever.
+    socket.resume();
+    if (kind === 'reset') socket.resetAndDestroy();
+    else socket.end('SSH-2.0-OpenSSH_9.6\r\n');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { origin, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
 describe('outcome callbacks', () => {
@@ -49,6 +65,8 @@ describe('outcome callbacks', () => {
   let callbacks: OwnerCallbacks;
   let loopback: Awaited<ReturnType<typeof receiver>>;
   let other: Awaited<ReturnType<typeof receiver>>;
+  let garbage: Awaited<ReturnType<typeof notHttp>>;
+  let reset: Awaited<ReturnType<typeof notHttp>>;
   let connection: Connection;
   let client: Client;
   const terminals: PaperTerminal[] = [];
@@ -57,10 +75,14 @@ describe('outcome callbacks', () => {
     loopback = await receiver('127.0.0.1');
     // Another loopback address the allow-list does not name: a private address callbacks must never reach.
     other = await receiver('127.0.0.2');
+    garbage = await notHttp('garbage');
+    reset = await notHttp('reset');
     const dir = mkdtempSync(path.join(tmpdir(), 'callbacks-'));
     const keyFile = path.join(dir, 'callback.key');
     writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
-    stack = await startStack({ env: { CALLBACK_SECRET_KEY_FILE: keyFile, CALLBACK_ALLOWED_HOSTS: '127.0.0.1', CALLBACK_ALLOW_HTTP: 'true' } });
+    // The allow-list names each receiver's origin: that port of 127.0.0.1, not the stack's other ports beside it.
+    const origins = [loopback.origin(), garbage.origin, reset.origin].join(',');
+    stack = await startStack({ env: { CALLBACK_SECRET_KEY_FILE: keyFile, CALLBACK_ALLOWED_ORIGINS: origins, CALLBACK_ALLOW_HTTP: 'true' } });
     callbacks = ownerCallbacksOf(stack.config, stack.redis);
     connection = await Connection.connect({ address: testEnv().temporalAddress });
     client = new Client({ connection, namespace: testEnv().temporalNamespace });
@@ -71,6 +93,8 @@ describe('outcome callbacks', () => {
     await connection?.close();
     await loopback?.close();
     await other?.close();
+    await garbage?.close();
+    await reset?.close();
   });
 
   /** A fresh owner with one account on a paper bridge; `buy` sends a market buy and returns the poll's account item. */
@@ -144,10 +168,10 @@ describe('outcome callbacks', () => {
       },
       30_000,
     );
-    expect(attempts.map((a) => [a.attempt, a.status, a.delivered, a.endpointId])).toEqual([
-      [3, 200, true, endpoint.id],
-      [2, 500, false, endpoint.id],
-      [1, 500, false, endpoint.id],
+    expect(attempts.map((a) => [a.attempt, a.status, a.error, a.delivered, a.endpointId])).toEqual([
+      [3, 200, null, true, endpoint.id],
+      [2, 500, 'http_5xx', false, endpoint.id],
+      [1, 500, 'http_5xx', false, endpoint.id],
     ]);
     expect(await (await fetch(stack.worker!.metricsUrl!)).text()).toMatch(/^external_signals_callback_attempts_total\{result="failed"\} [2-9]/m);
     const deliveries = loopback.received.filter((r) => r.path === hook);
@@ -171,7 +195,7 @@ describe('outcome callbacks', () => {
     // Registered while the operator's allow-list still named 127.0.0.2; the worker's no longer does.
     const before = ownerCallbacks({
       ...callbackAttemptDeps(stack.config, stack.redis),
-      guard: { ...stack.config.callbacks.guard, allowedHosts: ['127.0.0.2'] },
+      guard: { ...stack.config.callbacks.guard, allowedOrigins: [parseAllowedOrigin(other.origin())] },
       maxEndpointsPerOwner: 5,
     });
     const { endpoint } = await before.register(f.owner, other.url(`/refused/${f.owner}`));
@@ -186,10 +210,51 @@ describe('outcome callbacks', () => {
         attempt: 1,
         status: null,
         delivered: false,
-        error: 'refused: private or reserved address (127.0.0.2)',
+        error: 'refused_by_guard',
       }),
     ]);
     expect(other.received).toEqual([]);
+  });
+
+  test('when the allow-list names a receiver on 127.0.0.1, then the other ports of 127.0.0.1 (Redis, Temporal, the admin listener) are refused', async () => {
+    const { f } = await paperOwner();
+    const port = (address: string) => new URL(address.includes('://') ? address : `tcp://${address}`).port;
+    const neighbours = [
+      `http://127.0.0.1:${port(stack.config.redis.url)}/`,
+      `http://127.0.0.1:${port(testEnv().temporalAddress)}/`,
+      `http://127.0.0.1:${port(stack.ingress.adminUrl!)}/readyz`,
+      `http://127.0.0.1:${port(stack.ingress.url)}/healthz`,
+      'http://127.0.0.1/',
+      `https://127.0.0.1:${port(loopback.origin())}/`,
+    ];
+    for (const url of neighbours) {
+      const refused = await callbacks.register(f.owner, url).then(
+        () => 'registered',
+        (err: unknown) => (err instanceof CallbackRegistrationRefused ? err.message : String(err)),
+      );
+      expect([url, refused]).toEqual([url, 'callback URL refused: private or reserved address (127.0.0.1)']);
+    }
+    expect(await callbacks.list(f.owner)).toEqual([]);
+  });
+
+  test('when an allowed origin is no HTTP receiver (a line of another protocol, a reset), then the owner reads connection_failed, never what answered', async () => {
+    const { f, buy } = await paperOwner();
+    const a = await callbacks.register(f.owner, `${garbage.origin}/hook`);
+    const b = await callbacks.register(f.owner, `${reset.origin}/hook`);
+    await buy();
+    const attempts = await waitFor(
+      'a first attempt to each',
+      async () => {
+        const listed = await callbacks.recentAttempts(f.owner, 50);
+        return [a, b].every((e) => listed.some((x) => x.endpointId === e.endpoint.id)) ? listed : undefined;
+      },
+      20_000,
+    );
+    for (const attempt of attempts) expect(attempt).toMatchObject({ status: null, error: 'connection_failed', delivered: false });
+    // What the transport said (hpe_invalid_constant, econnreset) tells one kind of listener from another: not the owner's to read.
+    expect(JSON.stringify(attempts)).not.toMatch(/hpe_|econn|ssh|reset|refused/i);
+    // Retried for a day otherwise: removed, the next attempt finds the endpoint gone.
+    for (const e of [a, b]) await callbacks.remove(f.owner, e.endpoint.id);
   });
 
   test('when the owner has no endpoint, then no delivery workflow is started at all', async () => {

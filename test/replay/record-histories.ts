@@ -51,7 +51,13 @@ recording('records the replay fixtures from the real service (RECORD_HISTORIES=1
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const keyFile = path.join(fs.mkdtempSync(path.join(tmpdir(), 'replay-')), 'callback.key');
     fs.writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
-    stack = await startStack({ env: { CALLBACK_SECRET_KEY_FILE: keyFile, CALLBACK_ALLOWED_HOSTS: '127.0.0.1', CALLBACK_ALLOW_HTTP: 'true' } });
+    stack = await startStack({
+      env: {
+        CALLBACK_SECRET_KEY_FILE: keyFile,
+        CALLBACK_ALLOWED_ORIGINS: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`,
+        CALLBACK_ALLOW_HTTP: 'true',
+      },
+    });
     connection = await Connection.connect({ address: testEnv().temporalAddress });
     client = new Client({ connection, namespace: testEnv().temporalNamespace });
     fs.mkdirSync(HISTORIES_DIR, { recursive: true });

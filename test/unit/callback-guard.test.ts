@@ -1,7 +1,9 @@
 import { embeddedIPv4, forbiddenAddress, ipv6Words } from '../../src/callbacks/addresses';
 import { CallbackRefused, checkCallbackUrl, resolveCallbackTarget, type GuardSettings, type Resolve } from '../../src/callbacks/guard';
+import { parseAllowedOrigin } from '../../src/callbacks/origins';
 
-const settings: GuardSettings = { allowedHosts: [], allowHttp: false, maxUrlLength: 512 };
+const settings: GuardSettings = { allowedOrigins: [], allowHttp: false, maxUrlLength: 512 };
+const allowing = (...origins: string[]): GuardSettings => ({ ...settings, allowHttp: true, allowedOrigins: origins.map(parseAllowedOrigin) });
 
 describe('forbiddenAddress: the SSRF table', () => {
   const refused: [string, string][] = [
@@ -42,8 +44,36 @@ describe('forbiddenAddress: the SSRF table', () => {
     ['64:ff9b::a00:1', 'NAT64 of 10.0.0.1'],
     ['2002:a9fe:a9fe::1', '6to4 of 169.254.169.254'],
     ['not-an-address', 'a name, not an address'],
+    ['192.88.99.1', '6to4 relay anycast (deprecated)'],
   ];
   it.each(refused)('refuses %s (%s)', (address) => {
+    expect(forbiddenAddress(address)).toBeDefined();
+  });
+
+  // Issue 25 finding 5: each IPv6 form of IANA's special-purpose registry, and the deprecated IPv4 embeddings, one by one.
+  const refusedV6: [string, string][] = [
+    ['64:ff9b:1::a9fe:a9fe', 'local-use NAT64 64:ff9b:1::/48 (carrying 169.254.169.254)'],
+    ['64:ff9b:1::808:808', 'local-use NAT64, even carrying a public address'],
+    ['2001::1', 'Teredo 2001::/32'],
+    ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'Teredo, a real-looking one'],
+    ['2001:1::1', 'IETF protocol assignments 2001::/23 (PCP anycast)'],
+    ['2001:2::1', 'benchmarking 2001:2::/48'],
+    ['2001:10::1', 'ORCHID 2001:10::/28'],
+    ['2001:20::1', 'ORCHIDv2 2001:20::/28'],
+    ['2001:1ff:ffff::1', 'the end of 2001::/23'],
+    ['2001:db8::1', 'documentation 2001:db8::/32'],
+    ['3fff::1', 'documentation 3fff::/20'],
+    ['2002:7f00:1::1', '6to4 of 127.0.0.1'],
+    ['2002:808:808::1', '6to4 of a public address (deprecated, routed through any relay)'],
+    ['::8.8.8.8', 'IPv4-compatible (deprecated), even of a public address'],
+    ['::ffff:0:8.8.8.8', 'IPv4-translated, even of a public address'],
+    ['100::1', 'discard-only 100::/64'],
+    ['100:0:0:1::1', 'dummy prefix 100:0:0:1::/64'],
+    ['5f00::1', 'segment-routing SIDs 5f00::/16'],
+    ['4000::1', 'unallocated, outside 2000::/3'],
+    ['::2', 'the reserved ::/8, not an embedding'],
+  ];
+  it.each(refusedV6)('refuses %s (%s)', (address) => {
     expect(forbiddenAddress(address)).toBeDefined();
   });
 
@@ -55,6 +85,9 @@ describe('forbiddenAddress: the SSRF table', () => {
     ['2606:4700:4700::1111', 'public IPv6'],
     ['::ffff:8.8.8.8', 'IPv4-mapped public'],
     ['64:ff9b::808:808', 'NAT64 of a public address'],
+    ['2001:4860:4860::8888', 'public IPv6 in 2001::/16, past the IETF block 2001::/23'],
+    ['2001:200::1', 'the first address past 2001::/23'],
+    ['2a00:1450:4001::1', 'public IPv6'],
   ];
   it.each(allowed)('allows %s (%s)', (address) => {
     expect(forbiddenAddress(address)).toBeUndefined();
@@ -116,20 +149,66 @@ describe('resolveCallbackTarget', () => {
     await expect(resolveCallbackTarget('https://hooks.example.com/x', settings, resolver)).resolves.toMatchObject({ address: '93.184.216.34', family: 4 });
   });
   it('refuses a name with any forbidden answer (DNS rebinding), IPv4-mapped too, and literal addresses', async () => {
-    // A name's private answer is not repeated to the owner; an address they wrote is.
-    expect(await why('https://internal.example.com/x')).toBe('resolves to a private or reserved address');
-    expect(await why('https://rebind.example.com/x')).toBe('resolves to a private or reserved address');
-    expect(await why('https://v6.example.com/x')).toMatch(/private or reserved/);
+    // What our DNS answers for a name is not repeated to the owner, nor whether it answers at all; an address they wrote is.
+    expect(await why('https://internal.example.com/x')).toBe('host does not resolve to a public address');
+    expect(await why('https://rebind.example.com/x')).toBe('host does not resolve to a public address');
+    expect(await why('https://v6.example.com/x')).toBe('host does not resolve to a public address');
+    expect(await why('https://nowhere.example.com/x')).toBe('host does not resolve to a public address');
     expect(await why('https://127.0.0.1:8443/x')).toBe('private or reserved address (127.0.0.1)');
     expect(await why('https://[::1]/x')).toMatch(/private or reserved/);
     expect(await why('https://[::ffff:10.0.0.1]/x')).toMatch(/private or reserved/);
-    expect(await why('https://nowhere.example.com/x')).toBe('host does not resolve');
   });
-  it('lets the allow-list name a private host or address', async () => {
-    expect(await why('https://receiver.test/x', { ...settings, allowedHosts: ['receiver.test'] })).toBeUndefined();
-    expect(await why('https://receiver.test/x', { ...settings, allowedHosts: ['127.0.0.1'] })).toBeUndefined();
-    expect(await why('https://127.0.0.1:9/x', { ...settings, allowedHosts: ['127.0.0.1'] })).toBeUndefined();
+  it('keeps the DNS answer for the operator only', async () => {
+    const refused = await resolveCallbackTarget('https://internal.example.com/x', settings, resolver).catch((err: unknown) => err as CallbackRefused);
+    expect(refused).toMatchObject({ why: 'host does not resolve to a public address', detail: 'resolves to a private or reserved address (10.1.2.3)' });
+  });
+  it('lets an allowed origin name a private host or address, on its scheme and port only', async () => {
+    expect(await why('http://receiver.test:8080/x', allowing('http://receiver.test:8080'))).toBeUndefined();
+    // An address entry holds wherever a name resolves to it, and however the URL spells it.
+    expect(await why('http://receiver.test:8080/x', allowing('http://127.0.0.1:8080'))).toBeUndefined();
+    expect(await why('http://127.0.0.1:8080/x', allowing('http://127.0.0.1:8080'))).toBeUndefined();
+    expect(await why('http://[0:0::1]:8080/x', allowing('http://[::1]:8080'))).toBeUndefined();
+    // Issue 25 finding 4: allowing the receiver's port of 127.0.0.1 opened Redis, Temporal and the admin port beside it.
+    for (const other of ['http://127.0.0.1:6379/', 'http://127.0.0.1:7233/', 'http://127.0.0.1:9464/readyz', 'http://receiver.test:6379/']) {
+      expect([other, await why(other, allowing('http://127.0.0.1:8080'))]).toEqual([
+        other,
+        expect.stringMatching(/private or reserved|does not resolve to a public/),
+      ]);
+    }
+    // The scheme is part of the origin: https on the same port is another origin.
+    expect(await why('https://127.0.0.1:8080/x', allowing('http://127.0.0.1:8080'))).toMatch(/private or reserved/);
+    // Without a port, an entry is the scheme's default port only.
+    expect(await why('http://receiver.test/x', allowing('http://receiver.test'))).toBeUndefined();
+    expect(await why('http://receiver.test:80/x', allowing('http://receiver.test'))).toBeUndefined();
+    expect(await why('http://receiver.test:8080/x', allowing('http://receiver.test'))).toMatch(/does not resolve to a public/);
+    expect(await why('https://receiver.test/x', allowing('receiver.test'))).toBeUndefined();
+    expect(await why('https://receiver.test:8443/x', allowing('receiver.test'))).toMatch(/does not resolve to a public/);
     // Allowing one address allows that one only.
-    expect(await why('https://internal.example.com/x', { ...settings, allowedHosts: ['127.0.0.1'] })).toBe('resolves to a private or reserved address');
+    expect(await why('http://internal.example.com:8080/x', allowing('http://127.0.0.1:8080'))).toMatch(/does not resolve to a public/);
+  });
+});
+
+describe('parseAllowedOrigin: CALLBACK_ALLOWED_ORIGINS entries', () => {
+  it.each([
+    ['https://receiver.internal', { scheme: 'https', host: 'receiver.internal', port: 443 }],
+    ['http://127.0.0.1:8080', { scheme: 'http', host: '127.0.0.1', port: 8080 }],
+    ['HTTP://Receiver.Internal:80/', { scheme: 'http', host: 'receiver.internal', port: 80 }],
+    ['http://[FD00::5]:8443', { scheme: 'http', host: 'fd00::5', port: 8443 }],
+    ['receiver.internal', { scheme: 'https', host: 'receiver.internal', port: 443 }],
+    ['127.0.0.1', { scheme: 'https', host: '127.0.0.1', port: 443 }],
+    ['127.0.0.1:8443', { scheme: 'https', host: '127.0.0.1', port: 8443 }],
+    ['::1', { scheme: 'https', host: '::1', port: 443 }],
+  ])('reads %s', (text, origin) => {
+    expect(parseAllowedOrigin(text)).toEqual(origin);
+  });
+  it.each([
+    'ftp://receiver.internal',
+    'https://receiver.internal/hooks',
+    'https://u:p@receiver.internal',
+    'https://receiver.internal?x=1',
+    'https://',
+    'http://a b',
+  ])('refuses %s', (text) => {
+    expect(() => parseAllowedOrigin(text)).toThrow(/origin/);
   });
 });

@@ -73,20 +73,25 @@ describe('loadConfig: spec defaults', () => {
   test('when nothing is set, then callbacks have no key, https only, no allowed private host, and their documented bounds', () => {
     expect(config.callbacks).toEqual({
       sealingKeyFile: undefined,
-      guard: { allowedHosts: [], allowHttp: false, maxUrlLength: 512 },
+      guard: { allowedOrigins: [], allowHttp: false, maxUrlLength: 512 },
       maxEndpointsPerOwner: 5,
       post: { timeoutMs: 10_000, maxResponseBytes: 4096 },
       attemptsKeep: { count: 200, seconds: 604_800 },
     });
   });
 
-  test('when CALLBACK_ALLOWED_HOSTS lists hosts, then each is kept trimmed; anything but a host or an address is refused', () => {
-    expect(loadConfig({ CALLBACK_ALLOWED_HOSTS: ' 127.0.0.1, receiver.internal ,::1' }).callbacks.guard.allowedHosts).toEqual([
-      '127.0.0.1',
-      'receiver.internal',
-      '::1',
+  test('when CALLBACK_ALLOWED_ORIGINS lists origins, then each is read as scheme, host and port (the default port when none); anything but an origin is refused', () => {
+    const read = (env: NodeJS.ProcessEnv) => loadConfig(env).callbacks.guard.allowedOrigins;
+    expect(read({ CALLBACK_ALLOWED_ORIGINS: ' http://127.0.0.1:8080, receiver.internal ,::1' })).toEqual([
+      { scheme: 'http', host: '127.0.0.1', port: 8080 },
+      { scheme: 'https', host: 'receiver.internal', port: 443 },
+      { scheme: 'https', host: '::1', port: 443 },
     ]);
-    expect(() => loadConfig({ CALLBACK_ALLOWED_HOSTS: 'http://x/' })).toThrow(/CALLBACK_ALLOWED_HOSTS/);
+    // The old name reads the same way: `127.0.0.1` is now port 443 of it, never every port.
+    expect(read({ CALLBACK_ALLOWED_HOSTS: '127.0.0.1' })).toEqual([{ scheme: 'https', host: '127.0.0.1', port: 443 }]);
+    expect(() => loadConfig({ CALLBACK_ALLOWED_ORIGINS: 'http://x/hooks' })).toThrow(/CALLBACK_ALLOWED_ORIGINS.*origin only/);
+    expect(() => loadConfig({ CALLBACK_ALLOWED_HOSTS: 'ftp://x' })).toThrow(/CALLBACK_ALLOWED_HOSTS/);
+    expect(() => loadConfig({ CALLBACK_ALLOWED_ORIGINS: 'https://a', CALLBACK_ALLOWED_HOSTS: 'https://b' })).toThrow(/set one of them/);
     expect(() => loadConfig({ CALLBACK_MAX_ENDPOINTS_PER_OWNER: '0' })).toThrow(/CALLBACK_MAX_ENDPOINTS_PER_OWNER/);
   });
 

@@ -63,7 +63,6 @@ export function ownerActivityRoutes(deps: OwnerActivityDeps): Router {
         action: 'callback.add',
         detail: { id: endpoint.id, url: endpoint.url },
       });
-      res.setHeader('Cache-Control', 'no-store');
       res.status(201).json({ ...endpoint, secret });
     } catch (err) {
       if (err instanceof CallbackRegistrationRefused) {

@@ -33,13 +33,11 @@ export function ownerApiRoutes(deps: OwnerApiDeps): Router {
   const router = Router();
   const body = jsonBody(64 * 1024, deps.bodyReadTimeoutMs, 'owner');
   router.use('/v1/owner', ownerAuth(deps.auth, deps.cookies), requireJson);
-  const noStore = (res: Response) => res.setHeader('Cache-Control', 'no-store');
 
   router.get('/v1/owner/accounts', async (_req, res) => {
     res.json({ accounts: await listOwnerAccounts(deps.accounts, ownerOf(res)) });
   });
   router.post('/v1/owner/accounts', ...body, async (req, res) => {
-    noStore(res);
     res.status(201).json(await addOwnerAccount(deps.accounts, ownerOf(res), req.body));
   });
   router.get('/v1/owner/accounts/:accountId', async (req, res) => {
@@ -49,7 +47,6 @@ export function ownerApiRoutes(deps: OwnerApiDeps): Router {
     res.json(await updateOwnerAccount(deps.accounts, ownerOf(res), String(req.params.accountId), req.body));
   });
   router.post('/v1/owner/accounts/:accountId/bridge-token', async (req, res) => {
-    noStore(res);
     const rotated = await rotateBridgeToken(deps.credentials, ownerOf(res), req.params.accountId);
     // A linked cTrader account's bridge is the connector: it gets the new token too, rather than being locked out.
     await deps.ctrader?.links.replaceBridgeToken(rotated.accountId, rotated.value);
@@ -64,7 +61,6 @@ export function ownerApiRoutes(deps: OwnerApiDeps): Router {
       res.json({ [path]: await listCredentials(deps.credentials, ownerOf(res), kind) });
     });
     router.post(`/v1/owner/${path}`, ...body, async (req, res) => {
-      noStore(res);
       res.status(201).json(await createCredential(deps.credentials, ownerOf(res), kind, req.body));
     });
     router.put(`/v1/owner/${path}/:id/accounts`, ...body, async (req, res) => {
@@ -85,7 +81,6 @@ export function ownerApiRoutes(deps: OwnerApiDeps): Router {
     const made = await deps.auth.apiKeys.create(ownerOf(res), parsed.data.name, deps.auth.now());
     if (!made) throw new Refusal('invalid', 'You have the most API keys allowed; revoke one first');
     await deps.auth.owners.audit(ownerOf(res), { at: deps.auth.now().toISOString(), by: 'owner', action: 'api_key.create', detail: { id: made.view.id } });
-    noStore(res);
     res.status(201).json({ ...made.view, value: made.key });
   });
   router.delete('/v1/owner/api-keys/:id', async (req, res) => {

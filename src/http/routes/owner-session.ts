@@ -86,7 +86,6 @@ export function ownerSessionRoutes(deps: OwnerSessionDeps): Router {
   });
   const signedIn = ownerAuth(deps.auth, deps.cookies);
   router.get('/v1/owner/session', signedIn, (_req, res) => {
-    res.setHeader('Cache-Control', 'no-store');
     res.status(200).json({ owner: res.locals.owner as string, csrfToken: (res.locals.csrf as string | undefined) ?? null });
   });
   // Sign-out ends every session of the owner, on every device.
