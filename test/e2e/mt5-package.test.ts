@@ -10,16 +10,17 @@ import { CURRENT_BRIDGE_VERSION } from '../../src/domain/capabilities';
 import { adminCliJson } from '../helpers/admin';
 import { ownerKeyFile, totp } from '../helpers/owner';
 import { iniSettings, python, unpack } from '../helpers/mt5-package';
-import { pollUntilReported, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import { pollUntilReported, post, startStack, type Stack } from '../helpers/stack';
 import { MT5_BRIDGE_DIR, mt5DoubleMarket } from '../conformance/mt5-driver';
 
 /**
- * The trader's way to a running MT5 bridge, in a real browser against the real stack: the owner opens the MT5
- * account's page, downloads the bridge package, and the test does what start-bridge.cmd does on Windows: unpacks the
+ * The trader's way to a running MT5 bridge, in a real browser against the real stack (issue 24's done-when): a fresh
+ * owner signs in, adds an MT5 account on the dashboard (locked until its bridge connects), downloads the bridge package
+ * from the account's page, and the test does what start-bridge.cmd does on Windows: unpacks the
  * zip, installs its wheel into a fresh venv (offline: the wheel needs nothing but the Windows-only MetaTrader5
  * package, here the double of bridges/mt5/tests/double) and starts the installed `es-mt5-bridge --config
- * es-mt5-bridge.ini` unchanged. The page turns online with the package's version, and a signal fills in the double's
- * trade server. Screenshots in the run directory (mt5-package-*.png).
+ * es-mt5-bridge.ini` unchanged. The page turns online with the package's version, the account is unlocked, and a
+ * signal fills in the double's trade server. Screenshots in the run directory (mt5-package-*.png).
  */
 
 const UI_TIMEOUT_MS = 20_000;
@@ -27,7 +28,6 @@ const version = CURRENT_BRIDGE_VERSION.mt5;
 
 describe('an MT5 account connected with the downloaded package', () => {
   let stack: Stack;
-  let f: Fixture;
   let browser: Browser;
   let page: Page;
   let bridge: ServiceProcess | undefined;
@@ -40,8 +40,6 @@ describe('an MT5 account connected with the downloaded package', () => {
     stack = await startStack({
       env: { PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}`, OWNER_SECRETS_KEY_FILE: ownerKeyFile(), DASHBOARD_SECURE_COOKIES: 'false' },
     });
-    // Never connected: bridge version 0.0.0, as a new account is.
-    f = await seedOwner(stack.registry, [{ bridgeVersion: '0.0.0' }]);
     browser = await launchChromium();
     page = await (await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true })).newPage();
   }, 90_000);
@@ -52,18 +50,26 @@ describe('an MT5 account connected with the downloaded package', () => {
     await stack?.stop();
   });
 
-  test('when the owner downloads the package and starts the bridge from it, then the page shows it online and a signal fills', async () => {
-    const account = f.accounts[0]!;
-    const { setupLink } = await adminCliJson<{ setupLink: string }>(['owner', 'create', f.owner], stack.config.redis.url);
+  test('when a new owner adds an MT5 account, downloads the package and starts the bridge from it, then the page shows it online and a signal fills', async () => {
+    const owner = `owner-${randomInt(1e9)}`;
+    const { setupLink } = await adminCliJson<{ setupLink: string }>(['owner', 'create', owner], stack.config.redis.url);
     await page.goto(`${stack.ingress.url}/dashboard/setup#${setupLink.split('#')[1]!}`);
     const seed = (await page.locator('#totp-seed').textContent({ timeout: UI_TIMEOUT_MS }))!.trim();
     await page.getByLabel('Password', { exact: true }).fill('correct horse battery staple');
     await page.getByLabel('Password again').fill('correct horse battery staple');
     await page.getByLabel('Code from the app').fill(totp(seed, 0));
     await page.getByRole('button', { name: 'Finish setup' }).click();
-    await page.getByRole('link', { name: account.id }).click();
+
+    const add = page.getByRole('form', { name: 'Add an account' });
+    await add.getByLabel('Name').fill('My MT5 live');
+    await add.getByLabel('Platform').selectOption('mt5');
+    await add.getByRole('button', { name: 'Add account' }).click();
+    await page.getByRole('heading', { name: 'Account My MT5 live' }).waitFor({ timeout: UI_TIMEOUT_MS });
+    const accountId = /^\/dashboard\/accounts\/(.+)$/.exec(new URL(page.url()).pathname)![1]!;
+    await page.getByText('Locked for trading until its bridge says hello').waitFor({ timeout: UI_TIMEOUT_MS });
     await page.getByText(`The current MT5 bridge is ${version}. No bridge has connected to this account yet.`).waitFor({ timeout: UI_TIMEOUT_MS });
     await page.screenshot({ path: path.join(work, 'mt5-package-before.png'), fullPage: true });
+    const account = { id: accountId };
 
     const [download] = await Promise.all([
       page.waitForEvent('download', { timeout: UI_TIMEOUT_MS }),
@@ -125,7 +131,7 @@ describe('an MT5 account connected with the downloaded package', () => {
       async () => {
         await page.reload();
         const text = await page.locator('main').innerText({ timeout: UI_TIMEOUT_MS });
-        return text.includes('bridge online') && text.includes(`version ${version}`) && text.includes(`This account's bridge is ${version}.`)
+        return text.includes('Bridge online') && text.includes(`version ${version}`) && text.includes(`This account's bridge is ${version}.`)
           ? true
           : undefined;
       },
@@ -133,9 +139,13 @@ describe('an MT5 account connected with the downloaded package', () => {
     );
     await page.screenshot({ path: path.join(work, 'mt5-package-online.png') });
 
-    const sent = await post(`${stack.ingress.url}/webhook/custom/${account.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
+    // The first hello unlocked the account; the owner's webhook secret and API token (made as the operator would).
+    await page.getByText('Locked for trading until its bridge says hello').waitFor({ state: 'detached', timeout: UI_TIMEOUT_MS });
+    const { secret } = await adminCliJson<{ secret: string }>(['secret', 'create', '--owner', owner, '--accounts', account.id], stack.config.redis.url);
+    const { token } = await adminCliJson<{ token: string }>(['token', 'create', '--owner', owner, '--accounts', account.id], stack.config.redis.url);
+    const sent = await post(`${stack.ingress.url}/webhook/custom/${account.id}`, { secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
     expect(sent.status).toBe(202);
-    const reported = await pollUntilReported(stack.ingress.url, sent.body.signalId, f.token, 1, 30_000);
+    const reported = await pollUntilReported(stack.ingress.url, sent.body.signalId, token, 1, 30_000);
     expect(reported.accounts[0]).toMatchObject({ accountId: account.id, outcome: 'filled' });
     const server = JSON.parse(fs.readFileSync(path.join(terminalDir, 'server.json'), 'utf8')) as {
       positions: { ticket: number; symbol: string; volume: number }[];
