@@ -95,7 +95,9 @@ describe(`${DOC}: every setting the code reads, and nothing else`, () => {
         .filter((r) => r.names.length === 1 && r.names[0]! in schema.shape)
         .flatMap((r) => {
           const expected = defaultOf(schema, r.names[0]!);
-          return expected === undefined || r.defaultCell.includes(`\`${expected}\``) ? [] : [`${r.names[0]!}: \`${expected}\`, doc says${r.defaultCell}`];
+          return expected === undefined || r.defaultCell.includes(`\`${expected}\``)
+            ? []
+            : [`${r.names[0]!}: \`${expected}\`, doc says ${r.defaultCell.trim()}`];
         });
       expect(wrong).toEqual([]);
     },
