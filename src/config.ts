@@ -97,7 +97,8 @@ function isAddressOrRange(entry: string): boolean {
   return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
-const envSchema = z.object({
+/** Exported so test/unit/configuration-doc.test.ts can hold docs/configuration.md to its keys and defaults. */
+export const envSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PORT: int(8080, 0, 65535),
   PUBLIC_URL: z.string().optional(),

@@ -4,8 +4,9 @@ import { int, parseEnv, readSecretFile } from '../config';
 /**
  * The cTrader connector's own settings (npm run ctrader-connector), read only by that program; parsed the same way as
  * the service's (src/config.ts): every problem in one error, names and rules only, never a value.
+ * Exported so test/unit/configuration-doc.test.ts can hold docs/configuration.md to its keys and defaults.
  */
-const connectorSchema = z.object({
+export const connectorSchema = z.object({
   /** Where the bridge API is. */
   INGRESS_URL: z.url().default('http://127.0.0.1:8080'),
   /** 32 random bytes, base64: the key of the encrypted credentials file. There is no default key; without it, the connector runs linked accounts only. */
