@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { seedOwner, startStack, testConfig, type Fixture, type Stack } from '../helpers/stack';
+import { startStack, testConfig, type Fixture, type Stack } from '../helpers/stack';
 import { startIngress } from '../../src/server';
-import { asBrowser, cookieOf, ownerKeyFile, setUpOwner, signedInOwner, totp, type OwnerBrowser } from '../helpers/owner';
+import { asBrowser, cookieOf, ownerKeyFile, signedInOwner, totp, type OwnerBrowser } from '../helpers/owner';
 import { adminCli } from '../helpers/admin';
 import { get, post, postFrom, send } from '../../support/http';
 import { waitFor } from '../../support/infra';
