@@ -78,7 +78,7 @@ describe('Connect with cTrader in a browser', () => {
       'the account page to say online',
       async () => {
         await page.reload();
-        return (await page.getByText(/bridge online/).count()) > 0 ? true : undefined;
+        return (await page.locator('#bridge-state .online').count()) > 0 ? true : undefined;
       },
       UI_TIMEOUT_MS,
     );
