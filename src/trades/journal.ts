@@ -192,14 +192,7 @@ export class RedisTradeJournal implements TradeJournal {
     });
     const bucket = String(Math.floor(c.atMs / QUARTER_HOUR_MS));
     const keys = [k.records, k.seen, k.open, k.closed, k.all, k.signals, k.pnl, k.last];
-    return (await runScript(this.redis, COMMIT, keys, [
-      c.eventId,
-      c.atMs,
-      bucket,
-      String(c.realized),
-      JSON.stringify(writes),
-      this.maxTrades,
-    ])) as CommitResult;
+    return (await runScript(this.redis, COMMIT, keys, [c.eventId, c.atMs, bucket, String(c.realized), JSON.stringify(writes), this.maxTrades])) as CommitResult;
   }
 
   async openTradeIds(accountId: string, max: number): Promise<string[]> {

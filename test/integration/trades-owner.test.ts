@@ -38,17 +38,7 @@ test('the book: open positions and pending orders with their signal, the floatin
   await send(a, {
     events: [
       opened('100', now - 60_000, { commandId: commandOf(signalId, id) }),
-      {
-        eventId: 'o:101',
-        type: 'order_placed',
-        at: iso(now - 50_000),
-        ticket: '101',
-        symbol: 'GBPUSD',
-        side: 'sell',
-        orderType: 'limit',
-        volume: 0.2,
-        price: 1.3,
-      },
+      placed('101', now - 50_000, { symbol: 'GBPUSD', side: 'sell', volume: 0.2, price: 1.3 }),
     ],
     book: { takenAt: iso(now - 10_000), truncated: false, positions: [bookPosition('100', now - 60_000, { profit: 12.5 })], orders: [] },
   });
