@@ -1,4 +1,7 @@
-import type { BookOrder, BookPosition, Book, CancelCause, CloseCause, TradeEvent } from '../bridge/trade-wire';
+import type { Book, BookOrder, BookPosition, ORDER_CANCEL_CAUSES, POSITION_CLOSE_CAUSES, TradeEvent } from '../domain/trade-events';
+
+type CloseCause = (typeof POSITION_CLOSE_CAUSES)[number];
+type CancelCause = (typeof ORDER_CANCEL_CAUSES)[number];
 import { boundedBook } from '../bridge/trade-wire';
 import type { BrokerOp, PaperBroker } from './broker';
 

@@ -1,123 +1,18 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { z } from 'zod';
 import { ManualFeed } from '../../src/paper/broker';
 import { MemoryLedger } from '../../src/paper/ledger';
 import { PaperTerminal } from '../../src/paper/terminal';
-import type { TradeEvent } from '../../src/bridge/trade-wire';
+import { bookSchema as contractBook, tradeEventSchema as contractEvent, type TradeEvent } from '../../src/domain/trade-events';
 import { bookOf } from '../../src/paper/trade-events';
 import { TraderFile } from '../../src/paper/trader-file';
 
 /**
  * The paper bridge's trade events (protocol 1.5, src/paper/trade-events.ts) from a real terminal and broker, without
- * a network: every event type with its cause, checked against the contract's shapes (brief trade-events.md), and
+ * a network: every event type with its cause, checked against the wire's schemas (src/domain/trade-events.ts), and
  * the outbox across a restart.
  */
-
-const iso = z.string().datetime({ offset: true });
-const price = z.number().positive().finite();
-const volume = z.number().positive().max(1e6).finite();
-const money = z.number().finite();
-const common = {
-  eventId: z.string().regex(/^[A-Za-z0-9._:/-]{1,128}$/),
-  at: iso,
-  ticket: z.string().min(1).max(64),
-  symbol: z.string().min(1).max(32),
-  commandId: z.string().max(256).optional(),
-};
-const side = z.enum(['buy', 'sell']);
-const contractEvent = z.discriminatedUnion('type', [
-  z.strictObject({
-    ...common,
-    type: z.literal('position_opened'),
-    side,
-    volume,
-    price,
-    sl: price.optional(),
-    tp: price.optional(),
-    fromOrder: z.string().optional(),
-  }),
-  z.strictObject({
-    ...common,
-    type: z.literal('position_modified'),
-    sl: price.nullable(),
-    tp: price.nullable(),
-    cause: z.enum(['command', 'broker', 'management']),
-  }),
-  z.strictObject({
-    ...common,
-    type: z.literal('position_closed'),
-    volume,
-    remainingVolume: z.number().min(0).finite(),
-    price,
-    profit: money,
-    commission: money,
-    swap: money,
-    cause: z.enum(['command', 'stop_loss', 'take_profit', 'stop_out', 'margin_call', 'manual', 'other']),
-  }),
-  z.strictObject({
-    ...common,
-    type: z.literal('order_placed'),
-    side,
-    orderType: z.enum(['limit', 'stop', 'stop_limit']),
-    volume,
-    price,
-    stopLimitPrice: price.optional(),
-    sl: price.optional(),
-    tp: price.optional(),
-    expiresAt: iso.optional(),
-  }),
-  z.strictObject({
-    ...common,
-    type: z.literal('order_modified'),
-    price: price.optional(),
-    sl: price.nullable().optional(),
-    tp: price.nullable().optional(),
-    cause: z.enum(['command', 'broker', 'management']),
-  }),
-  z.strictObject({ ...common, type: z.literal('order_triggered'), positionTicket: z.string().min(1).max(64), price }),
-  z.strictObject({ ...common, type: z.literal('order_expired') }),
-  z.strictObject({ ...common, type: z.literal('order_cancelled'), cause: z.enum(['command', 'broker', 'stop_out', 'manual']) }),
-]);
-const contractBook = z.strictObject({
-  takenAt: iso,
-  truncated: z.boolean(),
-  positions: z
-    .array(
-      z.strictObject({
-        ticket: z.string(),
-        symbol: z.string(),
-        side,
-        volume,
-        openPrice: price,
-        sl: price.nullable(),
-        tp: price.nullable(),
-        openedAt: iso,
-        profit: money,
-        swap: money,
-        commission: money,
-      }),
-    )
-    .max(1000),
-  orders: z
-    .array(
-      z.strictObject({
-        ticket: z.string(),
-        symbol: z.string(),
-        side,
-        orderType: z.enum(['limit', 'stop', 'stop_limit']),
-        volume,
-        price,
-        stopLimitPrice: price.nullable(),
-        sl: price.nullable(),
-        tp: price.nullable(),
-        placedAt: iso,
-        expiresAt: iso.nullable(),
-      }),
-    )
-    .max(1000),
-});
 
 const T0 = Date.parse('2026-11-25T10:00:00Z'); // a Wednesday: every market open
 let dir: string;
