@@ -42,32 +42,22 @@ function eventsOf(op: BrokerOp): TradeEvent[] {
   // Only what a command did carries its id; an entry's order keeps it when the market fills it.
   const byCommand = op.cause === 'command' && op.commandId ? { commandId: op.commandId } : {};
   const entryCommand = op.commandId ? { commandId: op.commandId } : {};
+  const opened = (command: { commandId?: string }): TradeEvent & { type: 'position_opened' } => ({
+    ...base('opened'),
+    ...command,
+    type: 'position_opened',
+    side: op.side,
+    volume: op.volume,
+    price: op.price!,
+    ...present({ sl: op.sl, tp: op.tp }),
+  });
   switch (op.op) {
     case 'open':
-      return [
-        {
-          ...base('opened'),
-          ...byCommand,
-          type: 'position_opened',
-          side: op.side,
-          volume: op.volume,
-          price: op.price!,
-          ...present({ sl: op.sl, tp: op.tp }),
-        },
-      ];
+      return [opened(byCommand)];
     case 'trigger':
       return [
         { ...base('triggered'), ...entryCommand, type: 'order_triggered', positionTicket: op.ticket, price: op.price! },
-        {
-          ...base('opened'),
-          ...entryCommand,
-          type: 'position_opened',
-          side: op.side,
-          volume: op.volume,
-          price: op.price!,
-          ...present({ sl: op.sl, tp: op.tp }),
-          fromOrder: op.ticket,
-        },
+        { ...opened(entryCommand), fromOrder: op.ticket },
       ];
     case 'close':
     case 'partial_close':
