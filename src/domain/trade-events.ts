@@ -142,7 +142,8 @@ export const tradesBodySchema = z
   .refine((b) => b.events.length > 0 || b.book !== undefined, { message: 'send at least one event or the book' });
 export type TradesBody = z.infer<typeof tradesBodySchema>;
 
-export const TRADE_REFUSALS = ['foreign_ticket', 'future', 'too_old'] as const;
+/** `journal_full`: the event would begin a trade past the most one account's journal holds (docs/trades.md). */
+export const TRADE_REFUSALS = ['foreign_ticket', 'future', 'too_old', 'journal_full'] as const;
 export type TradeRefusal = (typeof TRADE_REFUSALS)[number];
 
 export const tradeEventResultSchema = z.strictObject({

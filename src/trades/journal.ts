@@ -21,7 +21,11 @@ export interface JournalCommit {
   realized: number;
 }
 
-export type CommitResult = 'recorded' | 'duplicate' | 'conflict';
+/** `full`: the event would begin a trade and the account's journal holds MAX_TRADES_PER_ACCOUNT already. */
+export type CommitResult = 'recorded' | 'duplicate' | 'conflict' | 'full';
+
+/** The most trades one account's journal holds (about 220 MB of Redis); past it, an event that begins a trade is refused. */
+export const MAX_TRADES_PER_ACCOUNT = 100_000;
 
 export interface TradeListQuery {
   status: 'open' | 'closed' | 'all';
@@ -79,7 +83,7 @@ export function journalKeys(accountId: string) {
   };
 }
 
-// KEYS: records seen open closed all signals pnl last. ARGV: eventId, atMs, pnl bucket, pnl delta, writes (JSON).
+// KEYS: records seen open closed all signals pnl last. ARGV: eventId, atMs, pnl bucket, pnl delta, writes (JSON), max trades.
 // A write: {id, expect (string|false), value (string|false), start, closedAt (number|false), signals, oldSignals}.
 const COMMIT = `
 if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 'duplicate' end
@@ -87,6 +91,7 @@ local writes = cjson.decode(ARGV[5])
 for _, w in ipairs(writes) do
   local cur = redis.call('HGET', KEYS[1], w.id)
   if cur ~= w.expect then return 'conflict' end
+  if not cur and w.value and redis.call('ZCARD', KEYS[5]) >= tonumber(ARGV[6]) then return 'full' end
 end
 for _, w in ipairs(writes) do
   for _, s in ipairs(w.oldSignals) do redis.call('ZREM', KEYS[6], s .. '|' .. w.id) end
@@ -160,7 +165,10 @@ return tostring(peak)
 export const equityMember = (atMs: number, balance: number, equity: number): string => `${atMs}:${balance}:${equity}`;
 
 export class RedisTradeJournal implements TradeJournal {
-  constructor(private readonly redis: Redis) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly maxTrades = MAX_TRADES_PER_ACCOUNT,
+  ) {}
 
   async readRaw(accountId: string, tradeIds: readonly string[]): Promise<(string | null)[]> {
     if (tradeIds.length === 0) return [];
@@ -184,7 +192,14 @@ export class RedisTradeJournal implements TradeJournal {
     });
     const bucket = String(Math.floor(c.atMs / QUARTER_HOUR_MS));
     const keys = [k.records, k.seen, k.open, k.closed, k.all, k.signals, k.pnl, k.last];
-    return (await runScript(this.redis, COMMIT, keys, [c.eventId, c.atMs, bucket, String(c.realized), JSON.stringify(writes)])) as CommitResult;
+    return (await runScript(this.redis, COMMIT, keys, [
+      c.eventId,
+      c.atMs,
+      bucket,
+      String(c.realized),
+      JSON.stringify(writes),
+      this.maxTrades,
+    ])) as CommitResult;
   }
 
   async openTradeIds(accountId: string, max: number): Promise<string[]> {

@@ -58,6 +58,7 @@ async function recordOne(deps: TradesDeps, account: Account, event: TradeEvent, 
   if (commandAccount !== undefined && commandAccount !== account.id) return refused('foreign_ticket');
   const signalId = commandAccount === undefined ? undefined : signalOfCommand(event.commandId!);
   const { result, trade } = await apply(deps, account.id, event, nowMs, signalId);
+  if (result === 'full') return refused('journal_full');
   // Published again on a duplicate: the answer that followed the first publishing may have been lost with its call,
   // and a delivery is started once per (account, eventId) however often it is published.
   const callback = deps.publish && trade && tradeCallbackEventOf(event, trade);
@@ -80,7 +81,7 @@ async function apply(
   event: JournalInput,
   nowMs: number,
   signalId?: string,
-): Promise<{ result: 'recorded' | 'duplicate'; trade?: TradeRecord }> {
+): Promise<{ result: 'recorded' | 'duplicate' | 'full'; trade?: TradeRecord }> {
   const ids = tradesTouched(event);
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const raw = await deps.journal.readRaw(accountId, ids);
@@ -95,6 +96,7 @@ async function apply(
     });
     // The trade as it is, for publishing again: the position a triggered order became, else the trade named.
     if (result === 'duplicate') return { result, trade: [...current.values()].find((t) => !t.tradeId.startsWith('order:')) ?? [...current.values()][0] };
+    if (result === 'full') return { result };
     if (result === 'recorded') return { result, trade: [...writes.values()].find((r): r is TradeRecord => r !== null) };
   }
   // Only a storm of calls for the same trade gets here: the bridge sends it again on the 503.
@@ -106,7 +108,10 @@ async function reconcileBook(deps: TradesDeps, account: Account, book: Book, now
   const [known, openIds] = await Promise.all([deps.journal.readRaw(account.id, tickets), deps.journal.openTradeIds(account.id, 4 * MAX_BOOK_ENTRIES)]);
   const open = (await deps.journal.readRaw(account.id, openIds)).flatMap((t) => (t ? [JSON.parse(t) as TradeRecord] : []));
   const inJournal = new Set(tickets.filter((_, i) => known[i] !== null));
-  for (const event of reconcile(book, inJournal, open)) await apply(deps, account.id, event, nowMs);
+  for (const event of reconcile(book, inJournal, open)) {
+    // A full journal takes no trade opened outside; the book's closes still apply.
+    await apply(deps, account.id, event, nowMs);
+  }
   await deps.journal.saveBook(account.id, book);
 }
 

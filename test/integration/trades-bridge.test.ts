@@ -196,6 +196,19 @@ describe('the book', () => {
   });
 });
 
+describe('the bound on trades', () => {
+  test('when the journal holds the most trades an account may have, then an event that begins a trade is refused journal_full, and one of a held trade is recorded', async () => {
+    const f = await seedOwner(stack.registry);
+    const account = (await stack.registry.getAccount(f.accounts[0]!.id))!;
+    const deps = { journal: new RedisTradeJournal(stack.redis, 2), retentionMs: stack.config.trades.retentionMs };
+    const now = Date.now();
+    const body = tradesBodySchema.parse({ events: [opened('1', now), opened('2', now), opened('3', now), closed('1', now)] });
+    const answer = await recordTrades(deps, account, body, now);
+    expect(answer.events.map((e) => e.reason ?? e.result)).toEqual(['recorded', 'recorded', 'journal_full', 'recorded']);
+    expect(await trade(account.id, '3')).toBeUndefined();
+  });
+});
+
 describe('callbacks', () => {
   test('each recorded event is published for its owner; a duplicate again (delivered once by its id); a publish that fails fails the call, and the resend publishes it', async () => {
     const f = await seedOwner(stack.registry);
