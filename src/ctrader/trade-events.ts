@@ -1,4 +1,4 @@
-import type { TradeEvent } from './trade-event-shape';
+import type { TradeEvent } from '../bridge/trade-wire';
 import { ExecutionType, OrderStatus, OrderType, PositionStatus, TradeSide, type Deal, type ExecutionEvent, type Order, type Position } from './messages';
 import { volumeToLots, type SymbolSpec } from './units';
 
@@ -93,7 +93,13 @@ export function orderPlaced(o: Order, ctx: TradeContext, now: number): TradeEven
  * event) is the trader's hand in the terminal. `recovered`: read back from the history, where the connector cannot
  * tell its own lost request from a hand's, so a market close is `other`.
  */
-export function closeCause(order: Order | undefined, position: Pick<Position, 'stopLoss' | 'takeProfit'> | undefined, price: number, ctx: Pick<TradeContext, 'causedBy'>, recovered = false): Cause {
+export function closeCause(
+  order: Order | undefined,
+  position: Pick<Position, 'stopLoss' | 'takeProfit'> | undefined,
+  price: number,
+  ctx: Pick<TradeContext, 'causedBy'>,
+  recovered = false,
+): Cause {
   if (ctx.causedBy?.kind === 'command') return 'command';
   if (ctx.causedBy?.kind === 'stop_out') return 'stop_out';
   if (!order) return 'other';

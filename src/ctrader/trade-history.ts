@@ -1,6 +1,18 @@
-import type { Book, BookOrder, BookPosition, TradeEvent } from './trade-event-shape';
+import { boundedBook, type Book, type BookOrder, type BookPosition, type TradeEvent } from '../bridge/trade-wire';
 import { DealStatus, OrderStatus, type Deal, type Order, type Position } from './messages';
-import { entryPrices, isPendingEntry, iso, money, orderEnded, orderPlaced, orderTypeOf, positionClosed, positionOpened, sideOf, type TradeContext } from './trade-events';
+import {
+  entryPrices,
+  isPendingEntry,
+  iso,
+  money,
+  orderEnded,
+  orderPlaced,
+  orderTypeOf,
+  positionClosed,
+  positionOpened,
+  sideOf,
+  type TradeContext,
+} from './trade-events';
 import { volumeToLots } from './units';
 
 /**
@@ -52,9 +64,7 @@ export function eventsOfHistory(h: History, ctx: TradeContext, now = Date.now())
     const placedAt = o.tradeData.openTimestamp ?? o.utcLastUpdateTimestamp ?? 0;
     if (placedAt >= h.from) add(placedAt, [orderPlaced(o, ctx, now)]);
     if (ended(o))
-      add(o.utcLastUpdateTimestamp ?? placedAt, [
-        orderEnded(o, o.orderStatus === OrderStatus.ORDER_STATUS_EXPIRED ? 'expired' : 'cancelled', ctx, now, true),
-      ]);
+      add(o.utcLastUpdateTimestamp ?? placedAt, [orderEnded(o, o.orderStatus === OrderStatus.ORDER_STATUS_EXPIRED ? 'expired' : 'cancelled', ctx, now, true)]);
   }
   return timed.sort((a, b) => a.at - b.at || a.order - b.order).flatMap((t) => t.events);
 }
@@ -63,9 +73,7 @@ function timeOf(d: Deal): number {
   return d.executionTimestamp ?? d.createTimestamp ?? 0;
 }
 
-/** The book's bound (docs/bridge-protocol.md): the oldest first, then `truncated`. */
-export const BOOK_MAX = 1_000;
-
+/** The book: the open positions and pending entries, oldest first, bounded as the contract says (boundedBook). */
 export function bookOf(
   positions: Position[],
   orders: Order[],
@@ -73,9 +81,8 @@ export function bookOf(
   ctx: Pick<TradeContext, 'symbolById'>,
   takenAt: number,
 ): Book {
-  const oldest = <T>(xs: T[], at: (x: T) => number) => [...xs].sort((a, b) => at(a) - at(b));
   const ps: BookPosition[] = [];
-  for (const p of oldest(positions, (x) => x.tradeData.openTimestamp ?? 0)) {
+  for (const p of positions) {
     const spec = ctx.symbolById(p.tradeData.symbolId);
     if (!spec || p.price === undefined) continue;
     ps.push({
@@ -93,7 +100,7 @@ export function bookOf(
     });
   }
   const os: BookOrder[] = [];
-  for (const o of oldest(orders.filter(isPendingEntry), (x) => x.tradeData.openTimestamp ?? 0)) {
+  for (const o of orders.filter(isPendingEntry)) {
     const spec = ctx.symbolById(o.tradeData.symbolId);
     const { price, stopLimitPrice } = entryPrices(o, spec?.digits);
     if (!spec || price === undefined) continue;
@@ -111,10 +118,5 @@ export function bookOf(
       expiresAt: o.expirationTimestamp !== undefined ? new Date(o.expirationTimestamp).toISOString() : null,
     });
   }
-  return {
-    takenAt: new Date(takenAt).toISOString(),
-    truncated: ps.length > BOOK_MAX || os.length > BOOK_MAX,
-    positions: ps.slice(0, BOOK_MAX),
-    orders: os.slice(0, BOOK_MAX),
-  };
+  return boundedBook(new Date(takenAt).toISOString(), ps, os);
 }

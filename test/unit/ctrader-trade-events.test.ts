@@ -1,4 +1,14 @@
-import { ExecutionType, OrderStatus, OrderType, PositionStatus, TradeSide, type Deal, type ExecutionEvent, type Order, type Position } from '../../src/ctrader/messages';
+import {
+  ExecutionType,
+  OrderStatus,
+  OrderType,
+  PositionStatus,
+  TradeSide,
+  type Deal,
+  type ExecutionEvent,
+  type Order,
+  type Position,
+} from '../../src/ctrader/messages';
 import { eventsOfExecution, type TradeContext } from '../../src/ctrader/trade-events';
 import { bookOf, eventsOfHistory } from '../../src/ctrader/trade-history';
 
@@ -28,7 +38,13 @@ const position = (over: Partial<Position> = {}): Position => ({
   moneyDigits: 2,
   ...over,
 });
-const order = (over: Partial<Order> = {}): Order => ({ orderId: 10, tradeData, orderType: OrderType.MARKET, orderStatus: OrderStatus.ORDER_STATUS_FILLED, ...over });
+const order = (over: Partial<Order> = {}): Order => ({
+  orderId: 10,
+  tradeData,
+  orderType: OrderType.MARKET,
+  orderStatus: OrderStatus.ORDER_STATUS_FILLED,
+  ...over,
+});
 const openingDeal = (over: Partial<Deal> = {}): Deal => ({
   dealId: 12,
   orderId: 10,
@@ -51,7 +67,14 @@ const closingDeal = (price: number, over: Partial<Deal> = {}): Deal => ({
 const exec = (executionType: number, parts: Partial<ExecutionEvent>): ExecutionEvent => ({ ctidTraderAccountId: 7, executionType, ...parts });
 const closedPosition = position({ positionStatus: PositionStatus.POSITION_STATUS_CLOSED });
 const closeBy = (o: Partial<Order>, price: number, c = ctx()) =>
-  eventsOfExecution(exec(ExecutionType.ORDER_FILLED, { order: order({ orderId: 20, closingOrder: true, positionId: 11, ...o }), position: closedPosition, deal: closingDeal(price) }), c);
+  eventsOfExecution(
+    exec(ExecutionType.ORDER_FILLED, {
+      order: order({ orderId: 20, closingOrder: true, positionId: 11, ...o }),
+      position: closedPosition,
+      deal: closingDeal(price),
+    }),
+    c,
+  );
 
 describe('cTrader execution events → trade events', () => {
   test('when a market order fills, then position_opened carries the fill, the SL/TP and the command behind its label', () => {
@@ -115,19 +138,23 @@ describe('cTrader execution events → trade events', () => {
     expect(closeBy({ isStopOut: true }, 1.08)[0]).toMatchObject({ cause: 'margin_call' });
   });
 
-  test('when a close answers the connector\'s own command or stop-out, then the cause is command (with its id) or stop_out', () => {
+  test("when a close answers the connector's own command or stop-out, then the cause is command (with its id) or stop_out", () => {
     expect(closeBy({}, 1.1, byCommand)[0]).toMatchObject({ cause: 'command', commandId: 'signal/s2/account/acc-1' });
     expect(closeBy({}, 1.1, ctx({ causedBy: { kind: 'stop_out' } }))[0]).toMatchObject({ cause: 'stop_out' });
   });
 
-  test('when a market order closes a position and the connector sent none, then it was the trader\'s hand: manual', () => {
+  test("when a market order closes a position and the connector sent none, then it was the trader's hand: manual", () => {
     expect(closeBy({}, 1.1)[0]).toMatchObject({ cause: 'manual' });
   });
 
   test('when part of a position is closed, then remainingVolume is what stays open', () => {
     const deal = closingDeal(1.1, { filledVolume: 400_000, closePositionDetail: { ...closingDeal(1.1).closePositionDetail!, closedVolume: 400_000 } });
     const [e] = eventsOfExecution(
-      exec(ExecutionType.ORDER_FILLED, { order: order({ orderId: 20, closingOrder: true }), position: position({ tradeData: { ...tradeData, volume: 600_000 } }), deal }),
+      exec(ExecutionType.ORDER_FILLED, {
+        order: order({ orderId: 20, closingOrder: true }),
+        position: position({ tradeData: { ...tradeData, volume: 600_000 } }),
+        deal,
+      }),
       byCommand,
     );
     expect(e).toMatchObject({ type: 'position_closed', volume: 0.04, remainingVolume: 0.06 });
@@ -184,8 +211,14 @@ describe('cTrader execution events → trade events', () => {
   test('when a pending order expires or is cancelled, then order_expired or order_cancelled with who cancelled it', () => {
     const gone = (type: number, c: TradeContext, isServerEvent?: boolean) =>
       eventsOfExecution(exec(type, { order: { ...pending, utcLastUpdateTimestamp: T0 + 5_000 }, ...(isServerEvent ? { isServerEvent } : {}) }), c);
-    expect(gone(ExecutionType.ORDER_EXPIRED, ctx())).toEqual([{ eventId: 'order:30:expired', type: 'order_expired', at: '2026-11-26T10:00:05.000Z', ticket: '30', symbol: 'EURUSD' }]);
-    expect(gone(ExecutionType.ORDER_CANCELLED, byCommand)[0]).toMatchObject({ eventId: 'order:30:cancelled', cause: 'command', commandId: 'signal/s2/account/acc-1' });
+    expect(gone(ExecutionType.ORDER_EXPIRED, ctx())).toEqual([
+      { eventId: 'order:30:expired', type: 'order_expired', at: '2026-11-26T10:00:05.000Z', ticket: '30', symbol: 'EURUSD' },
+    ]);
+    expect(gone(ExecutionType.ORDER_CANCELLED, byCommand)[0]).toMatchObject({
+      eventId: 'order:30:cancelled',
+      cause: 'command',
+      commandId: 'signal/s2/account/acc-1',
+    });
     expect(gone(ExecutionType.ORDER_CANCELLED, ctx({ causedBy: { kind: 'stop_out' } }))[0]).toMatchObject({ cause: 'stop_out' });
     expect(gone(ExecutionType.ORDER_CANCELLED, ctx(), true)[0]).toMatchObject({ cause: 'broker' });
     expect(gone(ExecutionType.ORDER_CANCELLED, ctx())[0]).toMatchObject({ cause: 'manual' });
@@ -214,7 +247,11 @@ describe('cTrader execution events → trade events', () => {
     expect(eventsOfExecution(exec(ExecutionType.SWAP, { position: position() }), ctx())).toEqual([]);
     expect(eventsOfExecution(exec(ExecutionType.DEPOSIT_WITHDRAW, {}), ctx())).toEqual([]);
     expect(eventsOfExecution(exec(ExecutionType.ORDER_REJECTED, { order: order() }), ctx())).toEqual([]);
-    const added = exec(ExecutionType.ORDER_FILLED, { order: order(), position: position({ tradeData: { ...tradeData, volume: 2_000_000 } }), deal: openingDeal() });
+    const added = exec(ExecutionType.ORDER_FILLED, {
+      order: order(),
+      position: position({ tradeData: { ...tradeData, volume: 2_000_000 } }),
+      deal: openingDeal(),
+    });
     expect(eventsOfExecution(added, ctx())).toEqual([]);
   });
 });
@@ -233,8 +270,17 @@ describe('cTrader deal and order history → the events missed while away', () =
   });
 
   test('when a market close is read back, then its author is unknown (other) and what remained counts the later closes', () => {
-    const first = closingDeal(1.1, { dealId: 40, filledVolume: 400_000, closePositionDetail: { ...closingDeal(1.1).closePositionDetail!, closedVolume: 400_000 } });
-    const second = closingDeal(1.1, { dealId: 41, executionTimestamp: T0 + 90_000, filledVolume: 300_000, closePositionDetail: { ...closingDeal(1.1).closePositionDetail!, closedVolume: 300_000 } });
+    const first = closingDeal(1.1, {
+      dealId: 40,
+      filledVolume: 400_000,
+      closePositionDetail: { ...closingDeal(1.1).closePositionDetail!, closedVolume: 400_000 },
+    });
+    const second = closingDeal(1.1, {
+      dealId: 41,
+      executionTimestamp: T0 + 90_000,
+      filledVolume: 300_000,
+      closePositionDetail: { ...closingDeal(1.1).closePositionDetail!, closedVolume: 300_000 },
+    });
     const open = position({ tradeData: { ...tradeData, volume: 300_000 } });
     const events = eventsOfHistory({ deals: [second, first], orders: [order({ orderId: 20, closingOrder: true })], positions: [open], from: T0 }, ctx());
     expect(events.map((e) => [e.eventId, 'remainingVolume' in e ? e.remainingVolume : null, 'cause' in e ? e.cause : null])).toEqual([
@@ -244,7 +290,13 @@ describe('cTrader deal and order history → the events missed while away', () =
   });
 
   function pending(): Order {
-    return order({ orderId: 30, orderType: OrderType.LIMIT, orderStatus: OrderStatus.ORDER_STATUS_ACCEPTED, limitPrice: 1.08, tradeData: { ...tradeData, openTimestamp: T0 + 30_000 } });
+    return order({
+      orderId: 30,
+      orderType: OrderType.LIMIT,
+      orderStatus: OrderStatus.ORDER_STATUS_ACCEPTED,
+      limitPrice: 1.08,
+      tradeData: { ...tradeData, openTimestamp: T0 + 30_000 },
+    });
   }
 });
 
@@ -258,7 +310,19 @@ describe('cTrader reconcile → the book', () => {
       ['11', -1.5, 0, 0],
     ]);
     expect(book.orders).toEqual([
-      { ticket: '30', symbol: 'EURUSD', side: 'buy', orderType: 'limit', volume: 0.1, price: 1.08, stopLimitPrice: null, sl: null, tp: null, placedAt: '2026-11-26T10:00:00.000Z', expiresAt: null },
+      {
+        ticket: '30',
+        symbol: 'EURUSD',
+        side: 'buy',
+        orderType: 'limit',
+        volume: 0.1,
+        price: 1.08,
+        stopLimitPrice: null,
+        sl: null,
+        tp: null,
+        placedAt: '2026-11-26T10:00:00.000Z',
+        expiresAt: null,
+      },
     ]);
     expect(book.truncated).toBe(false);
     const many = Array.from({ length: 1001 }, (_, i) => position({ positionId: 1000 + i }));
