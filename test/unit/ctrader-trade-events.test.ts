@@ -10,6 +10,7 @@ import {
   type Position,
 } from '../../src/ctrader/messages';
 import { eventsOfExecution, type TradeContext } from '../../src/ctrader/trade-events';
+import { bookSchema, tradeEventSchema } from '../../src/domain/trade-events';
 import { bookOf, eventsOfHistory } from '../../src/ctrader/trade-history';
 
 /**
@@ -18,6 +19,16 @@ import { bookOf, eventsOfHistory } from '../../src/ctrader/trade-history';
  */
 
 const T0 = Date.parse('2026-11-26T10:00:00Z');
+
+/** Every event and book the mapping makes is checked against the service's schemas (the contract), in every test. */
+const valid = <T>(made: T[], schema: { parse: (v: unknown) => unknown }): T[] => {
+  for (const m of made) expect(() => schema.parse(m)).not.toThrow();
+  return made;
+};
+
+const mapExecution = (...a: Parameters<typeof eventsOfExecution>) => valid(eventsOfExecution(...a), tradeEventSchema);
+const mapHistory = (...a: Parameters<typeof eventsOfHistory>) => valid(eventsOfHistory(...a), tradeEventSchema);
+const mapBook = (...a: Parameters<typeof bookOf>) => valid([bookOf(...a)], bookSchema)[0]!;
 const EURUSD = { name: 'EURUSD', lotSize: 10_000_000, digits: 5 };
 const ctx = (over: Partial<TradeContext> = {}): TradeContext => ({
   symbolById: (id) => (id === 1 ? EURUSD : undefined),
@@ -67,7 +78,7 @@ const closingDeal = (price: number, over: Partial<Deal> = {}): Deal => ({
 const exec = (executionType: number, parts: Partial<ExecutionEvent>): ExecutionEvent => ({ ctidTraderAccountId: 7, executionType, ...parts });
 const closedPosition = position({ positionStatus: PositionStatus.POSITION_STATUS_CLOSED });
 const closeBy = (o: Partial<Order>, price: number, c = ctx()) =>
-  eventsOfExecution(
+  mapExecution(
     exec(ExecutionType.ORDER_FILLED, {
       order: order({ orderId: 20, closingOrder: true, positionId: 11, ...o }),
       position: closedPosition,
@@ -78,7 +89,7 @@ const closeBy = (o: Partial<Order>, price: number, c = ctx()) =>
 
 describe('cTrader execution events → trade events', () => {
   test('when a market order fills, then position_opened carries the fill, the SL/TP and the command behind its label', () => {
-    const events = eventsOfExecution(exec(ExecutionType.ORDER_FILLED, { order: order(), position: position(), deal: openingDeal() }), ctx());
+    const events = mapExecution(exec(ExecutionType.ORDER_FILLED, { order: order(), position: position(), deal: openingDeal() }), ctx());
     expect(events).toEqual([
       {
         eventId: 'deal:12',
@@ -97,7 +108,7 @@ describe('cTrader execution events → trade events', () => {
   });
 
   test('when a market order is accepted, then nothing is reported until it fills', () => {
-    expect(eventsOfExecution(exec(ExecutionType.ORDER_ACCEPTED, { order: order({ orderStatus: OrderStatus.ORDER_STATUS_ACCEPTED }) }), ctx())).toEqual([]);
+    expect(mapExecution(exec(ExecutionType.ORDER_ACCEPTED, { order: order({ orderStatus: OrderStatus.ORDER_STATUS_ACCEPTED }) }), ctx())).toEqual([]);
   });
 
   test('when the broker closes at the stop loss, then position_closed says stop_loss with P&L, commission and swap in money', () => {
@@ -123,7 +134,7 @@ describe('cTrader execution events → trade events', () => {
   });
 
   test('when the SL/TP order closes a position that has only a stop loss, then it is the stop loss', () => {
-    const c = eventsOfExecution(
+    const c = mapExecution(
       exec(ExecutionType.ORDER_FILLED, {
         order: order({ orderId: 20, orderType: OrderType.STOP_LOSS_TAKE_PROFIT, closingOrder: true }),
         position: position({ positionStatus: PositionStatus.POSITION_STATUS_CLOSED, takeProfit: undefined, stopLoss: 1.105 }),
@@ -149,7 +160,7 @@ describe('cTrader execution events → trade events', () => {
 
   test('when part of a position is closed, then remainingVolume is what stays open', () => {
     const deal = closingDeal(1.1, { filledVolume: 400_000, closePositionDetail: { ...closingDeal(1.1).closePositionDetail!, closedVolume: 400_000 } });
-    const [e] = eventsOfExecution(
+    const [e] = mapExecution(
       exec(ExecutionType.ORDER_FILLED, {
         order: order({ orderId: 20, closingOrder: true }),
         position: position({ tradeData: { ...tradeData, volume: 600_000 } }),
@@ -172,7 +183,7 @@ describe('cTrader execution events → trade events', () => {
   });
 
   test('when a pending order is accepted, then order_placed with its type, entry, stop-limit price and expiry', () => {
-    expect(eventsOfExecution(exec(ExecutionType.ORDER_ACCEPTED, { order: pending }), ctx())).toEqual([
+    expect(mapExecution(exec(ExecutionType.ORDER_ACCEPTED, { order: pending }), ctx())).toEqual([
       {
         eventId: 'order:30:placed',
         type: 'order_placed',
@@ -192,7 +203,7 @@ describe('cTrader execution events → trade events', () => {
   });
 
   test('when a pending order fills, then order_triggered then position_opened from it', () => {
-    const events = eventsOfExecution(
+    const events = mapExecution(
       exec(ExecutionType.ORDER_FILLED, {
         order: { ...pending, orderStatus: OrderStatus.ORDER_STATUS_FILLED },
         position: position({ positionId: 31 }),
@@ -210,7 +221,7 @@ describe('cTrader execution events → trade events', () => {
 
   test('when a pending order expires or is cancelled, then order_expired or order_cancelled with who cancelled it', () => {
     const gone = (type: number, c: TradeContext, isServerEvent?: boolean) =>
-      eventsOfExecution(exec(type, { order: { ...pending, utcLastUpdateTimestamp: T0 + 5_000 }, ...(isServerEvent ? { isServerEvent } : {}) }), c);
+      mapExecution(exec(type, { order: { ...pending, utcLastUpdateTimestamp: T0 + 5_000 }, ...(isServerEvent ? { isServerEvent } : {}) }), c);
     expect(gone(ExecutionType.ORDER_EXPIRED, ctx())).toEqual([
       { eventId: 'order:30:expired', type: 'order_expired', at: '2026-11-26T10:00:05.000Z', ticket: '30', symbol: 'EURUSD' },
     ]);
@@ -226,7 +237,7 @@ describe('cTrader execution events → trade events', () => {
 
   test('when SL/TP of a position or a pending order change, then *_modified with the new levels (null = none) and a stable id per change', () => {
     const p = position({ stopLoss: 1.095, takeProfit: undefined, utcLastUpdateTimestamp: T0 + 9_000 });
-    expect(eventsOfExecution(exec(ExecutionType.ORDER_REPLACED, { position: p }), byCommand)).toEqual([
+    expect(mapExecution(exec(ExecutionType.ORDER_REPLACED, { position: p }), byCommand)).toEqual([
       {
         eventId: `position:11:modified:${T0 + 9_000}`,
         type: 'position_modified',
@@ -239,20 +250,20 @@ describe('cTrader execution events → trade events', () => {
         cause: 'command',
       },
     ]);
-    const o = eventsOfExecution(exec(ExecutionType.ORDER_REPLACED, { order: { ...pending, stopLoss: undefined } }), ctx());
+    const o = mapExecution(exec(ExecutionType.ORDER_REPLACED, { order: { ...pending, stopLoss: undefined } }), ctx());
     expect(o[0]).toMatchObject({ eventId: 'order:30:modified:1.1/none/none', type: 'order_modified', price: 1.1, sl: null, tp: null, cause: 'broker' });
   });
 
   test('when the event is a swap, a deposit, a rejection or a deal that only adds to a position, then no trade event', () => {
-    expect(eventsOfExecution(exec(ExecutionType.SWAP, { position: position() }), ctx())).toEqual([]);
-    expect(eventsOfExecution(exec(ExecutionType.DEPOSIT_WITHDRAW, {}), ctx())).toEqual([]);
-    expect(eventsOfExecution(exec(ExecutionType.ORDER_REJECTED, { order: order() }), ctx())).toEqual([]);
+    expect(mapExecution(exec(ExecutionType.SWAP, { position: position() }), ctx())).toEqual([]);
+    expect(mapExecution(exec(ExecutionType.DEPOSIT_WITHDRAW, {}), ctx())).toEqual([]);
+    expect(mapExecution(exec(ExecutionType.ORDER_REJECTED, { order: order() }), ctx())).toEqual([]);
     const added = exec(ExecutionType.ORDER_FILLED, {
       order: order(),
       position: position({ tradeData: { ...tradeData, volume: 2_000_000 } }),
       deal: openingDeal(),
     });
-    expect(eventsOfExecution(added, ctx())).toEqual([]);
+    expect(mapExecution(added, ctx())).toEqual([]);
   });
 });
 
@@ -260,7 +271,7 @@ describe('cTrader deal and order history → the events missed while away', () =
   test('when the history holds a fill, an SL close and an expired order, then the same eventIds as live, in time order', () => {
     const expired = { ...pending(), orderStatus: OrderStatus.ORDER_STATUS_EXPIRED, utcLastUpdateTimestamp: T0 + 120_000 };
     const slOrder = order({ orderId: 20, orderType: OrderType.STOP_LOSS_TAKE_PROFIT, closingOrder: true, stopLoss: 1.09, takeProfit: 1.12 });
-    const events = eventsOfHistory({ deals: [closingDeal(1.0899), openingDeal()], orders: [order(), slOrder, expired], positions: [], from: T0 - 1 }, ctx());
+    const events = mapHistory({ deals: [closingDeal(1.0899), openingDeal()], orders: [order(), slOrder, expired], positions: [], from: T0 - 1 }, ctx());
     expect(events.map((e) => [e.eventId, e.type, 'cause' in e ? e.cause : undefined])).toEqual([
       ['deal:12', 'position_opened', undefined],
       ['order:30:placed', 'order_placed', undefined],
@@ -282,7 +293,7 @@ describe('cTrader deal and order history → the events missed while away', () =
       closePositionDetail: { ...closingDeal(1.1).closePositionDetail!, closedVolume: 300_000 },
     });
     const open = position({ tradeData: { ...tradeData, volume: 300_000 } });
-    const events = eventsOfHistory({ deals: [second, first], orders: [order({ orderId: 20, closingOrder: true })], positions: [open], from: T0 }, ctx());
+    const events = mapHistory({ deals: [second, first], orders: [order({ orderId: 20, closingOrder: true })], positions: [open], from: T0 }, ctx());
     expect(events.map((e) => [e.eventId, 'remainingVolume' in e ? e.remainingVolume : null, 'cause' in e ? e.cause : null])).toEqual([
       ['deal:40', 0.06, 'other'],
       ['deal:41', 0.03, 'other'],
@@ -304,7 +315,7 @@ describe('cTrader reconcile → the book', () => {
   test('when positions and orders are open, then the book lists them oldest first with unrealized P&L, and truncates past 1,000', () => {
     const p2 = position({ positionId: 99, tradeData: { ...tradeData, openTimestamp: T0 - 1 }, swap: -250, commission: -300 });
     const limit = order({ orderId: 30, orderType: OrderType.LIMIT, orderStatus: OrderStatus.ORDER_STATUS_ACCEPTED, limitPrice: 1.08 });
-    const book = bookOf([position(), p2], [limit, order({ orderId: 20, orderType: OrderType.STOP_LOSS_TAKE_PROFIT })], new Map([[11, -1.5]]), ctx(), T0 + 1000);
+    const book = mapBook([position(), p2], [limit, order({ orderId: 20, orderType: OrderType.STOP_LOSS_TAKE_PROFIT })], new Map([[11, -1.5]]), ctx(), T0 + 1000);
     expect(book.positions.map((p) => [p.ticket, p.profit, p.swap, p.commission])).toEqual([
       ['99', 0, -2.5, -3],
       ['11', -1.5, 0, 0],
@@ -326,7 +337,7 @@ describe('cTrader reconcile → the book', () => {
     ]);
     expect(book.truncated).toBe(false);
     const many = Array.from({ length: 1001 }, (_, i) => position({ positionId: 1000 + i }));
-    const big = bookOf(many, [], new Map(), ctx(), T0);
+    const big = mapBook(many, [], new Map(), ctx(), T0);
     expect([big.positions.length, big.truncated]).toEqual([1000, true]);
   });
 });
