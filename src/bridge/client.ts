@@ -6,7 +6,7 @@ import {
   type StopOutDirective,
   type StopOutEvent,
 } from '../domain/bridge-protocol';
-import type { Book, TradeEvent, TradeEventResult, TradesAnswer } from './trade-wire';
+import type { Book, TradeEvent, TradeEventResult, TradesAnswer } from '../domain/trade-events';
 
 /**
  * The bridge side of the bridge API over HTTP (docs/bridge-protocol.md) for one account: hello, long-poll, reports.

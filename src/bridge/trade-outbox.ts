@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { writeFileWhole } from './durable-file';
-import type { TradeEvent, TradeEventResult } from './trade-wire';
+import type { TradeEvent, TradeEventResult } from '../domain/trade-events';
 
 /**
  * A bridge's trade events from the moment it saw them until the service answered `recorded`, `duplicate` or

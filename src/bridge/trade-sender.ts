@@ -1,7 +1,7 @@
 import type { AccountFigures } from '../domain/bridge-protocol';
 import { HttpStatusError, type BridgeClient } from './client';
 import type { TradeOutbox } from './trade-outbox';
-import { BOOK_MAX, TRADE_EVENTS_PER_CALL, type Book, type TradeEvent } from './trade-wire';
+import { MAX_BOOK_ENTRIES, MAX_EVENTS_PER_CALL, type Book, type TradeEvent } from '../domain/trade-events';
 
 /**
  * How a TypeScript bridge sends its trade events and its book (protocol 1.5, docs/bridge-protocol.md "Trade events"):
@@ -16,8 +16,8 @@ import { BOOK_MAX, TRADE_EVENTS_PER_CALL, type Book, type TradeEvent } from './t
  * - anything else (network, 401, 404 of an older service, 429, 503): everything stays; tried again with backoff.
  */
 
-/** What one call may weigh (the service takes 256 KiB), with room for the account figures and the framing. */
-export const TRADES_BODY_BUDGET = 250 * 1024;
+/** What one call may weigh (the service takes 512 KiB: a whole book), with room for the figures and the framing. */
+export const TRADES_BODY_BUDGET = 500 * 1024;
 
 export interface TradeSenderOptions {
   accountId: string;
@@ -98,7 +98,7 @@ export class TradeSender {
     if (this.opts.outbox.size === 0 && !bookDue) return false;
     const isolating = this.isolateUntil !== undefined;
     const book = bookDue && !isolating ? await this.readBook() : undefined;
-    const events = this.batch(isolating ? 1 : TRADE_EVENTS_PER_CALL, book);
+    const events = this.batch(isolating ? 1 : MAX_EVENTS_PER_CALL, book);
     const withBook = book !== undefined && events.length === this.opts.outbox.size;
     if (events.length === 0 && !withBook) return false;
     const account = await this.opts.figures().catch(() => undefined);
@@ -196,12 +196,13 @@ export class TradeSender {
 }
 
 /**
- * A book that fits one call: 1 000 positions and 1 000 orders can weigh more than the service's 256 KiB, so a book
- * over `maxBytes` keeps the oldest of each that fit (`truncated`: the service then closes nothing it misses).
+ * A book that fits one call: long symbols and tickets can make 1,000 positions and 1,000 orders weigh more than a call
+ * may carry, so a book over `maxBytes` keeps the oldest of each that fit (`truncated`: the service then closes
+ * nothing it misses).
  */
 export function fitBook(book: Book, maxBytes: number): Book {
-  let positions = book.positions.slice(0, BOOK_MAX);
-  let orders = book.orders.slice(0, BOOK_MAX);
+  let positions = book.positions.slice(0, MAX_BOOK_ENTRIES);
+  let orders = book.orders.slice(0, MAX_BOOK_ENTRIES);
   let truncated = book.truncated || positions.length < book.positions.length || orders.length < book.orders.length;
   const size = () => JSON.stringify({ ...book, truncated, positions, orders }).length;
   while (size() > maxBytes && positions.length + orders.length > 0) {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { TradeOutbox } from '../../src/bridge/trade-outbox';
-import type { TradeEvent } from '../../src/bridge/trade-wire';
+import type { TradeEvent } from '../../src/domain/trade-events';
 
 /** The bridge kit's trade-event outbox (src/bridge/trade-outbox.ts): durable, ordered, once per eventId, bounded. */
 

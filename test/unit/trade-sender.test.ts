@@ -1,7 +1,7 @@
 import { BridgeClient } from '../../src/bridge/client';
 import { TradeOutbox } from '../../src/bridge/trade-outbox';
 import { fitBook, TradeSender } from '../../src/bridge/trade-sender';
-import type { Book, TradeEvent } from '../../src/bridge/trade-wire';
+import type { Book, TradeEvent } from '../../src/domain/trade-events';
 
 /**
  * BridgeClient.sendTrades and the bridge kit's sender (src/bridge/trade-sender.ts) against a scripted ingress: what is
