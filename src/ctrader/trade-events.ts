@@ -1,4 +1,4 @@
-import type { TradeEvent } from '../bridge/trade-wire';
+import type { TradeEvent } from '../domain/trade-events';
 import { ExecutionType, OrderStatus, OrderType, PositionStatus, TradeSide, type Deal, type ExecutionEvent, type Order, type Position } from './messages';
 import { volumeToLots, type SymbolSpec } from './units';
 

@@ -3,7 +3,7 @@ import type { BridgeClient } from '../bridge/client';
 import { writeFileWhole } from '../bridge/durable-file';
 import { TradeOutbox } from '../bridge/trade-outbox';
 import { TradeSender } from '../bridge/trade-sender';
-import type { Book } from '../bridge/trade-wire';
+import type { Book } from '../domain/trade-events';
 import type { AccountFigures } from '../domain/bridge-protocol';
 import type { CtraderAccount } from './account';
 import type { ExecutionEvent } from './messages';

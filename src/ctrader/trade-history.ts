@@ -1,4 +1,5 @@
-import { boundedBook, type Book, type BookOrder, type BookPosition, type TradeEvent } from '../bridge/trade-wire';
+import { boundedBook } from '../bridge/trade-wire';
+import type { Book, BookOrder, BookPosition, TradeEvent } from '../domain/trade-events';
 import { DealStatus, OrderStatus, type Deal, type Order, type Position } from './messages';
 import {
   entryPrices,
