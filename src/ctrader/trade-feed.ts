@@ -63,8 +63,10 @@ export class CtraderTradeFeed {
       ...(opts.bookEveryMs !== undefined ? { bookEveryMs: opts.bookEveryMs } : {}),
     });
     opts.account.onExecution((e, answered) => this.onExecution(e, answered));
+    // The first session is read back after the hello (helloDone), not beside the hello's symbol requests.
+    let sessions = 0;
     opts.account.onSession(() => {
-      if (this.started) void this.recover();
+      if (sessions++ > 0 && this.started) void this.recover();
     });
   }
 

@@ -109,7 +109,7 @@ describe('the cTrader connector reports what becomes of each trade', () => {
     double.setQuote('EURUSD', 1.0799, 1.08);
     // The double names the order's position when it accepts it (ProtoOAOrder.positionId), as the server does.
     const positionId = double.account(CTID).history.get(ticket)!.positionId!;
-    const t = await tradeWhen(String(positionId), (r) => r.status === 'open', 'the order triggered into a position');
+    const t = await tradeWhen(String(positionId), (r) => r.events.some((e) => e.type === 'position_opened'), 'the order triggered into a position');
     expect(t).toMatchObject({ signalId, orderTicket: String(ticket), openPrice: 1.08, sl: 1.078 });
     expect(t.events.map((e) => [e.type, e.eventId])).toEqual([
       ['order_placed', `order:${ticket}:placed`],
