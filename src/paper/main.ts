@@ -32,7 +32,7 @@ const USAGE = `usage: paper-bridge --registry FILE [options]
                              {"accountId": "acc-1", "op": "close" | "cancel", "ticket": "1000003"}
   --fault SPEC               fault injection, as env PAPER_FAULT: drop-before-report:<n>[@accountId],
                              crash-before-fill[@accountId], crash-after-fill[@accountId],
-                             crash-after-stop-out-mark[@accountId][,…]
+                             crash-after-stop-out-mark[@accountId], hold-trade-events[@accountId][,…]
   --wait-ms N                long-poll wait asked of the ingress (default 20000)
   --tick-ms N                market tick interval (default 250)
   --help`;
@@ -126,9 +126,8 @@ export function terminalsFor(options: CliOptions): PaperTerminal[] {
   return doc.accounts
     .filter((a) => a.bridgeToken !== undefined)
     .map((a) => {
-      const crash = options.faults.find(
-        (f): f is Exclude<Fault, { kind: 'drop-before-report' }> => f.kind !== 'drop-before-report' && (f.accountId === undefined || f.accountId === a.id),
-      );
+      const mine = (f: Fault) => f.accountId === undefined || f.accountId === a.id;
+      const crash = options.faults.find((f): f is Extract<Fault, { kind: keyof typeof CRASH_POINTS }> => f.kind in CRASH_POINTS && mine(f));
       const terminal = new PaperTerminal({
         accountId: a.id,
         platform: a.platform,
@@ -142,6 +141,7 @@ export function terminalsFor(options: CliOptions): PaperTerminal[] {
         stateFile: options.ledger ? stateFileFor(options.ledger, a.id) : undefined,
         tradesFile: options.ledger ? tradesFileFor(options.ledger, a.id) : undefined,
         traderFile: options.trader,
+        holdTradeEvents: options.faults.some((f) => f.kind === 'hold-trade-events' && mine(f)),
         waitMs: options.waitMs,
         tickMs: options.tickMs,
       });

@@ -49,6 +49,8 @@ export interface TerminalOptions {
   tradesFile?: string;
   /** The trader's clicks in the terminal (src/paper/trader-file.ts), read on each market tick. */
   traderFile?: string;
+  /** Fault injection: the trade events stay in the outbox, never sent (a restart without it must deliver them). */
+  holdTradeEvents?: boolean;
   /** How often the book goes to the service while nothing happens; default 60 000. */
   bookEveryMs?: number;
 }

@@ -140,7 +140,7 @@ export class PaperTerminal {
       this.ticker.unref();
     }
     this.stopOut.start(this.client, () => Promise.resolve(this.figures()));
-    this.trades.sender.start(this.client);
+    if (!this.opts.holdTradeEvents) this.trades.sender.start(this.client);
     this.loopDone = this.loop();
   }
 
