@@ -52,14 +52,19 @@ export const iso = (ms: number | undefined, fallback: number): string => new Dat
 /** Money fields of Open API are integers × 10^moneyDigits. */
 export const money = (v: number | undefined, digits: number | undefined): number => (v ?? 0) / 10 ** (digits ?? 2);
 
-/** The entry price of a pending order, and for a stop limit the worst price it may fill at (stop ± slippage points). */
+/**
+ * The entry of a pending order in the service's terms: `price` is where it fills (the limit), `stopLimitPrice` a stop
+ * limit's trigger. cTrader's STOP_LIMIT has a trigger (`stopPrice`) and a range (`slippageInPoints`); the connector
+ * places the signal's limit that many points below a buy's trigger, above a sell's (docs/ctrader-connector.md).
+ */
 export function entryPrices(o: Order, digits: number | undefined): { price: number | undefined; stopLimitPrice?: number } {
   if (o.orderType === OrderType.LIMIT) return { price: o.limitPrice };
-  if (o.orderType !== OrderType.STOP_LIMIT || o.stopPrice === undefined || o.slippageInPoints === undefined || digits === undefined)
-    return { price: o.stopPrice };
+  if (o.orderType !== OrderType.STOP_LIMIT) return { price: o.stopPrice };
+  if (o.stopPrice === undefined) return { price: undefined };
+  if (o.slippageInPoints === undefined || digits === undefined) return { price: o.stopPrice, stopLimitPrice: o.stopPrice };
   const away = o.slippageInPoints * 10 ** -digits;
-  const limit = o.tradeData.tradeSide === TradeSide.BUY ? o.stopPrice + away : o.stopPrice - away;
-  return { price: o.stopPrice, stopLimitPrice: Number(limit.toFixed(digits)) };
+  const limit = o.tradeData.tradeSide === TradeSide.BUY ? o.stopPrice - away : o.stopPrice + away;
+  return { price: Number(limit.toFixed(digits)), stopLimitPrice: o.stopPrice };
 }
 
 export function orderPlaced(o: Order, ctx: TradeContext, now: number): TradeEvent | undefined {

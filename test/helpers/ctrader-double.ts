@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ErrorCode, PayloadType, type Envelope } from '../../src/ctrader/messages';
 import { checkPayload } from './ctrader-proto';
 import { DoubleAssets } from './ctrader-assets';
-import { cancelByHand, closeByHand, expirePending, fillPending, marketMoved, stopOutByBroker } from './ctrader-pending';
+import { cancelByHand, closeByHand, expireDue, expirePending, fillPending, marketMoved, stopOutByBroker } from './ctrader-pending';
 import { answerQuery } from './ctrader-queries';
 import { DEFAULT_SYMBOLS, DoubleAccount, Refusal, type DoubleSymbol, type Executions } from './ctrader-market';
 import { startWsServer, type WsPeer, type WsServer } from './websocket-server';
@@ -123,10 +123,16 @@ export class CtraderDouble {
       for (const c of d.conns) d.send(c, PayloadType.HEARTBEAT_EVENT, {});
     }, opts.heartbeatMs ?? 5_000);
     d.heartbeat.unref();
+    // The server's clock: GTD orders expire when their time comes, whether or not a quote moves.
+    d.expiry = setInterval(() => {
+      for (const account of d.accounts.values()) d.push(account.ctid, expireDue(account));
+    }, 200);
+    d.expiry.unref();
     return d;
   }
 
   private heartbeat: NodeJS.Timeout | undefined;
+  private expiry: NodeJS.Timeout | undefined;
 
   get url(): string {
     return this.server.url;
@@ -134,6 +140,7 @@ export class CtraderDouble {
 
   async close(): Promise<void> {
     if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.expiry) clearInterval(this.expiry);
     for (const c of this.conns) c.peer.destroy();
     await this.server.close();
   }

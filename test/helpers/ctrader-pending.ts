@@ -65,13 +65,9 @@ export function expirePending(account: DoubleAccount, orderId: number, now = Dat
  * reaches it, a buy stop when the ask reaches it from below, sells by the bid; a GTD order past its expiry expires.
  */
 export function marketMoved(account: DoubleAccount, symbol: { symbolId: number; bid: number; ask: number }, now = Date.now()): Executions {
-  const out: Executions = [];
+  const out: Executions = expireDue(account, now);
   for (const o of [...account.orders.values()]) {
     if (o.tradeData.symbolId !== symbol.symbolId) continue;
-    if (o.expirationTimestamp !== undefined && o.expirationTimestamp <= now) {
-      out.push(...expirePending(account, o.orderId, now).map((e) => ({ ...e, isServerEvent: true })));
-      continue;
-    }
     const buy = o.tradeData.tradeSide === TradeSide.BUY;
     const at = buy ? symbol.ask : symbol.bid;
     const entry = (o.orderType === OrderType.LIMIT ? o.limitPrice : o.stopPrice)!;
@@ -89,6 +85,13 @@ export function marketMoved(account: DoubleAccount, symbol: { symbolId: number; 
     out.push(...account.closeAt(p, p.tradeData.volume, at, now, levels).map((e) => ({ ...e, isServerEvent: true })));
   }
   return out;
+}
+
+/** GTD orders whose `expirationTimestamp` has passed expire (the server's clock, quotes or not). */
+export function expireDue(account: DoubleAccount, now = Date.now()): Executions {
+  return [...account.orders.values()]
+    .filter((o) => o.expirationTimestamp !== undefined && o.expirationTimestamp <= now)
+    .flatMap((o) => expirePending(account, o.orderId, now).map((e) => ({ ...e, isServerEvent: true })));
 }
 
 /** The trader closes (part of) a position by hand in cTrader: a closing MARKET order the connector did not send. */

@@ -86,7 +86,7 @@ describe('the cTrader Open API double moves the market as the server would', () 
       T0,
     );
     const events = published(marketMoved(account, quote(1.0799), T0 + 2_000)).flatMap((e) => eventsOfExecution(e, ctx));
-    expect(events.map((e) => e.type)).toEqual(['order_triggered', 'position_opened', 'order_expired']);
+    expect(events.map((e) => e.type)).toEqual(['order_expired', 'order_triggered', 'position_opened']);
   });
 
   test('when ProtoOADealListReq asks for a window, then ProtoOADealListRes holds its deals per the definitions, and read back they give the live eventIds', () => {

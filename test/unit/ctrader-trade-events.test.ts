@@ -182,7 +182,7 @@ describe('cTrader execution events → trade events', () => {
     positionId: 31,
   });
 
-  test('when a pending order is accepted, then order_placed with its type, entry, stop-limit price and expiry', () => {
+  test('when a pending order is accepted, then order_placed with its type, limit price, stop-limit trigger and expiry', () => {
     expect(mapExecution(exec(ExecutionType.ORDER_ACCEPTED, { order: pending }), ctx())).toEqual([
       {
         eventId: 'order:30:placed',
@@ -194,8 +194,8 @@ describe('cTrader execution events → trade events', () => {
         side: 'buy',
         orderType: 'stop_limit',
         volume: 0.1,
-        price: 1.1,
-        stopLimitPrice: 1.1002,
+        price: 1.0998,
+        stopLimitPrice: 1.1,
         sl: 1.09,
         expiresAt: '2026-11-26T11:00:00.000Z',
       },
@@ -251,7 +251,7 @@ describe('cTrader execution events → trade events', () => {
       },
     ]);
     const o = mapExecution(exec(ExecutionType.ORDER_REPLACED, { order: { ...pending, stopLoss: undefined } }), ctx());
-    expect(o[0]).toMatchObject({ eventId: 'order:30:modified:1.1/none/none', type: 'order_modified', price: 1.1, sl: null, tp: null, cause: 'broker' });
+    expect(o[0]).toMatchObject({ eventId: 'order:30:modified:1.1/none/none', type: 'order_modified', price: 1.0998, sl: null, tp: null, cause: 'broker' });
   });
 
   test('when the event is a swap, a deposit, a rejection or a deal that only adds to a position, then no trade event', () => {
@@ -315,7 +315,13 @@ describe('cTrader reconcile → the book', () => {
   test('when positions and orders are open, then the book lists them oldest first with unrealized P&L, and truncates past 1,000', () => {
     const p2 = position({ positionId: 99, tradeData: { ...tradeData, openTimestamp: T0 - 1 }, swap: -250, commission: -300 });
     const limit = order({ orderId: 30, orderType: OrderType.LIMIT, orderStatus: OrderStatus.ORDER_STATUS_ACCEPTED, limitPrice: 1.08 });
-    const book = mapBook([position(), p2], [limit, order({ orderId: 20, orderType: OrderType.STOP_LOSS_TAKE_PROFIT })], new Map([[11, -1.5]]), ctx(), T0 + 1000);
+    const book = mapBook(
+      [position(), p2],
+      [limit, order({ orderId: 20, orderType: OrderType.STOP_LOSS_TAKE_PROFIT })],
+      new Map([[11, -1.5]]),
+      ctx(),
+      T0 + 1000,
+    );
     expect(book.positions.map((p) => [p.ticket, p.profit, p.swap, p.commission])).toEqual([
       ['99', 0, -2.5, -3],
       ['11', -1.5, 0, 0],
