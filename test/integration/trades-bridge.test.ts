@@ -3,7 +3,7 @@ import { tradesBodySchema, type TradeRecord } from '../../src/domain/trade-event
 import { recordTrades } from '../../src/trades/record';
 import type { TradeCallbackEvent } from '../../src/trades/callback-events';
 import { seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
-import { bookOrder, bookPosition, closed, commandOf, iso, opened, sendTrades, sigId } from '../helpers/trades';
+import { bookOrder, bookPosition, closed, commandOf, iso, opened, placed, sendTrades, sigId } from '../helpers/trades';
 
 /**
  * `POST /bridge/v1/trades` (protocol 1.5; docs/trades.md) over HTTP against the real Redis: each event recorded once per
@@ -71,19 +71,8 @@ describe('trade events', () => {
     const id = f.accounts[0]!.id;
     const signalId = sigId();
     const now = Date.now();
-    const placed = {
-      eventId: 'order:700/placed',
-      type: 'order_placed',
-      at: iso(now - 5_000),
-      ticket: '700',
-      symbol: 'EURUSD',
-      side: 'buy',
-      orderType: 'limit',
-      volume: 0.2,
-      price: 1.05,
-      commandId: commandOf(signalId, id),
-    };
-    expect((await send(f, { events: [placed] })).status).toBe(200);
+    const order = placed('700', now - 5_000, { volume: 0.2, commandId: commandOf(signalId, id) });
+    expect((await send(f, { events: [order] })).status).toBe(200);
     expect(await trade(id, 'order:700')).toMatchObject({ status: 'pending', signalId, orderPrice: 1.05, volume: 0.2 });
     const triggered = {
       eventId: 'order:700/filled',
@@ -178,17 +167,7 @@ describe('the book', () => {
     const id = f.accounts[0]!.id;
     const now = Date.now();
     const known = opened('10', now - 120_000);
-    const pending = {
-      eventId: 'order:20/placed',
-      type: 'order_placed',
-      at: iso(now - 120_000),
-      ticket: '20',
-      symbol: 'EURUSD',
-      side: 'sell',
-      orderType: 'stop',
-      volume: 0.1,
-      price: 1.07,
-    };
+    const pending = placed('20', now - 120_000, { side: 'sell', orderType: 'stop', price: 1.07 });
     await send(f, { events: [known, pending] });
     const manual = bookPosition('11', now - 90_000, { side: 'sell', volume: 0.3, openPrice: 1.081, profit: -2.5 });
     const book = { takenAt: iso(now - 1_000), truncated: false, positions: [manual], orders: [bookOrder('21', now - 30_000)] };
