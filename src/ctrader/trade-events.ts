@@ -203,16 +203,18 @@ export function positionOpened(
  * it is reported as the broker's.
  */
 export function orderEnded(o: Order, how: 'cancelled' | 'expired', ctx: TradeContext, now: number, byServer = false): TradeEvent {
-  const spec = ctx.symbolById(o.tradeData.symbolId);
-  const common = { ticket: String(o.orderId), symbol: spec?.name ?? `symbol-${o.tradeData.symbolId}`, at: iso(o.utcLastUpdateTimestamp, now) };
-  if (how === 'expired') return { eventId: eventIds.expired(o.orderId), type: 'order_expired', ...common };
+  if (how === 'expired')
+    return {
+      eventId: eventIds.expired(o.orderId),
+      type: 'order_expired',
+      ...changeOf({ ...ctx, causedBy: undefined }, o.tradeData.symbolId, o.orderId, o.utcLastUpdateTimestamp, now),
+    };
   const causedBy = ctx.causedBy;
   const cause = causedBy?.kind === 'command' ? 'command' : causedBy?.kind === 'stop_out' ? 'stop_out' : byServer ? 'broker' : 'manual';
   return {
     eventId: eventIds.cancelled(o.orderId),
     type: 'order_cancelled',
-    ...common,
-    ...(causedBy?.kind === 'command' ? { commandId: causedBy.commandId } : {}),
+    ...changeOf(ctx, o.tradeData.symbolId, o.orderId, o.utcLastUpdateTimestamp, now),
     cause,
   };
 }
@@ -252,16 +254,22 @@ function modifyCause(ctx: TradeContext): 'command' | 'broker' {
   return ctx.causedBy?.kind === 'command' ? 'command' : 'broker';
 }
 
+/** What a change of a position or an order says besides its levels: when, which ticket, and the command that made it. */
+function changeOf(ctx: TradeContext, symbolId: number, ticket: number, at: number | undefined, now: number) {
+  return {
+    at: iso(at, now),
+    ticket: String(ticket),
+    symbol: ctx.symbolById(symbolId)?.name ?? `symbol-${symbolId}`,
+    ...(ctx.causedBy?.kind === 'command' ? { commandId: ctx.causedBy.commandId } : {}),
+  };
+}
+
 function orderModified(o: Order, ctx: TradeContext, now: number): TradeEvent {
-  const spec = ctx.symbolById(o.tradeData.symbolId);
-  const { price } = entryPrices(o, spec?.digits);
+  const { price } = entryPrices(o, ctx.symbolById(o.tradeData.symbolId)?.digits);
   return {
     eventId: eventIds.orderModified(o),
     type: 'order_modified',
-    at: iso(o.utcLastUpdateTimestamp, now),
-    ticket: String(o.orderId),
-    symbol: spec?.name ?? `symbol-${o.tradeData.symbolId}`,
-    ...(ctx.causedBy?.kind === 'command' ? { commandId: ctx.causedBy.commandId } : {}),
+    ...changeOf(ctx, o.tradeData.symbolId, o.orderId, o.utcLastUpdateTimestamp, now),
     ...(price !== undefined ? { price } : {}),
     sl: o.stopLoss ?? null,
     tp: o.takeProfit ?? null,
@@ -270,14 +278,10 @@ function orderModified(o: Order, ctx: TradeContext, now: number): TradeEvent {
 }
 
 function positionModified(p: Position, ctx: TradeContext, now: number): TradeEvent {
-  const spec = ctx.symbolById(p.tradeData.symbolId);
   return {
     eventId: eventIds.positionModified(p),
     type: 'position_modified',
-    at: iso(p.utcLastUpdateTimestamp, now),
-    ticket: String(p.positionId),
-    symbol: spec?.name ?? `symbol-${p.tradeData.symbolId}`,
-    ...(ctx.causedBy?.kind === 'command' ? { commandId: ctx.causedBy.commandId } : {}),
+    ...changeOf(ctx, p.tradeData.symbolId, p.positionId, p.utcLastUpdateTimestamp, now),
     sl: p.stopLoss ?? null,
     tp: p.takeProfit ?? null,
     cause: modifyCause(ctx),
