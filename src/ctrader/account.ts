@@ -85,6 +85,11 @@ export class CtraderAccount {
     opts.connection.onEvent((env) => {
       if (!this.stopped) this.onEvent(env);
     });
+    opts.connection.onExecution((env, answered) => {
+      const e = env.payload as unknown as ExecutionEvent | undefined;
+      if (this.stopped || e?.ctidTraderAccountId !== this.ctid) return;
+      for (const l of this.executionListeners) l(e, answered);
+    });
   }
 
   get isAuthorized(): boolean {
@@ -136,6 +141,7 @@ export class CtraderAccount {
     this.stats.authorizations++;
     this.scheduleRefresh();
     this.diag({ event: 'account_authorized', accountId: this.accountId, ctidTraderAccountId: this.ctid });
+    for (const l of this.sessionListeners) l();
   }
 
   private expiresSoon(): boolean {
@@ -311,6 +317,18 @@ export class CtraderAccount {
   }
 
   private readonly spotListeners: ((symbolId: number) => void)[] = [];
+  private readonly executionListeners: ((e: ExecutionEvent, answered: boolean) => void)[] = [];
+  private readonly sessionListeners: (() => void)[] = [];
+
+  /** Told every execution of this account; `answered`: it answered a request the connector sent. */
+  onExecution(listener: (e: ExecutionEvent, answered: boolean) => void): void {
+    this.executionListeners.push(listener);
+  }
+
+  /** Told after each account authorization: a new session, before which executions may have been missed. */
+  onSession(listener: () => void): void {
+    this.sessionListeners.push(listener);
+  }
 
   /** Told every spot of a subscribed symbol (the stop-out's watch looks on them, at most once a second). */
   onSpot(listener: (symbolId: number) => void): void {
@@ -328,6 +346,25 @@ export class CtraderAccount {
     const res = await this.call(PayloadType.PROTO_OA_RECONCILE_REQ, {});
     const p = res.payload as { position?: Position[]; order?: Order[] };
     return { positions: p.position ?? [], orders: p.order ?? [] };
+  }
+
+  /**
+   * Deals executed in a time window (ProtoOADealListReq), oldest first: page after page while `hasMore`, each from the
+   * last one's time (a deal seen twice at that boundary is kept once), at most `maxPages`.
+   */
+  async dealHistory(fromTimestamp: number, toTimestamp: number, maxPages = 20): Promise<Deal[]> {
+    const byId = new Map<number, Deal>();
+    let from = fromTimestamp;
+    for (let page = 0; page < maxPages; page++) {
+      const res = await this.call(PayloadType.PROTO_OA_DEAL_LIST_REQ, { fromTimestamp: from, toTimestamp, maxRows: 1000 });
+      const p = res.payload as { deal?: Deal[]; hasMore?: boolean };
+      const deals = p.deal ?? [];
+      for (const d of deals) byId.set(d.dealId, d);
+      const last = Math.max(...deals.map((d) => d.executionTimestamp ?? d.createTimestamp ?? from));
+      if (!p.hasMore || deals.length === 0 || last <= from) break;
+      from = last;
+    }
+    return [...byId.values()];
   }
 
   /** Orders of any status (filled, cancelled, rejected too) in a time window (ProtoOAOrderListReq). */

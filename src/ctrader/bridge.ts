@@ -12,6 +12,7 @@ import { Serial } from '../bridge/serial';
 import type { StopOutWatch } from '../bridge/stop-out-watch';
 import { ctraderStopOut } from './stop-out';
 import type { CommandStore, Intent } from './store';
+import { CtraderTradeFeed } from './trade-feed';
 import { executeCommand, labelOf, type Outcome } from './trading';
 import { toInstrument, volumeToLots } from './units';
 
@@ -22,8 +23,11 @@ import { toInstrument, volumeToLots } from './units';
  * the store, and one whose answer was lost is resolved from the broker's state instead of being sent again.
  */
 
-/** The version this connector reports in hello: it runs all 17 actions (docs/capabilities.md); 1.3.0 adds the stop-out. */
-export const CTRADER_CONNECTOR_VERSION = '1.3.0';
+/**
+ * The version this connector reports in hello: it runs all 17 actions (docs/capabilities.md); 1.3.0 adds the stop-out,
+ * 1.4.0 the trade events and the book (protocol 1.5).
+ */
+export const CTRADER_CONNECTOR_VERSION = '1.4.0';
 
 /** How long the figures sent to the service may take to read; past it the report goes without them. */
 const FIGURES_FOR_SERVICE_MS = 2_000;
@@ -41,6 +45,10 @@ export interface CtraderBridgeOptions {
   backoff?: { initialMs?: number; maxMs?: number };
   /** Where the loss guards' equity marks are kept; without it they live in memory only (unit tests). */
   marksFile?: string;
+  /** The trade events' durable outbox (and `.cursor`, the last read-back); without it in memory only (unit tests). */
+  tradesFile?: string;
+  /** How often the book goes to the service while connected; default 60 000. */
+  bookEveryMs?: number;
   /** Sends the account's figures alone when no report carried them for this long (a heartbeat); 0: never. */
   heartbeatMs?: number;
   /** How often the stop-out's watch looks while armed (docs/risk-sizing.md); default 1 000 ms. */
@@ -65,10 +73,19 @@ export class CtraderBridge {
   /** Whatever touches the broker, one at a time: the delivered commands and the stop-out. */
   private readonly serial = new Serial();
   readonly stopOut: StopOutWatch;
+  readonly trades: CtraderTradeFeed;
 
   constructor(private readonly opts: CtraderBridgeOptions) {
     this.log = opts.log ?? ((line) => process.stdout.write(`${JSON.stringify(line)}\n`));
     this.diag = opts.diag ?? ((line) => process.stderr.write(`${JSON.stringify(line)}\n`));
+    this.trades = new CtraderTradeFeed({
+      account: opts.account,
+      commandOfLabel: (label) => opts.store.commandOfLabel(label),
+      outboxFile: opts.tradesFile,
+      figures: () => this.figures(),
+      diag: this.diag,
+      ...(opts.bookEveryMs !== undefined ? { bookEveryMs: opts.bookEveryMs } : {}),
+    });
     const file = new MarksFile(opts.marksFile);
     const { marks, stopOut } = file.loadAll();
     // The file is written whole: the equity marks and the stop-out's mark together, whoever saves.
@@ -82,6 +99,7 @@ export class CtraderBridge {
       save,
       serial: this.serial,
       diag: this.diag,
+      around: (run) => this.trades.during({ kind: 'stop_out' }, run),
       ...(opts.stopOutWatchMs !== undefined ? { everyMs: opts.stopOutWatchMs } : {}),
     });
   }
@@ -97,6 +115,7 @@ export class CtraderBridge {
     const { ingressUrl, bridgeToken, fetch, backoff } = this.opts;
     this.client = new BridgeClient({ ingressUrl, bridgeToken, fetch, backoff, signal: this.abort.signal, accountId: this.accountId, diag: this.diag });
     this.stopOut.start(this.client, () => this.figures());
+    this.trades.start(this.client);
     this.loopDone = this.loop();
   }
 
@@ -105,6 +124,7 @@ export class CtraderBridge {
     this.running = false;
     this.abort.abort();
     this.stopOut.stop();
+    this.trades.stop();
     await this.loopDone;
   }
 
@@ -181,7 +201,7 @@ export class CtraderBridge {
       platform: 'ctrader',
       bridgeVersion: CTRADER_CONNECTOR_VERSION,
       // The actions, and the features: sizing by risk and loss guards on the live account (src/ctrader/risk.ts).
-      capabilities: [...ACTIONS, 'risk_sizing', 'loss_guards', 'position_limits', 'stop_out'],
+      capabilities: [...ACTIONS, 'risk_sizing', 'loss_guards', 'position_limits', 'stop_out', 'trade_events'],
       symbols,
       ...(figures ? { account: figures } : {}),
     });
@@ -195,6 +215,8 @@ export class CtraderBridge {
       symbols: symbols.length,
       bridgeVersion: CTRADER_CONNECTOR_VERSION,
     });
+    // Not awaited: reading back the history must not hold up the commands waiting behind the hello.
+    void this.trades.helloDone();
   }
 
   /**
@@ -224,7 +246,8 @@ export class CtraderBridge {
       outcome = { status: 'rejected', retcode: 'bridge_wrong_account', message: `command for ${parsed.data.accountId} delivered to ${this.accountId}` };
     } else {
       const unresolved = store.unresolved(commandId);
-      outcome = unresolved ? await this.resolve(unresolved, parsed.data) : await this.execute(parsed.data);
+      const cmd = parsed.data;
+      outcome = await this.trades.during({ kind: 'command', commandId }, () => (unresolved ? this.resolve(unresolved, cmd) : this.execute(cmd)));
     }
     const report = store.record(toReport(commandId, outcome, Date.now()));
     this.logCommand(raw, report, false);

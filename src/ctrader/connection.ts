@@ -73,6 +73,7 @@ export class OpenApiConnection {
   private socket: WebSocketLike | undefined;
   private readonly pending = new Map<string, Pending>();
   private readonly eventHandlers: ((env: Envelope) => void)[] = [];
+  private readonly executionTaps: ((env: Envelope, answered: boolean) => void)[] = [];
   private readonly readyHandlers: (() => Promise<void>)[] = [];
   private readonly limiter: SlidingWindowLimiter;
   private readonly diag: (line: Record<string, unknown>) => void;
@@ -100,6 +101,14 @@ export class OpenApiConnection {
   /** Messages that answer no pending request: server-side executions, token invalidation, disconnect events. */
   onEvent(handler: (env: Envelope) => void): void {
     this.eventHandlers.push(handler);
+  }
+
+  /**
+   * Every ProtoOAExecutionEvent, whether it answers one of our requests (`answered`) or the server pushed it (an SL hit,
+   * a close in the terminal): what the trade events are made of (src/ctrader/trade-feed.ts).
+   */
+  onExecution(handler: (env: Envelope, answered: boolean) => void): void {
+    this.executionTaps.push(handler);
   }
 
   /** Runs after each (re)connect and application auth, before requests flow; e.g. authorize the accounts again. */
@@ -243,6 +252,7 @@ export class OpenApiConnection {
     if (typeof env?.payloadType !== 'number') return;
     if (env.payloadType === PayloadType.HEARTBEAT_EVENT) return;
     const waiting = env.clientMsgId ? this.pending.get(env.clientMsgId) : undefined;
+    if (env.payloadType === PayloadType.PROTO_OA_EXECUTION_EVENT) for (const t of this.executionTaps) t(env, waiting !== undefined);
     if (!waiting) {
       for (const h of this.eventHandlers) h(env);
       return;

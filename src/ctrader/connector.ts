@@ -73,6 +73,7 @@ export function startConnector(
       account,
       store: commands,
       marksFile: `${fileBase}.marks.json`,
+      tradesFile: `${fileBase}.trade-events.json`,
       ingressUrl: config.ingressUrl,
       bridgeToken: credential.bridgeToken,
       waitMs: config.waitMs,

@@ -38,6 +38,8 @@ export const PayloadType = {
   PROTO_OA_SUBSCRIBE_SPOTS_RES: 2128,
   PROTO_OA_SPOT_EVENT: 2131,
   PROTO_OA_ORDER_ERROR_EVENT: 2132,
+  PROTO_OA_DEAL_LIST_REQ: 2133,
+  PROTO_OA_DEAL_LIST_RES: 2134,
   PROTO_OA_ERROR_RES: 2142,
   PROTO_OA_ACCOUNTS_TOKEN_INVALIDATED_EVENT: 2147,
   PROTO_OA_CLIENT_DISCONNECT_EVENT: 2148,
@@ -56,8 +58,8 @@ export const PayloadType = {
 
 /** ProtoOATradeSide */
 export const TradeSide = { BUY: 1, SELL: 2 } as const;
-/** ProtoOAOrderType (the ones the 17 actions need) */
-export const OrderType = { MARKET: 1, LIMIT: 2, STOP: 3, STOP_LIMIT: 6 } as const;
+/** ProtoOAOrderType (the ones the 17 actions need, and the broker's own SL/TP order that closes a position at its level) */
+export const OrderType = { MARKET: 1, LIMIT: 2, STOP: 3, STOP_LOSS_TAKE_PROFIT: 4, STOP_LIMIT: 6 } as const;
 /** ProtoOATimeInForce */
 export const TimeInForce = { GOOD_TILL_DATE: 1, GOOD_TILL_CANCEL: 2 } as const;
 /** ProtoOAPositionStatus */
@@ -79,8 +81,13 @@ export const ExecutionType = {
   ORDER_EXPIRED: 6,
   ORDER_REJECTED: 7,
   ORDER_CANCEL_REJECTED: 8,
+  SWAP: 9,
+  DEPOSIT_WITHDRAW: 10,
   ORDER_PARTIAL_FILL: 11,
+  BONUS_DEPOSIT_WITHDRAW: 12,
 } as const;
+/** ProtoOADealStatus: only these two moved volume. */
+export const DealStatus = { FILLED: 2, PARTIALLY_FILLED: 3 } as const;
 
 /**
  * Error code names (ProtoErrorCode in OpenApiCommonModelMessages.proto, ProtoOAErrorCode in
@@ -172,6 +179,7 @@ export interface TradeData {
   openTimestamp?: number;
   label?: string;
   comment?: string;
+  closeTimestamp?: number;
 }
 
 export interface Position {
@@ -182,6 +190,9 @@ export interface Position {
   price?: number;
   stopLoss?: number;
   takeProfit?: number;
+  utcLastUpdateTimestamp?: number;
+  /** Unrealized commission, in the deposit currency × 10^moneyDigits. */
+  commission?: number;
   /** Margin used by the position, in the deposit currency × 10^moneyDigits. */
   usedMargin?: number;
   moneyDigits?: number;
@@ -207,6 +218,19 @@ export interface Order {
   relativeTakeProfit?: number;
   closingOrder?: boolean;
   utcLastUpdateTimestamp?: number;
+  /** "If TRUE then order was stopped out from server side." */
+  isStopOut?: boolean;
+}
+
+/** ProtoOAClosePositionDetail: money fields × 10^moneyDigits, in the deposit currency. */
+export interface ClosePositionDetail {
+  entryPrice: number;
+  grossProfit: number;
+  swap: number;
+  commission: number;
+  balance: number;
+  closedVolume?: number;
+  moneyDigits?: number;
 }
 
 export interface Deal {
@@ -216,9 +240,15 @@ export interface Deal {
   volume: number;
   filledVolume: number;
   symbolId: number;
+  createTimestamp?: number;
+  executionTimestamp?: number;
   executionPrice?: number;
   tradeSide: number;
   dealStatus: number;
+  commission?: number;
+  /** Present on a closing deal only. */
+  closePositionDetail?: ClosePositionDetail;
+  moneyDigits?: number;
 }
 
 export interface ExecutionEvent {

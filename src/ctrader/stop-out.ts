@@ -45,6 +45,8 @@ export interface CtraderStopOutOptions {
   save: () => void;
   serial: Serial;
   diag: (line: Record<string, unknown>) => void;
+  /** Runs each close and cancel of the stop-out (the trade events name the stop-out as their cause). */
+  around?: <T>(run: () => Promise<T>) => Promise<T>;
   everyMs?: number;
 }
 
@@ -71,6 +73,7 @@ export function fateOf(details: { order: Order; deals: Deal[] } | undefined): Or
 
 export function ctraderStopOut(opts: CtraderStopOutOptions): StopOutWatch {
   const acct = opts.account;
+  const around = opts.around ?? (<T>(run: () => Promise<T>) => run());
   const open = async () => {
     const { positions, orders } = await acct.reconcile();
     return {
@@ -92,8 +95,8 @@ export function ctraderStopOut(opts: CtraderStopOutOptions): StopOutWatch {
       return { equity: figures.equity, currency: figures.currency, quotes, positions, orders };
     },
     open,
-    close: (ticket) => closeWholePosition(acct, ticket),
-    cancel: (ticket) => cancelOrderById(acct, ticket),
+    close: (ticket) => around(() => closeWholePosition(acct, ticket)),
+    cancel: (ticket) => around(() => cancelOrderById(acct, ticket)),
     orderFate: async (ticket) => fateOf(await acct.orderDetails(Number(ticket))),
   };
   const storage = { save: () => opts.save(), saveMarks: () => opts.save() };

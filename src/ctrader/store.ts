@@ -25,6 +25,8 @@ type Line = { kind: 'intent'; intent: Intent } | { kind: 'report'; report: Bridg
 export class CommandStore {
   private readonly intents = new Map<string, Intent>();
   private readonly reports = new Map<string, BridgeReport>();
+  /** commandId by the label its order carried: the trade events name the command that opened a position. */
+  private readonly byLabel = new Map<string, string>();
   private fd: number | undefined;
 
   /** In memory only when `file` is undefined (tests of the mapping); a real connector always has a file. */
@@ -35,7 +37,7 @@ export class CommandStore {
     if (!file) return;
     fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     for (const line of readJsonLines<Line>(file)) {
-      if (line.kind === 'intent' && line.intent?.commandId) this.intents.set(line.intent.commandId, line.intent);
+      if (line.kind === 'intent' && line.intent?.commandId) this.remember(line.intent);
       if (line.kind === 'report' && line.report?.commandId && !this.reports.has(line.report.commandId)) this.reports.set(line.report.commandId, line.report);
     }
     this.fd = fs.openSync(file, 'a', 0o600);
@@ -58,8 +60,18 @@ export class CommandStore {
   begin(intent: Omit<Intent, 'at'>): Intent {
     const full = { ...intent, at: new Date(this.clock()).toISOString() };
     this.append({ kind: 'intent', intent: full });
-    this.intents.set(full.commandId, full);
+    this.remember(full);
     return full;
+  }
+
+  private remember(intent: Intent): void {
+    this.intents.set(intent.commandId, intent);
+    if (intent.label) this.byLabel.set(intent.label, intent.commandId);
+  }
+
+  /** The command whose order was sent with this label, if this connector sent it. */
+  commandOfLabel(label: string): string | undefined {
+    return this.byLabel.get(label);
   }
 
   /** The first report for a commandId wins; later ones are ignored. */

@@ -165,6 +165,12 @@ export class CtraderConnectorDriver implements BridgeUnderTest {
     this.run(accountId).double.setQuote(symbol, quote.bid, quote.ask);
   }
 
+  /** The trader's click in cTrader: the whole position closed by a MARKET order the connector did not send. */
+  async manualClose(accountId: string, ticket: string): Promise<void> {
+    const { double, ctid } = this.run(accountId);
+    double.closeByHand(ctid, Number(ticket));
+  }
+
   async setMarketOpen(accountId: string, symbol: string, open: boolean): Promise<void> {
     this.run(accountId).double.setMarketOpen(symbol, open);
   }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { ErrorCode, PayloadType, type Envelope } from '../../src/ctrader/messages';
 import { checkPayload } from './ctrader-proto';
 import { DoubleAssets } from './ctrader-assets';
-import { expirePending, fillPending } from './ctrader-pending';
+import { cancelByHand, closeByHand, expireDue, expirePending, fillPending, marketMoved, stopOutByBroker } from './ctrader-pending';
 import { answerQuery } from './ctrader-queries';
 import { DEFAULT_SYMBOLS, DoubleAccount, Refusal, type DoubleSymbol, type Executions } from './ctrader-market';
 import { startWsServer, type WsPeer, type WsServer } from './websocket-server';
@@ -123,10 +123,16 @@ export class CtraderDouble {
       for (const c of d.conns) d.send(c, PayloadType.HEARTBEAT_EVENT, {});
     }, opts.heartbeatMs ?? 5_000);
     d.heartbeat.unref();
+    // The server's clock: GTD orders expire when their time comes, whether or not a quote moves.
+    d.expiry = setInterval(() => {
+      for (const account of d.accounts.values()) d.push(account.ctid, expireDue(account));
+    }, 200);
+    d.expiry.unref();
     return d;
   }
 
   private heartbeat: NodeJS.Timeout | undefined;
+  private expiry: NodeJS.Timeout | undefined;
 
   get url(): string {
     return this.server.url;
@@ -134,6 +140,7 @@ export class CtraderDouble {
 
   async close(): Promise<void> {
     if (this.heartbeat) clearInterval(this.heartbeat);
+    if (this.expiry) clearInterval(this.expiry);
     for (const c of this.conns) c.peer.destroy();
     await this.server.close();
   }
@@ -194,10 +201,27 @@ export class CtraderDouble {
     return { accessToken: g.accessToken, refreshToken: g.refreshToken };
   }
 
+  /** The market moves: subscribers get the spot, then every account's SL/TP and pending orders are checked against it. */
   setQuote(symbolName: string, bid: number, ask: number): void {
     const s = [...this.symbols.values()].find((x) => x.symbolName === symbolName)!;
     Object.assign(s, { bid, ask });
     for (const c of this.conns) for (const [ctid, ids] of c.spots) if (ids.has(s.symbolId)) this.spot(c, ctid, s);
+    for (const account of this.accounts.values()) this.push(account.ctid, marketMoved(account, s));
+  }
+
+  /** The trader closes a position by hand in cTrader (all of it, or `volume` cents of units). */
+  closeByHand(ctid: number, positionId: number, volume?: number): void {
+    this.push(ctid, closeByHand(this.account(ctid), positionId, volume));
+  }
+
+  /** The trader cancels a pending order by hand in cTrader. */
+  cancelByHand(ctid: number, orderId: number): void {
+    this.push(ctid, cancelByHand(this.account(ctid), orderId));
+  }
+
+  /** The broker's own stop-out closes a position. */
+  stopOutByBroker(ctid: number, positionId: number): void {
+    this.push(ctid, stopOutByBroker(this.account(ctid), positionId));
   }
 
   /** ProtoOASpotEvent: bid and ask in 1/100000 of a price unit. */
@@ -392,7 +416,7 @@ export class CtraderDouble {
             executions = account.newOrder(p, now);
             break;
           case PayloadType.PROTO_OA_AMEND_POSITION_SLTP_REQ:
-            executions = account.amendPosition(p);
+            executions = account.amendPosition(p, now);
             break;
           case PayloadType.PROTO_OA_AMEND_ORDER_REQ:
             executions = account.amendOrder(p, now);

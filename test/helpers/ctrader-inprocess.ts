@@ -58,6 +58,7 @@ function inProcess(
   const fake = {
     onReady: () => undefined,
     onEvent: (l: (env: Envelope) => void) => listeners.push(l),
+    onExecution: () => undefined,
     whenReady: async () => undefined,
     sendDuringSetup: request,
     request,

@@ -87,7 +87,7 @@ export class Refusal extends Error {
 }
 
 /** What a request did: the execution events to send, in order. */
-export type Executions = { executionType: number; order?: Order; position?: Position; deal?: Record<string, unknown> }[];
+export type Executions = { executionType: number; order?: Order; position?: Position; deal?: Record<string, unknown>; isServerEvent?: boolean }[];
 
 const r = (v: number, d: number) => Number(v.toFixed(d));
 
@@ -119,6 +119,10 @@ export class DoubleAccount {
   /** The next id of an order, position or deal (one sequence, as the double numbers them). */
   takeId(): number {
     return this.nextId++;
+  }
+
+  quoteOf(symbolId: number): { bid: number; ask: number } {
+    return this.symbol(symbolId);
   }
 
   private symbol(id: unknown): DoubleSymbol {
@@ -311,7 +315,7 @@ export class DoubleAccount {
   }
 
   /** ProtoOAAmendPositionSLTPReq: the request's stopLoss/takeProfit are the position's new levels (absent = none). */
-  amendPosition(p: Record<string, unknown>): Executions {
+  amendPosition(p: Record<string, unknown>, now = Date.now()): Executions {
     const pos = this.position(p.positionId);
     const s = this.symbol(pos.tradeData.symbolId);
     this.requireOpen(s);
@@ -321,6 +325,7 @@ export class DoubleAccount {
     this.checkStops(pos.tradeData.tradeSide, buy ? s.bid : s.ask, sl, tp, buy ? 'bid' : 'ask');
     pos.stopLoss = sl;
     pos.takeProfit = tp;
+    pos.utcLastUpdateTimestamp = now;
     return [{ executionType: ExecutionType.ORDER_REPLACED, position: pos }];
   }
 
@@ -345,8 +350,9 @@ export class DoubleAccount {
     if (entry !== (o.orderType === OrderType.LIMIT ? o.limitPrice : o.stopPrice))
       this.checkEntry(s, o.tradeData.tradeSide, o.orderType === OrderType.LIMIT ? OrderType.LIMIT : OrderType.STOP, entry);
     this.checkStops(o.tradeData.tradeSide, entry, next.stopLoss, next.takeProfit, 'entry price');
+    next.utcLastUpdateTimestamp = now;
     this.orders.set(o.orderId, next);
-    this.history.set(o.orderId, { ...next, utcLastUpdateTimestamp: now });
+    this.history.set(o.orderId, next);
     return [{ executionType: ExecutionType.ORDER_REPLACED, order: next }];
   }
 
@@ -370,19 +376,29 @@ export class DoubleAccount {
     if (rest > 0 && rest < s.minVolume)
       throw new Refusal(ErrorCode.TRADING_BAD_VOLUME, `The remaining volume ${rest} would be below the minimum ${s.minVolume}`, { positionId: pos.positionId });
     this.requireOpen(s);
+    return this.closeAt(pos, volume, pos.tradeData.tradeSide === TradeSide.BUY ? s.bid : s.ask, now, { orderType: OrderType.MARKET });
+  }
+
+  /**
+   * `volume` of a position closed at `price` by a closing order: a MARKET one (a ProtoOAClosePositionReq, or the
+   * trader's or the server's own), or the broker's STOP_LOSS_TAKE_PROFIT order at the position's levels. ORDER_ACCEPTED
+   * then ORDER_FILLED with the deal and its ProtoOAClosePositionDetail, as the definitions describe them.
+   */
+  closeAt(pos: Position, volume: number, price: number, now: number, how: Pick<Order, 'orderType' | 'isStopOut' | 'stopLoss' | 'takeProfit'>): Executions {
+    const s = this.symbol(pos.tradeData.symbolId);
+    const rest = pos.tradeData.volume - volume;
     const buy = pos.tradeData.tradeSide === TradeSide.BUY;
-    const price = buy ? s.bid : s.ask;
     const gross = this.profitCents(pos, price, volume);
     this.balance += gross;
     const side = buy ? TradeSide.SELL : TradeSide.BUY;
     const order: Order = {
       orderId: this.nextId++,
-      tradeData: { ...pos.tradeData, volume, tradeSide: side },
-      orderType: OrderType.MARKET,
+      tradeData: { ...pos.tradeData, volume, tradeSide: side, openTimestamp: now },
       orderStatus: OrderStatus.ORDER_STATUS_FILLED,
       closingOrder: true,
       positionId: pos.positionId,
       executionPrice: price,
+      ...how,
     };
     this.history.set(order.orderId, { ...order, utcLastUpdateTimestamp: now });
     if (rest === 0) this.positions.delete(pos.positionId);
@@ -390,7 +406,9 @@ export class DoubleAccount {
       pos.tradeData = { ...pos.tradeData, volume: rest };
       pos.usedMargin = Math.round(this.marginOf(s, rest, pos.price!) * 100);
     }
-    const after: Position = rest === 0 ? { ...pos, positionStatus: PositionStatus.POSITION_STATUS_CLOSED } : pos;
+    pos.utcLastUpdateTimestamp = now;
+    const after: Position =
+      rest === 0 ? { ...pos, positionStatus: PositionStatus.POSITION_STATUS_CLOSED, tradeData: { ...pos.tradeData, closeTimestamp: now } } : pos;
     const deal = {
       dealId: this.nextId++,
       orderId: order.orderId,

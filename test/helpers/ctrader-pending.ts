@@ -57,3 +57,66 @@ export function expirePending(account: DoubleAccount, orderId: number, now = Dat
   account.history.set(orderId, expired);
   return [{ executionType: ExecutionType.ORDER_EXPIRED, order: expired }];
 }
+
+/**
+ * A quote moved: what the server does with it, by the published trigger rule (ProtoOAOrderTriggerMethod TRADE, the
+ * default): a buy position's stop loss and take profit are checked against the bid, a sell's against the ask, and the
+ * broker closes it at that price with its STOP_LOSS_TAKE_PROFIT order (a server event); a buy limit fills when the ask
+ * reaches it, a buy stop when the ask reaches it from below, sells by the bid; a GTD order past its expiry expires.
+ */
+export function marketMoved(account: DoubleAccount, symbol: { symbolId: number; bid: number; ask: number }, now = Date.now()): Executions {
+  const out: Executions = expireDue(account, now);
+  for (const o of [...account.orders.values()]) {
+    if (o.tradeData.symbolId !== symbol.symbolId) continue;
+    const buy = o.tradeData.tradeSide === TradeSide.BUY;
+    const at = buy ? symbol.ask : symbol.bid;
+    const entry = (o.orderType === OrderType.LIMIT ? o.limitPrice : o.stopPrice)!;
+    const reached = o.orderType === OrderType.LIMIT ? (buy ? at <= entry : at >= entry) : buy ? at >= entry : at <= entry;
+    if (reached) out.push(...fillPending(account, o.orderId, now).map((e) => ({ ...e, isServerEvent: true })));
+  }
+  for (const p of [...account.positions.values()]) {
+    if (p.tradeData.symbolId !== symbol.symbolId) continue;
+    const buy = p.tradeData.tradeSide === TradeSide.BUY;
+    const at = buy ? symbol.bid : symbol.ask;
+    const slHit = p.stopLoss !== undefined && (buy ? at <= p.stopLoss : at >= p.stopLoss);
+    const tpHit = p.takeProfit !== undefined && (buy ? at >= p.takeProfit : at <= p.takeProfit);
+    if (!slHit && !tpHit) continue;
+    const levels = { orderType: OrderType.STOP_LOSS_TAKE_PROFIT, stopLoss: p.stopLoss, takeProfit: p.takeProfit };
+    out.push(...account.closeAt(p, p.tradeData.volume, at, now, levels).map((e) => ({ ...e, isServerEvent: true })));
+  }
+  return out;
+}
+
+/** GTD orders whose `expirationTimestamp` has passed expire (the server's clock, quotes or not). */
+export function expireDue(account: DoubleAccount, now = Date.now()): Executions {
+  return [...account.orders.values()]
+    .filter((o) => o.expirationTimestamp !== undefined && o.expirationTimestamp <= now)
+    .flatMap((o) => expirePending(account, o.orderId, now).map((e) => ({ ...e, isServerEvent: true })));
+}
+
+/** The trader closes (part of) a position by hand in cTrader: a closing MARKET order the connector did not send. */
+export function closeByHand(account: DoubleAccount, positionId: number, volume?: number, now = Date.now()): Executions {
+  const p = account.positions.get(positionId);
+  if (!p) throw new Error(`position ${positionId} is not open`);
+  return account.closeAt(p, volume ?? p.tradeData.volume, closePrice(account, p), now, { orderType: OrderType.MARKET });
+}
+
+/** The broker's own stop-out closes a position: a server event, the closing order flagged `isStopOut`. */
+export function stopOutByBroker(account: DoubleAccount, positionId: number, now = Date.now()): Executions {
+  const p = account.positions.get(positionId);
+  if (!p) throw new Error(`position ${positionId} is not open`);
+  return account.closeAt(p, p.tradeData.volume, closePrice(account, p), now, { orderType: OrderType.MARKET, isStopOut: true }).map((e) => ({
+    ...e,
+    isServerEvent: true,
+  }));
+}
+
+/** The trader cancels a pending order by hand in cTrader. */
+export function cancelByHand(account: DoubleAccount, orderId: number, now = Date.now()): Executions {
+  return account.cancelOrder({ orderId }, now);
+}
+
+function closePrice(account: DoubleAccount, p: Position): number {
+  const q = account.quoteOf(p.tradeData.symbolId);
+  return p.tradeData.tradeSide === TradeSide.BUY ? q.bid : q.ask;
+}

@@ -4,7 +4,7 @@ import type { DoubleAccount, DoubleSymbol } from './ctrader-market';
 
 /**
  * The cTrader Open API double's answers to the requests that only read (symbols, trader, assets, conversion chains,
- * reconcile, order history, one order's details, unrealized P&L), each the response message the published definitions pair with it.
+ * reconcile, order and deal history, one order's details, unrealized P&L), each the response message the published definitions pair with it.
  */
 export function answerQuery(symbols: Map<number, DoubleSymbol>, assets: DoubleAssets, account: DoubleAccount, env: Envelope): Envelope {
   const p = env.payload ?? {};
@@ -55,6 +55,16 @@ export function answerQuery(symbols: Map<number, DoubleSymbol>, assets: DoubleAs
         };
       return answer(PayloadType.PROTO_OA_ORDER_DETAILS_RES, { order, deal: account.deals.get(order.orderId) ?? [] });
     }
+    case PayloadType.PROTO_OA_DEAL_LIST_REQ:
+      return answer(
+        PayloadType.PROTO_OA_DEAL_LIST_RES,
+        dealList(
+          account,
+          (p.fromTimestamp as number | undefined) ?? 0,
+          (p.toTimestamp as number | undefined) ?? 2_147_483_646_000,
+          (p.maxRows as number | undefined) ?? 1000,
+        ),
+      );
     case PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_REQ:
       return answer(PayloadType.PROTO_OA_GET_POSITION_UNREALIZED_PNL_RES, { positionUnrealizedPnL: account.unrealized(), moneyDigits: 2 });
     default:
@@ -63,4 +73,14 @@ export function answerQuery(symbols: Map<number, DoubleSymbol>, assets: DoubleAs
         payload: { errorCode: ErrorCode.UNSUPPORTED_MESSAGE, description: `payloadType ${env.payloadType} is not served by this double` },
       };
   }
+}
+
+/** ProtoOADealListReq: deals executed within [from, to], oldest first, at most `maxRows` (then hasMore). */
+function dealList(account: DoubleAccount, from: number, to: number, maxRows: number): { deal: Record<string, unknown>[]; hasMore: boolean } {
+  const at = (d: Record<string, unknown>) => d.executionTimestamp as number;
+  const all = [...account.deals.values()]
+    .flat()
+    .filter((d) => at(d) >= from && at(d) <= to)
+    .sort((a, b) => at(a) - at(b) || (a.dealId as number) - (b.dealId as number));
+  return { deal: all.slice(0, maxRows), hasMore: all.length > maxRows };
 }

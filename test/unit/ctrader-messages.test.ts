@@ -1,4 +1,4 @@
-import { ErrorCode, ExecutionType, OrderStatus, OrderType, PayloadType, PositionStatus, TimeInForce, TradeSide } from '../../src/ctrader/messages';
+import { DealStatus, ErrorCode, ExecutionType, OrderStatus, OrderType, PayloadType, PositionStatus, TimeInForce, TradeSide } from '../../src/ctrader/messages';
 import { checkPayload, loadProto, messageNameOf } from '../helpers/ctrader-proto';
 
 /**
@@ -38,6 +38,7 @@ describe('cTrader Open API constants against the published .proto files', () => 
     check(PositionStatus, 'ProtoOAPositionStatus');
     check(OrderStatus, 'ProtoOAOrderStatus');
     check(ExecutionType, 'ProtoOAExecutionType');
+    check(DealStatus, 'ProtoOADealStatus');
   });
 
   test('when each error code name is looked up, then it is a ProtoErrorCode or ProtoOAErrorCode name', () => {
