@@ -270,13 +270,15 @@ def test_when_a_command_is_executing_then_the_watch_waits_for_it_and_trips_after
     def slow_command(cmd: Any, recovering: bool) -> Any:
         # The market falls past the limit while this command holds the executor.
         eurusd(double, 1.0741)
-        spy.watch_blocked.clear()
+        # The flag was cleared before the watch started: the watch may already be waiting (it tries the lock
+        # more often since it also looks for trade events), and clearing it here would lose that.
         during["blocked"] = spy.watch_blocked.wait(10)
         during["positions"] = len(double.mt5.positions_get())
         during["marked"] = stop_out_file_exists(b)
         return real_execute(cmd, recovering)
 
     monkeypatch.setattr(b.trader, "execute", slow_command)
+    spy.watch_blocked.clear()
     b.watch.start()
     try:
         b._run_batch([command("sell", symbol="GBPUSD", volume=1, commandId="c-during")])
