@@ -98,6 +98,12 @@ class Recorder:
         self.sent: List[Dict[str, Any]] = []
         self.figures: List[Dict[str, Any]] = []
         self.sent_events: List[List[Dict[str, Any]]] = []
+        self.trade_calls: List[Dict[str, Any]] = []
+
+    def trades(self, events: List[Dict[str, Any]], book: Any = None, account: Any = None) -> Dict[str, Any]:
+        self.trade_calls.append(json.loads(json.dumps({"events": events, "book": book, "account": account})))
+        return {"events": [{"eventId": e["eventId"], "result": "recorded"} for e in events],
+                "book": "recorded" if book is not None else "absent"}
 
     def reports(self, reports: List[Dict[str, Any]], account: Any = None) -> List[Dict[str, Any]]:
         self.sent.extend(reports)

@@ -133,6 +133,7 @@ class Bridge:
                                           lambda **fields: self.log(self._diag, **fields))
             outbox = TradeOutbox(self.journal.path + ".trades.json", lambda **fields: self.log(self._diag, **fields))
             self.watch.trades = TradeEvents(self.mt5, self.server_offset, outbox, self.cause_of_tag)
+            self.watch.trades.start()
             self.trader.on_request = self._note_request
         terminal = self.mt5.terminal_info()
         if terminal is not None and not terminal.trade_allowed:

@@ -57,6 +57,12 @@ class TradeEvents(Terminal):
 
     # ---- the look ------------------------------------------------------------------------------------------------
 
+    def start(self) -> None:
+        """The first time on this account: what happened before is not reported as events (the book shows what is
+        open); from now on everything is."""
+        if self.outbox.state is None:
+            self.outbox.commit([], fresh_state(self._server_s()))
+
     def poll(self) -> int:
         """New events since the last look, committed to the outbox; how many."""
         now = self._server_s()

@@ -80,6 +80,7 @@ class TradeSender:
                 # Never resent for ever: the service says this one event cannot be read.
                 self._log(event="trade_event_dropped", eventId=batch[0].get("eventId"), error=str(err))
                 detector.outbox.acknowledge([str(batch[0].get("eventId"))])
+                self._one_at_a_time = False
                 return
             self._failed(err, "events")
             return
@@ -94,8 +95,6 @@ class TradeSender:
         detector.outbox.acknowledge(taken)
         self._delay = 1.0
         self._unsupported_logged = False
-        if len(batch) == 1:
-            self._one_at_a_time = False
         if not taken:
             self._due = self._clock() + self._delay
         # The book follows every batch, so the service reconciles against what the events left.

@@ -808,11 +808,12 @@ def _open_position(state: Dict[str, Any], spec: Dict[str, Any], order: int, otyp
     now, _ = _server_now()
     deal = _next(state, "next_deal")
     commission = _commission(spec, volume)
-    state["deals"].append({"ticket": deal, "order": order, "time": now, "type": otype, "entry": DEAL_ENTRY_IN,
+    buy = otype in (ORDER_TYPE_BUY, ORDER_TYPE_BUY_LIMIT, ORDER_TYPE_BUY_STOP, ORDER_TYPE_BUY_STOP_LIMIT)
+    state["deals"].append({"ticket": deal, "order": order, "time": now, "type": DEAL_TYPE_BUY if buy else DEAL_TYPE_SELL,
+                           "entry": DEAL_ENTRY_IN,
                            "magic": magic, "position_id": order, "reason": reason, "volume": volume, "price": price,
                            "profit": 0.0, "commission": commission, "symbol": spec["name"], "comment": comment})
     _charge(state, commission)
-    buy = otype in (ORDER_TYPE_BUY, ORDER_TYPE_BUY_LIMIT, ORDER_TYPE_BUY_STOP, ORDER_TYPE_BUY_STOP_LIMIT)
     state["positions"].append({"ticket": order, "time": now, "time_update": now,
                                "type": POSITION_TYPE_BUY if buy else POSITION_TYPE_SELL, "magic": magic,
                                "volume": volume, "price_open": price, "sl": sl, "tp": tp, "symbol": spec["name"],
