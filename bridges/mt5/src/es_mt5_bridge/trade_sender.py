@@ -84,7 +84,8 @@ class TradeSender:
                 return
             self._failed(err, "events")
             return
-        results = answer.get("events") if isinstance(answer.get("events"), list) else []
+        answered = answer.get("events")
+        results: List[Any] = answered if isinstance(answered, list) else []
         taken = []
         for result in results:
             if not isinstance(result, dict) or result.get("result") not in ("recorded", "duplicate", "refused"):
