@@ -82,7 +82,9 @@ class TradeEvents(Terminal):
             if event["eventId"] in state["seen"]:
                 return
             state["seen"][event["eventId"]] = at_ms // 1000
-            found.append((at_ms, {k: v for k, v in event.items() if v is not None or k in ("sl", "tp")}))
+            # null is a level removed, on a modification only; elsewhere a field without a value is left out.
+            keep_null = ("sl", "tp") if event["type"] in ("position_modified", "order_modified") else ()
+            found.append((at_ms, {k: v for k, v in event.items() if v is not None or k in keep_null}))
 
         for order in sorted(list(history) + list(active), key=lambda o: (o.time_setup_msc, o.ticket)):
             if order.type not in PENDING_TYPES:
