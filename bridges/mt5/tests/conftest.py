@@ -7,6 +7,8 @@ import io
 import json
 import os
 import sys
+import threading
+from http.server import ThreadingHTTPServer
 from datetime import datetime, timedelta, timezone
 from typing import Any, Dict, List, Optional
 
@@ -126,6 +128,25 @@ def bridge(double: Double, tmp_path: Any, ingress: Any = None) -> Any:
     b.connect_terminal()
     b.account_id = "acc-1"
     return b
+
+
+class StandIn:
+    """A stand-in for the service on a free loopback port (an http.server request handler class of the test's)."""
+
+    def serve(self, handler: Any) -> None:
+        self.release = threading.Event()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_port}"
+
+    def close(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def answer_json(handler: Any, body: Dict[str, Any]) -> None:

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-from typing import Any, Callable, Dict, Iterable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
-from .durable import replace_json
+from .durable import EventsOnDisk, replace_json
 
 # Bounds: an outbox the service does not drain keeps the newest events (the book reconciles what was dropped);
 # the detector's memory holds a day of history, at most this many entries.
@@ -29,14 +28,13 @@ def fresh_state(started_at: int) -> Dict[str, Any]:
     return {"startedAt": started_at, "seen": {}, "positions": {}, "orders": {}, "requests": {}}
 
 
-class TradeOutbox:
+class TradeOutbox(EventsOnDisk):
     def __init__(self, path: str, log: Callable[..., None]) -> None:
+        # The detector writes under the executor's lock on the watch thread; the sender acknowledges from the same
+        # thread, and a request note comes from a command: the store's lock keeps each change and its write together.
+        super().__init__()
         self.path = path
         self._log = log
-        # The detector writes under the executor's lock on the watch thread; the sender acknowledges from the same
-        # thread, and a request note comes from a command: this lock keeps each change and its write together.
-        self._lock = threading.Lock()
-        self._events: List[Dict[str, Any]] = []
         self.state: Optional[Dict[str, Any]] = None
         if os.path.exists(path):
             # An unreadable file stops the bridge (json raises): starting afresh could forget unsent events.
@@ -81,15 +79,3 @@ class TradeOutbox:
                 return
             self.state.setdefault("requests", {})[key] = {"comment": comment, "at": at_ms}
             self._save()
-
-    def unacknowledged(self) -> List[Dict[str, Any]]:
-        with self._lock:
-            return list(self._events)
-
-    def acknowledge(self, event_ids: Iterable[str]) -> None:
-        taken = set(event_ids)
-        with self._lock:
-            kept = [e for e in self._events if e.get("eventId") not in taken]
-            if len(kept) != len(self._events):
-                self._events = kept
-                self._save()
