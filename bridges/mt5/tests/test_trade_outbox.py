@@ -207,3 +207,23 @@ def test_figures_ride_along(double: Double, tmp_path) -> None:
     desk.trades = spy  # type: ignore[method-assign]
     b.watch.send_trades()
     assert seen and seen[0] is not None and seen[0]["currency"] == "USD"
+
+
+def test_a_book_never_goes_ahead_of_the_close_it_no_longer_lists(double: Double, tmp_path) -> None:
+    desk, clock = Desk(), Clock()
+    b = bridge(double, tmp_path, desk)
+    sender_for(b, desk, clock)
+    report = b.handle(command("buy", symbol="EURUSD", volume=1, sl=1.08, commandId="c-1"))
+    assert report is not None and report.status == "filled"
+    b.watch.poll_trades()
+    b.watch.send_trades()  # the opening, then the book listing the position
+    b.watch.send_trades()
+    assert [len(c["book"]["positions"]) if c["book"] else None for c in desk.trade_calls] == [None, 1]
+    double.set_quote("EURUSD", 1.0795, 1.0796)  # through the SL, between two looks
+    b.watch.trade_sender.book_now()
+    before = len(desk.trade_calls)
+    for _ in range(3):
+        b.watch.send_trades()
+    after = desk.trade_calls[before:]
+    assert [([e["type"] for e in c["events"]], c["book"] and c["book"]["positions"]) for c in after] == [
+        (["position_closed"], None), ([], [])]

@@ -46,7 +46,7 @@ class TradeSender:
     def book_now(self) -> None:
         self.book_due = 0.0
 
-    def send(self, detector: TradeEvents, book: Callable[[], Dict[str, Any]]) -> None:
+    def send(self, detector: TradeEvents, book: Callable[[], Optional[Dict[str, Any]]]) -> None:
         """One call when something is due (events, or the book); never raises for the service's sake."""
         now = self._clock()
         if now < self._due:
@@ -101,9 +101,12 @@ class TradeSender:
         # The book follows every batch, so the service reconciles against what the events left.
         self.book_due = 0.0
 
-    def _send_book(self, book: Callable[[], Dict[str, Any]]) -> None:
+    def _send_book(self, book: Callable[[], Optional[Dict[str, Any]]]) -> None:
+        taken = book()
+        if taken is None:
+            return  # events came up while reading it: they go first, the book right after them
         try:
-            self._ingress.trades([], fit(book()), self._figures())
+            self._ingress.trades([], fit(taken), self._figures())
         except IngressError as err:
             if err.status == 400:
                 self._log(event="trades_book_refused", error=str(err))

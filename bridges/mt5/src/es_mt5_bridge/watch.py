@@ -86,9 +86,13 @@ class Watch:
                     self._log(event="trade_events_failed", error=f"{type(err).__name__}: {err}")
                 self._trades_failing = True
 
-    def _book(self) -> Dict[str, Any]:
+    def _book(self) -> Optional[Dict[str, Any]]:
+        """The book, read in one step with a look at the history: a position the book no longer lists has its close
+        queued first (None then: those events go before any book), else the service would close it `unknown`."""
         assert self.trades is not None
         with self.lock:
+            if self.trades.poll():
+                return None
             return self.trades.book()
 
     def send_trades(self) -> None:
