@@ -6,6 +6,7 @@ import {
   type StopOutDirective,
   type StopOutEvent,
 } from '../domain/bridge-protocol';
+import type { Book, TradeEvent, TradeEventResult, TradesAnswer } from '../domain/trade-events';
 
 /**
  * The bridge side of the bridge API over HTTP (docs/bridge-protocol.md) for one account: hello, long-poll, reports.
@@ -107,6 +108,20 @@ export class BridgeClient {
     if (res.status !== 200) throw new HttpStatusError(res.status, 'events', res.body);
     const acks = (res.body as { events?: { eventId?: unknown; result?: unknown }[] } | undefined)?.events ?? [];
     return acks.filter((a) => a.result === 'recorded' || a.result === 'duplicate').map((a) => String(a.eventId));
+  }
+
+  /**
+   * One call of trade events and/or the book (protocol 1.5). Not retried here: the caller's outbox keeps the events
+   * and sends them again; any answer but 200 is an HttpStatusError (a 400 names the path the service could not read).
+   */
+  async sendTrades(body: { events: TradeEvent[]; book?: Book; account?: AccountFigures }): Promise<TradesAnswer> {
+    const res = await this.call('POST', '/bridge/v1/trades', body, 15_000);
+    if (res.status !== 200) throw new HttpStatusError(res.status, 'trades', res.body);
+    const answer = res.body as { events?: unknown; book?: unknown } | undefined;
+    const events = (Array.isArray(answer?.events) ? answer.events : []).filter(
+      (e): e is TradeEventResult => typeof e === 'object' && e !== null && typeof (e as { eventId?: unknown }).eventId === 'string',
+    );
+    return { events, book: answer?.book === 'recorded' ? 'recorded' : 'absent' };
   }
 
   /** The reports, with the account's figures now (protocol 1.2); no report and only figures is a heartbeat. */

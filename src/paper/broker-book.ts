@@ -250,7 +250,8 @@ export class BrokerBook {
     const full = volume >= pos.volume - EPS;
     if (full) this.state.positions = this.state.positions.filter((p) => p.ticket !== pos.ticket);
     else pos.volume = roundTo(pos.volume - volume, volumeDecimals(spec));
-    return { ...this.positionOp(pos, full ? 'close' : 'partial_close', cause, exit, volume, cmd), profit, balance: this.state.balance };
+    const remainingVolume = full ? 0 : pos.volume;
+    return { ...this.positionOp(pos, full ? 'close' : 'partial_close', cause, exit, volume, cmd), profit, balance: this.state.balance, remainingVolume };
   }
 
   /** Takes a pending order off the book and remembers what became of it (bounded: the oldest are forgotten). */
@@ -263,6 +264,13 @@ export class BrokerBook {
 
   nextTicket(): string {
     return String(this.state.nextTicket++);
+  }
+
+  /** The deal number of the operation being made (what the broker's history would call it). */
+  private nextDeal(): number {
+    const deal = this.state.nextDeal ?? 1;
+    this.state.nextDeal = deal + 1;
+    return deal;
   }
 
   specOf(item: { canonical: string }): SymbolSpec {
@@ -286,6 +294,7 @@ export class BrokerBook {
       cause,
       sl: pos.sl,
       tp: pos.tp,
+      deal: this.nextDeal(),
     };
   }
 
@@ -307,6 +316,7 @@ export class BrokerBook {
       sl: order.sl,
       tp: order.tp,
       expiry: order.expiry,
+      deal: this.nextDeal(),
     };
   }
 }

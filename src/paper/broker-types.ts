@@ -59,6 +59,8 @@ export interface BrokerState {
   orders: PendingOrder[];
   /** The last GONE_ORDERS_KEPT orders to leave the book, oldest first (absent in a state saved before 2026-11-26). */
   gone?: OrderGone[];
+  /** The next operation's deal number (absent in a state saved before 2026-11-26: counts from 1). */
+  nextDeal?: number;
 }
 
 /** A bridge command as the broker needs it; `maxOpenPositions` is the optional bridge-side guard. */
@@ -79,7 +81,7 @@ export type OpKind =
   | 'place' // pending order placed
   | 'trigger' // pending order filled: a new position (same ticket)
   | 'stop_limit_trigger' // stop-limit reached its trigger: now a limit order (same ticket)
-  | 'close' // position closed (by command, SL, TP)
+  | 'close' // position closed (by command, SL, TP, by hand in the terminal, by the stop-out)
   | 'partial_close'
   | 'modify' // position SL/TP (modify_sl, modify_tp, breakeven)
   | 'modify_order' // pending order price/trigger/SL/TP/expiry
@@ -97,7 +99,15 @@ export interface BrokerOp {
   side: Side;
   volume: number;
   price: number | null;
-  cause: 'command' | 'price' | 'sl' | 'tp' | 'expiry' | 'no_money';
+  /** `manual`: the trader did it by hand in the terminal; `stop_out`: the bridge's stop-out (protocol 1.4) did. */
+  cause: 'command' | 'price' | 'sl' | 'tp' | 'expiry' | 'no_money' | 'manual' | 'stop_out';
+  /**
+   * The broker's number for this operation, counted in its state: what makes a trade event's eventId stable across
+   * restarts (an operation replayed after a crash that lost the state gets the same number again).
+   */
+  deal?: number;
+  /** What a close left open (0: fully closed). */
+  remainingVolume?: number;
   orderType?: OrderType;
   stopLimitPrice?: number | null;
   sl?: number | null;

@@ -120,6 +120,33 @@ export class PaperBroker {
     return ops;
   }
 
+  // ---- the trader at the terminal ------------------------------------------------------------------------------
+
+  /**
+   * The trader closes a position (or cancels a pending order) by hand in the terminal: no command, cause `manual`.
+   * Refused like a command would be (unknown ticket, market closed).
+   */
+  byHand(what: { op: 'close' | 'cancel'; ticket: string }): { result: ExecutionResult; ops: BrokerOp[] } {
+    const ops = this.tick();
+    try {
+      if (what.op === 'close') {
+        const pos = this.book.requirePosition(what.ticket);
+        this.book.requireOpen(this.book.specOf(pos));
+        const op = this.book.closePosition(pos, pos.volume, 'manual');
+        ops.push(op);
+        return { result: { status: 'done', ticket: pos.ticket, price: op.price, volume: op.volume }, ops };
+      }
+      const order = this.book.requireOrder(what.ticket);
+      this.book.requireOpen(this.book.specOf(order));
+      this.book.removeOrder(order.ticket, 'cancelled');
+      ops.push(this.book.orderOp(order, 'cancel', 'manual', null));
+      return { result: { status: 'done', ticket: order.ticket }, ops };
+    } catch (err) {
+      if (err instanceof Rejected) return { result: { status: 'rejected', retcode: err.retcode, message: err.message }, ops };
+      throw err;
+    }
+  }
+
   // ---- commands -------------------------------------------------------------------------------------------------
 
   /** Runs one command: first the market catches up to now (tick), then the command. Never throws for a broker refusal. */

@@ -65,9 +65,14 @@ export function readJsonLines<T>(file: string): T[] {
   return out;
 }
 
-/** Files kept next to a ledger: the exactly-once journal and each account's broker state. */
+/** Files kept next to a ledger: the exactly-once journal, each account's broker state and its trade-event outbox. */
 export function journalFileFor(ledgerFile: string): string {
   return `${ledgerFile}.journal`;
+}
+
+/** The account's trade events not yet answered by the service (src/bridge/trade-outbox.ts). */
+export function tradesFileFor(ledgerFile: string, accountId: string): string {
+  return `${ledgerFile}.${accountId}.trades.json`;
 }
 
 export function stateFileFor(ledgerFile: string, accountId: string): string {

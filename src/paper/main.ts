@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { z } from 'zod';
 import type { Platform } from './broker';
 import { FileJournal, MemoryJournal } from './journal';
-import { FileLedger, journalFileFor, MemoryLedger, stateFileFor } from './ledger';
+import { FileLedger, journalFileFor, MemoryLedger, stateFileFor, tradesFileFor } from './ledger';
 import { FileMarket } from './market-file';
 import { DEFAULT_BRIDGE_VERSIONS, parseFaults, PaperTerminal, type Fault } from './terminal';
 
@@ -18,8 +18,9 @@ import { DEFAULT_BRIDGE_VERSIONS, parseFaults, PaperTerminal, type Fault } from 
 const USAGE = `usage: paper-bridge --registry FILE [options]
 
   --registry FILE            registry import document ({accounts:[{id, platform, bridgeToken}]}); required
-  --ledger FILE.jsonl        append every broker operation here; the journal (FILE.jsonl.journal) and each
-                             account's state (FILE.jsonl.<account>.state.json) live beside it. Default: in memory
+  --ledger FILE.jsonl        append every broker operation here; the journal (FILE.jsonl.journal), each
+                             account's state (FILE.jsonl.<account>.state.json) and trade events not yet recorded
+                             by the service (FILE.jsonl.<account>.trades.json) live beside it. Default: in memory
   --ingress URL              default $INGRESS_URL, else http://127.0.0.1:\${PORT:-8080}
   --platform-version LIST    bridge versions reported in hello, e.g. mt5=2.1.0,ctrader=1.2.0 (the defaults)
   --balance N                starting balance of each paper account in USD (default 100000)
@@ -27,9 +28,11 @@ const USAGE = `usage: paper-bridge --registry FILE [options]
   --closed SYMBOLS           force these markets closed, e.g. US30,XAUUSD
   --market FILE              steer prices and closed markets from this JSON file instead of the synthetic feed:
                              {"quotes": {"EURUSD": {"bid": 1.085, "ask": 1.0851}}, "closed": ["US30"]}
+  --trader FILE              the trader's clicks in the terminal, one JSON line each, appended while it runs:
+                             {"accountId": "acc-1", "op": "close" | "cancel", "ticket": "1000003"}
   --fault SPEC               fault injection, as env PAPER_FAULT: drop-before-report:<n>[@accountId],
                              crash-before-fill[@accountId], crash-after-fill[@accountId],
-                             crash-after-stop-out-mark[@accountId][,…]
+                             crash-after-stop-out-mark[@accountId], hold-trade-events[@accountId][,…]
   --wait-ms N                long-poll wait asked of the ingress (default 20000)
   --tick-ms N                market tick interval (default 250)
   --help`;
@@ -43,6 +46,7 @@ export interface CliOptions {
   leverage?: number;
   closed: string[];
   market?: string;
+  trader?: string;
   faults: Fault[];
   waitMs?: number;
   tickMs?: number;
@@ -58,7 +62,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
     if (!m) throw new UsageError(`unexpected argument ${arg}`);
     const name = m[1]!;
-    const known = ['registry', 'ledger', 'ingress', 'platform-version', 'balance', 'leverage', 'closed', 'market', 'fault', 'wait-ms', 'tick-ms'];
+    const known = ['registry', 'ledger', 'ingress', 'platform-version', 'balance', 'leverage', 'closed', 'market', 'trader', 'fault', 'wait-ms', 'tick-ms'];
     if (!known.includes(name)) throw new UsageError(`unknown option --${name}`);
     const value = m[2] ?? argv[++i];
     if (value === undefined) throw new UsageError(`--${name} needs a value`);
@@ -97,6 +101,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
       .map((s) => s.trim())
       .filter(Boolean),
     market: values.get('market'),
+    trader: values.get('trader'),
     faults,
     waitMs: number('wait-ms', 0),
     tickMs: number('tick-ms', 0),
@@ -121,9 +126,8 @@ export function terminalsFor(options: CliOptions): PaperTerminal[] {
   return doc.accounts
     .filter((a) => a.bridgeToken !== undefined)
     .map((a) => {
-      const crash = options.faults.find(
-        (f): f is Exclude<Fault, { kind: 'drop-before-report' }> => f.kind !== 'drop-before-report' && (f.accountId === undefined || f.accountId === a.id),
-      );
+      const mine = (f: Fault) => f.accountId === undefined || f.accountId === a.id;
+      const crash = options.faults.find((f): f is Extract<Fault, { kind: keyof typeof CRASH_POINTS }> => f.kind in CRASH_POINTS && mine(f));
       const terminal = new PaperTerminal({
         accountId: a.id,
         platform: a.platform,
@@ -135,6 +139,9 @@ export function terminalsFor(options: CliOptions): PaperTerminal[] {
         ledger,
         journal: options.ledger ? new FileJournal(journalFileFor(options.ledger), a.id) : new MemoryJournal(),
         stateFile: options.ledger ? stateFileFor(options.ledger, a.id) : undefined,
+        tradesFile: options.ledger ? tradesFileFor(options.ledger, a.id) : undefined,
+        traderFile: options.trader,
+        holdTradeEvents: options.faults.some((f) => f.kind === 'hold-trade-events' && mine(f)),
         waitMs: options.waitMs,
         tickMs: options.tickMs,
       });

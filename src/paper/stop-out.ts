@@ -34,7 +34,11 @@ export function paperStopOut(opts: PaperStopOutOptions): StopOutWatch {
   /** Undefined when done; else the refusal, `transient` when the broker said "not now" (tried again by the runner). */
   const run = (command: Parameters<PaperBroker['execute']>[0]) => {
     const { result, ops } = broker.execute(command);
-    ledger.append(accountId, ops);
+    // No service command asked for these closes: the ledger and the trade events say the stop-out did.
+    ledger.append(
+      accountId,
+      ops.map((op) => (op.cause === 'command' ? { ...op, cause: 'stop_out' as const } : op)),
+    );
     if (result.status === 'done') return undefined;
     return {
       result: 'failed' as const,

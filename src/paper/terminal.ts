@@ -4,7 +4,7 @@ import { CAPABILITIES, compareVersions } from '../domain/capabilities';
 import { BridgeClient, toReport } from '../bridge/client';
 import { commandSchema, type AccountFigures, type BridgeReport } from '../domain/bridge-protocol';
 import { ACTIONS, type Action } from '../domain/actions';
-import { PaperBroker, type BrokerOptions, type ExecutionResult, type Platform } from './broker';
+import { PaperBroker, type BrokerOp, type ExecutionResult, type Platform } from './broker';
 import { MemoryJournal, type Journal } from './journal';
 import { MemoryLedger, type Ledger } from './ledger';
 import { applyRisk, EquityMarks } from './risk';
@@ -12,6 +12,9 @@ import { readStateFile, writeStateFile, type PaperState } from './state-file';
 import { Serial } from '../bridge/serial';
 import { paperStopOut } from './stop-out';
 import type { StopOutWatch } from '../bridge/stop-out-watch';
+import { PaperTrades } from './trades';
+import type { TerminalOptions } from './terminal-options';
+import { TraderFile } from './trader-file';
 
 export { parseFaults, type Fault } from './faults';
 
@@ -28,51 +31,7 @@ export const DEFAULT_BRIDGE_VERSIONS: Record<Platform, string> = { mt5: '2.1.0',
 export const paperCommandSchema = commandSchema.extend({ maxOpenPositions: z.number().int().min(0).optional() });
 export type PaperCommand = z.infer<typeof paperCommandSchema>;
 
-export interface TerminalOptions {
-  accountId: string;
-  platform: Platform;
-  bridgeToken: string;
-  /** e.g. http://127.0.0.1:8080 */
-  ingressUrl: string;
-  /** Reported in hello; default 2.1.0 (mt5) / 1.2.0 (ctrader). Actions this version lacks are refused. */
-  bridgeVersion?: string;
-  /** A ready broker; otherwise one is made from brokerOptions (and the state file, if it exists). */
-  broker?: PaperBroker;
-  brokerOptions?: Omit<BrokerOptions, 'platform'>;
-  /** Where broker operations go; default in memory. */
-  ledger?: Ledger;
-  /** The exactly-once journal; default in memory. */
-  journal?: Journal;
-  /** The broker's state is saved here after every change and reloaded at start. */
-  stateFile?: string;
-  /** Long-poll wait asked of the ingress. Default 20 000. */
-  waitMs?: number;
-  /** Sends the account's figures alone when no report carried them for this long (a heartbeat); 0: never. */
-  heartbeatMs?: number;
-  /** How often the market acts (pending triggers, SL/TP); 0 turns the timer off. Default 250. */
-  tickMs?: number;
-  clock?: () => number;
-  fetch?: typeof fetch;
-  /** One line per handled command (stdout by default). */
-  log?: (line: Record<string, unknown>) => void;
-  /** Connection and market events (stderr by default). */
-  diag?: (line: Record<string, unknown>) => void;
-  /** Reconnect and report-retry backoff: initialMs doubling to maxMs. Default 50 → 1000. */
-  backoff?: { initialMs?: number; maxMs?: number };
-  /** Fault injection: drop the connection after executing, before reporting, this many times. */
-  dropBeforeReport?: number;
-  /**
-   * Fault injection: die at this point of the first command that reaches the broker (`before_fill`: it never reaches
-   * it; `after_fill`: the broker executed it and the journal has it, the report was not sent). `die` must not return
-   * (the CLI kills its own process with SIGKILL).
-   */
-  crash?: { at: CrashPoint; die: () => never };
-  /** How often the stop-out's watch looks while armed (docs/risk-sizing.md); default 1 000 ms. */
-  stopOutWatchMs?: number;
-}
-
-/** `after_stop_out_mark`: the stop-out's mark is on disk, nothing is closed yet. */
-export type CrashPoint = 'before_fill' | 'after_fill' | 'after_stop_out_mark';
+export type { TerminalOptions, CrashPoint } from './terminal-options';
 
 export interface Handled {
   report: BridgeReport;
@@ -112,6 +71,10 @@ export class PaperTerminal {
   /** Whatever touches the broker, one at a time: the delivered commands and the stop-out. */
   private readonly serial = new Serial();
   readonly stopOut: StopOutWatch;
+  readonly trades: PaperTrades;
+  /** The ledger every broker operation goes through: its trade events first, then its line. */
+  private readonly record: Ledger;
+  private readonly trader: TraderFile | undefined;
 
   constructor(options: TerminalOptions) {
     this.opts = options;
@@ -127,11 +90,22 @@ export class PaperTerminal {
     const saved = this.loadState();
     this.marks = new EquityMarks(saved?.marks);
     this.broker = options.broker ?? new PaperBroker({ clock: this.clock, ...options.brokerOptions, platform: options.platform, state: saved?.broker });
+    this.trades = new PaperTrades({
+      accountId: this.accountId,
+      broker: this.broker,
+      file: options.tradesFile,
+      clock: this.clock,
+      diag: this.diag,
+      figures: () => this.figures(),
+      ...(options.bookEveryMs !== undefined ? { bookEveryMs: options.bookEveryMs } : {}),
+    });
+    this.record = this.trades.through(this.ledger);
+    this.trader = options.traderFile ? new TraderFile(options.traderFile, this.accountId, this.diag) : undefined;
     const crash = options.crash;
     this.stopOut = paperStopOut({
       accountId: this.accountId,
       broker: this.broker,
-      ledger: this.ledger,
+      ledger: this.record,
       marks: this.marks,
       saved: saved?.stopOut,
       save: (durable) => this.saveState(durable),
@@ -166,6 +140,7 @@ export class PaperTerminal {
       this.ticker.unref();
     }
     this.stopOut.start(this.client, () => Promise.resolve(this.figures()));
+    if (!this.opts.holdTradeEvents) this.trades.sender.start(this.client);
     this.loopDone = this.loop();
   }
 
@@ -174,16 +149,30 @@ export class PaperTerminal {
     this.running = false;
     this.abort.abort();
     this.stopOut.stop();
+    this.trades.sender.stop();
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = undefined;
     await this.loopDone;
   }
 
-  /** Lets the market act now; its operations go to the ledger. */
+  /** Lets the market act now, then the trader's clicks in the terminal; their operations go to the ledger. */
   tick(): void {
-    const ops = this.broker.tick();
+    this.took(this.broker.tick());
+    for (const click of this.trader?.take() ?? []) this.byHand(click);
+  }
+
+  /** The trader closes a position or deletes a pending order by hand (no command; the ledger says `manual`). */
+  byHand(click: { op: 'close' | 'cancel'; ticket: string }): ExecutionResult {
+    const { result, ops } = this.broker.byHand(click);
+    this.took(ops);
+    if (result.status === 'rejected') this.diag({ time: this.now(), event: 'by_hand_refused', accountId: this.accountId, ...click, message: result.message });
+    return result;
+  }
+
+  /** Operations that came from no command (the market, the trader's hand). */
+  private took(ops: BrokerOp[]): void {
     if (ops.length === 0) return;
-    this.ledger.append(this.accountId, ops);
+    this.record.append(this.accountId, ops);
     this.saveState();
     for (const op of ops)
       this.diag({
@@ -242,7 +231,7 @@ export class PaperTerminal {
           } else {
             const run = this.broker.execute(risked.command);
             result = risked.note && run.result.status === 'filled' ? { ...run.result, message: risked.note } : run.result;
-            this.ledger.append(this.accountId, run.ops);
+            this.record.append(this.accountId, run.ops);
           }
         } catch (err) {
           // A defect in the simulator, not a broker answer: journal a refusal rather than fail on every redelivery.
@@ -325,7 +314,7 @@ export class PaperTerminal {
       platform: this.platform,
       bridgeVersion: this.bridgeVersion,
       // The actions this version can run, and the features: sizing by risk, loss guards and the stop-out on the live account.
-      capabilities: [...ACTIONS.filter((a) => this.supports(a)), 'risk_sizing', 'loss_guards', 'position_limits', 'stop_out'],
+      capabilities: [...ACTIONS.filter((a) => this.supports(a)), 'risk_sizing', 'loss_guards', 'position_limits', 'stop_out', 'trade_events'],
       symbols: this.broker.symbolSpecs().map((spec) => ({
         name: spec.name,
         digits: spec.digits,
@@ -342,6 +331,7 @@ export class PaperTerminal {
     this.stats.hellos++;
     const serverAccount = answer.accountId;
     this.diag({ time: this.now(), event: 'hello', accountId: this.accountId, serverAccountId: serverAccount, bridgeVersion: this.bridgeVersion });
+    void this.trades.sender.helloDone();
   }
 
   private async poll(): Promise<unknown[]> {

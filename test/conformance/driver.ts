@@ -128,6 +128,13 @@ export interface BridgeUnderTest {
   /** Moves the broker side's market for this account (takes effect for the next command the bridge executes). */
   setQuote(accountId: string, symbol: string, quote: Quote): Promise<void>;
   setMarketOpen(accountId: string, symbol: string, open: boolean): Promise<void>;
+  /**
+   * Trade events (protocol 1.5): the trader closes this open position by hand in the terminal, not through the service
+   * (a click in MT5 or cTrader; the paper bridge's `--trader FILE`). The bridge must then report it closed with cause
+   * `manual`. Resolves once the click is handed to the broker side, not when the close is done. Optional until the
+   * bridge sends trade events: the suite's trade-event cases (trade-cases.ts) run only for a driver that has it.
+   */
+  manualClose?(accountId: string, ticket: string): Promise<void>;
   /** Stops everything it started and removes its files. */
   cleanup(): Promise<void>;
 }

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { BrokerState } from '../../src/paper/broker';
-import { readLedger, stateFileFor } from '../../src/paper/ledger';
+import { readLedger, stateFileFor, tradesFileFor } from '../../src/paper/ledger';
 import { readStateFile } from '../../src/paper/state-file';
 import type { MarketFile } from '../../src/paper/market-file';
 import { DEFAULT_BRIDGE_VERSIONS } from '../../src/paper/terminal';
@@ -11,8 +11,9 @@ import { ProcessPerAccountDriver } from './process-driver';
 
 /**
  * The paper bridge (`node dist/src/paper/main.js`) under the conformance suite: one process per account, its ledger,
- * journal and state files in a directory of its own (they survive restarts), its market steered with `--market FILE`
- * and its crashes armed with `--fault crash-before-fill|crash-after-fill`.
+ * journal, state and trade-outbox files in a directory of its own (they survive restarts), its market steered with
+ * `--market FILE`, the trader's clicks with `--trader FILE` and its crashes armed with
+ * `--fault crash-before-fill|crash-after-fill`.
  */
 export class PaperBridgeDriver extends ProcessPerAccountDriver<MarketFile> implements BridgeUnderTest {
   readonly name: string;
@@ -40,10 +41,24 @@ export class PaperBridgeDriver extends ProcessPerAccountDriver<MarketFile> imple
     const run = this.prepare(account.id, 'paper', () => ({ quotes: {}, closed: [] }));
     const registryFile = path.join(run.dir, 'registry.json');
     fs.writeFileSync(registryFile, JSON.stringify({ accounts: [account] }), { mode: 0o600 });
-    const extraArgs = ['--market', this.marketFile(account.id), '--tick-ms', '100'];
+    const extraArgs = ['--market', this.marketFile(account.id), '--trader', this.traderFile(account.id), '--tick-ms', '100'];
     if (options.crash) extraArgs.push('--fault', options.crash === 'before_fill' ? 'crash-before-fill' : 'crash-after-fill');
     if (options.fault) extraArgs.push('--fault', options.fault);
     run.process = await startPaperBridgeProcess({ registryFile, ledgerFile: this.ledgerFile(account.id), ingressUrl, extraArgs, label: `paper-${account.id}` });
+  }
+
+  private traderFile(accountId: string): string {
+    return path.join(this.run(accountId).dir, 'trader.jsonl');
+  }
+
+  /** The trader's click, as the terminal reads it on its next market tick. */
+  async manualClose(accountId: string, ticket: string): Promise<void> {
+    fs.appendFileSync(this.traderFile(accountId), `${JSON.stringify({ accountId, op: 'close', ticket })}\n`);
+  }
+
+  /** The account's trade events the service has not answered yet. */
+  tradesFile(accountId: string): string {
+    return tradesFileFor(this.ledgerFile(accountId), accountId);
   }
 
   async broker(accountId: string): Promise<BrokerView> {

@@ -21,6 +21,7 @@ import {
   type IngressProcess,
   type ServiceProcess,
 } from '../../support/processes';
+import { tradeEventCases } from './trade-cases';
 import { CONFORMANCE_SYMBOLS, type BridgeUnderTest, type BrokerEntry, type BrokerView, type ConformanceAccount, type RefusalKind } from './driver';
 
 /**
@@ -30,7 +31,8 @@ import { CONFORMANCE_SYMBOLS, type BridgeUnderTest, type BrokerEntry, type Broke
  *
  * Accounts: `main` runs the 17 actions one after another (its book carries over between tests, in file order);
  * `guard` has a max-open-positions rule; `risky` sizes by risk and has a daily loss limit; `crash` is killed between fill and report and while idle; `late` dies
- * holding a command and comes back after the command's expiresAt; `stopper` has the copy-trading stop-out at 5 % (protocol 1.4).
+ * holding a command and comes back after the command's expiresAt; `stopper` has the copy-trading stop-out at 5 % (protocol 1.4);
+ * `trader` and `tstop` (stop-out at 5 %) are the trade-event cases' (trade-cases.ts, protocol 1.5).
  */
 
 const SPEC = Object.fromEntries(CONFORMANCE_SYMBOLS.map((s) => [s.name, s]));
@@ -63,8 +65,10 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
   const late = account('late');
   const risky = account('risky');
   const stopper = account('stopper');
+  const trader = account('trader');
+  const tstop = account('tstop');
   const LATE_AGE_MS = 3_000;
-  const all = [main, guard, crash, late, risky, stopper];
+  const all = [main, guard, crash, late, risky, stopper, trader, tstop];
 
   let ingress: IngressProcess | undefined;
   let worker: ServiceProcess | undefined;
@@ -126,7 +130,7 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       ensureBuilt();
       const doc = {
         accounts: [
-          ...[main, crash].map((a) => ({ id: a.id, owner, platform: a.platform, bridgeToken: a.bridgeToken })),
+          ...[main, crash, trader].map((a) => ({ id: a.id, owner, platform: a.platform, bridgeToken: a.bridgeToken })),
           { id: guard.id, owner, platform: guard.platform, bridgeToken: guard.bridgeToken, risk: { maxOpenPositions: 1 } },
           { id: late.id, owner, platform: late.platform, bridgeToken: late.bridgeToken, risk: { maxSignalAgeMs: LATE_AGE_MS } },
           {
@@ -143,13 +147,20 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
             bridgeToken: stopper.bridgeToken,
             risk: { lossGuards: { maxDrawdownPercent: 5, stopOut: true, timezone: 'UTC' } },
           },
+          {
+            id: tstop.id,
+            owner,
+            platform: tstop.platform,
+            bridgeToken: tstop.bridgeToken,
+            risk: { lossGuards: { maxDrawdownPercent: 5, stopOut: true, timezone: 'UTC' } },
+          },
         ],
         secrets: [{ secret, owner, accounts: all.map((a) => a.id) }],
         tokens: [{ token, accounts: all.map((a) => a.id), suspendedUntil: null }],
       };
       const registry = writeRegistry(doc, 'conformance');
       removeRegistry = () => registry.remove();
-      expect(await importRegistry(registry.file)).toEqual({ accounts: 6, secrets: 1, tokens: 1 });
+      expect(await importRegistry(registry.file)).toEqual({ accounts: 8, secrets: 1, tokens: 1 });
       const env = serviceEnv();
       [worker, ingress] = await Promise.all([startWorkerProcess(env), startIngressProcess(env)]);
       temporal = await temporalAccess();
@@ -590,5 +601,7 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       expect(r.outcome).toMatchObject({ outcome: 'rejected', ticket: null, reason: 'signal_expired' });
       expect((await view(late)).entries).toEqual([]);
     }, 90_000);
+
+    tradeEventCases({ driver, url, redis: () => redis!, run, trader, tstop });
   });
 }
