@@ -86,6 +86,22 @@ describe('the MT5 bridge reports what became of each trade', () => {
     expect(closed.events.map((e) => e.type)).toEqual(['order_placed', 'order_triggered', 'position_opened', 'position_closed']);
   });
 
+  test('when a pending order is given an expiry by a signal and the expiry passes, then the journal shows it modified by that signal and expired', async () => {
+    const { ticket } = await submit({ action: 'sell_limit', symbol: 'EURUSD', volume: 0.1, price: 1.095 });
+    await trade(`order:${ticket}`, 'pending', (t) => t.status === 'pending');
+    const res = await post(
+      `${stack.ingress.url}/webhook/custom/${accountId()}`,
+      { secret: fixture.secret, action: 'modify_pending_expiry', orderId: ticket, expiry: new Date(Date.now() + 3_000).toISOString() },
+      { 'x-idempotency-key': `k-${ticket}-expiry` },
+    );
+    expect(res.status).toBe(202);
+    // An exit is not in the poll (docs/poll.md): the journal says what became of it.
+    const modify = res.body.signalId as string;
+    const expired = await trade(`order:${ticket}`, 'expired', (t) => t.status === 'expired');
+    expect(expired.linkedSignals).toContain(modify);
+    expect(expired.events.map((e) => e.type)).toEqual(['order_placed', 'order_modified', 'order_expired']);
+  });
+
   test('when a position is open, then the book the service keeps lists it as the terminal does', async () => {
     const { ticket } = await submit({ action: 'sell', symbol: 'EURUSD', volume: 0.3, tp: 1.07 });
     const book = await waitFor(
