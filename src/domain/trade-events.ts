@@ -187,6 +187,7 @@ export interface TradeRecord {
   orderTicket?: string;
   orderType?: (typeof ORDER_TYPES)[number];
   orderPrice?: number;
+  stopLimitPrice?: number;
   placedAt?: string;
   expiresAt?: string;
   openedAt?: string;

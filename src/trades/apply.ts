@@ -109,6 +109,7 @@ export function applyEvent(current: ReadonlyMap<string, TradeRecord>, event: Jou
         orderTicket: event.ticket,
         orderType: event.orderType,
         orderPrice: event.price,
+        ...(event.stopLimitPrice !== undefined ? { stopLimitPrice: event.stopLimitPrice } : {}),
         volume: event.volume,
         placedAt: event.at,
         ...(event.expiresAt ? { expiresAt: event.expiresAt } : {}),

@@ -52,6 +52,10 @@ export interface TradeJournal {
   realizedBuckets(accountId: string, fromBucket: number): Promise<Map<number, number>>;
   /** Equity points in [from, to], at most `max`, thinned evenly. */
   equity(accountId: string, fromMs: number, toMs: number, max: number): Promise<{ at: string; balance: number; equity: number }[]>;
+  /** The highest equity point since `fromMs`, or undefined when there is none. */
+  equityPeak(accountId: string, fromMs: number): Promise<number | undefined>;
+  /** The first equity point at or after `fromMs`. */
+  firstEquityAfter(accountId: string, fromMs: number): Promise<{ at: string; balance: number; equity: number } | undefined>;
   /** Removes what is past retention (trades closed before `cutoffMs`, at most `max` of them); returns how many went. */
   prune(accountId: string, cutoffMs: number, max: number): Promise<number>;
 }
@@ -141,6 +145,17 @@ for i = 0, max - 1 do out[#out + 1] = all[math.floor(i * (n - 1) / (max - 1)) + 
 return out
 `;
 
+// KEYS: equity. ARGV: from. Read in Redis: a 90-day curve is up to 129,600 points.
+const EQUITY_PEAK = `
+local peak = nil
+for _, m in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], ARGV[1], '+inf')) do
+  local e = tonumber(string.match(m, '^[^:]+:[^:]+:(.+)$'))
+  if e and (peak == nil or e > peak) then peak = e end
+end
+if peak == nil then return false end
+return tostring(peak)
+`;
+
 /** An equity point as the curve keeps it: `<ms>:<balance>:<equity>` (unique by its time, small). */
 export const equityMember = (atMs: number, balance: number, equity: number): string => `${atMs}:${balance}:${equity}`;
 
@@ -226,10 +241,17 @@ export class RedisTradeJournal implements TradeJournal {
 
   async equity(accountId: string, fromMs: number, toMs: number, max: number): Promise<{ at: string; balance: number; equity: number }[]> {
     const members = (await runScript(this.redis, EQUITY, [journalKeys(accountId).equity], [fromMs, toMs, max])) as string[];
-    return members.map((m) => {
-      const [at, balance, equity] = m.split(':').map(Number) as [number, number, number];
-      return { at: new Date(at).toISOString(), balance, equity };
-    });
+    return members.map(pointOf);
+  }
+
+  async equityPeak(accountId: string, fromMs: number): Promise<number | undefined> {
+    const peak = (await runScript(this.redis, EQUITY_PEAK, [journalKeys(accountId).equity], [fromMs])) as string | null;
+    return peak === null ? undefined : Number(peak);
+  }
+
+  async firstEquityAfter(accountId: string, fromMs: number): Promise<{ at: string; balance: number; equity: number } | undefined> {
+    const [first] = await this.redis.zrangebyscore(journalKeys(accountId).equity, fromMs, '+inf', 'LIMIT', 0, 1);
+    return first === undefined ? undefined : pointOf(first);
   }
 
   async prune(accountId: string, cutoffMs: number, max: number): Promise<number> {
@@ -243,6 +265,11 @@ export class RedisTradeJournal implements TradeJournal {
 function startMs(r: TradeRecord): number {
   const at = r.placedAt ?? r.openedAt ?? r.events[0]?.at ?? r.updatedAt;
   return Date.parse(at);
+}
+
+function pointOf(member: string): { at: string; balance: number; equity: number } {
+  const [at, balance, equity] = member.split(':').map(Number) as [number, number, number];
+  return { at: new Date(at).toISOString(), balance, equity };
 }
 
 function signalsOf(r: TradeRecord): string[] {

@@ -1,5 +1,7 @@
 import { RedisTradeJournal } from '../../src/trades/journal';
-import type { TradeRecord } from '../../src/domain/trade-events';
+import { tradesBodySchema, type TradeRecord } from '../../src/domain/trade-events';
+import { recordTrades } from '../../src/trades/record';
+import type { TradeCallbackEvent } from '../../src/trades/callback-events';
 import { seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { bookOrder, bookPosition, closed, commandOf, iso, opened, sendTrades, sigId } from '../helpers/trades';
 
@@ -212,5 +214,29 @@ describe('the book', () => {
     await send(f, { book: { takenAt: iso(now - 30_000), truncated: false, positions: [], orders: [] } });
     expect(await trade(id, '30')).toMatchObject({ status: 'closed', closeCause: 'unknown' });
     expect(await trade(id, '31')).toMatchObject({ status: 'open' });
+  });
+});
+
+describe('callbacks', () => {
+  test('each recorded event is published for its owner; a duplicate again (delivered once by its id); a publish that fails fails the call, and the resend publishes it', async () => {
+    const f = await seedOwner(stack.registry);
+    const account = (await stack.registry.getAccount(f.accounts[0]!.id))!;
+    const published: TradeCallbackEvent[] = [];
+    let failing = true;
+    const publish = async (owner: string, event: TradeCallbackEvent) => {
+      expect(owner).toBe(f.owner);
+      if (failing) throw new Error('Temporal unavailable');
+      published.push(event);
+    };
+    const body = tradesBodySchema.parse({ events: [opened('42', Date.now() - 1_000), closed('42', Date.now())] });
+    const deps = { journal, retentionMs: stack.config.trades.retentionMs, publish };
+    await expect(recordTrades(deps, account, body, Date.now())).rejects.toMatchObject({ kind: 'backpressure' });
+    failing = false;
+    const answer = await recordTrades(deps, account, body, Date.now());
+    expect(answer.events.map((e) => e.result)).toEqual(['duplicate', 'recorded']);
+    expect(published.map((e) => [e.type, e.eventId, e.data.tradeId])).toEqual([
+      ['position.opened', body.events[0]!.eventId, '42'],
+      ['position.closed', body.events[1]!.eventId, '42'],
+    ]);
   });
 });
