@@ -27,9 +27,10 @@ const CANCEL_CAUSES: Partial<Record<BrokerOp['cause'], CancelCause>> = {
   no_money: 'broker',
 };
 
-/** An optional field only when it has a value (the wire's optional fields are absent, never null). */
-const some = <K extends string>(key: K, value: number | string | null | undefined): Partial<Record<K, number | string>> =>
-  value === null || value === undefined ? {} : ({ [key]: value } as Record<K, number | string>);
+/** The fields that have a value: the wire's optional fields are absent, never null. */
+function present<T extends Record<string, unknown>>(fields: T): { [K in keyof T]?: Exclude<T[K], null | undefined> } {
+  return Object.fromEntries(Object.entries(fields).filter(([, v]) => v !== null && v !== undefined)) as { [K in keyof T]?: Exclude<T[K], null | undefined> };
+}
 
 export function tradeEventsOf(ops: readonly BrokerOp[]): TradeEvent[] {
   return ops.flatMap(eventsOf);
@@ -51,8 +52,7 @@ function eventsOf(op: BrokerOp): TradeEvent[] {
           side: op.side,
           volume: op.volume,
           price: op.price!,
-          ...(some('sl', op.sl) as { sl?: number }),
-          ...(some('tp', op.tp) as { tp?: number }),
+          ...present({ sl: op.sl, tp: op.tp }),
         },
       ];
     case 'trigger':
@@ -65,8 +65,7 @@ function eventsOf(op: BrokerOp): TradeEvent[] {
           side: op.side,
           volume: op.volume,
           price: op.price!,
-          ...(some('sl', op.sl) as { sl?: number }),
-          ...(some('tp', op.tp) as { tp?: number }),
+          ...present({ sl: op.sl, tp: op.tp }),
           fromOrder: op.ticket,
         },
       ];
@@ -99,10 +98,7 @@ function eventsOf(op: BrokerOp): TradeEvent[] {
           orderType: op.orderType ?? 'limit',
           volume: op.volume,
           price: op.price!,
-          ...(some('stopLimitPrice', op.stopLimitPrice) as { stopLimitPrice?: number }),
-          ...(some('sl', op.sl) as { sl?: number }),
-          ...(some('tp', op.tp) as { tp?: number }),
-          ...(some('expiresAt', op.expiry) as { expiresAt?: string }),
+          ...present({ stopLimitPrice: op.stopLimitPrice, sl: op.sl, tp: op.tp, expiresAt: op.expiry }),
         },
       ];
     case 'modify_order':
@@ -111,7 +107,7 @@ function eventsOf(op: BrokerOp): TradeEvent[] {
           ...base('modified'),
           ...byCommand,
           type: 'order_modified',
-          ...(some('price', op.price) as { price?: number }),
+          ...present({ price: op.price }),
           sl: op.sl ?? null,
           tp: op.tp ?? null,
           cause: 'command',

@@ -132,8 +132,10 @@ export function tradeEventCases(ctx: TradeCaseContext): void {
 
     test('when a pending order reaches its expiry, then the journal shows it expired', async () => {
       const q = base('USDJPY');
+      // An entry carries no expiry (the spec's action table): the order gets one a few seconds ahead afterwards.
+      const order = ticketOf(await ctx.run(trader, { action: 'sell_limit', symbol: 'USDJPY', volume: 0.1, price: away('USDJPY', q.bid, 50) }));
       const expiry = new Date(Date.now() + 4_000).toISOString();
-      const order = ticketOf(await ctx.run(trader, { action: 'sell_limit', symbol: 'USDJPY', volume: 0.1, price: away('USDJPY', q.bid, 50), expiry }));
+      expect((await ctx.run(trader, { action: 'modify_pending_expiry', orderId: order, expiry })).outcome).toMatchObject({ outcome: 'done' });
       await journaled(trader, order, 'pending');
       const expired = await journaled(trader, order, 'expired', 30_000);
       expect(expired.closeCause).toBe('expired');
