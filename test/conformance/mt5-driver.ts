@@ -47,7 +47,13 @@ interface Market extends SteeredMarket {
   leverage: number;
   login: number;
   algo_trading: boolean;
+  /** What the trader (or the broker) does in the terminal, applied once each by the double's trade server (_moves.py). */
+  terminal_ops: TerminalOp[];
 }
+
+/** A click in the terminal: a close by hand (or the broker's own stop-out, reason `so`), a pending order deleted by hand. */
+type TerminalClick = { op: 'close'; ticket: number; volume?: number; reason?: 'client' | 'mobile' | 'web' | 'so' } | { op: 'cancel'; ticket: number };
+type TerminalOp = TerminalClick & { id: string };
 
 interface ServerOrder {
   ticket: number;
@@ -91,6 +97,7 @@ export function mt5DoubleMarket(): Market {
     leverage: 100,
     login: randomInt(5_000_000, 9_000_000),
     algo_trading: true,
+    terminal_ops: [],
   };
 }
 
@@ -123,6 +130,27 @@ export class Mt5BridgeDriver extends ProcessPerAccountDriver<Market> implements 
     });
     run.process = proc;
     await proc.start();
+  }
+
+  /** A close by hand in the terminal (all, or `volume` lots of it): the deal's reason is DEAL_REASON_CLIENT. */
+  async manualClose(accountId: string, ticket: string, volume?: number): Promise<void> {
+    this.terminalOp(accountId, { op: 'close', ticket: Number(ticket), ...(volume === undefined ? {} : { volume }) });
+  }
+
+  /** The broker's own stop-out of a position (DEAL_REASON_SO): a margin call. */
+  async marginCall(accountId: string, ticket: string): Promise<void> {
+    this.terminalOp(accountId, { op: 'close', ticket: Number(ticket), reason: 'so' });
+  }
+
+  /** A pending order deleted by hand in the terminal. */
+  async manualCancel(accountId: string, ticket: string): Promise<void> {
+    this.terminalOp(accountId, { op: 'cancel', ticket: Number(ticket) });
+  }
+
+  private terminalOp(accountId: string, op: TerminalClick): void {
+    const market = this.run(accountId).market;
+    market.terminal_ops.push({ ...op, id: `op-${market.terminal_ops.length + 1}-${randomInt(1e9)}` });
+    this.saveMarket(accountId);
   }
 
   async broker(accountId: string): Promise<BrokerView> {

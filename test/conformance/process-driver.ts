@@ -71,6 +71,11 @@ export abstract class ProcessPerAccountDriver<M extends SteeredMarket> {
     return path.join(this.run(accountId).dir, 'market.json');
   }
 
+  /** Writes the account's market out after a driver changed it in place. */
+  protected saveMarket(accountId: string): void {
+    this.writeMarket(accountId);
+  }
+
   private writeMarket(accountId: string): void {
     const file = this.marketFile(accountId);
     fs.writeFileSync(`${file}.tmp`, JSON.stringify(this.run(accountId).market));

@@ -7,6 +7,8 @@ import io
 import json
 import os
 import sys
+import threading
+from http.server import ThreadingHTTPServer
 from datetime import datetime, timedelta, timezone
 from typing import Any, Dict, List, Optional
 
@@ -98,6 +100,12 @@ class Recorder:
         self.sent: List[Dict[str, Any]] = []
         self.figures: List[Dict[str, Any]] = []
         self.sent_events: List[List[Dict[str, Any]]] = []
+        self.trade_calls: List[Dict[str, Any]] = []
+
+    def trades(self, events: List[Dict[str, Any]], book: Any = None, account: Any = None) -> Dict[str, Any]:
+        self.trade_calls.append(json.loads(json.dumps({"events": events, "book": book, "account": account})))
+        return {"events": [{"eventId": e["eventId"], "result": "recorded"} for e in events],
+                "book": "recorded" if book is not None else "absent"}
 
     def reports(self, reports: List[Dict[str, Any]], account: Any = None) -> List[Dict[str, Any]]:
         self.sent.extend(reports)
@@ -120,6 +128,25 @@ def bridge(double: Double, tmp_path: Any, ingress: Any = None) -> Any:
     b.connect_terminal()
     b.account_id = "acc-1"
     return b
+
+
+class StandIn:
+    """A stand-in for the service on a free loopback port (an http.server request handler class of the test's)."""
+
+    def serve(self, handler: Any) -> None:
+        self.release = threading.Event()
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_port}"
+
+    def close(self) -> None:
+        self.release.set()
+        self.server.shutdown()
+        self.server.server_close()
 
 
 def answer_json(handler: Any, body: Dict[str, Any]) -> None:

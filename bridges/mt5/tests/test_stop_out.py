@@ -181,7 +181,8 @@ def test_when_the_answers_carry_stop_out_then_the_bridge_arms_and_when_one_lacks
     open_book(double, b)
     eurusd(double, 1.0601)
     b.watch.check()
-    assert len(double.mt5.positions_get()) == 1 and not stop_out_file_exists(b)
+    # The buy limit at 1.07 filled on the way down, as on a trade server; nothing was closed.
+    assert len(double.mt5.positions_get()) == 2 and not stop_out_file_exists(b)
 
 
 def test_when_a_malformed_stop_out_arrives_then_the_bridge_keeps_what_it_had(double: Double, tmp_path) -> None:
@@ -269,13 +270,15 @@ def test_when_a_command_is_executing_then_the_watch_waits_for_it_and_trips_after
     def slow_command(cmd: Any, recovering: bool) -> Any:
         # The market falls past the limit while this command holds the executor.
         eurusd(double, 1.0741)
-        spy.watch_blocked.clear()
+        # The flag was cleared before the watch started: the watch may already be waiting (it tries the lock
+        # more often since it also looks for trade events), and clearing it here would lose that.
         during["blocked"] = spy.watch_blocked.wait(10)
         during["positions"] = len(double.mt5.positions_get())
         during["marked"] = stop_out_file_exists(b)
         return real_execute(cmd, recovering)
 
     monkeypatch.setattr(b.trader, "execute", slow_command)
+    spy.watch_blocked.clear()
     b.watch.start()
     try:
         b._run_batch([command("sell", symbol="GBPUSD", volume=1, commandId="c-during")])

@@ -8,23 +8,21 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Callable, Dict, List
 
 import pytest
 
-from conftest import HERE, Double, answer_json
+from conftest import HERE, Double, StandIn, answer_json
 
 ARMED = {"maxDrawdownPercent": 10, "drawdownResetAt": None, "figuresMaxAgeMs": 60_000}
 
 
-class Service:
+class Service(StandIn):
     def __init__(self) -> None:
         self.polls = 0
         self.events: List[Dict[str, Any]] = []
-        self.release = threading.Event()
         service = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -38,6 +36,10 @@ class Service:
                 if self.path.endswith("/hello"):
                     answer_json(self, {"accountId": "acc-1", "protocolVersion": "1.4", "serverTime": None, "stopOut": ARMED})
                     return
+                if self.path.endswith("/trades"):  # protocol 1.5: trade events are not this test's
+                    answer_json(self, {"events": [{"eventId": e["eventId"], "result": "recorded"}
+                                                  for e in body.get("events") or []], "book": "recorded"})
+                    return
                 service.events.extend(body.get("events") or [])
                 answer_json(self, {"results": [], "events": [{"eventId": e["eventId"], "result": "recorded"}
                                                         for e in body.get("events") or []]})
@@ -45,18 +47,7 @@ class Service:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.server.server_port}"
-
-    def close(self) -> None:
-        self.release.set()
-        self.server.shutdown()
-        self.server.server_close()
+        self.serve(Handler)
 
 
 def until(what: str, condition: Callable[[], bool], timeout_s: float = 20.0) -> None:

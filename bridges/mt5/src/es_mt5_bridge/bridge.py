@@ -9,7 +9,7 @@ import sys
 import threading
 import time
 from datetime import datetime, timezone
-from typing import Any, Callable, Dict, List, Optional, TextIO
+from typing import Any, Callable, Dict, List, Optional, TextIO, Tuple
 
 from . import __version__
 from .ingress import Ingress, IngressError
@@ -18,7 +18,9 @@ from .risk import EquityMarks
 from .protocol import CAPABILITIES, PLATFORM, Command, InvalidCommand, Report, iso, parse_command, parse_time
 from .stop_out import StopOut
 from .stop_out_store import StopOutStore
-from .terminal import Outcome, TerminalUnavailable, pip_size, refused
+from .terminal import Outcome, TerminalUnavailable, pip_size, refused, tag_of
+from .trade_events import TradeEvents
+from .trade_outbox import TradeOutbox
 from .trading import Trader
 from .watch import Watch
 
@@ -129,10 +131,37 @@ class Bridge:
             self.trader.marks = EquityMarks(self.journal.path + ".marks.json")
             self.watch.stop_out = StopOut(self.trader, StopOutStore(self.journal.path + ".stop-out.json"),
                                           lambda **fields: self.log(self._diag, **fields))
+            outbox = TradeOutbox(self.journal.path + ".trades.json", lambda **fields: self.log(self._diag, **fields))
+            self.watch.trades = TradeEvents(self.mt5, self.server_offset, outbox, self.cause_of_tag)
+            self.watch.trades.start()
+            self.trader.on_request = self._note_request
         terminal = self.mt5.terminal_info()
         if terminal is not None and not terminal.trade_allowed:
             self.log(self._diag, event="algo_trading_off",
                      hint="switch on Algo Trading in the terminal's toolbar; until then the broker refuses with 10027")
+
+    def cause_of_tag(self, comment: str) -> Optional[Tuple[str, Optional[str]]]:
+        """Who sent a request, from its comment: one of our commands, or our stop-out (None: not this bridge)."""
+        command_id = self.journal.command_of_tag(comment) if self.journal is not None else None
+        if command_id is not None:
+            return "command", command_id
+        stop_out = self.watch.stop_out
+        mark = stop_out.store.mark if stop_out is not None else None
+        if mark is not None and comment == tag_of(mark["eventId"]):
+            return "stop_out", None
+        return None
+
+    def _note_request(self, request: Dict[str, Any]) -> None:
+        trades = self.watch.trades
+        if trades is None:
+            return
+        if request.get("action") == self.mt5.TRADE_ACTION_SLTP:
+            key = f"position:{request.get('position')}"
+        elif request.get("action") in (self.mt5.TRADE_ACTION_MODIFY, self.mt5.TRADE_ACTION_REMOVE):
+            key = f"order:{request.get('order')}"
+        else:
+            return
+        trades.outbox.note_request(key, str(request.get("comment") or ""), int(self.trader.server_now_ms()))
 
     def hello_body(self) -> Dict[str, Any]:
         with self.lock:
@@ -181,6 +210,7 @@ class Bridge:
         self.log(self._diag, event="hello", accountId=self.account_id, bridgeVersion=__version__,
                  protocolVersion=answer.get("protocolVersion"))
         self.watch.arm(answer.get("stopOut"))
+        self.watch.trade_sender.book_now()
 
     # ---- commands --------------------------------------------------------------------------------------------------
 
@@ -320,8 +350,10 @@ class Bridge:
                     raise
                 if report is not None:
                     reports.append(report)
-                # After each command: a fill or a close can be what crosses the stop-out's line.
+                # After each command: a fill or a close can be what crosses the stop-out's line, and what it did
+                # is in the history for the trade events.
                 self.watch.check()
+                self.watch.poll_trades()
             if reports:
                 self.send_reports(reports)
         finally:

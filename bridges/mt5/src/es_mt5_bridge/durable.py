@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+import threading
+from typing import Any, Dict, Iterable, List
 
 
 def replace_json(path: str, value: Any) -> None:
@@ -22,3 +23,26 @@ def replace_json(path: str, value: Any) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+class EventsOnDisk:
+    """Events kept in a file until the service answered for them; the subclass writes its whole file in `_save`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._events: List[Dict[str, Any]] = []
+
+    def _save(self) -> None:
+        raise NotImplementedError
+
+    def unacknowledged(self) -> List[Dict[str, Any]]:
+        with self._lock:
+            return list(self._events)
+
+    def acknowledge(self, event_ids: Iterable[str]) -> None:
+        taken = set(event_ids)
+        with self._lock:
+            kept = [e for e in self._events if e.get("eventId") not in taken]
+            if len(kept) != len(self._events):
+                self._events = kept
+                self._save()

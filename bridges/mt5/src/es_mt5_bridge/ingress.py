@@ -95,6 +95,18 @@ class Ingress:
         results = answer.get("results")
         return results if isinstance(results, list) else []
 
+    def trades(self, events: List[Dict[str, Any]], book: Optional[Dict[str, Any]],
+               account: Optional[Dict[str, Any]] = None) -> Dict[str, Any]:
+        """Trade events and the book (protocol 1.5); the answer says per eventId what became of each."""
+        body: Dict[str, Any] = {}
+        if events:
+            body["events"] = events
+        if book is not None:
+            body["book"] = book
+        if account is not None:
+            body["account"] = account
+        return self._call("POST", "/bridge/v1/trades", body, 30)
+
     def events(self, events: List[Dict[str, Any]], account: Optional[Dict[str, Any]] = None) -> List[Dict[str, Any]]:
         """Events on the reports call, with no report (protocol 1.4); the answer's `events` acknowledge them by eventId."""
         body: Dict[str, Any] = {"reports": [], "events": events}

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import IO, Any, Dict, Optional
 
 from .protocol import Report
+from .terminal import tag_of
 
 
 @dataclass
@@ -32,6 +33,8 @@ class Journal:
         self.path = path
         self._clock_iso = clock_iso
         self._entries: Dict[str, Entry] = {}
+        # The request comment of each command's orders, back to the command (trade events name their command).
+        self._by_tag: Dict[str, str] = {}
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         self._lock = _lock(path + ".lock")
         self._load()
@@ -50,11 +53,19 @@ class Journal:
                 event = json.loads(line)
             except ValueError:
                 continue  # a line cut short by a crash: nothing after it was acknowledged
-            entry = self._entries.setdefault(event["commandId"], Entry())
+            entry = self._entry(event["commandId"])
             if event.get("event") == "intent":
                 entry.intent_at = entry.intent_at or event.get("at")
             elif event.get("event") == "report" and entry.report is None:
                 entry.report = Report.from_json(event["report"])
+
+    def _entry(self, command_id: str) -> Entry:
+        if command_id not in self._entries:
+            self._by_tag[tag_of(command_id)] = command_id
+        return self._entries.setdefault(command_id, Entry())
+
+    def command_of_tag(self, tag: str) -> Optional[str]:
+        return self._by_tag.get(tag)
 
     def get(self, command_id: str) -> Optional[Entry]:
         return self._entries.get(command_id)
@@ -65,7 +76,7 @@ class Journal:
         os.fsync(self._file.fileno())
 
     def record_intent(self, command_id: str) -> None:
-        entry = self._entries.setdefault(command_id, Entry())
+        entry = self._entry(command_id)
         if entry.intent_at is not None:
             return
         entry.intent_at = self._clock_iso()
@@ -73,7 +84,7 @@ class Journal:
 
     def record_report(self, report: Report) -> Report:
         """Keeps the first report of a commandId; returns the one kept."""
-        entry = self._entries.setdefault(report.commandId, Entry())
+        entry = self._entry(report.commandId)
         if entry.report is not None:
             return entry.report
         self._append({"event": "report", "commandId": report.commandId, "at": self._clock_iso(), "report": report.to_json()})

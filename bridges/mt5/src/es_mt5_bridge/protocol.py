@@ -14,9 +14,10 @@ ACTIONS = (
 ENTRY_ACTIONS = ACTIONS[:8]
 PLATFORM = "mt5"
 # From risk_sizing on, features the service checks (docs/bridge-protocol.md): it sizes by risk, applies loss guards and
-# per-symbol position limits, and closes everything once when the drawdown guard trips (stop_out, protocol 1.4).
+# per-symbol position limits, closes everything once when the drawdown guard trips (stop_out, protocol 1.4), and
+# reports what became of each trade and the book (trade_events, protocol 1.5).
 CAPABILITIES = ["stop_limit", "modify_pending", "partial_close", "max_open_positions", "exactly_once_journal", "risk_sizing", "loss_guards",
-                "position_limits", "stop_out"]
+                "position_limits", "stop_out", "trade_events"]
 
 Retcode = Union[int, str]
 

@@ -10,20 +10,18 @@ from __future__ import annotations
 
 import json
 import os
-import threading
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any, Dict, Optional
 
-from .durable import replace_json
+from .durable import EventsOnDisk, replace_json
 
 
-class StopOutStore:
+class StopOutStore(EventsOnDisk):
     def __init__(self, path: str) -> None:
-        self.path = path
         # The watch writes the mark under the executor's lock; the events go out from the same thread, but a
-        # shutdown may read them from another: this lock keeps each change and its write together.
-        self._lock = threading.Lock()
+        # shutdown may read them from another: the store's lock keeps each change and its write together.
+        super().__init__()
+        self.path = path
         self.mark: Optional[Dict[str, Any]] = None
-        self._events: List[Dict[str, Any]] = []
         if os.path.exists(path):
             # An unreadable file stops the bridge (json raises): it must not guess whether a stop-out is under way.
             with open(path, encoding="utf-8") as f:
@@ -53,15 +51,3 @@ class StopOutStore:
             self.mark["state"] = "done"
             self._events.append(event)
             self._save()
-
-    def unacknowledged(self) -> List[Dict[str, Any]]:
-        with self._lock:
-            return list(self._events)
-
-    def acknowledge(self, event_ids: Iterable[str]) -> None:
-        taken = set(event_ids)
-        with self._lock:
-            kept = [e for e in self._events if e.get("eventId") not in taken]
-            if len(kept) != len(self._events):
-                self._events = kept
-                self._save()

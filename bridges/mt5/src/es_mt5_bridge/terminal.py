@@ -67,6 +67,8 @@ class Terminal:
         # The loss guards' day-open and peak equity, as this bridge saw the account (in memory until the bridge sets a
         # file for them, beside its journal).
         self.marks = EquityMarks()
+        # Told of every request before it leaves (the trade events note who modified or deleted what).
+        self.on_request: Optional[Callable[[Dict[str, Any]], None]] = None
 
     # ---- reading the terminal ------------------------------------------------------------------------------------
 
@@ -145,6 +147,8 @@ class Terminal:
     # ---- the request -----------------------------------------------------------------------------------------------
 
     def send(self, request: Dict[str, Any]) -> Any:
+        if self.on_request is not None:
+            self.on_request(request)
         result = self.mt5.order_send(request)
         if result is None:
             code, text = self.mt5.last_error()

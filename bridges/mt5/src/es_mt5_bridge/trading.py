@@ -126,6 +126,8 @@ class Trader(PositionActions):
     def _reanchor(self, cmd: Command, info: Any, buy: bool, result: Any) -> None:
         """Slippage: pips are from the fill price, which was not the quoted one; move the stops there (best effort)."""
         sl, tp = self._stops(cmd, info, buy, result.price)
+        if self.on_request is not None:
+            self.on_request({"action": self.mt5.TRADE_ACTION_SLTP, "position": int(result.order), "comment": tag_of(cmd.command_id)})
         self.mt5.order_send({"action": self.mt5.TRADE_ACTION_SLTP, "symbol": info.name, "position": int(result.order),
                              "sl": sl, "tp": tp, "magic": MAGIC, "comment": tag_of(cmd.command_id)})
 

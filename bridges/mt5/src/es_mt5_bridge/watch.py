@@ -10,12 +10,16 @@ from typing import Any, Callable, Dict, Optional
 from .ingress import Ingress
 from .protocol import InvalidCommand, StopOutSettings, parse_stop_out
 from .stop_out import StopOut
+from .trade_events import TradeEvents
+from .trade_sender import TradeSender
 
 # How often the watch looks between commands (the protocol asks at least once a second).
 WATCH_S = 0.5
 # At most this many events on one reports call (protocol 1.4); unacknowledged ones are resent after a growing pause.
 EVENTS_PER_CALL = 10
 EVENTS_RETRY_MAX_S = 30.0
+# How often the trade events look at the terminal's history between commands (and after each command).
+TRADES_POLL_S = 1.0
 
 
 class Watch:
@@ -34,6 +38,11 @@ class Watch:
         self._failing = False
         self._events_due = 0.0
         self._events_delay = 1.0
+        # The trade events (protocol 1.5): set with the stop-out, once the terminal said which account it is.
+        self.trades: Optional[TradeEvents] = None
+        self.trade_sender = TradeSender(ingress, figures, log)
+        self._trades_failing = False
+        self._trades_polled = 0.0
 
     def arm(self, raw: Any) -> None:
         """From each answer of the service: armed while it carries `stopOut`, disarmed when it does not. A malformed
@@ -63,6 +72,33 @@ class Watch:
                     self._log(event="stop_out_check_failed", error=f"{type(err).__name__}: {err}")
                 self._failing = True
 
+    def poll_trades(self) -> None:
+        """One look at the history for trade events, under the executor's lock (never in the middle of a command)."""
+        if self.trades is None:
+            return
+        self._trades_polled = time.monotonic()
+        with self.lock:
+            try:
+                self.trades.poll()
+                self._trades_failing = False
+            except Exception as err:  # logged once; the next look reads the same history again
+                if not self._trades_failing:
+                    self._log(event="trade_events_failed", error=f"{type(err).__name__}: {err}")
+                self._trades_failing = True
+
+    def _book(self) -> Optional[Dict[str, Any]]:
+        """The book, read in one step with a look at the history: a position the book no longer lists has its close
+        queued first (None then: those events go before any book), else the service would close it `unknown`."""
+        assert self.trades is not None
+        with self.lock:
+            if self.trades.poll():
+                return None
+            return self.trades.book()
+
+    def send_trades(self) -> None:
+        if self.trades is not None:
+            self.trade_sender.send(self.trades, self._book)
+
     def send_events(self) -> None:
         """The events the service has not acknowledged, when due (they stay on disk until it does)."""
         if self.stop_out is None or time.monotonic() < self._events_due:
@@ -89,8 +125,11 @@ class Watch:
         while self.running:
             started = time.monotonic()
             self.check()
+            if time.monotonic() - self._trades_polled >= TRADES_POLL_S:
+                self.poll_trades()
             try:
                 self.send_events()
+                self.send_trades()
             except Exception as err:  # the watch outlives a failed send: the events stay on disk for the next one
                 self._log(event="event_send_failed", error=f"{type(err).__name__}: {err}")
             self._wake.wait(max(0.0, WATCH_S - (time.monotonic() - started)))

@@ -33,7 +33,8 @@ What a test steers lives in files in the directory named by the environment vari
   "algo_trading": true}``. Read again on every call: the market is where the test puts it. A quote's optional
   ``time`` (UTC seconds) is when it last ticked (``symbol_info_tick``'s ``time``/``time_msc``, in server time);
   without it, a symbol ticks whenever it is read. Prices move only
-  when the test moves them; pending orders do not trigger and SL/TP are not hit (nothing in the suite needs it).
+  when the test moves them; what a move implies (SL/TP hit, a pending order filled or expired) and the trader's own
+  clicks in the terminal (``terminal_ops``) are applied by the trade server before any call reads it (``_moves.py``).
 * ``server.json`` (written here, atomically, after every change): the account's positions, orders, history orders
   and deals. It outlives the process, like a trade server outlives a terminal restart.
 * ``MT5_DOUBLE_CRASH=before_fill|after_fill`` in the environment: the hosting process dies with SIGKILL inside the
@@ -315,6 +316,14 @@ def _load_server() -> Dict[str, Any]:
                 "positions": [], "orders": [], "history_orders": [], "deals": []}
 
 
+def _server() -> Dict[str, Any]:
+    """The trade server as it stands now: what the market's moves implied since the last look has happened."""
+    state = _load_server()
+    if _moves.settle(state):
+        _save_server(state)
+    return state
+
+
 def _save_server(state: Dict[str, Any]) -> None:
     path = os.path.join(_dir(), "server.json")
     tmp = path + ".tmp"
@@ -417,7 +426,7 @@ def account_info() -> Optional[AccountInfo]:
         return None
     _ok()
     m = _market()
-    state = _load_server()
+    state = _server()
     balance, equity, margin = _money(state)
     free = round(equity - margin, 2)
     level = round(equity / margin * 100, 2) if margin > 0 else 0.0
@@ -551,21 +560,22 @@ def _position_tuple(p: Dict[str, Any]) -> TradePosition:
     spec = _specs()[p["symbol"]]
     price = _close_price(spec, p)
     return TradePosition(p["ticket"], p["time"], p["time"] * 1000, p["time_update"], p["time_update"] * 1000,
-                         p["type"], p["magic"], p["ticket"], POSITION_REASON_EXPERT, p["volume"], p["price_open"],
+                         p["type"], p["magic"], p["ticket"], p.get("reason", POSITION_REASON_EXPERT), p["volume"], p["price_open"],
                          p["sl"], p["tp"], price, 0.0, _profit(spec, p, price), p["symbol"], p["comment"], "")
 
 
 def _order_tuple(o: Dict[str, Any]) -> TradeOrder:
     return TradeOrder(o["ticket"], o["time_setup"], o["time_setup"] * 1000, o["time_done"], o["time_done"] * 1000,
                       o["time_expiration"], o["type"], o["type_time"], o["type_filling"], o["state"], o["magic"],
-                      o["position_id"], 0, ORDER_REASON_EXPERT, o["volume_initial"], o["volume_current"],
+                      o["position_id"], 0, o.get("reason", ORDER_REASON_EXPERT), o["volume_initial"], o["volume_current"],
                       o["price_open"], o["sl"], o["tp"], o["price_current"], o["price_stoplimit"], o["symbol"],
                       o["comment"], "")
 
 
 def _deal_tuple(d: Dict[str, Any]) -> TradeDeal:
     return TradeDeal(d["ticket"], d["order"], d["time"], d["time"] * 1000, d["type"], d["entry"], d["magic"],
-                     d["position_id"], DEAL_REASON_EXPERT, d["volume"], d["price"], 0.0, 0.0, d["profit"], 0.0,
+                     d["position_id"], d.get("reason", DEAL_REASON_EXPERT), d["volume"], d["price"],
+                     d.get("commission", 0.0), 0.0, d["profit"], 0.0,
                      d["symbol"], d["comment"], "")
 
 
@@ -586,7 +596,7 @@ def positions_get(symbol: Optional[str] = None, group: Optional[str] = None,
     if not _connected():
         return None
     _ok()
-    return tuple(_position_tuple(p) for p in _select(_load_server()["positions"], symbol, group, ticket))
+    return tuple(_position_tuple(p) for p in _select(_server()["positions"], symbol, group, ticket))
 
 
 def orders_get(symbol: Optional[str] = None, group: Optional[str] = None,
@@ -594,14 +604,14 @@ def orders_get(symbol: Optional[str] = None, group: Optional[str] = None,
     if not _connected():
         return None
     _ok()
-    return tuple(_order_tuple(o) for o in _select(_load_server()["orders"], symbol, group, ticket))
+    return tuple(_order_tuple(o) for o in _select(_server()["orders"], symbol, group, ticket))
 
 
 def _history(kind: str, args: Tuple[Any, ...], group: Optional[str], ticket: Optional[int],
              position: Optional[int]) -> Optional[List[Dict[str, Any]]]:
     if not _connected():
         return None
-    items = _load_server()[kind]
+    items = _server()[kind]
     if ticket is not None:
         key = "ticket" if kind == "history_orders" else "order"
         return [i for i in items if i[key] == ticket]
@@ -661,7 +671,7 @@ def order_send(request: Dict[str, Any]) -> Optional[OrderSendResult]:
         return _fail(RES_E_INVALID_PARAMS, 'Invalid "comment" argument')
     req = TradeRequest(**{f: request.get(f, "" if f in ("symbol", "comment") else 0) for f in _REQUEST_FIELDS})
     _request_id += 1
-    state = _load_server()
+    state = _server()
     if not bool(_market().get("algo_trading", True)):
         return _result(TRADE_RETCODE_CLIENT_DISABLES_AT, req, state)
     try:
@@ -763,23 +773,7 @@ def _deal(req: TradeRequest, state: Dict[str, Any]) -> Tuple[int, int, float, fl
         _check_filling(spec, req.type_filling, False)
         bid, ask = _quote(spec)
         price = ask if buy else bid
-        profit = _profit(spec, pos, price, volume)
-        order = _next(state, "next_order")
-        deal = _next(state, "next_deal")
-        state["history_orders"].append(_order_record(order, req, spec, req.type, volume, price, now,
-                                                     ORDER_STATE_FILLED, pos["ticket"]))
-        state["deals"].append({"ticket": deal, "order": order, "time": now, "type": req.type,
-                               "entry": DEAL_ENTRY_OUT, "magic": req.magic, "position_id": pos["ticket"],
-                               "volume": volume, "price": price, "profit": profit, "symbol": pos["symbol"],
-                               "comment": req.comment})
-        balance = state["balance"] if state["balance"] is not None else float(_market().get("balance", 100_000))
-        state["balance"] = round(balance + profit, 2)
-        remaining = round(pos["volume"] - volume, 8)
-        if remaining <= 1e-9:
-            state["positions"].remove(pos)
-        else:
-            pos["volume"] = remaining
-            pos["time_update"] = now
+        deal, order = _close(state, pos, volume, price, DEAL_REASON_EXPERT, req.comment, req.magic, req.type_filling)
         return deal, order, volume, price, TRADE_RETCODE_DONE
     spec = _spec_of(req.symbol)
     volume = _check_volume(spec, float(req.volume))
@@ -791,17 +785,77 @@ def _deal(req: TradeRequest, state: Dict[str, Any]) -> Tuple[int, int, float, fl
     if _margin(spec, volume, price) > equity - margin + 1e-9:
         raise _Refused(TRADE_RETCODE_NO_MONEY)
     order = _next(state, "next_order")
-    deal = _next(state, "next_deal")
     state["history_orders"].append(_order_record(order, req, spec, req.type, volume, price, now,
                                                  ORDER_STATE_FILLED, order))
-    state["deals"].append({"ticket": deal, "order": order, "time": now, "type": req.type, "entry": DEAL_ENTRY_IN,
-                           "magic": req.magic, "position_id": order, "volume": volume, "price": price, "profit": 0.0,
-                           "symbol": spec["name"], "comment": req.comment})
-    state["positions"].append({"ticket": order, "time": now, "time_update": now,
-                               "type": POSITION_TYPE_BUY if buy else POSITION_TYPE_SELL, "magic": req.magic,
-                               "volume": volume, "price_open": price, "sl": float(req.sl or 0),
-                               "tp": float(req.tp or 0), "symbol": spec["name"], "comment": req.comment})
+    deal = _open_position(state, spec, order, req.type, volume, price, float(req.sl or 0), float(req.tp or 0),
+                   req.magic, req.comment, DEAL_REASON_EXPERT)
     return deal, order, volume, price, TRADE_RETCODE_DONE
+
+
+def _commission(spec: Dict[str, Any], volume: float) -> float:
+    """What a symbol's `commission_per_lot` (market.json, default none) charges a deal, as a negative amount."""
+    return -round(float(spec.get("commission_per_lot", 0.0)) * volume, 2)
+
+
+def _charge(state: Dict[str, Any], amount: float) -> None:
+    balance = state["balance"] if state["balance"] is not None else float(_market().get("balance", 100_000))
+    state["balance"] = round(balance + amount, 2)
+
+
+def _open_position(state: Dict[str, Any], spec: Dict[str, Any], order: int, otype: int, volume: float, price: float,
+                   sl: float, tp: float, magic: int, comment: str, reason: int) -> int:
+    """The DEAL_ENTRY_IN deal of `order` and the position it opens (hedging: the position's ticket is the order's)."""
+    now, _ = _server_now()
+    deal = _next(state, "next_deal")
+    commission = _commission(spec, volume)
+    buy = otype in (ORDER_TYPE_BUY, ORDER_TYPE_BUY_LIMIT, ORDER_TYPE_BUY_STOP, ORDER_TYPE_BUY_STOP_LIMIT)
+    state["deals"].append({"ticket": deal, "order": order, "time": now, "type": DEAL_TYPE_BUY if buy else DEAL_TYPE_SELL,
+                           "entry": DEAL_ENTRY_IN,
+                           "magic": magic, "position_id": order, "reason": reason, "volume": volume, "price": price,
+                           "profit": 0.0, "commission": commission, "symbol": spec["name"], "comment": comment})
+    _charge(state, commission)
+    state["positions"].append({"ticket": order, "time": now, "time_update": now,
+                               "type": POSITION_TYPE_BUY if buy else POSITION_TYPE_SELL, "magic": magic,
+                               "volume": volume, "price_open": price, "sl": sl, "tp": tp, "symbol": spec["name"],
+                               "comment": comment})
+    return deal
+
+
+# The order reason that goes with each deal reason (the trade server places an order for every deal it makes).
+_ORDER_REASON_OF_DEAL = {DEAL_REASON_CLIENT: ORDER_REASON_CLIENT, DEAL_REASON_MOBILE: ORDER_REASON_MOBILE,
+                         DEAL_REASON_WEB: ORDER_REASON_WEB, DEAL_REASON_EXPERT: ORDER_REASON_EXPERT,
+                         DEAL_REASON_SL: ORDER_REASON_SL, DEAL_REASON_TP: ORDER_REASON_TP, DEAL_REASON_SO: ORDER_REASON_SO}
+
+
+def _close(state: Dict[str, Any], pos: Dict[str, Any], volume: float, price: float, reason: int, comment: str,
+           magic: int, filling: int = ORDER_FILLING_FOK) -> Tuple[int, int]:
+    """All or part of `pos` closed at `price` by an opposite order and its DEAL_ENTRY_OUT deal: by a request
+    (DEAL_REASON_EXPERT), by the trade server at the position's SL/TP or stop-out, or by hand in the terminal."""
+    spec = _specs()[pos["symbol"]]
+    now, _ = _server_now()
+    otype = ORDER_TYPE_SELL if pos["type"] == POSITION_TYPE_BUY else ORDER_TYPE_BUY
+    profit = _profit(spec, pos, price, volume)
+    commission = _commission(spec, volume)
+    order = _next(state, "next_order")
+    deal = _next(state, "next_deal")
+    state["history_orders"].append({
+        "ticket": order, "time_setup": now, "time_done": now, "time_expiration": 0, "type": otype,
+        "type_time": ORDER_TIME_GTC, "type_filling": filling, "state": ORDER_STATE_FILLED, "magic": magic,
+        "position_id": pos["ticket"], "reason": _ORDER_REASON_OF_DEAL[reason], "volume_initial": volume,
+        "volume_current": 0.0, "price_open": price, "sl": 0.0, "tp": 0.0, "price_current": price,
+        "price_stoplimit": 0.0, "symbol": pos["symbol"], "comment": comment})
+    state["deals"].append({"ticket": deal, "order": order, "time": now, "type": otype, "entry": DEAL_ENTRY_OUT,
+                           "magic": magic, "position_id": pos["ticket"], "reason": reason, "volume": volume,
+                           "price": price, "profit": profit, "commission": commission, "symbol": pos["symbol"],
+                           "comment": comment})
+    _charge(state, profit + commission)
+    remaining = round(pos["volume"] - volume, 8)
+    if remaining <= 1e-9:
+        state["positions"].remove(pos)
+    else:
+        pos["volume"] = remaining
+        pos["time_update"] = now
+    return deal, order
 
 
 def _order_record(ticket: int, req: TradeRequest, spec: Dict[str, Any], otype: int, volume: float, price: float,
@@ -919,3 +973,7 @@ def _remove(req: TradeRequest, state: Dict[str, Any]) -> Tuple[int, int, float, 
     order.update(state=ORDER_STATE_CANCELED, time_done=now)
     state["history_orders"].append(order)
     return 0, order["ticket"], 0.0, 0.0, TRADE_RETCODE_DONE
+
+
+# Last: it reads this module's functions (the trade server's own moves).
+from . import _moves  # noqa: E402
