@@ -218,7 +218,8 @@ export function dailyChart(days) {
   const { lo, hi, y } = yScale(Math.min(0, ...values), Math.max(0, ...values));
   const w = CHART.width - CHART.left - CHART.right;
   const slot = w / ds.length;
-  const gap = Math.min(4, slot * 0.2);
+  // A few days do not make fat slabs: a bar is at most 48 units wide, centred in its day's slot.
+  const width = Math.max(1, Math.min(48, slot - Math.min(4, slot * 0.2)));
   const zero = y(0);
   const bars = ds.map((d, i) => {
     const top = Math.min(y(d.profit), zero);
@@ -226,9 +227,9 @@ export function dailyChart(days) {
       day: d.day,
       profit: d.profit,
       kind: pnlKind(d.profit),
-      x: Number((CHART.left + i * slot + gap / 2).toFixed(1)),
+      x: Number((CHART.left + i * slot + (slot - width) / 2).toFixed(1)),
       y: Number(top.toFixed(1)),
-      width: Number(Math.max(1, slot - gap).toFixed(1)),
+      width: Number(width.toFixed(1)),
       // A flat day still shows as a hairline, so every day of the range is visibly there.
       height: Number(Math.max(1, Math.abs(y(d.profit) - zero)).toFixed(1)),
     };

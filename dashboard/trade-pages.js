@@ -33,7 +33,7 @@ let charts = 0;
 function svg(tag, attrs = {}, ...children) {
   const el = document.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) el.setAttribute(k, String(v));
-  for (const c of children.flat()) if (c !== null && c !== undefined) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  for (const c of children.flat(Infinity)) if (c !== null && c !== undefined) el.append(c instanceof Node ? c : document.createTextNode(String(c)));
   return el;
 }
 
@@ -139,7 +139,7 @@ function dayView(day, currency) {
 function axis(yTicks) {
   return yTicks.map((t) => [
     svg('line', { class: 'grid', x1: CHART.left, x2: CHART.width - CHART.right, y1: t.y, y2: t.y }),
-    svg('text', { class: 'tick', x: CHART.left - 6, y: t.y + 4, 'text-anchor': 'end' }, money(t.v, '', false)),
+    svg('text', { class: 'tick', x: CHART.left - 6, y: t.y + 4, 'text-anchor': 'end' }, Number.isInteger(t.v) ? String(t.v) : String(Number(t.v.toFixed(6)))),
   ]);
 }
 
@@ -238,7 +238,7 @@ export function tradesSection(account) {
   const currency = equity.then((e) => e.currency ?? fallbackCurrency).catch(() => fallbackCurrency);
   const fill = (slot, what, read) =>
     read().then(
-      (nodes) => slot.replaceChildren(nodes),
+      (nodes) => slot.replaceChildren(...[nodes].flat()),
       (err) => slot.replaceChildren(failed(what, err)),
     );
   const drawBook = async () => bookView(await api('GET', `/v1/owner/accounts/${id}/book`), account, await currency);

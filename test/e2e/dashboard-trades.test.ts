@@ -66,17 +66,91 @@ describe('the trade on the dashboard', () => {
       `${stack.ingress.url}/bridge/v1/trades`,
       {
         events: [
-          { eventId: 'deal:1', type: 'position_opened', at: at(30), ticket: '5001', symbol: 'EURUSD', commandId: buy.commandId, side: 'buy', volume: 0.1, price: 1.0801, sl: 1.07, tp: 1.09 },
-          { eventId: 'order:7001:placed', type: 'order_placed', at: at(20), ticket: '7001', symbol: 'EURUSD', commandId: limit.commandId, side: 'buy', orderType: 'limit', volume: 0.1, price: 1.075 },
-          { eventId: 'deal:2', type: 'position_opened', at: at(15), ticket: '5002', symbol: 'EURUSD', commandId: held.commandId, side: 'sell', volume: 0.1, price: 1.08 },
+          {
+            eventId: 'deal:1',
+            type: 'position_opened',
+            at: at(30),
+            ticket: '5001',
+            symbol: 'EURUSD',
+            commandId: buy.commandId,
+            side: 'buy',
+            volume: 0.1,
+            price: 1.0801,
+            sl: 1.07,
+            tp: 1.09,
+          },
+          {
+            eventId: 'order:7001:placed',
+            type: 'order_placed',
+            at: at(20),
+            ticket: '7001',
+            symbol: 'EURUSD',
+            commandId: limit.commandId,
+            side: 'buy',
+            orderType: 'limit',
+            volume: 0.1,
+            price: 1.075,
+          },
+          {
+            eventId: 'deal:2',
+            type: 'position_opened',
+            at: at(15),
+            ticket: '5002',
+            symbol: 'EURUSD',
+            commandId: held.commandId,
+            side: 'sell',
+            volume: 0.1,
+            price: 1.08,
+          },
           // The price reached the buy's take profit: +99.00 net.
-          { eventId: 'deal:3', type: 'position_closed', at: at(10), ticket: '5001', symbol: 'EURUSD', volume: 0.1, remainingVolume: 0, price: 1.09, profit: 99.9, commission: -0.7, swap: -0.2, cause: 'take_profit' },
+          {
+            eventId: 'deal:3',
+            type: 'position_closed',
+            at: at(10),
+            ticket: '5001',
+            symbol: 'EURUSD',
+            volume: 0.1,
+            remainingVolume: 0,
+            price: 1.09,
+            profit: 99.9,
+            commission: -0.7,
+            swap: -0.2,
+            cause: 'take_profit',
+          },
         ],
         book: {
           takenAt: new Date(now).toISOString(),
           truncated: false,
-          positions: [{ ticket: '5002', symbol: 'EURUSD', side: 'sell', volume: 0.1, openPrice: 1.08, sl: 1.09, tp: null, openedAt: at(15), profit: -1.5, swap: 0, commission: 0 }],
-          orders: [{ ticket: '7001', symbol: 'EURUSD', side: 'buy', orderType: 'limit', volume: 0.1, price: 1.075, stopLimitPrice: null, sl: null, tp: null, placedAt: at(20), expiresAt: null }],
+          positions: [
+            {
+              ticket: '5002',
+              symbol: 'EURUSD',
+              side: 'sell',
+              volume: 0.1,
+              openPrice: 1.08,
+              sl: 1.09,
+              tp: null,
+              openedAt: at(15),
+              profit: -1.5,
+              swap: 0,
+              commission: 0,
+            },
+          ],
+          orders: [
+            {
+              ticket: '7001',
+              symbol: 'EURUSD',
+              side: 'buy',
+              orderType: 'limit',
+              volume: 0.1,
+              price: 1.075,
+              stopLimitPrice: null,
+              sl: null,
+              tp: null,
+              placedAt: at(20),
+              expiresAt: null,
+            },
+          ],
         },
         account: { balance: 10099, equity: 10097.5, margin: 100, freeMargin: 9997.5, currency: 'USD' },
       },
@@ -123,7 +197,10 @@ describe('the trade on the dashboard', () => {
   test("the account page shows the open position, the pending order, the closed trade's P&L, the guards and the charts", async () => {
     await page.goto(`${stack.ingress.url}/dashboard/accounts/${encodeURIComponent(account())}`);
     const positions = page.getByRole('table', { name: 'Open positions' });
-    await positions.getByRole('row', { name: /5002 EURUSD sell 0\.1 lots 1\.08/ }).waitFor({ timeout: UI_TIMEOUT_MS }).catch(failWithPage);
+    await positions
+      .getByRole('row', { name: /5002 EURUSD sell 0\.1 lots 1\.08/ })
+      .waitFor({ timeout: UI_TIMEOUT_MS })
+      .catch(failWithPage);
     await page
       .getByRole('table', { name: /^Pending orders/ })
       .getByRole('row', { name: /7001 EURUSD buy limit 0\.1 lots 1\.075/ })
