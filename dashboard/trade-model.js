@@ -65,7 +65,7 @@ export const causeText = (cause) => CAUSES[cause] ?? `closed (${cause ?? 'cause 
 
 /** Where a trade is now and how it ended: a pending order reads "placed", then triggered / expired / cancelled. */
 export function tradeStatusText(t) {
-  const fromOrder = t.fromOrder ?? (typeof t.orderTicket === 'string' ? t.orderTicket : null);
+  const fromOrder = typeof t.orderTicket === 'string' ? t.orderTicket : null;
   const triggered = fromOrder ? `order ${fromOrder} triggered · ` : '';
   switch (t.status) {
     case 'pending':
@@ -110,12 +110,19 @@ export function orderCells(o) {
   return [o.ticket, o.symbol, type, lots(o.volume), at, price(o.sl), price(o.tp), o.placedAt ?? null, o.expiresAt ?? 'good till cancelled'];
 }
 
-export const TRADE_COLUMNS = ['Trade', 'Symbol', 'Side', 'Volume', 'Open price', 'Status', 'Closed', 'P&L (net)'];
+export const TRADE_COLUMNS = ['Trade', 'Symbol', 'Side', 'Volume', 'Open price', 'Status', 'Closed', 'Close price', 'P&L (net)'];
+/** A trade's row: a pending order's price is its order's (a buy limit at 1.075); the lots are those closed once closed. */
 export function tradeCells(t, currency) {
   const volume = t.status === 'closed' ? t.closedVolume : t.volume;
   const settled = ['closed', 'expired', 'cancelled'].includes(t.status);
+  const opened =
+    typeof t.openPrice === 'number'
+      ? price(t.openPrice)
+      : typeof t.orderPrice === 'number'
+        ? `${ORDER_TYPES[t.orderType] ?? 'order'} at ${price(t.orderPrice)}`
+        : '—';
   const pnl = t.status === 'closed' || t.closedVolume > 0 ? money(netProfit(t), currency) : '—';
-  return [t.tradeId, t.symbol, t.side ?? '—', lots(volume), price(t.openPrice), tradeStatusText(t), settled ? (t.closedAt ?? null) : null, pnl];
+  return [t.tradeId, t.symbol, t.side ?? '—', lots(volume), opened, tradeStatusText(t), settled ? (t.closedAt ?? null) : null, price(t.closePrice), pnl];
 }
 
 /** The P&L's words for a screen reader and a colour-blind eye alike: gain / loss / flat. */

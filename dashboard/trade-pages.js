@@ -206,7 +206,7 @@ function tradeRow(t, currency, onSignalPage = false) {
     'tr',
     {},
     onSignalPage ? h('td', {}, h('a', { href: `/dashboard/accounts/${encodeURIComponent(t.accountId)}` }, t.accountId)) : null,
-    cells.map((v, i) => (i === 7 && v !== '—' ? h('td', { class: pnlKind(netProfit(t)) }, v) : cell(v))),
+    cells.map((v, i) => (i === 8 && v !== '—' ? h('td', { class: pnlKind(netProfit(t)) }, v) : cell(v))),
     onSignalPage ? null : h('td', {}, t.signalId ? h('a', { href: `/dashboard/signals/${encodeURIComponent(t.signalId)}` }, 'a signal') : originText(t)),
   );
 }

@@ -25,6 +25,7 @@ const trade = (over: object) => ({
   swap: -0.3,
   closedAt: '2026-11-26T11:00:00.000Z',
   closeCause: 'take_profit',
+  closePrice: 1.11,
   linkedSignals: [],
   ...over,
 });
@@ -65,7 +66,9 @@ describe('how a trade ended', () => {
     [{ status: 'cancelled', closeCause: 'unknown' }, 'placed · gone (unknown)'],
     [{ status: 'open', volume: 0.1, closedVolume: 0 }, 'open'],
     [{ status: 'open', volume: 0.05, closedVolume: 0.05 }, 'open (0.05 lots closed so far)'],
-    [{ status: 'open', volume: 0.1, closedVolume: 0, fromOrder: '55' }, 'order 55 triggered · open'],
+    [{ status: 'open', volume: 0.1, closedVolume: 0, orderTicket: '55' }, 'order 55 triggered · open'],
+    [{ status: 'closed', closeCause: 'stop_loss', orderTicket: '55' }, 'order 55 triggered · stop loss hit'],
+    [{ status: 'pending', volume: 0.1, closedVolume: 0, orderTicket: '55' }, 'placed (waiting for its price)'],
     [{ status: 'closed', closeCause: 'take_profit' }, 'take profit hit'],
     [{ status: 'closed', closeCause: 'stop_loss' }, 'stop loss hit'],
     [{ status: 'closed', closeCause: 'stop_out' }, 'stop-out (drawdown guard)'],
@@ -80,19 +83,23 @@ describe('how a trade ended', () => {
 
   test('a closed trade shows its lots closed and its P&L net of commission and swap, signed', () => {
     const cells = model.tradeCells(trade({}), 'USD');
-    expect(cells).toEqual(['1000003', 'EURUSD', 'buy', '0.1 lots', '1.1', 'take profit hit', '2026-11-26T11:00:00.000Z', '+99.00 USD']);
-    expect(model.tradeCells(trade({ realizedProfit: -50 }), 'USD')[7]).toBe('−51.00 USD');
+    expect(cells).toEqual(['1000003', 'EURUSD', 'buy', '0.1 lots', '1.1', 'take profit hit', '2026-11-26T11:00:00.000Z', '1.11', '+99.00 USD']);
+    expect(model.tradeCells(trade({ realizedProfit: -50 }), 'USD')[8]).toBe('−51.00 USD');
   });
 
-  test('a pending order has no P&L and no close time yet', () => {
-    const cells = model.tradeCells(
-      trade({ status: 'pending', volume: 0.1, closedVolume: 0, realizedProfit: 0, closedAt: undefined, openPrice: undefined }),
-      'USD',
-    );
-    expect(cells[3]).toBe('0.1 lots');
-    expect(cells[4]).toBe('—');
-    expect(cells[6]).toBeNull();
-    expect(cells[7]).toBe('—');
+  test('a pending order shows its order price, and has no P&L and no close time yet', () => {
+    const pending = {
+      status: 'pending',
+      volume: 0.1,
+      closedVolume: 0,
+      realizedProfit: 0,
+      closedAt: undefined,
+      closePrice: undefined,
+      closeCause: undefined,
+      openPrice: undefined,
+    };
+    const cells = model.tradeCells(trade({ ...pending, tradeId: 'order:7001', orderTicket: '7001', orderType: 'limit', orderPrice: 1.075 }), 'USD');
+    expect(cells).toEqual(['order:7001', 'EURUSD', 'buy', '0.1 lots', 'limit at 1.075', 'placed (waiting for its price)', null, '—', '—']);
   });
 
   test('a trade opened outside the service says so', () => {
