@@ -1,13 +1,12 @@
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
-import AxeBuilder from '@axe-core/playwright';
 import { riskSettingsSchema } from '../../src/domain/risk-settings';
 import { REPO_ROOT } from '../../support/infra';
-import { launchChromium } from '../../support/chromium';
 import { setUpOwner, ownerKeyFile, type OwnerBrowser } from '../helpers/owner';
 import { get, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
+import { dashboardPage, seriousViolations } from '../helpers/dashboard-browser';
 
 /**
  * The trade after the order in a real browser (Debian's chromium) against the real stack, fed as a bridge of protocol
@@ -29,7 +28,7 @@ describe('the trade on the dashboard', () => {
   let browser: Browser;
   let page: Page;
   let bridge: ScriptedTerminal;
-  const problems: string[] = [];
+  let problems: string[] = [];
   const shots = path.join(REPO_ROOT, 'docs', 'screenshots');
   const sent: { buy: string; limit: string } = { buy: '', limit: '' };
 
@@ -159,24 +158,7 @@ describe('the trade on the dashboard', () => {
     expect(trades.status).toBe(200);
     expect(trades.body.events.map((e: { result: string }) => e.result)).toEqual(['recorded', 'recorded', 'recorded', 'recorded']);
 
-    browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const eq = owner.cookie.indexOf('=');
-    await context.addCookies([{ name: owner.cookie.slice(0, eq), value: owner.cookie.slice(eq + 1), url: stack.ingress.url }]);
-    await context.addInitScript({
-      content: `document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.effectiveDirective + ' blocked ' + (e.blockedURI || '(inline)')));`,
-    });
-    context.on('request', (r) => {
-      if (!r.url().startsWith(stack.ingress.url) && !r.url().startsWith('data:')) problems.push(`request to another host: ${r.url()}`);
-    });
-    page = await context.newPage();
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('response', (res) => {
-      if (res.status() >= 400) problems.push(`HTTP ${res.status()}: ${res.url()}`);
-    });
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
-    });
+    ({ browser, page, problems } = await dashboardPage(stack.ingress.url, { cookie: owner.cookie }));
   }, 120_000);
 
   afterAll(async () => {
@@ -185,9 +167,7 @@ describe('the trade on the dashboard', () => {
   });
 
   async function accessible(name: string) {
-    const result = await new AxeBuilder({ page }).analyze();
-    const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${name}: ${v.id} (${v.impact}) ${v.help}`);
-    expect(bad).toEqual([]);
+    expect(await seriousViolations(page, name)).toEqual([]);
   }
 
   const failWithPage = async (err: unknown) => {

@@ -218,14 +218,22 @@ describe('the charts', () => {
       { day: '2026-11-25', profit: -80 },
       { day: '2026-11-26', profit: 0 },
     ]);
-    const [gain, loss, flat] = c.bars;
+    interface Bar {
+      kind: string;
+      x: number;
+      y: number;
+      width: number;
+      height: number;
+    }
+    const bars = c.bars as Bar[];
+    const [gain, loss, flat] = bars as [Bar, Bar, Bar];
     expect(gain.kind).toBe('gain');
     expect(gain.y + gain.height).toBeCloseTo(c.zero, 0);
     expect(loss.kind).toBe('loss');
     expect(loss.y).toBeCloseTo(c.zero, 0);
     expect(gain.height / loss.height).toBeCloseTo(120 / 80, 1);
     expect(flat).toMatchObject({ kind: 'flat', height: 1 });
-    for (const b of c.bars) expect(inside(b.x, b.y) && inside(b.x + b.width, b.y + b.height)).toBe(true);
+    for (const b of bars) expect(inside(b.x, b.y) && inside(b.x + b.width, b.y + b.height)).toBe(true);
     expect(model.dailyChart([])).toBeNull();
   });
 
