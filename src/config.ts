@@ -206,6 +206,8 @@ const envSchema = z.object({
   DEFAULT_COMMAND_TTL_MS: int(300_000, 1),
   /** The oldest a quote behind an entry's risk figures may be (docs/risk-sizing.md): older, the bridge refuses it `risk_figures_stale`. */
   RISK_FIGURES_MAX_AGE_MS: int(60_000, 1, 86_400_000),
+  /** How long the trade journal keeps closed trades, their events and the equity curve (docs/trades.md); open trades stay. */
+  TRADE_JOURNAL_RETENTION_DAYS: int(90, 1, 3650),
 
   /** Outcome callbacks (docs/callbacks.md): the key that seals the endpoints' signing secrets; unset, none can be registered. */
   CALLBACK_SECRET_KEY_FILE: z.string().min(1).optional(),
@@ -400,6 +402,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       defaultCommandTtlMs: e.DEFAULT_COMMAND_TTL_MS,
       figuresMaxAgeMs: e.RISK_FIGURES_MAX_AGE_MS,
     },
+    trades: { retentionMs: e.TRADE_JOURNAL_RETENTION_DAYS * 86_400_000 },
     callbacks: {
       sealingKeyFile: e.CALLBACK_SECRET_KEY_FILE,
       guard: { allowedHosts: e.CALLBACK_ALLOWED_HOSTS, allowHttp: e.CALLBACK_ALLOW_HTTP === 'true', maxUrlLength: e.CALLBACK_URL_MAX_LENGTH },

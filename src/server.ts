@@ -18,6 +18,7 @@ import { createIngressMetrics } from './metrics';
 import { RedisReportedOutcomes } from './signals/reported-outcomes';
 import { RedisEndpointStore } from './callbacks/endpoints';
 import { RedisFigures } from './bridge/figures';
+import { RedisTradeJournal } from './trades/journal';
 import { BridgePresence, RedisLastSeen } from './bridge/presence';
 import { BridgeCallLog } from './bridge/bridge-state';
 import { LaunchFailure } from './signals/errors';
@@ -118,8 +119,9 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
       presence,
       calls: bridgeCalls,
       reported,
-      figures: new RedisFigures(redis),
+      figures: new RedisFigures(redis, config.trades.retentionMs),
       logger,
+      trades: { journal: new RedisTradeJournal(redis), retentionMs: config.trades.retentionMs, logger },
       figuresMaxAgeMs: config.bridge.figuresMaxAgeMs,
       stopOuts: {
         store: new RedisStopOuts(redis),

@@ -25,6 +25,8 @@ import { isOpening } from '../domain/actions';
 import type { BridgeReport } from '../domain/bridge-protocol';
 import type { Logger } from 'pino';
 import { recordStopOutEvents, stopOutDirectiveOf, type StopOutDeps } from './stop-out-events';
+import { tradesBodySchema, type TradesAnswer } from '../domain/trade-events';
+import { recordTrades, type TradesDeps } from '../trades/record';
 
 /** The bridge API's use cases (docs/bridge-protocol.md): what an EA or cBot can do, authenticated by its bridge token. */
 
@@ -47,6 +49,8 @@ export interface GatewayDeps {
   courier: ReportCourier;
   /** The token each account's bridge calls with, and its calls' refusals, for the owner's page (src/bridge/bridge-state.ts). */
   calls?: BridgeCallLog;
+  /** The trade journal (protocol 1.5, src/trades); without it `POST /bridge/v1/trades` answers 503. */
+  trades?: TradesDeps;
 }
 
 const MAX_COMMANDS_PER_POLL = 100;
@@ -168,6 +172,19 @@ export async function bridgeReports(deps: GatewayDeps, token: string | undefined
   // Answered once the replicas hold the reports too (REDIS_MIN_REPLICAS_ACK): a bridge forgets a report it saw answered.
   if (results.some((r) => r.result !== 'unknown')) await deps.queue.awaitReplicas();
   return { results, ...(eventResults ? { events: eventResults } : {}) };
+}
+
+/** Trade events and the book of an authenticated bridge (protocol 1.5; docs/trades.md). */
+export async function bridgeTrades(deps: GatewayDeps, account: Account, body: unknown): Promise<TradesAnswer> {
+  deps.presence?.seen(account.id);
+  const parsed = tradesBodySchema.safeParse(body);
+  if (!parsed.success) {
+    const details = parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
+    return refuse(deps, account.id, 'invalid_call', new Refusal('invalid', 'Invalid trades', { details }));
+  }
+  if (!deps.trades) throw new Refusal('not_available', 'This service keeps no trade journal');
+  if (parsed.data.account) await keepFigures(deps, account.id, parsed.data.account);
+  return recordTrades(deps.trades, account, parsed.data, Date.now());
 }
 
 type ReportResult = { commandId: string; result: 'recorded' | 'duplicate' | 'unknown' };

@@ -88,8 +88,8 @@ export function errorHandler(logger: Logger, failClosedRetryAfterSeconds: number
     const correlationId = res.locals.correlationId as string;
     if (res.headersSent) return;
     const channel = channelOf(req);
-    const e = err as { type?: string; status?: number };
-    if (e?.type === 'entity.too.large') err = new Refusal('too_large', `Request body exceeds the ${formatBytes(SPEC_LIMITS.bodyLimitBytes)} limit`);
+    const e = err as { type?: string; status?: number; limit?: number };
+    if (e?.type === 'entity.too.large') err = new Refusal('too_large', `Request body exceeds the ${formatBytes(e.limit ?? SPEC_LIMITS.bodyLimitBytes)} limit`);
     if (err instanceof Refusal) {
       res.locals.refusal = err.kind;
       sendRefusal(res, err, channel, correlationId);

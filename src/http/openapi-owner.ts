@@ -43,7 +43,7 @@ interface Op {
   errors?: (keyof typeof ERRORS | '429')[];
 }
 
-function operation(op: Op) {
+export function operation(op: Op) {
   const errors = op.errors ?? ['400', '401', '403', '404', '503'];
   return {
     tags: ['Owners'],
@@ -72,7 +72,7 @@ function operation(op: Op) {
 }
 
 const links = json(z.strictObject({ accounts: z.array(z.string()).min(1).max(1000) }));
-const str: JsonSchema = { type: 'string' };
+export const str: JsonSchema = { type: 'string' };
 
 export function ownerPaths() {
   const credential = (kind: string, path: string) => ({

@@ -3,6 +3,7 @@ import { formatBytes, SPEC_LIMITS } from '../domain/limits';
 import { ACTIONS, requiresIdempotencyKey } from '../domain/actions';
 import { externalSignalShape } from '../domain/signal';
 import { OWNER_SECURITY_SCHEMES, ownerPaths } from './openapi-owner';
+import { ownerTradePaths } from './openapi-trades';
 import { actionConditions, externalSignalDescription, type JsonSchema } from './openapi-signal';
 import {
   errorSchema,
@@ -246,6 +247,7 @@ function build() {
       '/webhook/custom/{accountId}': { post: submitOperation(true) },
       '/v1/signals/{signalId}': { get: statusOperation() },
       ...ownerPaths(),
+      ...ownerTradePaths(),
     },
     components: {
       schemas: componentSchemas(),

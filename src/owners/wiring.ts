@@ -3,6 +3,7 @@ import type { Config } from '../config';
 import type { RedisRegistry } from '../registry/registry';
 import { PreAuthCap } from '../ratelimit/preauth';
 import { RedisFigures } from '../bridge/figures';
+import { RedisTradeJournal } from '../trades/journal';
 import { RedisStopOuts } from '../bridge/stop-outs';
 import { RedisLastSeen } from '../bridge/presence';
 import { BridgeCallLog } from '../bridge/bridge-state';
@@ -53,6 +54,19 @@ export function ownerDashboard(
   const cookies = { secure: config.owners.secureCookies, ttlSeconds: config.owners.sessionTtlSeconds };
   const ctrader = ctraderConnect(config, redis, registry, auth.owners, auth.now);
   const bodyReadTimeoutMs = config.ingress.bodyReadTimeoutMs;
+  const accounts = {
+    registry,
+    owners: auth.owners,
+    lastSeen: new RedisLastSeen(redis),
+    figures: new RedisFigures(redis),
+    stopOuts: new RedisStopOuts(redis),
+    calls: new BridgeCallLog(redis),
+    waits: { marketEntryMs: config.bridge.defaultMaxSignalAgeMs, otherMs: config.bridge.defaultCommandTtlMs },
+    owned: new OwnedAccounts(redis),
+    defaultCap: config.owners.accountCap,
+    now: auth.now,
+    ...(ctrader ? { links: ctrader.links } : {}),
+  };
   const parts = {
     session: {
       auth,
@@ -65,19 +79,8 @@ export function ownerDashboard(
       auth,
       cookies,
       bodyReadTimeoutMs,
-      accounts: {
-        registry,
-        owners: auth.owners,
-        lastSeen: new RedisLastSeen(redis),
-        figures: new RedisFigures(redis),
-        stopOuts: new RedisStopOuts(redis),
-        calls: new BridgeCallLog(redis),
-        waits: { marketEntryMs: config.bridge.defaultMaxSignalAgeMs, otherMs: config.bridge.defaultCommandTtlMs },
-        owned: new OwnedAccounts(redis),
-        defaultCap: config.owners.accountCap,
-        now: auth.now,
-        ...(ctrader ? { links: ctrader.links } : {}),
-      },
+      accounts,
+      trades: { accounts, journal: new RedisTradeJournal(redis), figures: accounts.figures, retentionMs: config.trades.retentionMs, now: auth.now },
       ...(ctrader ? { ctrader } : {}),
       credentials: { registry, owners: auth.owners, now: auth.now },
     },
@@ -89,7 +92,7 @@ export function ownerDashboard(
       callbacks: ownerCallbacksOf(config, redis),
     },
   };
-  const { accounts, credentials } = parts.api;
+  const { credentials } = parts.api;
   return { ...parts, mt5Package: { auth, cookies, accounts, credentials, publicUrl: config.publicUrl } };
 }
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { routeLimited } from '../../signals/errors';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
-import { bridgeAccount, bridgeCommands, bridgeHello, bridgeReports, type GatewayDeps } from '../../bridge/gateway';
+import { bridgeAccount, bridgeCommands, bridgeHello, bridgeReports, bridgeTrades, type GatewayDeps } from '../../bridge/gateway';
 import type { Account } from '../../domain/account';
 import { createRouteLimiter } from '../../ratelimit/route-limiter';
 import { bearerToken, jsonBody } from '../middleware';
@@ -49,5 +49,12 @@ export function bridgeRoutes(deps: GatewayDeps, settings: BridgeRouteSettings): 
   router.post('/bridge/v1/reports', authenticated, limited, ...body, async (req, res) => {
     res.json(await bridgeReports(deps, bearerToken(req), req.body));
   });
+  // A whole book (1,000 positions and 1,000 orders) is about 400 KiB of JSON: this call's bound is larger than the others'.
+  const tradesBody = jsonBody(TRADES_BODY_LIMIT_BYTES, settings.bodyReadTimeoutMs, 'bridge');
+  router.post('/bridge/v1/trades', authenticated, limited, ...tradesBody, async (req, res) => {
+    res.json(await bridgeTrades(deps, res.locals.bridgeAccount as Account, req.body));
+  });
   return router;
 }
+
+export const TRADES_BODY_LIMIT_BYTES = 512 * 1024;

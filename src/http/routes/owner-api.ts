@@ -9,6 +9,8 @@ import { ownerAuth, requireJson, type CookieSettings } from '../owner-auth';
 import { jsonBody } from '../middleware';
 import type { CtraderConnectDeps } from '../../owners/ctrader-connect';
 import { ownerCtraderRoutes } from './owner-ctrader';
+import { ownerTradesRoutes } from './owner-trades';
+import type { OwnerTradesDeps } from '../../trades/read';
 
 /**
  * The owner API (docs/owners.md): everything the dashboard's pages do, for a signed-in browser or an owner API key.
@@ -23,6 +25,8 @@ export interface OwnerApiDeps {
   bodyReadTimeoutMs: number;
   /** Connect with cTrader; absent when the operator has not configured it. */
   ctrader?: CtraderConnectDeps;
+  /** The trade journal's reads (src/trades/read.ts). */
+  trades?: OwnerTradesDeps;
 }
 
 const ownerOf = (res: Response) => res.locals.owner as string;
@@ -100,5 +104,6 @@ export function ownerApiRoutes(deps: OwnerApiDeps): Router {
     res.json({ entries: await deps.auth.owners.auditLog(ownerOf(res), limit.data) });
   });
   router.use(ownerCtraderRoutes(deps.ctrader, body));
+  router.use(ownerTradesRoutes(deps.trades));
   return router;
 }

@@ -1,0 +1,215 @@
+import { z } from 'zod';
+import { accountFiguresSchema } from './bridge-protocol';
+
+/**
+ * Trade events and the book (bridge protocol 1.5; docs/bridge-protocol.md, "Trade events", and docs/trades.md): what a
+ * bridge tells the service of a trade's life after the entry, and the trade journal's record of it. Every field is
+ * bounded; zod's numbers are finite, so a `1e999` in a body is a 400 naming its path.
+ */
+
+export const TRADE_EVENTS_FEATURE = 'trade_events';
+export const MAX_EVENTS_PER_CALL = 100;
+export const MAX_BOOK_ENTRIES = 1000;
+export const MAX_EVENTS_PER_TRADE = 200;
+/** How far ahead of the server's clock an event's `at` may be before it is refused `future`. */
+export const FUTURE_TOLERANCE_MS = 5 * 60_000;
+
+const at = z.iso.datetime({ offset: true }).max(64);
+const ticket = z.string().min(1).max(64);
+const side = z.enum(['buy', 'sell']);
+const volume = z.number().gt(0).lte(1e6);
+const price = z.number().gt(0).lte(1e12);
+const money = z.number().gte(-1e15).lte(1e15);
+const level = price.nullable();
+
+const common = {
+  eventId: z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(/^[A-Za-z0-9._:/-]+$/, 'letters, digits and . _ : / - only'),
+  at,
+  ticket,
+  symbol: z.string().min(1).max(32),
+  commandId: z.string().max(256).optional(),
+};
+
+export const POSITION_CLOSE_CAUSES = ['command', 'stop_loss', 'take_profit', 'stop_out', 'margin_call', 'manual', 'other'] as const;
+export const ORDER_CANCEL_CAUSES = ['command', 'broker', 'stop_out', 'manual'] as const;
+export const MODIFY_CAUSES = ['command', 'broker', 'management'] as const;
+export const ORDER_TYPES = ['limit', 'stop', 'stop_limit'] as const;
+
+export const tradeEventSchema = z.discriminatedUnion('type', [
+  z.strictObject({
+    ...common,
+    type: z.literal('position_opened'),
+    side,
+    volume,
+    price,
+    sl: price.optional(),
+    tp: price.optional(),
+    fromOrder: ticket.optional(),
+  }),
+  z.strictObject({ ...common, type: z.literal('position_modified'), sl: level, tp: level, cause: z.enum(MODIFY_CAUSES) }),
+  z.strictObject({
+    ...common,
+    type: z.literal('position_closed'),
+    volume,
+    remainingVolume: z.number().gte(0).lte(1e6),
+    price,
+    profit: money,
+    commission: money,
+    swap: money,
+    cause: z.enum(POSITION_CLOSE_CAUSES),
+  }),
+  z.strictObject({
+    ...common,
+    type: z.literal('order_placed'),
+    side,
+    orderType: z.enum(ORDER_TYPES),
+    volume,
+    price,
+    stopLimitPrice: price.optional(),
+    sl: price.optional(),
+    tp: price.optional(),
+    expiresAt: at.optional(),
+  }),
+  z.strictObject({
+    ...common,
+    type: z.literal('order_modified'),
+    price: price.optional(),
+    sl: level.optional(),
+    tp: level.optional(),
+    cause: z.enum(MODIFY_CAUSES),
+  }),
+  z.strictObject({ ...common, type: z.literal('order_triggered'), positionTicket: ticket, price }),
+  z.strictObject({ ...common, type: z.literal('order_expired') }),
+  z.strictObject({ ...common, type: z.literal('order_cancelled'), cause: z.enum(ORDER_CANCEL_CAUSES) }),
+]);
+export type TradeEvent = z.infer<typeof tradeEventSchema>;
+export type TradeEventType = TradeEvent['type'];
+
+const most = (what: string) => ({ message: `at most ${MAX_BOOK_ENTRIES} ${what}` });
+
+export const bookPositionSchema = z.strictObject({
+  ticket,
+  symbol: common.symbol,
+  side,
+  volume,
+  openPrice: price,
+  sl: level,
+  tp: level,
+  openedAt: at,
+  profit: money,
+  swap: money,
+  commission: money,
+});
+export type BookPosition = z.infer<typeof bookPositionSchema>;
+
+export const bookOrderSchema = z.strictObject({
+  ticket,
+  symbol: common.symbol,
+  side,
+  orderType: z.enum(ORDER_TYPES),
+  volume,
+  price,
+  stopLimitPrice: level,
+  sl: level,
+  tp: level,
+  placedAt: at,
+  expiresAt: at.nullable(),
+});
+export type BookOrder = z.infer<typeof bookOrderSchema>;
+
+export const bookSchema = z.strictObject({
+  takenAt: at,
+  truncated: z.boolean(),
+  positions: z.array(bookPositionSchema).max(MAX_BOOK_ENTRIES, most('positions')),
+  orders: z.array(bookOrderSchema).max(MAX_BOOK_ENTRIES, most('orders')),
+});
+export type Book = z.infer<typeof bookSchema>;
+
+/** The body of `POST /bridge/v1/trades`. */
+export const tradesBodySchema = z
+  .strictObject({
+    events: z
+      .array(tradeEventSchema)
+      .max(MAX_EVENTS_PER_CALL, { message: `at most ${MAX_EVENTS_PER_CALL} events` })
+      .default([]),
+    book: bookSchema.optional(),
+    account: accountFiguresSchema.optional(),
+  })
+  .refine((b) => b.events.length > 0 || b.book !== undefined, { message: 'send at least one event or the book' });
+export type TradesBody = z.infer<typeof tradesBodySchema>;
+
+export const TRADE_REFUSALS = ['foreign_ticket', 'future', 'too_old'] as const;
+export type TradeRefusal = (typeof TRADE_REFUSALS)[number];
+
+export const tradeEventResultSchema = z.strictObject({
+  eventId: z.string(),
+  result: z.enum(['recorded', 'duplicate', 'refused']),
+  reason: z.enum(TRADE_REFUSALS).optional(),
+});
+export type TradeEventResult = z.infer<typeof tradeEventResultSchema>;
+
+/** The answer of `POST /bridge/v1/trades`. */
+export const tradesAnswerSchema = z.strictObject({
+  events: z.array(tradeEventResultSchema),
+  book: z.enum(['recorded', 'absent']),
+});
+export type TradesAnswer = z.infer<typeof tradesAnswerSchema>;
+
+/** The journal's record of one trade (docs/trades.md). */
+export type TradeStatus = 'pending' | 'open' | 'closed' | 'cancelled' | 'expired';
+/** How a trade ended: a bridge's cause, or `unknown` when the book no longer listed it and no event said why. */
+export type TradeCloseCause = (typeof POSITION_CLOSE_CAUSES)[number] | (typeof ORDER_CANCEL_CAUSES)[number] | 'expired' | 'unknown';
+
+/** One event as the trade keeps it: the bridge's event without what the record already says, or the service's own. */
+export interface JournalEvent {
+  eventId: string;
+  type: TradeEventType | 'position_closed_unknown' | 'order_closed_unknown' | 'position_seen_in_book' | 'order_seen_in_book';
+  at: string;
+  [field: string]: unknown;
+}
+
+export interface TradeRecord {
+  /** The position's ticket, or `order:<ticket>` while the trade is a pending order. */
+  tradeId: string;
+  accountId: string;
+  symbol: string;
+  side: 'buy' | 'sell';
+  status: TradeStatus;
+  /** `signal`: a service command opened it; `outside`: seen first in the book (opened by hand, or its event lost). */
+  origin: 'signal' | 'outside';
+  signalId?: string;
+  openCommandId?: string;
+  /** The pending order's ticket, when the trade began as one. */
+  orderTicket?: string;
+  orderType?: (typeof ORDER_TYPES)[number];
+  orderPrice?: number;
+  stopLimitPrice?: number;
+  placedAt?: string;
+  expiresAt?: string;
+  openedAt?: string;
+  openPrice?: number;
+  /** Lots open now (for a pending order: its lots). */
+  volume: number;
+  closedVolume: number;
+  sl: number | null;
+  tp: number | null;
+  realizedProfit: number;
+  commission: number;
+  swap: number;
+  /** The price of the last (partial) close. */
+  closePrice?: number;
+  closedAt?: string;
+  closeCause?: TradeCloseCause;
+  /** Signals of the commands that modified or closed it. */
+  linkedSignals: string[];
+  /** Events folded out of `events` to keep it within its bound (the first is always kept). */
+  foldedEvents: number;
+  /** When the journal last changed it. */
+  updatedAt: string;
+  events: JournalEvent[];
+}
+export type TradeSummary = Omit<TradeRecord, 'events'>;

@@ -1,0 +1,114 @@
+import type { Logger } from 'pino';
+import type { Account } from '../domain/account';
+import { accountOfCommand } from '../domain/ids';
+import {
+  FUTURE_TOLERANCE_MS,
+  MAX_BOOK_ENTRIES,
+  type Book,
+  type TradeEvent,
+  type TradeEventResult,
+  type TradeRecord,
+  type TradesAnswer,
+  type TradesBody,
+} from '../domain/trade-events';
+import { applyEvent, realizedBy, tradesTouched, type JournalInput } from './apply';
+import type { TradeJournal } from './journal';
+import { Refusal } from '../signals/errors';
+import { reconcile } from './reconcile';
+
+/**
+ * `POST /bridge/v1/trades` after its body is checked (docs/trades.md): each event recorded once per (account,
+ * eventId) and applied to its trade, then the book reconciled with the journal and kept, then what is past retention
+ * removed. Nothing here is on the path to a signal's 202 or to the bridge's hand-out of commands.
+ */
+
+/** A trade event as the owner's callbacks get it (the `poll-exits` branch's src/callbacks delivers it). */
+export interface PublishedTradeEvent {
+  accountId: string;
+  tradeId: string;
+  signalId?: string;
+  event: TradeEvent;
+  trade: Omit<TradeRecord, 'events'>;
+}
+export type PublishTradeEvent = (owner: string, event: PublishedTradeEvent) => Promise<void>;
+
+export interface TradesDeps {
+  journal: TradeJournal;
+  /** TRADE_JOURNAL_RETENTION_DAYS in ms. */
+  retentionMs: number;
+  /** The owner's callbacks for each recorded event; absent, none go (the delivery lives in src/callbacks). */
+  publish?: PublishTradeEvent;
+  logger?: Logger;
+}
+
+/** How often one event is applied again when other calls of the same account changed its trades first. */
+const MAX_ATTEMPTS = 8;
+/** Trades past retention removed per call: the rest go with the next calls. */
+const PRUNE_PER_CALL = 200;
+
+export async function recordTrades(deps: TradesDeps, account: Account, body: TradesBody, nowMs: number): Promise<TradesAnswer> {
+  const events: TradeEventResult[] = [];
+  for (const event of body.events) events.push(await recordOne(deps, account, event, nowMs));
+  if (body.book) await reconcileBook(deps, account, body.book, nowMs);
+  await deps.journal.prune(account.id, nowMs - deps.retentionMs, PRUNE_PER_CALL);
+  return { events, book: body.book ? 'recorded' : 'absent' };
+}
+
+async function recordOne(deps: TradesDeps, account: Account, event: TradeEvent, nowMs: number): Promise<TradeEventResult> {
+  const refused = (reason: NonNullable<TradeEventResult['reason']>): TradeEventResult => ({ eventId: event.eventId, result: 'refused', reason });
+  const atMs = Date.parse(event.at);
+  if (atMs > nowMs + FUTURE_TOLERANCE_MS) return refused('future');
+  if (atMs < nowMs - deps.retentionMs) return refused('too_old');
+  // A command of another account names a ticket of that account's: this journal never takes it.
+  const commandAccount = event.commandId === undefined ? undefined : accountOfCommand(event.commandId);
+  if (commandAccount !== undefined && commandAccount !== account.id) return refused('foreign_ticket');
+  const signalId = commandAccount === undefined ? undefined : signalOfCommand(event.commandId!);
+  const { result, trade } = await apply(deps, account.id, event, nowMs, signalId);
+  if (result === 'recorded' && trade && deps.publish) {
+    const { events: _events, ...summary } = trade;
+    await deps
+      .publish(account.owner, { accountId: account.id, tradeId: trade.tradeId, ...(trade.signalId ? { signalId: trade.signalId } : {}), event, trade: summary })
+      .catch((err: unknown) => deps.logger?.warn({ accountId: account.id, eventId: event.eventId, err: String(err) }, 'trade event callback not published'));
+  }
+  return { eventId: event.eventId, result };
+}
+
+/** Applies one event (a bridge's or the book's) once; the trade it ended in, for the callbacks. */
+async function apply(
+  deps: TradesDeps,
+  accountId: string,
+  event: JournalInput,
+  nowMs: number,
+  signalId?: string,
+): Promise<{ result: 'recorded' | 'duplicate'; trade?: TradeRecord }> {
+  const ids = tradesTouched(event);
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const raw = await deps.journal.readRaw(accountId, ids);
+    const current = new Map<string, TradeRecord>();
+    ids.forEach((id, i) => raw[i] && current.set(id, JSON.parse(raw[i]) as TradeRecord));
+    const writes = applyEvent(current, event, { accountId, nowIso: new Date(nowMs).toISOString(), ...(signalId ? { signalId } : {}) });
+    const result = await deps.journal.commit(accountId, {
+      eventId: event.eventId,
+      atMs: Date.parse(event.at),
+      realized: realizedBy(event),
+      writes: [...writes].map(([tradeId, record]) => ({ tradeId, record, expect: raw[ids.indexOf(tradeId)] ?? null })),
+    });
+    if (result === 'duplicate') return { result };
+    if (result === 'recorded') return { result, trade: [...writes.values()].find((r): r is TradeRecord => r !== null) };
+  }
+  // Only a storm of calls for the same trade gets here: the bridge sends it again on the 503.
+  throw new Refusal('backpressure', 'The trade changed under this call too often, retry later');
+}
+
+async function reconcileBook(deps: TradesDeps, account: Account, book: Book, nowMs: number): Promise<void> {
+  const tickets = [...book.positions.map((p) => p.ticket), ...book.orders.map((o) => `order:${o.ticket}`)];
+  const [known, openIds] = await Promise.all([deps.journal.readRaw(account.id, tickets), deps.journal.openTradeIds(account.id, 4 * MAX_BOOK_ENTRIES)]);
+  const open = (await deps.journal.readRaw(account.id, openIds)).flatMap((t) => (t ? [JSON.parse(t) as TradeRecord] : []));
+  const inJournal = new Set(tickets.filter((_, i) => known[i] !== null));
+  for (const event of reconcile(book, inJournal, open)) await apply(deps, account.id, event, nowMs);
+  await deps.journal.saveBook(account.id, book);
+}
+
+function signalOfCommand(commandId: string): string | undefined {
+  return /^signal\/([^/]+)\/account\//.exec(commandId)?.[1];
+}
