@@ -88,24 +88,17 @@ export function tradeStatusText(t) {
 export const originText = (t) => (t.origin === 'outside' ? 'opened outside the service' : t.signalId ? 'signal' : '—');
 
 /** The cells of a position row of the book (strings), in the order of POSITION_COLUMNS. */
+/** A position's floating P&L with swap and commission; null until a book listed it (an event alone has no P&L). */
+export const floatingProfit = (p) => (typeof p.profit === 'number' ? netProfit({ realizedProfit: p.profit, commission: p.commission, swap: p.swap }) : null);
+
 export const POSITION_COLUMNS = ['Ticket', 'Symbol', 'Side', 'Volume', 'Open price', 'SL', 'TP', 'Opened', 'Floating P&L'];
 export function positionCells(p, currency) {
-  return [
-    p.ticket,
-    p.symbol,
-    p.side,
-    lots(p.volume),
-    price(p.openPrice),
-    price(p.sl),
-    price(p.tp),
-    p.openedAt ?? null,
-    money(netProfit({ realizedProfit: p.profit, commission: p.commission, swap: p.swap }), currency),
-  ];
+  return [p.ticket, p.symbol, p.side, lots(p.volume), price(p.openPrice), price(p.sl), price(p.tp), p.openedAt ?? null, money(floatingProfit(p), currency)];
 }
 
 export const ORDER_COLUMNS = ['Ticket', 'Symbol', 'Order', 'Volume', 'Price', 'SL', 'TP', 'Placed', 'Expires'];
 export function orderCells(o) {
-  const type = `${o.side} ${ORDER_TYPES[o.orderType] ?? o.orderType}`;
+  const type = `${o.side} ${ORDER_TYPES[o.orderType] ?? 'order'}`;
   const at = o.orderType === 'stop_limit' && typeof o.stopLimitPrice === 'number' ? `${price(o.price)} → limit ${price(o.stopLimitPrice)}` : price(o.price);
   return [o.ticket, o.symbol, type, lots(o.volume), at, price(o.sl), price(o.tp), o.placedAt ?? null, o.expiresAt ?? 'good till cancelled'];
 }
@@ -139,20 +132,35 @@ export function gauge(used) {
   return { value: Math.min(u, 1), percent: Math.round(u * 100), level, words };
 }
 
+/** A guard the service could not measure yet (no equity figures from the bridge today): said so, no meter. */
+const unmeasured = (label) => ({
+  value: null,
+  percent: null,
+  level: 'unknown',
+  words: '',
+  label,
+  text: 'not measured yet: no account figures from the bridge today',
+});
+
 export function dailyLossGauge(day, currency) {
   const d = day.dailyLossLimit;
   if (!d) return null;
+  const label = "Today's loss against the daily limit";
+  if (typeof d.used !== 'number') return unmeasured(label);
   const g = gauge(d.used);
   const limit = typeof d.amount === 'number' ? money(d.amount, currency, false) : '—';
   const of = typeof d.percent === 'number' ? ` (${d.percent} %)` : '';
-  return { ...g, label: "Today's loss against the daily limit", text: `${g.percent} % of the daily loss limit ${limit}${of} used${g.words}` };
+  const lost = typeof d.loss === 'number' ? `lost ${money(d.loss, currency, false)} today: ` : '';
+  return { ...g, label, text: `${lost}${g.percent} % of the daily loss limit ${limit}${of} used${g.words}` };
 }
 
 export function drawdownGauge(day) {
   const d = day.drawdown;
   if (!d) return null;
+  const label = 'Drawdown against the max';
+  if (typeof d.used !== 'number' || typeof d.current !== 'number') return unmeasured(label);
   const g = gauge(d.used);
-  return { ...g, label: 'Drawdown against the max', text: `drawdown ${d.current} % of a max ${d.max} % (${g.percent} % used)${g.words}` };
+  return { ...g, label, text: `drawdown ${d.current} % of a max ${d.max} % (${g.percent} % used)${g.words}` };
 }
 
 // ---- charts: geometry only (viewBox units); the page draws it as SVG ----------------------------------------------
@@ -199,6 +207,8 @@ export function equityChart(points) {
   const last = ps[ps.length - 1];
   return {
     equity: path('equity'),
+    // A single sample is a point, not a line: the page marks it so it can be seen.
+    dot: ps.length === 1 ? { x: Number(x(t0).toFixed(1)), y: Number(y(first.equity).toFixed(1)) } : null,
     balance: path('balance'),
     yTicks: niceTicks(lo, hi).map((v) => ({ v, y: Number(y(v).toFixed(1)) })),
     xLabels: [

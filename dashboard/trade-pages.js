@@ -16,6 +16,7 @@ import {
   dailyLossGauge,
   drawdownGauge,
   equityChart,
+  floatingProfit,
   money,
   netProfit,
   orderCells,
@@ -75,10 +76,10 @@ function bookView(book, account, currency) {
     return h(
       'p',
       {},
-      `Positions and orders are not reported by this bridge (version ${account.bridge?.version ?? 'unknown'}); install a bridge of protocol 1.5 or later.`,
+      `Positions and orders are not reported by this bridge (version ${book.bridgeVersion ?? account.bridge?.version ?? 'unknown'}): ` +
+        'a bridge that announces trade events (protocol 1.5) reports them.',
     );
   const age = ageText(book.ageSeconds);
-  const pnl = (p) => netProfit({ realizedProfit: p.profit, commission: p.commission, swap: p.swap });
   return h(
     'div',
     {},
@@ -97,7 +98,7 @@ function bookView(book, account, currency) {
         h(
           'tr',
           {},
-          positionCells(p, currency).map((v, i) => (i === 8 ? h('td', { class: pnlKind(pnl(p)) }, v) : cell(v))),
+          positionCells(p, currency).map((v, i) => (i === 8 ? h('td', { class: pnlKind(floatingProfit(p) ?? 0) }, v) : cell(v))),
         ),
       ),
       'No open position.',
@@ -115,6 +116,7 @@ function bookView(book, account, currency) {
 
 function gaugeView(g) {
   const id = `gauge-${++charts}`;
+  if (g.value === null) return h('p', { class: 'gauge unknown' }, h('strong', {}, g.label), ': ', g.text);
   return h(
     'div',
     { class: `gauge ${g.level}` },
@@ -168,6 +170,7 @@ function equityView(equity) {
     c.xLabels.map((l, i) => svg('text', { class: 'tick', x: l.x, y: CHART.height - 8, 'text-anchor': i === 0 ? 'start' : 'end' }, when(l.t))),
     svg('path', { class: 'balance', d: c.balance }),
     svg('path', { class: 'equity', d: c.equity }),
+    c.dot ? svg('circle', { class: 'equity-dot', cx: c.dot.x, cy: c.dot.y, r: 4 }) : null,
   );
   const rows = equity.points.slice(-200).map((p) => h('tr', {}, cell(p.at), h('td', {}, money(p.balance, '', false)), h('td', {}, money(p.equity, '', false))));
   return figure(`Equity curve (${currency})`, summary, picture, table('Equity samples (the last 200)', ['At', 'Balance', 'Equity'], rows, 'None.'));

@@ -52,7 +52,7 @@ describe('the trade on the dashboard', () => {
     f = await seedOwner(stack.registry, [{ risk }]);
     owner = await setUpOwner(stack.ingress.url, stack.config.redis.url, f.owner);
 
-    bridge = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken, 'mt5', '2.2.0', ['trade_events']);
+    bridge = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken, 'mt5', '2.2.0', ['loss_guards', 'trade_events']);
     await bridge.hello();
     const now = Date.now();
     const at = (minutesAgo: number) => new Date(now - minutesAgo * 60_000).toISOString();
@@ -197,10 +197,10 @@ describe('the trade on the dashboard', () => {
     await expect(page.getByText(/of a max 10 %/).isVisible()).resolves.toBe(true);
     // The charts are pictures with a text summary and their figures as a table.
     await expect(page.getByRole('img', { name: /^Equity curve\. Equity from/ }).isVisible()).resolves.toBe(true);
-    const daily = page.getByRole('img', { name: /^Daily P&L\. 1 days, 1 with a gain and 0 with a loss; total \+99\.00 USD/ });
+    const daily = page.getByRole('img', { name: /^Daily P&L\. 30 days, 1 with a gain and 0 with a loss; total \+99\.00 USD/ });
     await expect(daily.isVisible()).resolves.toBe(true);
     await accessible('account-trades');
-    await page.screenshot({ path: path.join(shots, 'dashboard-trades.png'), fullPage: true });
+    await page.locator('section.trades').screenshot({ path: path.join(shots, 'dashboard-trades.png') });
     expect(problems).toEqual([]);
   }, 60_000);
 
@@ -224,7 +224,7 @@ describe('the trade on the dashboard', () => {
     await row.waitFor({ timeout: UI_TIMEOUT_MS }).catch(failWithPage);
     await expect(row.innerText()).resolves.toMatch(/take profit hit[\s\S]*\+99\.00/);
     await accessible('signal-trades');
-    await page.screenshot({ path: path.join(shots, 'dashboard-signal-trades.png'), fullPage: true });
+    await page.locator('main').screenshot({ path: path.join(shots, 'dashboard-signal-trades.png') });
     expect(problems).toEqual([]);
   }, 60_000);
 

@@ -125,6 +125,23 @@ describe('the book', () => {
     expect(model.positionCells(p, 'USD')).toEqual(['9', 'XAUUSD', 'sell', '1.76 lots', '2000.5', '—', '1990', '2026-11-26T10:00:00Z', '+11.00 USD']);
   });
 
+  test('a position the book has not listed yet (an event alone) has no floating P&L', () => {
+    const p = {
+      ticket: '9',
+      symbol: 'EURUSD',
+      side: 'buy',
+      volume: 0.1,
+      openPrice: 1.1,
+      sl: null,
+      tp: null,
+      openedAt: null,
+      profit: null,
+      swap: 0,
+      commission: 0,
+    };
+    expect(model.positionCells(p, 'USD')[8]).toBe('—');
+  });
+
   test('an order row: its type, and a stop-limit shows both prices', () => {
     const o = {
       ticket: '10',
@@ -180,6 +197,20 @@ describe('the guards as gauges, readable without colour', () => {
     expect(over.text).toBe('drawdown 12 % of a max 10 % (120 % used) — limit reached: new entries are refused');
   });
 
+  test('a guard not measured yet (no figures today) says so and shows no meter', () => {
+    for (const g of [
+      model.dailyLossGauge({ dailyLossLimit: { amount: null, percent: 3, used: null, loss: null } }, 'USD'),
+      model.drawdownGauge({ drawdown: { current: null, max: 10, used: null } }),
+    ])
+      expect(g).toMatchObject({ value: null, level: 'unknown', text: 'not measured yet: no account figures from the bridge today' });
+  });
+
+  test("today's loss in money when the service measured it", () => {
+    expect(model.dailyLossGauge({ dailyLossLimit: { amount: 300, percent: 3, used: 0.5, loss: 150 } }, 'USD').text).toBe(
+      'lost 150.00 USD today: 50 % of the daily loss limit 300.00 USD (3 %) used',
+    );
+  });
+
   test('no guard set: no gauge', () => {
     expect(model.dailyLossGauge({ dailyLossLimit: null }, 'USD')).toBeNull();
     expect(model.drawdownGauge({ drawdown: null })).toBeNull();
@@ -209,6 +240,13 @@ describe('the charts', () => {
   test('one sample or a flat line still draws inside the plot', () => {
     const c = model.equityChart([{ at: '2026-11-26T10:00:00Z', balance: 100, equity: 100 }]);
     for (const [x, y] of coords(c.equity)) expect(inside(x, y)).toBe(true);
+    expect(inside(c.dot.x, c.dot.y)).toBe(true);
+    expect(
+      model.equityChart([
+        { at: '2026-11-26T10:00:00Z', balance: 100, equity: 100 },
+        { at: '2026-11-26T10:01:00Z', balance: 100, equity: 101 },
+      ]).dot,
+    ).toBeNull();
     expect(model.equityChart([])).toBeNull();
   });
 
