@@ -162,7 +162,7 @@ function equityView(equity) {
   const c = equityChart(equity.points);
   if (!c) return figure('Equity curve', 'No account figures sampled yet (the bridge reports them every minute).', null, h('p', {}, 'None.'));
   const s = c.summary;
-  const summary = `Equity from ${money(s.first, currency, false)} to ${money(s.last, currency, false)} between ${when(s.from)} and ${when(s.to)}; low ${money(s.low, currency, false)}, high ${money(s.high, currency, false)} (${s.count} samples). Solid line: equity; dashed line: balance.`;
+  const summary = `Equity from ${money(s.first, currency, false)} to ${money(s.last, currency, false)} between ${when(s.from)} and ${when(s.to)}; low ${money(s.low, currency, false)}, high ${money(s.high, currency, false)} (${s.count === 1 ? 'one sample' : `${s.count} samples`}). Solid line: equity; dashed line: balance.`;
   const picture = svg(
     'svg',
     { viewBox: `0 0 ${CHART.width} ${CHART.height}`, role: 'img', 'aria-label': `Equity curve. ${summary}`, class: 'plot' },

@@ -100,6 +100,7 @@ describe('the trade on the dashboard', () => {
             side: 'sell',
             volume: 0.1,
             price: 1.08,
+            sl: 1.09,
           },
           // The price reached the buy's take profit: +99.00 net.
           {
@@ -178,7 +179,7 @@ describe('the trade on the dashboard', () => {
     await page.goto(`${stack.ingress.url}/dashboard/accounts/${encodeURIComponent(account())}`);
     const positions = page.getByRole('table', { name: 'Open positions' });
     await positions
-      .getByRole('row', { name: /5002 EURUSD sell 0\.1 lots 1\.08/ })
+      .getByRole('row', { name: /5002 EURUSD sell 0\.1 lots 1\.08 1\.09/ })
       .waitFor({ timeout: UI_TIMEOUT_MS })
       .catch(failWithPage);
     await page
