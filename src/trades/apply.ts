@@ -1,4 +1,4 @@
-import { MAX_EVENTS_PER_TRADE, type JournalEvent, type TradeCloseCause, type TradeEvent, type TradeRecord, type TradeStatus } from '../domain/trade-events';
+import { MAX_EVENTS_PER_TRADE, type TradeCloseCause, type TradeEvent, type TradeRecord, type TradeStatus } from '../domain/trade-events';
 
 /**
  * What one event does to the trades it names (docs/trades.md): pure, so the journal can run it again on fresh records
@@ -245,7 +245,7 @@ function end(trade: TradeRecord, status: TradeStatus, at: string, cause: TradeCl
 /** The event as the trade keeps it (what the record already says, once: the ticket and symbol), within the bound. */
 function withEvent(trade: TradeRecord, event: JournalInput, ctx: EventContext): TradeRecord {
   const { ticket: _ticket, symbol: _symbol, ...kept } = event;
-  trade.events.push(kept as JournalEvent);
+  trade.events.push(kept);
   if (trade.events.length > MAX_EVENTS_PER_TRADE) {
     // The first (how it began) stays; the oldest after it fold into a count.
     const drop = trade.events.length - MAX_EVENTS_PER_TRADE;

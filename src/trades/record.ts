@@ -13,6 +13,7 @@ import {
 } from '../domain/trade-events';
 import { applyEvent, realizedBy, tradesTouched, type JournalInput } from './apply';
 import type { TradeJournal } from './journal';
+import { tradeCallbackEventOf, type PublishTradeEvent } from './callback-events';
 import { Refusal } from '../signals/errors';
 import { reconcile } from './reconcile';
 
@@ -22,21 +23,14 @@ import { reconcile } from './reconcile';
  * removed. Nothing here is on the path to a signal's 202 or to the bridge's hand-out of commands.
  */
 
-/** A trade event as the owner's callbacks get it (the `poll-exits` branch's src/callbacks delivers it). */
-export interface PublishedTradeEvent {
-  accountId: string;
-  tradeId: string;
-  signalId?: string;
-  event: TradeEvent;
-  trade: Omit<TradeRecord, 'events'>;
-}
-export type PublishTradeEvent = (owner: string, event: PublishedTradeEvent) => Promise<void>;
-
 export interface TradesDeps {
   journal: TradeJournal;
   /** TRADE_JOURNAL_RETENTION_DAYS in ms. */
   retentionMs: number;
-  /** The owner's callbacks for each recorded event; absent, none go (the delivery lives in src/callbacks). */
+  /**
+   * The owner's callbacks for each recorded position or order event (src/trades/callback-events.ts): the `poll-exits`
+   * branch's publishTradeEvent. Absent, none go.
+   */
   publish?: PublishTradeEvent;
   logger?: Logger;
 }
@@ -64,11 +58,17 @@ async function recordOne(deps: TradesDeps, account: Account, event: TradeEvent, 
   if (commandAccount !== undefined && commandAccount !== account.id) return refused('foreign_ticket');
   const signalId = commandAccount === undefined ? undefined : signalOfCommand(event.commandId!);
   const { result, trade } = await apply(deps, account.id, event, nowMs, signalId);
-  if (result === 'recorded' && trade && deps.publish) {
-    const { events: _events, ...summary } = trade;
-    await deps
-      .publish(account.owner, { accountId: account.id, tradeId: trade.tradeId, ...(trade.signalId ? { signalId: trade.signalId } : {}), event, trade: summary })
-      .catch((err: unknown) => deps.logger?.warn({ accountId: account.id, eventId: event.eventId, err: String(err) }, 'trade event callback not published'));
+  // Published again on a duplicate: the answer that followed the first publishing may have been lost with its call,
+  // and a delivery is started once per (account, eventId) however often it is published.
+  const callback = deps.publish && trade && tradeCallbackEventOf(event, trade);
+  if (callback) {
+    await deps.publish!(account.owner, callback).catch((err: unknown) => {
+      deps.logger?.warn(
+        { accountId: account.id, eventId: event.eventId, err: String(err) },
+        'trade event callback not started; the bridge sends the event again',
+      );
+      throw new Refusal('backpressure', 'Trade event callbacks cannot be started now, retry later');
+    });
   }
   return { eventId: event.eventId, result };
 }
@@ -93,7 +93,8 @@ async function apply(
       realized: realizedBy(event),
       writes: [...writes].map(([tradeId, record]) => ({ tradeId, record, expect: raw[ids.indexOf(tradeId)] ?? null })),
     });
-    if (result === 'duplicate') return { result };
+    // The trade as it is, for publishing again: the position a triggered order became, else the trade named.
+    if (result === 'duplicate') return { result, trade: [...current.values()].find((t) => !t.tradeId.startsWith('order:')) ?? [...current.values()][0] };
     if (result === 'recorded') return { result, trade: [...writes.values()].find((r): r is TradeRecord => r !== null) };
   }
   // Only a storm of calls for the same trade gets here: the bridge sends it again on the 503.

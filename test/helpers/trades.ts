@@ -30,6 +30,20 @@ export function closed(ticket: string, at: number, extra: Record<string, unknown
   };
 }
 
+/** A buy limit of 0.1 lots at 1.05, as an event and in a book. */
+const AN_ORDER = { symbol: 'EURUSD', side: 'buy', orderType: 'limit', volume: 0.1, price: 1.05 };
+
+export function placed(ticket: string, at: number, extra: Record<string, unknown> = {}): Record<string, unknown> & { eventId: string; at: string } {
+  return {
+    eventId: `order:${ticket}/placed`,
+    type: 'order_placed',
+    at: iso(at),
+    ticket,
+    ...AN_ORDER,
+    ...extra,
+  };
+}
+
 export function bookPosition(ticket: string, openedAt: number, extra: Record<string, unknown> = {}) {
   return {
     ticket,
@@ -50,11 +64,7 @@ export function bookPosition(ticket: string, openedAt: number, extra: Record<str
 export function bookOrder(ticket: string, placedAt: number) {
   return {
     ticket,
-    symbol: 'EURUSD',
-    side: 'buy',
-    orderType: 'limit',
-    volume: 0.1,
-    price: 1.05,
+    ...AN_ORDER,
     stopLimitPrice: null,
     sl: null,
     tp: null,

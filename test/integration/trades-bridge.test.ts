@@ -1,7 +1,9 @@
 import { RedisTradeJournal } from '../../src/trades/journal';
-import type { TradeRecord } from '../../src/domain/trade-events';
+import { tradesBodySchema, type TradeRecord } from '../../src/domain/trade-events';
+import { recordTrades } from '../../src/trades/record';
+import type { TradeCallbackEvent } from '../../src/trades/callback-events';
 import { seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
-import { bookOrder, bookPosition, closed, commandOf, iso, opened, sendTrades, sigId } from '../helpers/trades';
+import { bookOrder, bookPosition, closed, commandOf, iso, opened, placed, sendTrades, sigId } from '../helpers/trades';
 
 /**
  * `POST /bridge/v1/trades` (protocol 1.5; docs/trades.md) over HTTP against the real Redis: each event recorded once per
@@ -69,19 +71,8 @@ describe('trade events', () => {
     const id = f.accounts[0]!.id;
     const signalId = sigId();
     const now = Date.now();
-    const placed = {
-      eventId: 'order:700/placed',
-      type: 'order_placed',
-      at: iso(now - 5_000),
-      ticket: '700',
-      symbol: 'EURUSD',
-      side: 'buy',
-      orderType: 'limit',
-      volume: 0.2,
-      price: 1.05,
-      commandId: commandOf(signalId, id),
-    };
-    expect((await send(f, { events: [placed] })).status).toBe(200);
+    const order = placed('700', now - 5_000, { volume: 0.2, commandId: commandOf(signalId, id) });
+    expect((await send(f, { events: [order] })).status).toBe(200);
     expect(await trade(id, 'order:700')).toMatchObject({ status: 'pending', signalId, orderPrice: 1.05, volume: 0.2 });
     const triggered = {
       eventId: 'order:700/filled',
@@ -176,17 +167,7 @@ describe('the book', () => {
     const id = f.accounts[0]!.id;
     const now = Date.now();
     const known = opened('10', now - 120_000);
-    const pending = {
-      eventId: 'order:20/placed',
-      type: 'order_placed',
-      at: iso(now - 120_000),
-      ticket: '20',
-      symbol: 'EURUSD',
-      side: 'sell',
-      orderType: 'stop',
-      volume: 0.1,
-      price: 1.07,
-    };
+    const pending = placed('20', now - 120_000, { side: 'sell', orderType: 'stop', price: 1.07 });
     await send(f, { events: [known, pending] });
     const manual = bookPosition('11', now - 90_000, { side: 'sell', volume: 0.3, openPrice: 1.081, profit: -2.5 });
     const book = { takenAt: iso(now - 1_000), truncated: false, positions: [manual], orders: [bookOrder('21', now - 30_000)] };
@@ -212,5 +193,29 @@ describe('the book', () => {
     await send(f, { book: { takenAt: iso(now - 30_000), truncated: false, positions: [], orders: [] } });
     expect(await trade(id, '30')).toMatchObject({ status: 'closed', closeCause: 'unknown' });
     expect(await trade(id, '31')).toMatchObject({ status: 'open' });
+  });
+});
+
+describe('callbacks', () => {
+  test('each recorded event is published for its owner; a duplicate again (delivered once by its id); a publish that fails fails the call, and the resend publishes it', async () => {
+    const f = await seedOwner(stack.registry);
+    const account = (await stack.registry.getAccount(f.accounts[0]!.id))!;
+    const published: TradeCallbackEvent[] = [];
+    let failing = true;
+    const publish = async (owner: string, event: TradeCallbackEvent) => {
+      expect(owner).toBe(f.owner);
+      if (failing) throw new Error('Temporal unavailable');
+      published.push(event);
+    };
+    const body = tradesBodySchema.parse({ events: [opened('42', Date.now() - 1_000), closed('42', Date.now())] });
+    const deps = { journal, retentionMs: stack.config.trades.retentionMs, publish };
+    await expect(recordTrades(deps, account, body, Date.now())).rejects.toMatchObject({ kind: 'backpressure' });
+    failing = false;
+    const answer = await recordTrades(deps, account, body, Date.now());
+    expect(answer.events.map((e) => e.result)).toEqual(['duplicate', 'recorded']);
+    expect(published.map((e) => [e.type, e.eventId, e.data.tradeId])).toEqual([
+      ['position.opened', body.events[0]!.eventId, '42'],
+      ['position.closed', body.events[1]!.eventId, '42'],
+    ]);
   });
 });

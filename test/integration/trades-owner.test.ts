@@ -5,7 +5,7 @@ import { tradesBodySchema } from '../../src/domain/trade-events';
 import { post } from '../../support/http';
 import { startStack, type Fixture, type Stack } from '../helpers/stack';
 import { asBrowser, ownerKeyFile, signedInOwner, type OwnerBrowser } from '../helpers/owner';
-import { bookPosition, closed, commandOf, iso, opened, sendTrades, sigId } from '../helpers/trades';
+import { bookPosition, closed, commandOf, iso, opened, placed, sendTrades, sigId } from '../helpers/trades';
 
 /**
  * The trade journal on the owner API (docs/trades.md) over HTTP against the real Redis: positions and orders with the
@@ -14,7 +14,7 @@ import { bookPosition, closed, commandOf, iso, opened, sendTrades, sigId } from 
  */
 let stack: Stack;
 let a: Fixture;
-let b: Fixture;
+
 let browserA: OwnerBrowser;
 let browserB: OwnerBrowser;
 const DAY = 86_400_000;
@@ -22,7 +22,7 @@ const DAY = 86_400_000;
 beforeAll(async () => {
   stack = await startStack({ worker: false, env: { OWNER_SECRETS_KEY_FILE: ownerKeyFile(), DASHBOARD_SECURE_COOKIES: 'false' } });
   ({ f: a, browser: browserA } = await signedInOwner(stack, [{}, {}, {}]));
-  ({ f: b, browser: browserB } = await signedInOwner(stack, [{}]));
+  ({ browser: browserB } = await signedInOwner(stack, [{}]));
 }, 60_000);
 afterAll(async () => {
   await stack?.stop();
