@@ -2,7 +2,7 @@
 // seconds), the bridge token shown once, and how to connect this account on its platform (CONNECT_SECTIONS).
 'use strict';
 
-import { api, form, h, shownOnce, when } from './dom.js?v=__VERSION__';
+import { api, form, h, refreshWhileShown, shownOnce, when } from './dom.js?v=__VERSION__';
 import { control } from './form-controls.js?v=__VERSION__';
 
 const REFRESH_MS = 2000;
@@ -109,20 +109,7 @@ function refusalText(r) {
 
 /** Re-reads the account every REFRESH_MS while `slot` is on the page, and redraws only the bridge's state. */
 export function keepFresh(slot, id) {
-  const again = () =>
-    setTimeout(async () => {
-      if (!slot.isConnected) return;
-      if (document.visibilityState !== 'visible') {
-        document.addEventListener('visibilitychange', again, { once: true });
-        return;
-      }
-      try {
-        slot.replaceChildren(bridgeState(await api('GET', `/v1/owner/accounts/${encodeURIComponent(id)}`)));
-      } finally {
-        again();
-      }
-    }, REFRESH_MS);
-  again();
+  refreshWhileShown(slot, REFRESH_MS, async () => slot.replaceChildren(bridgeState(await api('GET', `/v1/owner/accounts/${encodeURIComponent(id)}`))));
 }
 
 /** The "Add an account" form of the accounts page; a new account's page opens with its bridge token shown once. */

@@ -3,6 +3,7 @@
 
 import { api, deleteButton, field, form, h, page, shownOnce, when } from './dom.js?v=__VERSION__';
 import { riskSection } from './risk-form.js?v=__VERSION__';
+import { tradesSection } from './trade-pages.js?v=__VERSION__';
 import { mt5PackageSection } from './mt5-package.js?v=__VERSION__';
 import { connectSection as ctraderConnectSection, ctraderLink } from './ctrader-pages.js?v=__VERSION__';
 import { addAccountForm, bridgeState, connectSection, keepFresh } from './account-connect.js?v=__VERSION__';
@@ -95,6 +96,7 @@ export async function accountPage(id, token = null) {
         },
       ),
     ),
+    tradesSection(a),
     connect,
     mt5PackageSection(a),
     ctraderLink(a),

@@ -1,6 +1,7 @@
 // What happened on the owner's accounts: the signal log, one signal's timeline, the callbacks.
 'use strict';
 
+import { signalTradesSection } from './trade-pages.js?v=__VERSION__';
 import { api, deleteButton, field, form, h, outcomeCell, page, present, shownOnce, when } from './dom.js?v=__VERSION__';
 
 export async function signalsPage() {
@@ -11,10 +12,10 @@ export async function signalsPage() {
   const first = api('GET', `/v1/owner/signals?${query}`);
   first.catch(() => undefined);
   const { accounts } = await api('GET', '/v1/owner/accounts');
-  const select = (label, name, options) =>
+  const select = (label, name, options, labels = {}) =>
     field(label, { tag: 'select', name }, undefined, [
       h('option', { value: '' }, 'any'),
-      options.map((o) => h('option', { value: o, selected: params.get(name) === o }, o)),
+      options.map((o) => h('option', { value: o, selected: params.get(name) === o }, labels[o] ?? o)),
     ]);
   const filters = h(
     'form',
@@ -26,7 +27,7 @@ export async function signalsPage() {
     ),
     field('Action', { name: 'action', value: params.get('action') ?? '', size: 14 }),
     field('Symbol', { name: 'symbol', value: params.get('symbol') ?? '', size: 10 }),
-    select('Outcome', 'outcome', ['filled', 'done', 'rejected', 'pending']),
+    select('Outcome', 'outcome', ['filled', 'done', 'rejected', 'pending'], { filled: 'filled (or placed: a pending order)' }),
     field('From', { name: 'from', type: 'datetime-local', value: params.get('from') ?? '' }),
     field('To', { name: 'to', type: 'datetime-local', value: params.get('to') ?? '' }),
     h('button', { type: 'submit' }, 'Filter'),
@@ -53,7 +54,7 @@ async function renderLog(container, params, query, first) {
         h(
           'ul',
           {},
-          s.accounts.map((a) => h('li', {}, `${a.accountId}: `, outcomeCell(a))),
+          s.accounts.map((a) => h('li', {}, `${a.accountId}: `, outcomeCell(s.action, a))),
         ),
       ),
     ),
@@ -104,11 +105,12 @@ export async function signalPage(id) {
           {},
           h('li', {}, `accepted ${when(a.accepted.at)}`),
           h('li', {}, a.delivered ? `delivered to the bridge ${when(a.delivered.at)}` : 'not delivered to the bridge yet'),
-          h('li', {}, outcomeCell(a.outcome), a.outcome.at ? ` ${when(a.outcome.at)}` : ''),
+          h('li', {}, outcomeCell(s.action, a.outcome), a.outcome.at ? ` ${when(a.outcome.at)}` : ''),
           a.execution ? h('li', {}, executionLine(a.execution)) : null,
         ),
       ),
     ),
+    signalTradesSection(s.signalId),
   );
 }
 

@@ -2,6 +2,8 @@
 // Text from the server is only ever set as text (textContent), never parsed as HTML.
 'use strict';
 
+import { outcomeText } from './trade-model.js?v=__VERSION__';
+
 export const main = document.getElementById('main');
 export const session = { owner: null, csrf: null };
 
@@ -82,10 +84,30 @@ export function page(title, ...content) {
   main.focus();
 }
 
-export function outcomeCell(a) {
-  if (a.outcome === 'filled' || a.outcome === 'done') return h('span', { class: a.outcome }, a.ticket ? `${a.outcome} · ticket ${a.ticket}` : a.outcome);
-  if (a.outcome === 'rejected') return h('span', { class: 'rejected' }, `rejected · ${a.reason}`);
-  return h('span', { class: 'pending' }, 'pending');
+/** One account's outcome of a signal; a pending entry's order reads "placed", never "filled" (trade-model.js). */
+export function outcomeCell(action, a) {
+  const { text, kind } = outcomeText(action, a);
+  return h('span', { class: kind }, text);
+}
+
+/** Runs `redraw` every `ms` while `slot` is on the page and the tab is shown (a hidden tab waits until it is shown). */
+export function refreshWhileShown(slot, ms, redraw) {
+  const again = () =>
+    setTimeout(async () => {
+      if (!slot.isConnected) return;
+      if (document.visibilityState !== 'visible') {
+        document.addEventListener('visibilitychange', again, { once: true });
+        return;
+      }
+      try {
+        await redraw();
+      } catch {
+        // The next round tries again; the slot keeps what it last showed.
+      } finally {
+        again();
+      }
+    }, ms);
+  again();
 }
 
 /** A button that deletes one thing through the owner API, then shows the page again. */

@@ -1,12 +1,11 @@
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
 import type { Browser, Locator, Page } from 'playwright-core';
-import AxeBuilder from '@axe-core/playwright';
 import { riskSettingsSchema, symbolMapSchema } from '../../src/domain/risk-settings';
 import { testEnv } from '../../support/env';
-import { launchChromium } from '../../support/chromium';
 import { asBrowser, ownerKeyFile, setUpOwner, type OwnerBrowser } from '../helpers/owner';
 import { seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import { dashboardPage, seriousViolations } from '../helpers/dashboard-browser';
 
 /**
  * The account page's risk form in a real browser (Debian's chromium) against the real stack: saving it unchanged sends
@@ -24,7 +23,7 @@ describe('the risk settings form in a browser', () => {
   let owner: OwnerBrowser;
   let browser: Browser;
   let page: Page;
-  const problems: string[] = [];
+  let problems: string[] = [];
   const shots = path.join(testEnv().runDir, 'dashboard');
   const seeded = {
     risk: riskSettingsSchema.parse({
@@ -43,22 +42,8 @@ describe('the risk settings form in a browser', () => {
     stack = await startStack({ worker: false, env: { OWNER_SECRETS_KEY_FILE: ownerKeyFile(), DASHBOARD_SECURE_COOKIES: 'false' } });
     f = await seedOwner(stack.registry, [{ risk: seeded.risk, symbols: seeded.symbols }]);
     owner = await setUpOwner(stack.ingress.url, stack.config.redis.url, f.owner);
-    browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    const eq = owner.cookie.indexOf('=');
-    await context.addCookies([{ name: owner.cookie.slice(0, eq), value: owner.cookie.slice(eq + 1), url: stack.ingress.url }]);
-    await context.addInitScript({
-      content: `document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.effectiveDirective + ' blocked ' + (e.blockedURI || '(inline)')));`,
-    });
-    context.on('request', (r) => {
-      if (!r.url().startsWith(stack.ingress.url)) problems.push(`request to another host: ${r.url()}`);
-    });
-    page = await context.newPage();
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('console', (msg) => {
-      // The refusal this test provokes is logged by chromium as a failed resource; anything else is a problem.
-      if (msg.type() === 'error' && !/status of 400/.test(msg.text())) problems.push(`console error: ${msg.text()}`);
-    });
+    // The refusals this test provokes are 400s (a failed resource to chromium); anything else is a problem.
+    ({ browser, page, problems } = await dashboardPage(stack.ingress.url, { cookie: owner.cookie, allowed: /status of 400|^HTTP 400:/ }));
   }, 90_000);
 
   afterAll(async () => {
@@ -76,9 +61,7 @@ describe('the risk settings form in a browser', () => {
 
   async function accessible(name: string) {
     await page.screenshot({ path: path.join(shots, `dashboard-${name}.png`), fullPage: true });
-    const result = await new AxeBuilder({ page }).analyze();
-    const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${name}: ${v.id} (${v.impact}) ${v.help}`);
-    expect(bad).toEqual([]);
+    expect(await seriousViolations(page, name)).toEqual([]);
   }
 
   /** What a screen reader reads as the control's description: the text of the elements its aria-describedby names. */

@@ -3,17 +3,16 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { mkdirSync } from 'node:fs';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import AxeBuilder from '@axe-core/playwright';
+import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import type { PaperTerminal } from '../../src/paper/terminal';
 import { DASHBOARD_CSP } from '../../src/http/routes/dashboard';
 import { testEnv } from '../../support/env';
 import { waitFor } from '../../support/infra';
-import { launchChromium } from '../../support/chromium';
 import { adminCliJson } from '../helpers/admin';
 import { ownerKeyFile, totp } from '../helpers/owner';
 import { get, post, seedOwner, startPaperTerminal, startStack, type Fixture, type Stack } from '../helpers/stack';
+import { dashboardPage, seriousViolations } from '../helpers/dashboard-browser';
 
 /**
  * The owners' dashboard in a real browser (Debian's chromium through playwright-core) against the real stack: a new
@@ -35,11 +34,10 @@ describe('the owners dashboard in a browser', () => {
   let f: Fixture;
   let terminal: PaperTerminal;
   let browser: Browser;
-  let context: BrowserContext;
   let page: Page;
   let receiverServer: http.Server;
   const deliveries: Delivery[] = [];
-  const problems: string[] = [];
+  let problems: string[] = [];
   const shots = path.join(testEnv().runDir, 'dashboard');
 
   beforeAll(async () => {
@@ -67,22 +65,7 @@ describe('the owners dashboard in a browser', () => {
     });
     f = await seedOwner(stack.registry, [{ bridgeVersion: '2.0.0' }]);
     ({ terminal } = await startPaperTerminal(stack, f.accounts[0]!));
-    browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await context.addInitScript({
-      content: `document.addEventListener('securitypolicyviolation', (e) => console.error('CSP violation: ' + e.effectiveDirective + ' blocked ' + (e.blockedURI || '(inline)')));`,
-    });
-    context.on('request', (r) => {
-      if (!r.url().startsWith(stack.ingress.url) && !r.url().startsWith('data:')) problems.push(`request to another host: ${r.url()}`);
-    });
-    page = await context.newPage();
-    page.on('pageerror', (err) => problems.push(`page error: ${err.message}`));
-    page.on('response', (res) => {
-      if (res.status() >= 400) problems.push(`HTTP ${res.status()}: ${res.url()}`);
-    });
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
-    });
+    ({ browser, page, problems } = await dashboardPage(stack.ingress.url));
   }, 90_000);
 
   afterAll(async () => {
@@ -95,9 +78,7 @@ describe('the owners dashboard in a browser', () => {
   /** axe on the page as it is now: no serious or critical violation. */
   async function accessible(name: string) {
     await page.screenshot({ path: path.join(shots, `dashboard-${name}.png`), fullPage: true });
-    const result = await new AxeBuilder({ page }).analyze();
-    const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${name}: ${v.id} (${v.impact}) ${v.help}`);
-    expect(bad).toEqual([]);
+    expect(await seriousViolations(page, name)).toEqual([]);
   }
 
   /** The operator's `admin owner create`, then the owner opens the link, sets a password and TOTP: signed in. */

@@ -11,6 +11,8 @@ export class ScriptedTerminal {
     private readonly bridgeToken: string,
     private readonly platform: 'mt5' | 'ctrader' = 'mt5',
     private readonly bridgeVersion = '2.1.0',
+    /** What the scripted bridge announces in hello (e.g. trade_events, protocol 1.5). */
+    private readonly capabilities: string[] = [],
   ) {}
 
   private auth() {
@@ -20,7 +22,7 @@ export class ScriptedTerminal {
   async hello(symbols?: Record<string, unknown>[]) {
     const res = await post(
       `${this.ingressUrl}/bridge/v1/hello`,
-      { platform: this.platform, bridgeVersion: this.bridgeVersion, capabilities: [], ...(symbols ? { symbols } : {}) },
+      { platform: this.platform, bridgeVersion: this.bridgeVersion, capabilities: this.capabilities, ...(symbols ? { symbols } : {}) },
       this.auth(),
     );
     if (res.status !== 200) throw new Error(`hello answered ${res.status}: ${res.text}`);

@@ -40,6 +40,8 @@ export function dashboardRoutes(): Router {
     'form-controls.js',
     'risk-form.js',
     'risk-form-model.js',
+    'trade-model.js',
+    'trade-pages.js',
     'activity-pages.js',
     'mt5-package.js',
     'ctrader-pages.js',
