@@ -40,7 +40,7 @@ beforeAll(async () => {
       MAX_CONNECTIONS_PER_IP: '0',
       MAX_IN_FLIGHT: '5000',
       CALLBACK_SECRET_KEY_FILE: keyFile,
-      CALLBACK_ALLOWED_HOSTS: '127.0.0.1',
+      CALLBACK_ALLOWED_ORIGINS: 'http://127.0.0.1:9',
       CALLBACK_ALLOW_HTTP: 'true',
       CALLBACK_MAX_ENDPOINTS_PER_OWNER: String(CALLBACKS_MAX),
     },
