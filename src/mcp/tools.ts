@@ -273,7 +273,7 @@ function statusResult(
 ): CallToolResult {
   const reported = reportedCount(status);
   const lines = status.accounts.map((a) =>
-    a.outcome === 'filled' ? `${a.accountId} filled (ticket ${a.ticket ?? 'n/a'})` : `${a.accountId} rejected (reason: ${a.reason ?? 'n/a'})`,
+    a.outcome === 'filled' ? `${a.accountId} ${filledText(a)}` : `${a.accountId} rejected (reason: ${a.reason ?? 'n/a'})`,
   );
   let text: string;
   if (status.status === 'reported') {
@@ -292,6 +292,13 @@ function statusResult(
     content: [{ type: 'text', text }],
     structuredContent: { ...status, reported, expectAccounts, complete, signalIdKnown: known },
   };
+}
+
+/** A pending entry's "filled" is a placed order, not an execution: said so, so nobody reads it as a trade. */
+function filledText(a: SignalStatus['accounts'][number]): string {
+  if (a.entry === 'order') return `order placed, not executed yet (ticket ${a.ticket ?? 'n/a'})`;
+  const fill = a.fill ? ` ${a.fill.volume} lots at ${a.fill.price}` : '';
+  return `filled${fill} (ticket ${a.ticket ?? 'n/a'})`;
 }
 
 function describeStatusError(err: StatusError): string {
