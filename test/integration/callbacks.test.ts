@@ -1,5 +1,3 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +10,7 @@ import { ownerCallbacksOf, callbackAttemptDeps } from '../../src/callbacks/wirin
 import { callbackWorkflowId } from '../../src/domain/ids';
 import { waitFor } from '../../support/infra';
 import { testEnv } from '../../support/env';
+import { callbackReceiver as receiver } from '../helpers/callback-receiver';
 import { pollUntilReported, post, seedOwner, startPaperTerminal, startStack, type Fixture, type Stack } from '../helpers/stack';
 
 /**
@@ -19,30 +18,6 @@ import { pollUntilReported, post, seedOwner, startPaperTerminal, startStack, typ
  * this process, and a receiver on loopback that the allow-list lets callbacks reach. Every delivery is checked the
  * way a receiver would: the Standard Webhooks library verifies its signature with the secret shown at registration.
  */
-
-interface Received {
-  path: string;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** A receiver on `host`: records every request and answers with the next status of its path's script (then 200). */
-async function receiver(host: string) {
-  const received: Received[] = [];
-  const scripts = new Map<string, number[]>();
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
-      received.push({ path: req.url ?? '', headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(scripts.get(req.url ?? '')?.shift() ?? 200).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  const url = (p: string) => `http://${host}:${(server.address() as AddressInfo).port}${p}`;
-  return { received, scripts, url, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
 
 describe('outcome callbacks', () => {
   let stack: Stack;
@@ -102,7 +77,18 @@ describe('outcome callbacks', () => {
     expect(event).toEqual({
       type: 'signal.outcome',
       timestamp: account.occurredAt,
-      data: { signalId, correlationId: expect.any(String), accountId, outcome: 'filled', ticket: account.ticket, reason: null, occurredAt: account.occurredAt },
+      data: {
+        signalId,
+        correlationId: expect.any(String),
+        accountId,
+        outcome: 'filled',
+        ticket: account.ticket,
+        reason: null,
+        occurredAt: account.occurredAt,
+        // The poll's additive fields too (docs/poll.md).
+        entry: 'position',
+        fill: account.fill,
+      },
     });
     // Another secret does not verify it.
     expect(() => new Webhook(`whsec_${randomBytes(32).toString('base64')}`).verify(delivery.body, delivery.headers)).toThrow();
