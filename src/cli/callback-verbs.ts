@@ -14,7 +14,12 @@ const endpointId = (value: string): string => {
 /** `--events signal.exit_outcome,position.closed`: the types an endpoint gets; absent: every type. */
 function eventTypes(value: string | undefined): CallbackEventType[] | undefined {
   if (value === undefined) return undefined;
-  const parsed = eventTypesSchema.safeParse(value.split(',').map((t) => t.trim()).filter((t) => t.length > 0));
+  const parsed = eventTypesSchema.safeParse(
+    value
+      .split(',')
+      .map((t) => t.trim())
+      .filter((t) => t.length > 0),
+  );
   if (!parsed.success) throw new CliError(`--events: a comma-separated list of ${CALLBACK_EVENT_TYPES.join(', ')}`);
   return parsed.data;
 }

@@ -57,7 +57,7 @@ export const signalOutcomeSchema = z
       .describe('Additive to the spec, on entry "position" only, when the bridge reported both. A placed pending order has no fill.'),
   })
   .describe(
-    'Per-account terminal outcome of an opening signal. accountId, outcome, ticket, reason and occurredAt are the spec\'s (§2.4); entry and fill are ' +
+    "Per-account terminal outcome of an opening signal. accountId, outcome, ticket, reason and occurredAt are the spec's (§2.4); entry and fill are " +
       'optional additions a client may ignore. Exits (close, modify, cancel, breakeven) are never reported here: see the signal.exit_outcome callback.',
   );
 

@@ -109,7 +109,9 @@ describe('graceful shutdown of the built processes under load', () => {
       timeoutMs,
       50,
     );
-    expect(body.accounts).toEqual([{ accountId, outcome: 'filled', ticket: expect.stringMatching(/^\d+$/), reason: null, occurredAt: expect.any(String), ...MARKET_FILL }]);
+    expect(body.accounts).toEqual([
+      { accountId, outcome: 'filled', ticket: expect.stringMatching(/^\d+$/), reason: null, occurredAt: expect.any(String), ...MARKET_FILL },
+    ]);
     return body.accounts[0].ticket as string;
   }
 

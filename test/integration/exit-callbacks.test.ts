@@ -68,7 +68,8 @@ describe('exit outcomes and trade events at the callbacks', () => {
   const at = (p: string) => (r: Received) => r.path === p;
   const arrived = (p: string, what: string, count = 1) =>
     waitFor(`${what} at ${p}`, async () => (receiver.received.filter(at(p)).length >= count ? receiver.received.filter(at(p)) : undefined), 30_000);
-  const verified = (secret: string, r: Received) => new Webhook(secret).verify(r.body, r.headers) as { type: string; timestamp: string; data: Record<string, unknown> };
+  const verified = (secret: string, r: Received) =>
+    new Webhook(secret).verify(r.body, r.headers) as { type: string; timestamp: string; data: Record<string, unknown> };
 
   test('when a close is done and a modify is rejected, then each exit outcome arrives signed as signal.exit_outcome', async () => {
     const { f, accountId, send } = await paperOwner();
@@ -168,9 +169,14 @@ describe('exit outcomes and trade events at the callbacks', () => {
     expect(receiver.received.filter(at(`/outcomes-only/${f.owner}`))).toHaveLength(0);
 
     // An owner with no endpoint for the type costs no delivery; another owner's account is never published to.
-    expect(await publishTradeEvent(f.owner, { ...event, eventId: `${event.eventId}:b`, type: 'order.expired', data: { accountId, tradeId: 'order:7', symbol: 'EURUSD' } })).toBe(
-      'no_endpoints',
-    );
+    expect(
+      await publishTradeEvent(f.owner, {
+        ...event,
+        eventId: `${event.eventId}:b`,
+        type: 'order.expired',
+        data: { accountId, tradeId: 'order:7', symbol: 'EURUSD' },
+      }),
+    ).toBe('no_endpoints');
     await expect(publishTradeEvent('someone-else', { ...event, eventId: `${event.eventId}:c` })).rejects.toBeInstanceOf(TradeEventNotPublished);
   });
 });

@@ -149,7 +149,9 @@ describe('acceptSignal with fakes of its ports', () => {
       enabledIds: async (owners, type) => {
         asked.push([[...owners], type]);
         // alice's first endpoint wants every type, her second exits only.
-        return owners.map((o) => (o === 'alice' ? (type === 'signal.exit_outcome' ? ['ep_aaaaaaaaaaaaaaaa', 'ep_bbbbbbbbbbbbbbbb'] : ['ep_aaaaaaaaaaaaaaaa']) : []));
+        return owners.map((o) =>
+          o === 'alice' ? (type === 'signal.exit_outcome' ? ['ep_aaaaaaaaaaaaaaaa', 'ep_bbbbbbbbbbbbbbbb'] : ['ep_aaaaaaaaaaaaaaaa']) : [],
+        );
       },
     };
     await acceptSignal(deps, { grant, body: buy, correlationId: 'cb1' });

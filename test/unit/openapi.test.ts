@@ -186,7 +186,15 @@ const reported: SignalStatus = {
     { accountId: 'acc-1', outcome: 'filled', ticket: '123', reason: null, occurredAt: '2024-06-12T12:00:00.000Z' },
     { accountId: 'acc-2', outcome: 'rejected', ticket: null, reason: 'risk_max_lots', occurredAt: '2024-06-12T12:00:01.000Z' },
     // The additive fields (docs/poll.md) beside the spec's.
-    { accountId: 'acc-3', outcome: 'filled', ticket: '124', reason: null, occurredAt: '2024-06-12T12:00:02.000Z', entry: 'position', fill: { price: 1.0801, volume: 1.76 } },
+    {
+      accountId: 'acc-3',
+      outcome: 'filled',
+      ticket: '124',
+      reason: null,
+      occurredAt: '2024-06-12T12:00:02.000Z',
+      entry: 'position',
+      fill: { price: 1.0801, volume: 1.76 },
+    },
     { accountId: 'acc-4', outcome: 'filled', ticket: '125', reason: null, occurredAt: '2024-06-12T12:00:03.000Z', entry: 'order' },
   ],
 };

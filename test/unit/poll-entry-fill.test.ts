@@ -7,7 +7,8 @@ import { buildOpenApiDocument } from '../../src/http/openapi';
  * the spec's account item (§2.4) keeps exactly its fields, types and required list.
  */
 
-const report = (fields: Record<string, unknown>) => ({ commandId: 'signal/sig_0123456789abcdefghij/account/acc-1', ...fields }) as Parameters<typeof outcomeOfReport>[0];
+const report = (fields: Record<string, unknown>) =>
+  ({ commandId: 'signal/sig_0123456789abcdefghij/account/acc-1', ...fields }) as Parameters<typeof outcomeOfReport>[0];
 
 describe('the outcome of a bridge report', () => {
   test('when a market buy is filled with price and volume, then it is a position with its fill', () => {
@@ -21,7 +22,12 @@ describe('the outcome of a bridge report', () => {
   });
 
   test('when a market sell is filled without a volume, then it is a position without a fill', () => {
-    expect(outcomeOfReport(report({ status: 'filled', ticket: '7', price: 1.08 }), 'sell')).toEqual({ outcome: 'filled', ticket: '7', reason: null, entry: 'position' });
+    expect(outcomeOfReport(report({ status: 'filled', ticket: '7', price: 1.08 }), 'sell')).toEqual({
+      outcome: 'filled',
+      ticket: '7',
+      reason: null,
+      entry: 'position',
+    });
   });
 
   test('when a pending entry is placed, then it is an order and has no fill (its price is where it waits)', () => {
@@ -46,18 +52,22 @@ describe('the outcome of a bridge report', () => {
   });
 
   test('when the reported numbers are not a real fill, then no fill is given', () => {
-    for (const bad of [{ price: 0, volume: 0.1 }, { price: 1.1, volume: -1 }, { price: null, volume: 0.1 }]) {
+    for (const bad of [
+      { price: 0, volume: 0.1 },
+      { price: 1.1, volume: -1 },
+      { price: null, volume: 0.1 },
+    ]) {
       expect(outcomeOfReport(report({ status: 'filled', ticket: '7', ...bad }), 'buy')).not.toHaveProperty('fill');
     }
   });
 });
 
 describe("the spec's account item (§2.4) is unchanged", () => {
-  type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  type Json = Record<string, any>;
   const item: Json = (buildOpenApiDocument() as Json).components.schemas.SignalStatus.properties.accounts.items;
   const resolved: Json = item.$ref ? (buildOpenApiDocument() as Json).components.schemas[item.$ref.split('/').pop()] : item;
 
-  test('when the document describes the account item, then its required fields are exactly the spec\'s and entry and fill are optional', () => {
+  test("when the document describes the account item, then its required fields are exactly the spec's and entry and fill are optional", () => {
     expect([...resolved.required].sort()).toEqual(['accountId', 'occurredAt', 'outcome']);
     expect(resolved.properties.outcome.enum).toEqual(['filled', 'rejected']);
     expect(resolved.properties.accountId.type).toBe('string');
@@ -66,7 +76,7 @@ describe("the spec's account item (§2.4) is unchanged", () => {
     expect(resolved.properties.entry.enum).toEqual(['position', 'order']);
   });
 
-  test('when an item carries only the spec\'s fields, or also entry and fill, then both parse; a spec client sees its fields unchanged', () => {
+  test("when an item carries only the spec's fields, or also entry and fill, then both parse; a spec client sees its fields unchanged", () => {
     const spec = { accountId: 'acc-1', outcome: 'filled', ticket: '1', reason: null, occurredAt: '2026-11-26T12:00:00.000Z' };
     expect(signalOutcomeSchema.parse(spec)).toEqual(spec);
     const extended = { ...spec, entry: 'position', fill: { price: 1.08, volume: 0.1 } };
