@@ -1,4 +1,4 @@
-import type { AccountOutcome, EntryKind, Fill } from './outcome';
+import type { AccountOutcome, EntryOutcome } from './outcome';
 
 /**
  * What the owner's callback endpoints are pushed (docs/callbacks.md), in the Standard Webhooks payload shape
@@ -33,17 +33,8 @@ export function wantsEvent(endpoint: { eventTypes?: readonly string[] }, type: C
 export interface OutcomeEvent {
   type: 'signal.outcome';
   timestamp: string;
-  data: {
-    signalId: string;
-    correlationId: string;
-    accountId: string;
-    outcome: 'filled' | 'rejected';
-    ticket: string | null;
-    reason: string | null;
-    occurredAt: string;
-    entry?: EntryKind;
-    fill?: Fill;
-  };
+  /** The poll's account item, with the signal it belongs to. */
+  data: { signalId: string; correlationId: string } & EntryOutcome;
 }
 
 /** The outcome of a command that opens nothing, so that whoever sent an exit learns what became of it. */

@@ -27,6 +27,17 @@ export interface AccountOutcome {
   fill?: Fill;
 }
 
+/** An entry's outcome as the poll shows it (spec §2.4, with the additive entry and fill) and signal.outcome pushes it. */
+export interface EntryOutcome {
+  accountId: string;
+  outcome: 'filled' | 'rejected';
+  ticket: string | null;
+  reason: string | null;
+  occurredAt: string;
+  entry?: EntryKind;
+  fill?: Fill;
+}
+
 /**
  * What a bridge's report decides for its account: the workflow's outcome, and the poll's as soon as the report is
  * delivered (src/signals/reported-outcomes.ts). One function, so both always agree.

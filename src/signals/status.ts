@@ -5,7 +5,7 @@ import { Refusal } from './errors';
 import type { SignalExecutions } from './executions';
 import { guarded } from './guarded';
 import type { ReportedOutcomes } from './reported-outcomes';
-import type { AccountOutcome, EntryKind, Fill } from '../domain/outcome';
+import type { AccountOutcome, EntryOutcome } from '../domain/outcome';
 
 /** The status poll use case (spec §4.3): outcomes of an opening signal, scoped to the accounts granted to the token. */
 
@@ -17,15 +17,7 @@ export interface SignalStatus {
 }
 
 /** The spec's account item (§2.4), and the additive `entry` and `fill` when known (docs/poll.md). */
-export interface StatusAccount {
-  accountId: string;
-  outcome: 'filled' | 'rejected';
-  ticket: string | null;
-  reason: string | null;
-  occurredAt: string;
-  entry?: EntryKind;
-  fill?: Fill;
-}
+export type StatusAccount = EntryOutcome;
 
 export interface StatusDeps {
   registry: Registry;

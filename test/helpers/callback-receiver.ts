@@ -1,5 +1,9 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 
 /** What a callback receiver got: one request. */
 export interface Received {
@@ -24,4 +28,14 @@ export async function callbackReceiver(host: string) {
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
   const url = (p: string) => `http://${host}:${(server.address() as AddressInfo).port}${p}`;
   return { received, scripts, url, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+/**
+ * The environment of a stack whose callbacks can be registered and delivered to a receiver on 127.0.0.1: a fresh
+ * sealing key file, the loopback address allowed, http allowed.
+ */
+export function callbackEnv(): Record<string, string> {
+  const keyFile = path.join(mkdtempSync(path.join(tmpdir(), 'callbacks-')), 'callback.key');
+  writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
+  return { CALLBACK_SECRET_KEY_FILE: keyFile, CALLBACK_ALLOWED_HOSTS: '127.0.0.1', CALLBACK_ALLOW_HTTP: 'true' };
 }

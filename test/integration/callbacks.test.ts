@@ -1,7 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
 import type { PaperTerminal } from '../../src/paper/terminal';
@@ -10,7 +7,7 @@ import { ownerCallbacksOf, callbackAttemptDeps } from '../../src/callbacks/wirin
 import { callbackWorkflowId } from '../../src/domain/ids';
 import { waitFor } from '../../support/infra';
 import { testEnv } from '../../support/env';
-import { callbackReceiver as receiver } from '../helpers/callback-receiver';
+import { callbackEnv, callbackReceiver as receiver } from '../helpers/callback-receiver';
 import { pollUntilReported, post, seedOwner, startPaperTerminal, startStack, type Fixture, type Stack } from '../helpers/stack';
 
 /**
@@ -32,10 +29,7 @@ describe('outcome callbacks', () => {
     loopback = await receiver('127.0.0.1');
     // Another loopback address the allow-list does not name: a private address callbacks must never reach.
     other = await receiver('127.0.0.2');
-    const dir = mkdtempSync(path.join(tmpdir(), 'callbacks-'));
-    const keyFile = path.join(dir, 'callback.key');
-    writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
-    stack = await startStack({ env: { CALLBACK_SECRET_KEY_FILE: keyFile, CALLBACK_ALLOWED_HOSTS: '127.0.0.1', CALLBACK_ALLOW_HTTP: 'true' } });
+    stack = await startStack({ env: callbackEnv() });
     callbacks = ownerCallbacksOf(stack.config, stack.redis);
     connection = await Connection.connect({ address: testEnv().temporalAddress });
     client = new Client({ connection, namespace: testEnv().temporalNamespace });

@@ -1,7 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
 import type { PaperTerminal } from '../../src/paper/terminal';
@@ -13,7 +10,7 @@ import { callbackWorkflowId, tradeCallbackWorkflowId } from '../../src/domain/id
 import { Regions } from '../../src/temporal/regions';
 import { waitFor } from '../../support/infra';
 import { testEnv } from '../../support/env';
-import { callbackReceiver, type Received } from '../helpers/callback-receiver';
+import { callbackEnv, callbackReceiver, type Received } from '../helpers/callback-receiver';
 import { pollUntilReported, post, seedOwner, startPaperTerminal, startStack, type Stack } from '../helpers/stack';
 
 /**
@@ -33,10 +30,7 @@ describe('exit outcomes and trade events at the callbacks', () => {
 
   beforeAll(async () => {
     receiver = await callbackReceiver('127.0.0.1');
-    const dir = mkdtempSync(path.join(tmpdir(), 'exit-callbacks-'));
-    const keyFile = path.join(dir, 'callback.key');
-    writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
-    stack = await startStack({ env: { CALLBACK_SECRET_KEY_FILE: keyFile, CALLBACK_ALLOWED_HOSTS: '127.0.0.1', CALLBACK_ALLOW_HTTP: 'true' } });
+    stack = await startStack({ env: callbackEnv() });
     callbacks = ownerCallbacksOf(stack.config, stack.redis);
     connection = await Connection.connect({ address: testEnv().temporalAddress });
     client = new Client({ connection, namespace: testEnv().temporalNamespace });
