@@ -8,7 +8,13 @@ import type { EndpointStore } from './endpoints';
  * Nothing here is on a signal's path: the journal's call to the bridge's trades endpoint is its only caller.
  */
 
-export type Published = 'started' | 'duplicate' | 'no_endpoints';
+/**
+ * What became of one publish: `started`, `duplicate` (that event was published before: delivered once), `no_endpoints`
+ * (the owner has no enabled endpoint for its type), or never publishable (`unknown_account`, `foreign_account`: the
+ * same call would answer the same, so the caller must not retry it). A failure to start (Temporal down) throws
+ * instead: that one is worth another try.
+ */
+export type Published = 'started' | 'duplicate' | 'no_endpoints' | 'unknown_account' | 'foreign_account';
 
 /** Starts one delivery workflow (`callbackWorkflow`) with this id; `existed` when that id was started before. */
 export interface CallbackDeliveryStarter {
@@ -22,13 +28,6 @@ export interface TradeEventPublisherDeps {
   deliveries: CallbackDeliveryStarter;
 }
 
-/** A trade event that cannot be published: one of its owner's rules failed (never retried: the same call fails again). */
-export class TradeEventNotPublished extends Error {
-  constructor(readonly reason: 'unknown_account' | 'foreign_account') {
-    super(reason === 'unknown_account' ? 'the trade event names an unknown account' : "the trade event's account belongs to another owner");
-  }
-}
-
 export type PublishTradeEvent = (owner: string, event: TradeCallbackEvent) => Promise<Published>;
 
 /**
@@ -36,14 +35,14 @@ export type PublishTradeEvent = (owner: string, event: TradeCallbackEvent) => Pr
  * type, with the workflow id `callback:trade:<accountId>:<eventId>` (also the webhook-id), so the same event
  * published twice (a resend, a journal retry) is delivered once. An owner with no such endpoint costs one Redis read
  * and no Temporal work. The account must be the owner's now: an event is never pushed to another owner's endpoints.
- * A failure to start (Temporal down) throws: the caller may publish again, and the workflow id keeps it once.
+ * A failure to start (Temporal down) throws: the caller publishes again later, and the workflow id keeps it once.
  */
 export function tradeEventPublisher(deps: TradeEventPublisherDeps): PublishTradeEvent {
   return async (owner, event) => {
     const accountId = event.data.accountId;
     const account = await deps.accountOf(accountId);
-    if (account === null) throw new TradeEventNotPublished('unknown_account');
-    if (account.owner !== owner) throw new TradeEventNotPublished('foreign_account');
+    if (account === null) return 'unknown_account';
+    if (account.owner !== owner) return 'foreign_account';
     const [endpointIds = []] = await deps.endpoints.enabledIds([owner], event.type);
     if (endpointIds.length === 0) return 'no_endpoints';
     const workflowId = tradeCallbackWorkflowId(accountId, event.eventId);

@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks';
 import type { PaperTerminal } from '../../src/paper/terminal';
 import type { OwnerCallbacks } from '../../src/callbacks/owner-callbacks';
 import { ownerCallbacksOf, tradeEventPublisherOf } from '../../src/callbacks/wiring';
-import { TradeEventNotPublished, type PublishTradeEvent } from '../../src/callbacks/trade-events';
+import type { PublishTradeEvent } from '../../src/callbacks/trade-events';
 import type { TradeCallbackEvent } from '../../src/domain/callback';
 import { callbackWorkflowId, tradeCallbackWorkflowId } from '../../src/domain/ids';
 import { Regions } from '../../src/temporal/regions';
@@ -171,6 +171,11 @@ describe('exit outcomes and trade events at the callbacks', () => {
         data: { accountId, tradeId: 'order:7', symbol: 'EURUSD' },
       }),
     ).toBe('no_endpoints');
-    await expect(publishTradeEvent('someone-else', { ...event, eventId: `${event.eventId}:c` })).rejects.toBeInstanceOf(TradeEventNotPublished);
+    // Both are final answers, not failures: the journal must not have the bridge resend them.
+    expect(await publishTradeEvent('someone-else', { ...event, eventId: `${event.eventId}:c` })).toBe('foreign_account');
+    expect(await publishTradeEvent(f.owner, { ...event, eventId: `${event.eventId}:d`, data: { ...event.data, accountId: 'acc-nobody' } })).toBe(
+      'unknown_account',
+    );
+    await expect(client.workflow.getHandle(tradeCallbackWorkflowId(accountId, `${event.eventId}:c`)).describe()).rejects.toThrow();
   });
 });
