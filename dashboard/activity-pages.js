@@ -120,6 +120,19 @@ function executionLine(x) {
   return [placed, x.message ?? ''].filter((part) => part !== '').join(' · ') || 'reported';
 }
 
+/** The event types an endpoint may choose: CALLBACK_EVENT_TYPES of src/domain/callback.ts (a unit test holds them equal). */
+const CALLBACK_EVENT_TYPES = [
+  ['signal.outcome', 'an entry’s outcome (filled or rejected)'],
+  ['signal.exit_outcome', 'an exit’s outcome (done or rejected)'],
+  ['position.opened', 'position opened'],
+  ['position.modified', 'position modified'],
+  ['position.closed', 'position closed (with P&L)'],
+  ['order.placed', 'pending order placed'],
+  ['order.triggered', 'pending order triggered'],
+  ['order.expired', 'pending order expired'],
+  ['order.cancelled', 'pending order cancelled'],
+];
+
 export async function callbacksPage() {
   const [{ callbacks }, { attempts }] = await Promise.all([api('GET', '/v1/owner/callbacks'), api('GET', '/v1/owner/callbacks/attempts')]);
   const out = h('div');
@@ -129,18 +142,43 @@ export async function callbacksPage() {
       'section',
       {},
       h('h2', {}, 'Endpoints'),
-      h('p', { class: 'hint' }, 'Every outcome of your accounts is POSTed to each endpoint, signed as Standard Webhooks says.'),
+      h(
+        'p',
+        { class: 'hint' },
+        'Each event of your accounts is POSTed to each endpoint that wants it, signed as Standard Webhooks says: entries’ outcomes, ' +
+          'exits’ outcomes (close, cancel, modify: done or rejected, which the status poll never reports) and what happened to your trades.',
+      ),
       h(
         'ul',
         {},
         callbacks.map((c) =>
-          h('li', {}, h('code', {}, c.url), ` (${c.id}) `, deleteButton('Remove', `Remove ${c.url}`, `/v1/owner/callbacks/${c.id}`, callbacksPage)),
+          h(
+            'li',
+            {},
+            h('code', {}, c.url),
+            ` (${c.id}) · ${c.eventTypes ? c.eventTypes.join(', ') : 'every event'} `,
+            deleteButton('Remove', `Remove ${c.url}`, `/v1/owner/callbacks/${c.id}`, callbacksPage),
+          ),
         ),
       ),
-      form({ 'aria-label': 'New callback endpoint' }, [field('URL', { name: 'url', type: 'url', required: true })], 'Add endpoint', async (data) => {
-        const made = await api('POST', '/v1/owner/callbacks', { url: data.get('url') });
-        out.replaceChildren(shownOnce('Signing secret', made.secret));
-      }),
+      form(
+        { 'aria-label': 'New callback endpoint' },
+        [
+          field('URL', { name: 'url', type: 'url', required: true }),
+          h(
+            'fieldset',
+            { class: 'days' },
+            h('legend', {}, 'Events (none ticked: every event, also those added later)'),
+            CALLBACK_EVENT_TYPES.map(([type, text]) => h('label', {}, h('input', { type: 'checkbox', name: 'eventTypes', value: type }), text)),
+          ),
+        ],
+        'Add endpoint',
+        async (data) => {
+          const eventTypes = data.getAll('eventTypes');
+          const made = await api('POST', '/v1/owner/callbacks', { url: data.get('url'), ...(eventTypes.length > 0 ? { eventTypes } : {}) });
+          out.replaceChildren(shownOnce('Signing secret', made.secret));
+        },
+      ),
       out,
     ),
     h(

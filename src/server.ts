@@ -19,6 +19,7 @@ import { RedisReportedOutcomes } from './signals/reported-outcomes';
 import { RedisEndpointStore } from './callbacks/endpoints';
 import { RedisFigures } from './bridge/figures';
 import { RedisTradeJournal } from './trades/journal';
+import { tradeEventPublisherOf } from './callbacks/wiring';
 import { BridgePresence, RedisLastSeen } from './bridge/presence';
 import { BridgeCallLog } from './bridge/bridge-state';
 import { LaunchFailure } from './signals/errors';
@@ -121,7 +122,13 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
       reported,
       figures: new RedisFigures(redis, config.trades.retentionMs),
       logger,
-      trades: { journal: new RedisTradeJournal(redis), retentionMs: config.trades.retentionMs, logger },
+      trades: {
+        journal: new RedisTradeJournal(redis),
+        retentionMs: config.trades.retentionMs,
+        logger,
+        // Each recorded position/order event to the owner's callbacks (docs/callbacks.md); started once per event id.
+        publish: tradeEventPublisherOf(config, redis, regions, registry),
+      },
       figuresMaxAgeMs: config.bridge.figuresMaxAgeMs,
       stopOuts: {
         store: new RedisStopOuts(redis),

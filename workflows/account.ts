@@ -168,7 +168,7 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
   }
   // What the bridge placed, for the operator and the owner: the lots (sized by risk, the figures used), the price.
   if (patched('report-in-memo')) upsertMemo({ execution: { volume: report!.volume ?? null, price: report!.price ?? null, message: report!.message ?? null } });
-  return finish(outcomeOfReport(report!, isOpening(signal.action)), report!.executedAt ?? undefined);
+  return finish(outcomeOfReport(report!, signal.action), report!.executedAt ?? undefined);
 }
 
 /** A broker's diagnostic (`broker:10019 No money`) is filtered by its code, `broker:10019`; our own codes as they are. */

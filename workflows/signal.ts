@@ -16,7 +16,7 @@ import { isOpening } from '../src/domain/actions';
 import type { AccountOutcome } from '../src/domain/outcome';
 import type { SignalWorkflowInput } from '../src/domain/workflow-input';
 import { accountWorkflowId, ATTENTION_MEMO_PREFIX, callbackWorkflowId, OUTCOME_MEMO_PREFIX } from '../src/domain/ids';
-import { outcomeEvent } from '../src/domain/callback';
+import { exitOutcomeEvent, outcomeEvent } from '../src/domain/callback';
 import { ACCOUNT_WORKFLOW_FAILED } from '../src/domain/reason-codes';
 import { AccountIdKey, ActionKey, OwnerIdKey, ReasonKey, ReceivedAtKey, SignalIdKey, SymbolKey } from '../src/temporal/search-attributes';
 import { accountWorkflow } from './account';
@@ -56,16 +56,20 @@ export async function signalWorkflow(input: SignalWorkflowInput): Promise<Accoun
   const targetOf = new Map(input.targets.map((t) => [t.account.id, t]));
   const deliveries: Promise<void>[] = [];
   /**
-   * Pushes a reported outcome to the owner's callbacks (docs/callbacks.md): a child of its own that this workflow
-   * only starts, never waits for, and that outlives it. Only owners snapshotted with endpoints have any: an owner
-   * without callbacks costs no command and no event here.
+   * Pushes an outcome to the owner's callbacks (docs/callbacks.md): an entry's as `signal.outcome`, an exit's as
+   * `signal.exit_outcome`. A child of its own that this workflow only starts, never waits for, and that outlives it.
+   * Only owners snapshotted with endpoints have any: an owner without callbacks costs no command and no event here.
+   * Exits accepted before exit callbacks existed carry no endpoints (the accept path snapshotted them for entries
+   * only), so their histories replay with no new command.
    */
   const pushOutcome = (outcome: AccountOutcome) => {
     const target = targetOf.get(outcome.accountId);
     const owner = target?.account.owner;
     // A signal accepted by the first version of callbacks carries them per target (see AccountTarget).
     const endpointIds = (owner === undefined ? undefined : input.callbackEndpoints?.[owner]) ?? target?.callbackEndpoints;
-    const event = outcomeEvent(input.signalId, input.correlationId, outcome);
+    const event = reported
+      ? outcomeEvent(input.signalId, input.correlationId, outcome)
+      : exitOutcomeEvent(input.signalId, input.correlationId, input.signal.action, outcome);
     if (owner === undefined || !endpointIds?.length || !event) return;
     const workflowId = callbackWorkflowId(input.signalId, outcome.accountId);
     const started = startChild(callbackWorkflow, {
@@ -97,7 +101,7 @@ export async function signalWorkflow(input: SignalWorkflowInput): Promise<Accoun
     outcomes.push(outcome);
     if (reported) unrecorded.push(outcome);
     upsertMemo({ [ATTENTION_MEMO_PREFIX + o.accountId]: null });
-    if (reported) pushOutcome(outcome);
+    pushOutcome(outcome);
   });
 
   const children = input.targets.map(async (target) => {
@@ -123,10 +127,8 @@ export async function signalWorkflow(input: SignalWorkflowInput): Promise<Accoun
         ],
       });
       outcomes.push(outcome);
-      if (reported) {
-        unrecorded.push(outcome);
-        pushOutcome(outcome);
-      }
+      if (reported) unrecorded.push(outcome);
+      pushOutcome(outcome);
     } catch (err) {
       // Not a business rejection (those are values): the account stays unreported (an order may be live) and the
       // signal waits for an operator, who finds it with `Reason = "account_workflow_failed"` in the Temporal UI.

@@ -240,7 +240,7 @@ async function keepForPoll(deps: GatewayDeps, command: BridgeCommand, report: Br
   if (!deps.reported || !isOpening(command.action)) return;
   const outcome = {
     accountId: command.accountId,
-    ...outcomeOfReport(report, true),
+    ...outcomeOfReport(report, command.action),
     occurredAt: report.executedAt ?? new Date().toISOString(),
   };
   await deps.reported.record(command.signalId, outcome).catch((err: unknown) => {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { takeSlot } from '../ratelimit/caps';
+import { CALLBACK_EVENT_TYPES, wantsEvent, type CallbackEventType } from '../domain/callback';
 
 /** An owner's callback endpoint as stored: the secret only sealed (src/callbacks/secret-box.ts). */
 export interface CallbackEndpoint {
@@ -11,6 +12,8 @@ export interface CallbackEndpoint {
   sealedSecret: string;
   createdAt: string;
   enabled: boolean;
+  /** The event types it wants; absent: every type (endpoints registered before types existed are so). */
+  eventTypes?: CallbackEventType[];
 }
 
 /**
@@ -25,8 +28,11 @@ export interface EndpointStore {
   get(owner: string, id: string): Promise<CallbackEndpoint | null>;
   remove(owner: string, id: string): Promise<boolean>;
   setEnabled(owner: string, id: string, enabled: boolean): Promise<boolean>;
-  /** The ids of each owner's enabled endpoints, in one round trip: what the accept path snapshots. */
-  enabledIds(owners: readonly string[]): Promise<string[][]>;
+  /**
+   * The ids of each owner's enabled endpoints that want `type` (all of them without it), in one round trip: what the
+   * accept path snapshots and what a trade event is delivered to.
+   */
+  enabledIds(owners: readonly string[], type?: CallbackEventType): Promise<string[][]>;
 }
 
 export const ENDPOINT_ID_PATTERN = /^ep_[A-Za-z0-9_-]{16}$/;
@@ -35,12 +41,21 @@ export function newEndpointId(): string {
   return `ep_${randomBytes(12).toString('base64url')}`;
 }
 
+/** The event types an endpoint may list at registration: at least one, each known (docs/callbacks.md). */
+export const eventTypesSchema = z.array(z.enum(CALLBACK_EVENT_TYPES)).min(1).max(CALLBACK_EVENT_TYPES.length);
+
+/** Each type once, in the order of CALLBACK_EVENT_TYPES: one list per choice, whatever the order given. */
+export function normalEventTypes(types: readonly CallbackEventType[]): CallbackEventType[] {
+  return CALLBACK_EVENT_TYPES.filter((t) => types.includes(t));
+}
+
 const endpointSchema = z.object({
   id: z.string().regex(ENDPOINT_ID_PATTERN),
   url: z.string(),
   sealedSecret: z.string(),
   createdAt: z.string(),
   enabled: z.boolean(),
+  eventTypes: eventTypesSchema.optional(),
 });
 
 /** The hash tag keeps an owner's endpoints and attempts on one Redis Cluster slot. */
@@ -83,7 +98,7 @@ export class RedisEndpointStore implements EndpointStore {
     return (await this.redis.eval(SET_ENABLED, 1, ownerKey(owner, 'ep'), id, enabled ? '1' : '0')) === 1;
   }
 
-  async enabledIds(owners: readonly string[]): Promise<string[][]> {
+  async enabledIds(owners: readonly string[], type?: CallbackEventType): Promise<string[][]> {
     if (owners.length === 0) return [];
     const pipeline = this.redis.pipeline();
     for (const owner of owners) pipeline.hvals(ownerKey(owner, 'ep'));
@@ -92,7 +107,7 @@ export class RedisEndpointStore implements EndpointStore {
       if (err) throw err;
       return (values as string[])
         .flatMap(parse)
-        .filter((e) => e.enabled)
+        .filter((e) => e.enabled && (type === undefined || wantsEvent(e, type)))
         .map((e) => e.id)
         .sort();
     });

@@ -1,5 +1,6 @@
 import type { AttemptLog, DeliveryAttempt } from './attempts';
-import { newEndpointId, type CallbackEndpoint, type EndpointStore } from './endpoints';
+import { newEndpointId, normalEventTypes, type CallbackEndpoint, type EndpointStore } from './endpoints';
+import type { CallbackEventType } from '../domain/callback';
 import { CallbackRefused, resolveCallbackTarget, type GuardSettings, type Resolve } from './guard';
 import { newEndpointSecret, type SecretBox } from './secret-box';
 import { secretBinding } from './attempt';
@@ -16,6 +17,8 @@ export interface EndpointView {
   url: string;
   createdAt: string;
   enabled: boolean;
+  /** The event types it gets; absent: every type. */
+  eventTypes?: CallbackEventType[];
 }
 
 export interface OwnerCallbacksDeps {
@@ -39,8 +42,11 @@ export class CallbackRegistrationRefused extends Error {
 }
 
 export interface OwnerCallbacks {
-  /** Registers an endpoint; the secret is returned this once and never again. */
-  register(owner: string, url: string): Promise<{ endpoint: EndpointView; secret: string }>;
+  /**
+   * Registers an endpoint, for every event type or only those listed (validated by the caller: eventTypesSchema);
+   * the secret is returned this once and never again.
+   */
+  register(owner: string, url: string, eventTypes?: readonly CallbackEventType[]): Promise<{ endpoint: EndpointView; secret: string }>;
   list(owner: string): Promise<EndpointView[]>;
   /** false when the owner has no such endpoint. */
   remove(owner: string, endpointId: string): Promise<boolean>;
@@ -52,7 +58,7 @@ export interface OwnerCallbacks {
 export function ownerCallbacks(deps: OwnerCallbacksDeps): OwnerCallbacks {
   const now = deps.now ?? Date.now;
   return {
-    async register(owner, url) {
+    async register(owner, url, eventTypes) {
       if (!deps.box) throw new CallbackRegistrationRefused('not_configured', 'callbacks are not configured: CALLBACK_SECRET_KEY_FILE is not set');
       let checked: URL;
       try {
@@ -70,6 +76,7 @@ export function ownerCallbacks(deps: OwnerCallbacksDeps): OwnerCallbacks {
         sealedSecret: deps.box.seal(secret, secretBinding(owner, id)),
         createdAt: new Date(now()).toISOString(),
         enabled: true,
+        ...(eventTypes !== undefined && eventTypes.length > 0 ? { eventTypes: normalEventTypes(eventTypes) } : {}),
       };
       if ((await deps.endpoints.add(owner, endpoint, deps.maxEndpointsPerOwner)) === 'full') {
         throw new CallbackRegistrationRefused('too_many_endpoints', `an owner may have at most ${deps.maxEndpointsPerOwner} callback endpoints`);
@@ -86,5 +93,5 @@ export function ownerCallbacks(deps: OwnerCallbacksDeps): OwnerCallbacks {
 }
 
 function view(e: CallbackEndpoint): EndpointView {
-  return { id: e.id, url: e.url, createdAt: e.createdAt, enabled: e.enabled };
+  return { id: e.id, url: e.url, createdAt: e.createdAt, enabled: e.enabled, ...(e.eventTypes ? { eventTypes: e.eventTypes } : {}) };
 }

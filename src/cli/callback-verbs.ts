@@ -1,5 +1,6 @@
 import { CallbackRegistrationRefused } from '../callbacks/owner-callbacks';
-import { ENDPOINT_ID_PATTERN } from '../callbacks/endpoints';
+import { ENDPOINT_ID_PATTERN, eventTypesSchema } from '../callbacks/endpoints';
+import { CALLBACK_EVENT_TYPES, type CallbackEventType } from '../domain/callback';
 import { CliError, expectPositionals, owner as ownerArg, requireStr, str } from './args';
 import { ONCE, plural, table, type Verb } from './verb';
 
@@ -10,17 +11,31 @@ const endpointId = (value: string): string => {
   return value;
 };
 
+/** `--events signal.exit_outcome,position.closed`: the types an endpoint gets; absent: every type. */
+function eventTypes(value: string | undefined): CallbackEventType[] | undefined {
+  if (value === undefined) return undefined;
+  const parsed = eventTypesSchema.safeParse(
+    value
+      .split(',')
+      .map((t) => t.trim())
+      .filter((t) => t.length > 0),
+  );
+  if (!parsed.success) throw new CliError(`--events: a comma-separated list of ${CALLBACK_EVENT_TYPES.join(', ')}`);
+  return parsed.data;
+}
+
 const callbackAdd: Verb = {
   words: ['callback', 'add'],
-  usage: 'callback add --owner U --url https://…',
-  summary: "Register a callback endpoint for the owner's outcomes; prints its signing secret (whsec_…) once.",
-  options: { owner: { type: 'string' }, url: { type: 'string' } },
+  usage: 'callback add --owner U --url https://… [--events signal.outcome,signal.exit_outcome,position.closed,…]',
+  summary: "Register a callback endpoint for the owner's events (every type, or those --events lists); prints its signing secret (whsec_…) once.",
+  options: { owner: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' } },
   async run(args, ctx) {
     expectPositionals(args, []);
     const o = ownerArg(requireStr(args.values, 'owner'));
     const url = requireStr(args.values, 'url');
+    const types = eventTypes(str(args.values, 'events'));
     try {
-      const { endpoint, secret } = await (await ctx.callbacks()).register(o, url);
+      const { endpoint, secret } = await (await ctx.callbacks()).register(o, url, types);
       return {
         human: `added callback endpoint ${endpoint.id} of ${o}: ${endpoint.url}\n${secret}\n${ONCE}`,
         json: { ...endpoint, owner: o, secret },
@@ -45,7 +60,10 @@ const callbackList: Verb = {
       human:
         rows.length === 0
           ? `no callback endpoints of ${o}`
-          : table([['ID', 'ENABLED', 'CREATED', 'URL'], ...rows.map((r) => [r.id, r.enabled ? 'yes' : 'no', r.createdAt, r.url])]),
+          : table([
+              ['ID', 'ENABLED', 'CREATED', 'EVENTS', 'URL'],
+              ...rows.map((r) => [r.id, r.enabled ? 'yes' : 'no', r.createdAt, r.eventTypes?.join(',') ?? 'all', r.url]),
+            ]),
       json: rows,
     };
   },

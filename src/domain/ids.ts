@@ -21,3 +21,9 @@ export const ATTENTION_MEMO_PREFIX = 'attention:';
 
 /** The delivery of one account's outcome to its owner's callbacks; also its webhook-id. One per (signal, account). */
 export const callbackWorkflowId = (signalId: string, accountId: string): string => `callback:${signalId}:${accountId}`;
+
+/**
+ * The delivery of one trade event to its owner's callbacks; also its webhook-id. The bridge's eventId is unique per
+ * account and stable across resends, so one event is one delivery.
+ */
+export const tradeCallbackWorkflowId = (accountId: string, eventId: string): string => `callback:trade:${accountId}:${eventId}`;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { riskSettingsSchema, symbolMapSchema } from '../domain/risk-settings';
+import { CALLBACK_EVENT_TYPES } from '../domain/callback';
 import type { JsonSchema } from './openapi-signal';
 import { addAccountSchema } from '../owners/add-account';
 
@@ -200,11 +201,20 @@ export function ownerPaths() {
       }),
     },
     '/v1/owner/callbacks': {
-      get: operation({ summary: 'Your outcome callback endpoints', ok: ['200', 'callbacks.'] }),
+      get: operation({ summary: 'Your callback endpoints (with the event types each gets; none listed: every type)', ok: ['200', 'callbacks.'] }),
       post: operation({
         summary: 'Add a callback endpoint; its signing secret is in this answer only',
         ok: ['201', 'The endpoint and its secret.'],
-        body: json(z.strictObject({ url: z.string().max(2048) })),
+        body: json(
+          z.strictObject({
+            url: z.string().max(2048),
+            eventTypes: z
+              .array(z.enum(CALLBACK_EVENT_TYPES))
+              .min(1)
+              .optional()
+              .describe('The event types this endpoint gets (docs/callbacks.md); omitted: every type, including those added later.'),
+          }),
+        ),
       }),
     },
     '/v1/owner/callbacks/attempts': {

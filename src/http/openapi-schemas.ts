@@ -40,8 +40,26 @@ export const signalOutcomeSchema = z
     ticket: z.string().nullable().optional().describe('Broker ticket when filled.'),
     reason: z.string().nullable().optional().describe('Rejection reason: a service code or a broker/EA diagnostic.'),
     occurredAt: z.iso.datetime({ offset: true }).describe('Time of the outcome.'),
+    entry: z
+      .enum(['position', 'order'])
+      .optional()
+      .describe(
+        'Additive to the spec, on a filled entry only: "position" when a market entry opened a position (ticket is the position), ' +
+          '"order" when a pending entry (limit, stop, stop-limit) was placed and waits at the broker (ticket is the order; not executed yet). ' +
+          'Absent on rejections and on outcomes recorded before this field existed.',
+      ),
+    fill: z
+      .object({
+        price: z.number().describe('The price the position opened at, as the bridge reported it.'),
+        volume: z.number().describe('The lots opened (after sizing by risk, the lots the bridge chose).'),
+      })
+      .optional()
+      .describe('Additive to the spec, on entry "position" only, when the bridge reported both. A placed pending order has no fill.'),
   })
-  .describe('Per-account terminal outcome of an opening signal.');
+  .describe(
+    "Per-account terminal outcome of an opening signal. accountId, outcome, ticket, reason and occurredAt are the spec's (§2.4); entry and fill are " +
+      'optional additions a client may ignore. Exits (close, modify, cancel, breakeven) are never reported here: see the signal.exit_outcome callback.',
+  );
 
 export const signalStatusSchema = z
   .object({

@@ -40,6 +40,11 @@ export const getSignalStatusOutput = z.looseObject({
       ticket: z.string().nullable().describe('The broker ticket of a fill.'),
       reason: z.string().nullable().describe('Why it was rejected (docs/reason-codes.md).'),
       occurredAt: z.string(),
+      entry: z
+        .enum(['position', 'order'])
+        .optional()
+        .describe('On a fill: position (a market entry opened it) or order (a pending order was placed; not executed yet).'),
+      fill: z.object({ price: z.number(), volume: z.number() }).optional().describe('The price and lots a position opened at, when the bridge reported them.'),
     }),
   ),
   expectAccounts: z.int().describe('How many outcomes were waited for.'),

@@ -76,7 +76,8 @@ const INSTRUCTIONS = [
   "Submits the user's own trade signals to their own MT5/cTrader accounts through the External Signals service, and reads outcomes.",
   'submit_signal answers at once: "accepted" means queued for execution, not executed.',
   'Then call get_signal_status with the signalId (waitMs up to 30000) to see, per account, "filled" with the broker ticket or "rejected" with the reason.',
-  'Only entries (buy, sell and the pending/stop orders) report outcomes; close, modify, cancel and breakeven never do.',
+  'Only entries (buy, sell and the pending/stop orders) report outcomes here; close, modify, cancel and breakeven never do: their outcome is in the ' +
+    "owner's dashboard and pushed to the owner's callbacks as signal.exit_outcome. A pending entry's \"filled\" means the order was placed (entry: order), not executed.",
   'Never resend a signal that was accepted or partially accepted: that would trade twice.',
   'The service is not a broker and gives no investment advice.',
 ].join(' ');
@@ -226,7 +227,7 @@ export function describeSubmit(result: SubmitResult, action: ExternalSignal['act
       const replay = result.replayed ? ' This was a replay: an earlier call with the same idempotencyKey had already been accepted; nothing new was sent.' : '';
       const next = isOpening(action)
         ? `Accepted means queued, not executed: poll with get_signal_status {"signalId":"${result.signalId}","waitMs":15000}.`
-        : `Accepted means queued, not executed. The outcome of ${action} is not reported by get_signal_status.`;
+        : `Accepted means queued, not executed. The outcome of ${action} is not reported by get_signal_status (do not poll it): the owner sees it in the dashboard and, with callbacks, as signal.exit_outcome.`;
       return `accepted: signalId ${result.signalId}, routed to ${result.accountsResolved} account(s).${replay} ${next} Do not resend it.`;
     }
     case 'partially_accepted':
@@ -273,7 +274,7 @@ function statusResult(
 ): CallToolResult {
   const reported = reportedCount(status);
   const lines = status.accounts.map((a) =>
-    a.outcome === 'filled' ? `${a.accountId} filled (ticket ${a.ticket ?? 'n/a'})` : `${a.accountId} rejected (reason: ${a.reason ?? 'n/a'})`,
+    a.outcome === 'filled' ? `${a.accountId} ${filledText(a)}` : `${a.accountId} rejected (reason: ${a.reason ?? 'n/a'})`,
   );
   let text: string;
   if (status.status === 'reported') {
@@ -292,6 +293,13 @@ function statusResult(
     content: [{ type: 'text', text }],
     structuredContent: { ...status, reported, expectAccounts, complete, signalIdKnown: known },
   };
+}
+
+/** A pending entry's "filled" is a placed order, not an execution: said so, so nobody reads it as a trade. */
+function filledText(a: SignalStatus['accounts'][number]): string {
+  if (a.entry === 'order') return `order placed, not executed yet (ticket ${a.ticket ?? 'n/a'})`;
+  const fill = a.fill ? ` ${a.fill.volume} lots at ${a.fill.price}` : '';
+  return `filled${fill} (ticket ${a.ticket ?? 'n/a'})`;
 }
 
 function describeStatusError(err: StatusError): string {

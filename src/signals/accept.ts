@@ -62,7 +62,7 @@ export interface AcceptDeps {
   windows: IdempotencyWindows;
   /** Admission control: whether the execution path can take one more signal in time, and its ledger. */
   admission: { decide(): Promise<AdmissionDecision>; ledger: AdmissionLedger };
-  /** The owners' enabled callback endpoints (src/callbacks/endpoints.ts), snapshotted into the targets of opening signals. */
+  /** The owners' enabled callback endpoints (src/callbacks/endpoints.ts) that want this signal's outcome, snapshotted into its input. */
   callbacks?: Pick<EndpointStore, 'enabledIds'>;
   logger?: Logger;
   onStartError?: (region: string, err: unknown) => void;
@@ -218,8 +218,10 @@ async function launch(deps: AcceptDeps, base: LaunchBase, accounts: Account[], d
   const lease = deadline + START_LEASE_MARGIN_MS;
   const leases = expiries.map((expiry) => Math.min(expiry, lease));
   const symbol = isOpening(base.signal.action) ? base.signal.symbol : undefined;
-  // Outcomes reach callbacks only for what the poll reports (opening signals); one Redis read beside the others.
-  const owners = symbol === undefined || !deps.callbacks ? [] : [...new Set(accounts.map((a) => a.owner))];
+  // An entry's outcome goes out as signal.outcome, an exit's as signal.exit_outcome: only endpoints that want it are
+  // snapshotted (one Redis read beside the others), so an owner whose endpoints want neither costs the workflows nothing.
+  const owners = !deps.callbacks ? [] : [...new Set(accounts.map((a) => a.owner))];
+  const eventType = isOpening(base.signal.action) ? 'signal.outcome' : 'signal.exit_outcome';
   const [seqs, rules, endpointIds] = await guarded(deps.settings.failClosedRetryAfterSeconds, () =>
     Promise.all([
       deps.sequencer.next(accounts.map((a, i) => ({ accountId: a.id, deadlineMs: leases[i]! }))),
@@ -231,7 +233,7 @@ async function launch(deps: AcceptDeps, base: LaunchBase, accounts: Account[], d
       symbol === undefined
         ? Promise.resolve(accounts.map(() => undefined))
         : deps.registry.volumeRules(accounts.map((a) => ({ accountId: a.id, symbols: [mapSymbol(symbol, a.symbols), symbol] }))),
-      owners.length === 0 ? Promise.resolve([]) : deps.callbacks!.enabledIds(owners),
+      owners.length === 0 ? Promise.resolve([]) : deps.callbacks!.enabledIds(owners, eventType),
     ]).then(([seqs, , rules, ids]) => [seqs, rules, Object.fromEntries(owners.flatMap((o, i) => (ids[i]!.length > 0 ? [[o, ids[i]!]] : [])))] as const),
   );
   const callbacks = Object.keys(endpointIds).length > 0 ? { callbackEndpoints: endpointIds } : {};

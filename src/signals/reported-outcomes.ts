@@ -23,6 +23,8 @@ const outcomeSchema = z.object({
   ticket: z.string().nullable(),
   reason: z.string().nullable(),
   occurredAt: z.string(),
+  entry: z.enum(['position', 'order']).optional(),
+  fill: z.object({ price: z.number(), volume: z.number() }).optional(),
 });
 
 export class RedisReportedOutcomes implements ReportedOutcomes {

@@ -5,7 +5,7 @@ import { Refusal } from './errors';
 import type { SignalExecutions } from './executions';
 import { guarded } from './guarded';
 import type { ReportedOutcomes } from './reported-outcomes';
-import type { AccountOutcome } from '../domain/outcome';
+import type { AccountOutcome, EntryOutcome } from '../domain/outcome';
 
 /** The status poll use case (spec §4.3): outcomes of an opening signal, scoped to the accounts granted to the token. */
 
@@ -13,8 +13,11 @@ export interface SignalStatus {
   signalId: string;
   status: 'pending_or_unknown' | 'reported';
   reported: number;
-  accounts: { accountId: string; outcome: 'filled' | 'rejected'; ticket: string | null; reason: string | null; occurredAt: string }[];
+  accounts: StatusAccount[];
 }
+
+/** The spec's account item (§2.4), and the additive `entry` and `fill` when known (docs/poll.md). */
+export type StatusAccount = EntryOutcome;
 
 export interface StatusDeps {
   registry: Registry;
@@ -74,6 +77,9 @@ export async function readSignalStatus(deps: StatusDeps, req: { token: string | 
       ticket: o.ticket,
       reason: o.reason,
       occurredAt: o.occurredAt,
+      // Only a filled entry says what it became; a rejection keeps the spec's item exactly.
+      ...(o.outcome === 'filled' && o.entry ? { entry: o.entry } : {}),
+      ...(o.outcome === 'filled' && o.fill ? { fill: { price: o.fill.price, volume: o.fill.volume } } : {}),
     })),
   };
 }

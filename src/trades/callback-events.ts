@@ -1,40 +1,7 @@
+import type { TradeCallbackEvent } from '../domain/callback';
 import type { TradeEvent, TradeRecord } from '../domain/trade-events';
 
-/**
- * A recorded trade event as the owner's callbacks carry it (docs/callbacks.md, the `position.*` and `order.*` types).
- * The delivery is the `poll-exits` branch's `publishTradeEvent(owner, event)` (src/callbacks/trade-events.ts); this
- * is the shape it takes, so the journal needs nothing of the callbacks' code.
- */
-type Side = 'buy' | 'sell';
-type Stop = number | null;
-interface TradeData {
-  accountId: string;
-  tradeId: string;
-  symbol: string;
-  signalId?: string;
-}
-interface TradeCallbackData {
-  'position.opened': TradeData & { side: Side; volume: number; price: number; sl?: Stop; tp?: Stop };
-  'position.modified': TradeData & { sl: Stop; tp: Stop; cause: string };
-  'position.closed': TradeData & {
-    side: Side;
-    volume: number;
-    remainingVolume?: number;
-    price: number;
-    profit: number;
-    commission: number;
-    swap: number;
-    cause: string;
-  };
-  'order.placed': TradeData & { side: Side; orderType: string; volume: number; price: number; sl?: Stop; tp?: Stop; expiresAt?: string | null };
-  'order.triggered': TradeData & { positionTicket: string; price: number };
-  'order.expired': TradeData;
-  'order.cancelled': TradeData & { cause: string };
-}
-type TradeCallbackType = keyof TradeCallbackData;
-export type TradeCallbackEvent = {
-  [T in TradeCallbackType]: { eventId: string; type: T; at: string; data: TradeCallbackData[T] };
-}[TradeCallbackType];
+export type { TradeCallbackEvent };
 
 /**
  * Starts the delivery of one event to the owner's endpoints (once per account and eventId, however often called).
@@ -81,6 +48,6 @@ export function tradeCallbackEventOf(event: TradeEvent, trade: TradeRecord): Tra
   }
 }
 
-function stops(event: { sl?: number; tp?: number }): { sl?: Stop; tp?: Stop } {
+function stops(event: { sl?: number; tp?: number }): { sl?: number | null; tp?: number | null } {
   return { ...(event.sl !== undefined ? { sl: event.sl } : {}), ...(event.tp !== undefined ? { tp: event.tp } : {}) };
 }

@@ -5,11 +5,12 @@ import { DEFAULT_SYMBOLS, SyntheticFeed, type BrokerState, type Side, type Symbo
 import { readLedger, stateFileFor, type LedgerEntry } from '../../src/paper/ledger';
 import { readStateFile } from '../../src/paper/state-file';
 import { newCredential } from '../../src/registry/credentials';
-import { isOpening, type Action } from '../../src/domain/actions';
+import { isMarketEntry, isOpening, type Action } from '../../src/domain/actions';
 import type { AccountOutcome } from '../../src/domain/outcome';
 import { ensureBuilt, httpGet as get, httpPost as post, processLogDir, startProcessStack, type ProcessStack } from '../../support/processes';
 import { admin, commandIdOf, importRegistry, temporalAccess, workflowResult, writeRegistry, type RegistryFile, type TemporalAccess } from './support';
 import { SPEC_ACTIONS } from '../helpers/spec-actions';
+import { MARKET_FILL } from '../helpers/poll-items';
 
 /**
  * All 17 actions end to end through the built processes: HTTP → ingress → Temporal → worker → bridge API → paper
@@ -208,6 +209,8 @@ describe('all 17 actions through the built processes on an MT5 and a cTrader acc
       ticket: expect.stringMatching(/^\d+$/),
       reason: null,
       occurredAt: expect.any(String),
+      // What the entry became (docs/poll.md): a market entry's position with its fill, a pending entry's order.
+      ...(isMarketEntry(r.action) ? MARKET_FILL : { entry: 'order' }),
     });
     expect(r.polled).toEqual({ signalId: r.signalId, status: 'reported', reported: 1, accounts: [r.outcome] });
     expect(r.bridge).toMatchObject({ action: r.action, status: 'filled', ticket: r.outcome.ticket, replayed: false });

@@ -16,6 +16,7 @@ import {
   type ServiceProcess,
 } from '../../support/processes';
 import { commandIdOf, describeOrUndefined, importRegistry, temporalAccess, writeRegistry, type RegistryFile, type TemporalAccess } from './support';
+import { MARKET_FILL } from '../helpers/poll-items';
 
 /**
  * Graceful shutdown of the built processes under load. SIGTERM to the ingress while a burst of submissions is in
@@ -108,7 +109,9 @@ describe('graceful shutdown of the built processes under load', () => {
       timeoutMs,
       50,
     );
-    expect(body.accounts).toEqual([{ accountId, outcome: 'filled', ticket: expect.stringMatching(/^\d+$/), reason: null, occurredAt: expect.any(String) }]);
+    expect(body.accounts).toEqual([
+      { accountId, outcome: 'filled', ticket: expect.stringMatching(/^\d+$/), reason: null, occurredAt: expect.any(String), ...MARKET_FILL },
+    ]);
     return body.accounts[0].ticket as string;
   }
 

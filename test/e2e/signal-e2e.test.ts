@@ -15,6 +15,7 @@ import {
   startProcessStack,
   type ProcessStack,
 } from '../../support/processes';
+import { MARKET_FILL } from '../helpers/poll-items';
 
 /**
  * The built service as separate processes over HTTP: the admin CLI imports a fresh registry, then a worker, an ingress
@@ -119,7 +120,7 @@ describe('a signal through the built processes (admin CLI, worker, ingress, pape
       signalId,
       status: 'reported',
       reported: 1,
-      accounts: [{ accountId: mt5, outcome: 'filled', ticket: expect.stringMatching(/^\d+$/), reason: null, occurredAt: expect.any(String) }],
+      accounts: [{ accountId: mt5, outcome: 'filled', ticket: expect.stringMatching(/^\d+$/), reason: null, occurredAt: expect.any(String), ...MARKET_FILL }],
     });
     const ticket = status.accounts[0].ticket;
 
@@ -150,6 +151,7 @@ describe('a signal through the built processes (admin CLI, worker, ingress, pape
         ticket: expect.stringMatching(/^\d+$/),
         reason: null,
         occurredAt: expect.any(String),
+        ...MARKET_FILL,
       });
       expect(ordersOf(ledger, commandIdOf(signalId, accountId))).toEqual([
         expect.objectContaining({ accountId, op: 'open', ticket: byAccount[accountId].ticket, symbol: 'GBPUSD', side: 'sell', volume: 0.2 }),

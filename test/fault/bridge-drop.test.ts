@@ -14,6 +14,7 @@ import {
   writeRegistryFile,
   type TemporalView,
 } from './kit';
+import { MARKET_FILL } from '../helpers/poll-items';
 
 /**
  * Fault injection at the terminal: the paper bridge places the order and then loses its connection before it can
@@ -84,7 +85,14 @@ describe('the bridge drops its connection after placing an order and before repo
           { op: 'open', accountId: account.id, side: 'buy', volume: 0.1 },
         ]);
         const ticket = lines[0]!.ticket;
-        expect(byAccount.get(account.id)).toEqual({ accountId: account.id, outcome: 'filled', ticket, reason: null, occurredAt: expect.any(String) });
+        expect(byAccount.get(account.id)).toEqual({
+          accountId: account.id,
+          outcome: 'filled',
+          ticket,
+          reason: null,
+          occurredAt: expect.any(String),
+          ...MARKET_FILL,
+        });
         expect(await temporal!.client.workflow.getHandle(commandId).result()).toMatchObject({ accountId: account.id, outcome: 'filled', ticket });
         // The terminal executed it once, dropped the report, said hello again, and answered the redelivery from its
         // journal with the same ticket.

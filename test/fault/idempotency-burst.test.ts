@@ -20,6 +20,7 @@ import {
   writeRegistryFile,
   type TemporalView,
 } from './kit';
+import { MARKET_FILL } from '../helpers/poll-items';
 
 /**
  * Fault injection at the edge: a caller (a TradingView alert retried by a flaky network, a script in a loop) sends the
@@ -106,7 +107,9 @@ describe('the same idempotency key, 20 times at once and once after the window',
       });
       for (const [i, signalId] of [first.signalId, again.body.signalId].entries()) {
         const ticket = orders.get(commands[i]!)![0]!.ticket;
-        expect(outcomes.get(signalId)).toEqual([{ accountId: account.id, outcome: 'filled', ticket, reason: null, occurredAt: expect.any(String) }]);
+        expect(outcomes.get(signalId)).toEqual([
+          { accountId: account.id, outcome: 'filled', ticket, reason: null, occurredAt: expect.any(String), ...MARKET_FILL },
+        ]);
       }
       // Two actions in all: two orders for this account in the ledger, two signal workflows in Temporal.
       const all = ordersByCommand(ledgerFile);

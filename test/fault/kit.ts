@@ -26,6 +26,7 @@ import {
   type HttpResult,
   type ProcessStack,
 } from '../../support/processes';
+import { MARKET_FILL } from '../helpers/poll-items';
 
 export { httpGet, httpPost };
 
@@ -420,7 +421,7 @@ export async function expectEachAcceptedFilledOnce(opts: {
     const order = orders.get(commandIdOf(s.signalId, s.accountId))![0]!;
     expect({ key: s.key, accounts: outcomes.get(s.signalId) }).toEqual({
       key: s.key,
-      accounts: [{ accountId: s.accountId, outcome: 'filled', ticket: order.ticket, reason: null, occurredAt: expect.any(String) }],
+      accounts: [{ accountId: s.accountId, outcome: 'filled', ticket: order.ticket, reason: null, occurredAt: expect.any(String), ...MARKET_FILL }],
     });
   }
   return { signals, orders };

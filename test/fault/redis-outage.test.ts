@@ -15,6 +15,7 @@ import {
   waitForOrders,
   writeRegistryFile,
 } from './kit';
+import { MARKET_FILL } from '../helpers/poll-items';
 
 /**
  * Fault injection: Redis (registry, limiter counters, bridge queues) goes away while the ingress, the worker and the
@@ -78,7 +79,9 @@ describe('Redis stops while the service runs, and comes back empty', () => {
     const outcome = await pollUntilReported(() => stack!.ingress.url, reg.token, [signalId], { deadlineMs: 30_000, describe: describeAll });
     const orders = ordersByCommand(ledgerFile).get(commandId)!;
     expect(orders.map((l) => l.op)).toEqual(['open']);
-    expect(outcome.get(signalId)).toEqual([{ accountId: mt5.id, outcome: 'filled', ticket: orders[0]!.ticket, reason: null, occurredAt: expect.any(String) }]);
+    expect(outcome.get(signalId)).toEqual([
+      { accountId: mt5.id, outcome: 'filled', ticket: orders[0]!.ticket, reason: null, occurredAt: expect.any(String), ...MARKET_FILL },
+    ]);
     return signalId;
   }
 

@@ -22,6 +22,7 @@ import {
   temporalDiagnosis,
   type Sent,
 } from './kit';
+import { MARKET_FILL } from '../helpers/poll-items';
 
 /**
  * Fault injection: the Temporal server goes away in the middle of a burst of signals (SIGTERM to its process group,
@@ -293,7 +294,7 @@ describe('the Temporal server stops mid-burst and starts again on the same datab
       const signalId = next.body.signalId as string;
       const outcome = await pollUntilReported(() => stack!.ingress.url, reg.token, [signalId], { deadlineMs: 15_000 });
       expect(outcome.get(signalId)).toEqual([
-        { accountId: account.id, outcome: 'filled', ticket: expect.any(String), reason: null, occurredAt: expect.any(String) },
+        { accountId: account.id, outcome: 'filled', ticket: expect.any(String), reason: null, occurredAt: expect.any(String), ...MARKET_FILL },
       ]);
     },
     90_000,

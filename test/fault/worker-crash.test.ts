@@ -36,6 +36,7 @@ import {
   writeRegistryFile,
   type TemporalView,
 } from './kit';
+import { MARKET_FILL } from '../helpers/poll-items';
 
 /**
  * Fault injection: the worker dies by SIGKILL (no shutdown, activities and workflow tasks cut off mid-way) while
@@ -204,7 +205,14 @@ describe('the worker is killed with SIGKILL and restarted', () => {
         const signalId = r.body.signalId as string;
         const accounts = outcomes.get(signalId)!;
         expect(accounts).toEqual([
-          { accountId: r.meta.accountId, outcome: 'filled', ticket: expect.stringMatching(/^\d+$/), reason: null, occurredAt: expect.any(String) },
+          {
+            accountId: r.meta.accountId,
+            outcome: 'filled',
+            ticket: expect.stringMatching(/^\d+$/),
+            reason: null,
+            occurredAt: expect.any(String),
+            ...MARKET_FILL,
+          },
         ]);
         const lines = orders.get(commandIdOf(signalId, r.meta.accountId)) ?? [];
         expect(lines.map((l) => ({ op: l.op, accountId: l.accountId, ticket: l.ticket, side: l.side, symbol: l.symbol }))).toEqual([
@@ -316,7 +324,9 @@ describe('the worker is killed with SIGKILL and restarted', () => {
 
       await restart(stack!.worker);
       const outcome = await pollUntilReported(url, reg.token, [signalId], { deadlineMs: 60_000, describe: describeAll });
-      expect(outcome.get(signalId)).toEqual([{ accountId: frozenAccount.id, outcome: 'filled', ticket, reason: null, occurredAt: expect.any(String) }]);
+      expect(outcome.get(signalId)).toEqual([
+        { accountId: frozenAccount.id, outcome: 'filled', ticket, reason: null, occurredAt: expect.any(String), ...MARKET_FILL },
+      ]);
       expect(await temporal!.client.workflow.getHandle(commandId).result()).toMatchObject({ outcome: 'filled', ticket });
       // Still exactly one order, after everything settled.
       expect(ordersByCommand(ledgerB).get(commandId)).toHaveLength(1);

@@ -1,9 +1,5 @@
-import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { Webhook } from 'standardwebhooks';
 import type { PaperTerminal } from '../../src/paper/terminal';
@@ -13,6 +9,7 @@ import { parseAllowedOrigin } from '../../src/callbacks/origins';
 import { callbackWorkflowId } from '../../src/domain/ids';
 import { waitFor } from '../../support/infra';
 import { testEnv } from '../../support/env';
+import { callbackEnv, callbackReceiver as receiver } from '../helpers/callback-receiver';
 import { pollUntilReported, post, seedOwner, startPaperTerminal, startStack, type Fixture, type Stack } from '../helpers/stack';
 
 /**
@@ -20,31 +17,6 @@ import { pollUntilReported, post, seedOwner, startPaperTerminal, startStack, typ
  * this process, and a receiver on loopback that the allow-list lets callbacks reach. Every delivery is checked the
  * way a receiver would: the Standard Webhooks library verifies its signature with the secret shown at registration.
  */
-
-interface Received {
-  path: string;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/** A receiver on `host`: records every request and answers with the next status of its path's script (then 200). */
-async function receiver(host: string) {
-  const received: Received[] = [];
-  const scripts = new Map<string, number[]>();
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]));
-      received.push({ path: req.url ?? '', headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(scripts.get(req.url ?? '')?.shift() ?? 200).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  const url = (p: string) => `http://${host}:${(server.address() as AddressInfo).port}${p}`;
-  const origin = () => `http://${host}:${(server.address() as AddressInfo).port}`;
-  return { received, scripts, url, origin, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
 
 /** A listener on 127.0.0.1 that is no HTTP receiver: `garbage` answers a line that is not HTTP, `reset` resets the connection. */
 async function notHttp(kind: 'garbage' | 'reset') {
@@ -77,12 +49,7 @@ describe('outcome callbacks', () => {
     other = await receiver('127.0.0.2');
     garbage = await notHttp('garbage');
     reset = await notHttp('reset');
-    const dir = mkdtempSync(path.join(tmpdir(), 'callbacks-'));
-    const keyFile = path.join(dir, 'callback.key');
-    writeFileSync(keyFile, randomBytes(32).toString('base64'), { mode: 0o600 });
-    // The allow-list names each receiver's origin: that port of 127.0.0.1, not the stack's other ports beside it.
-    const origins = [loopback.origin(), garbage.origin, reset.origin].join(',');
-    stack = await startStack({ env: { CALLBACK_SECRET_KEY_FILE: keyFile, CALLBACK_ALLOWED_ORIGINS: origins, CALLBACK_ALLOW_HTTP: 'true' } });
+    stack = await startStack({ env: callbackEnv([loopback.origin(), garbage.origin, reset.origin]) });
     callbacks = ownerCallbacksOf(stack.config, stack.redis);
     connection = await Connection.connect({ address: testEnv().temporalAddress });
     client = new Client({ connection, namespace: testEnv().temporalNamespace });
@@ -126,7 +93,18 @@ describe('outcome callbacks', () => {
     expect(event).toEqual({
       type: 'signal.outcome',
       timestamp: account.occurredAt,
-      data: { signalId, correlationId: expect.any(String), accountId, outcome: 'filled', ticket: account.ticket, reason: null, occurredAt: account.occurredAt },
+      data: {
+        signalId,
+        correlationId: expect.any(String),
+        accountId,
+        outcome: 'filled',
+        ticket: account.ticket,
+        reason: null,
+        occurredAt: account.occurredAt,
+        // The poll's additive fields too (docs/poll.md).
+        entry: 'position',
+        fill: account.fill,
+      },
     });
     // Another secret does not verify it.
     expect(() => new Webhook(`whsec_${randomBytes(32).toString('base64')}`).verify(delivery.body, delivery.headers)).toThrow();

@@ -40,7 +40,7 @@ describe('SignalsClient against the real stack', () => {
       signalId: result.signalId,
       status: 'reported',
       reported: 1,
-      accounts: [{ accountId: account.id, outcome: 'filled', ticket: '900042', reason: null, occurredAt: expect.any(String) }],
+      accounts: [{ accountId: account.id, outcome: 'filled', ticket: '900042', reason: null, occurredAt: expect.any(String), entry: 'position' }],
     });
   });
 

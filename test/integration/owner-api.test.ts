@@ -266,6 +266,29 @@ describe('the owner API', () => {
     expect((await get(url('/dashboard'))).headers.get('strict-transport-security')).toBeNull();
   });
 
+  it('a callback endpoint may list the event types it wants; an unknown type is a 400 naming eventTypes', async () => {
+    const made = await asBrowser(browserA, 'POST', url('/v1/owner/callbacks'), {
+      url: 'http://127.0.0.1:9/exits',
+      eventTypes: ['position.closed', 'signal.exit_outcome'],
+    });
+    expect(made.status).toBe(201);
+    expect(made.body).toMatchObject({ eventTypes: ['signal.exit_outcome', 'position.closed'], secret: expect.stringMatching(/^whsec_/) });
+    const listed = (await asBrowser(browserA, 'GET', url('/v1/owner/callbacks'))).body.callbacks.find((c: { id: string }) => c.id === made.body.id);
+    expect(listed).toEqual({
+      id: made.body.id,
+      url: 'http://127.0.0.1:9/exits',
+      createdAt: expect.any(String),
+      enabled: true,
+      eventTypes: ['signal.exit_outcome', 'position.closed'],
+    });
+    for (const eventTypes of [['position.exploded'], []]) {
+      const refused = await asBrowser(browserA, 'POST', url('/v1/owner/callbacks'), { url: 'http://127.0.0.1:9/x', eventTypes });
+      expect(refused.status).toBe(400);
+      expect(refused.body.details).toEqual([{ path: 'eventTypes', message: expect.stringContaining('signal.exit_outcome') }]);
+    }
+    expect((await asBrowser(browserA, 'DELETE', url(`/v1/owner/callbacks/${made.body.id as string}`))).status).toBe(204);
+  });
+
   it('without a session every route is 401; sign-out ends every session of the owner', async () => {
     expect((await get(url('/v1/owner/accounts'))).status).toBe(401);
     expect((await get(url('/v1/owner/accounts'), { cookie: 'es_session=forged-forged-forged-forged' })).status).toBe(401);

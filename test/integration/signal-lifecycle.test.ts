@@ -53,7 +53,7 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
       signalId: res.body.signalId,
       status: 'reported',
       reported: 1,
-      accounts: [{ accountId: f.accounts[0]!.id, outcome: 'filled', ticket: '900001', reason: null, occurredAt: expect.any(String) }],
+      accounts: [{ accountId: f.accounts[0]!.id, outcome: 'filled', ticket: '900001', reason: null, occurredAt: expect.any(String), entry: 'position' }],
     });
   });
 

@@ -36,7 +36,7 @@ export interface RecordedHistory {
 
 const recording = process.env.RECORD_HISTORIES === '1' ? describe : describe.skip;
 const only = process.env.RECORD_ONLY;
-/** One case (a) … (f); with RECORD_ONLY, only that one runs. */
+/** One case (a) … (h); with RECORD_ONLY, only that one runs. */
 const recordCase = (letter: string, name: string, fn: () => Promise<void>) => (only === undefined || only === letter ? test : test.skip)(name, fn);
 
 recording('records the replay fixtures from the real service (RECORD_HISTORIES=1)', () => {
@@ -185,5 +185,30 @@ recording('records the replay fixtures from the real service (RECORD_HISTORIES=1
     expect((await pollUntilReported(stack.ingress.url, id, f.token, 1)).accounts[0]).toMatchObject({ outcome: 'filled' });
     await save('f-callback.signal', signalId(id), 'a buy filled for an owner with one callback endpoint: the parent, which starts the delivery child');
     await save('f-callback.delivery', `callback:${id}:${f.accounts[0]!.id}`, 'the delivery of that fill to the endpoint: one deliverCallback, delivered');
+  });
+
+  recordCase('h', '(h) a close done for an owner with a callback endpoint: the parent pushes signal.exit_outcome', async () => {
+    const f = await seed();
+    const { secret } = await ownerCallbacksOf(stack.config, stack.redis).register(
+      f.owner,
+      `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/exits`,
+    );
+    secrets.push(secret);
+    const terminal = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
+    await terminal.hello();
+    const id = await webhook(f, { action: 'close', positionId: '900007' }, f.accounts[0]!.id);
+    const [command] = await terminal.nextCommands(1);
+    await terminal.report([{ commandId: command!.commandId, status: 'done', ticket: '900007' }]);
+    await save(
+      'h-exit-callback.signal',
+      signalId(id),
+      'a close done for an owner with one callback endpoint: the parent, which starts the exit-outcome delivery',
+    );
+    await save('h-exit-callback.account', accountId(id, f.accounts[0]!.id), 'a close done by the bridge: the account child');
+    await save(
+      'h-exit-callback.delivery',
+      `callback:${id}:${f.accounts[0]!.id}`,
+      'the delivery of that exit outcome to the endpoint: one deliverCallback, delivered',
+    );
   });
 });

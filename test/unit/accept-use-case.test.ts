@@ -142,23 +142,28 @@ describe('acceptSignal with fakes of its ports', () => {
     ]);
   });
 
-  test('when the owner has callback endpoints, then entries carry them once per owner; exits, and owners without any, carry nothing and ask nothing', async () => {
+  test('when the owner has callback endpoints, then each signal carries those that want its outcome once per owner; owners without any carry nothing', async () => {
     const { deps, calls } = fakes();
-    const asked: string[][] = [];
+    const asked: [string[], string | undefined][] = [];
     deps.callbacks = {
-      enabledIds: async (owners) => {
-        asked.push([...owners]);
-        return owners.map((o) => (o === 'alice' ? ['ep_aaaaaaaaaaaaaaaa'] : []));
+      enabledIds: async (owners, type) => {
+        asked.push([[...owners], type]);
+        // alice's first endpoint wants every type, her second exits only.
+        return owners.map((o) =>
+          o === 'alice' ? (type === 'signal.exit_outcome' ? ['ep_aaaaaaaaaaaaaaaa', 'ep_bbbbbbbbbbbbbbbb'] : ['ep_aaaaaaaaaaaaaaaa']) : [],
+        );
       },
     };
     await acceptSignal(deps, { grant, body: buy, correlationId: 'cb1' });
     // Once per owner, not once per target: a broadcast to hundreds of accounts carries them once.
     expect(calls.launched[0]!.callbackEndpoints).toEqual({ alice: ['ep_aaaaaaaaaaaaaaaa'] });
-    expect(asked).toEqual([['alice']]);
-    // An exit is not reported by the poll, so it pushes nothing: no lookup, no field.
+    // An exit's outcome goes out as signal.exit_outcome, to the endpoints that want that type.
     await acceptSignal(deps, { grant, body: { secret: 'whsec_x', action: 'close_all' }, idempotencyKey: 'k-exit', correlationId: 'cb2' });
-    expect(calls.launched[1]).not.toHaveProperty('callbackEndpoints');
-    expect(asked).toHaveLength(1);
+    expect(calls.launched[1]!.callbackEndpoints).toEqual({ alice: ['ep_aaaaaaaaaaaaaaaa', 'ep_bbbbbbbbbbbbbbbb'] });
+    expect(asked).toEqual([
+      [['alice'], 'signal.outcome'],
+      [['alice'], 'signal.exit_outcome'],
+    ]);
     deps.callbacks = { enabledIds: async (owners) => owners.map(() => []) };
     await acceptSignal(deps, { grant, body: buy, correlationId: 'cb3' });
     expect(calls.launched[2]).not.toHaveProperty('callbackEndpoints');

@@ -181,10 +181,21 @@ const pending: SignalStatus = { signalId: 'sig_0123456789abcdef0123', status: 'p
 const reported: SignalStatus = {
   signalId: 'sig_0123456789abcdef0123',
   status: 'reported',
-  reported: 2,
+  reported: 4,
   accounts: [
     { accountId: 'acc-1', outcome: 'filled', ticket: '123', reason: null, occurredAt: '2024-06-12T12:00:00.000Z' },
     { accountId: 'acc-2', outcome: 'rejected', ticket: null, reason: 'risk_max_lots', occurredAt: '2024-06-12T12:00:01.000Z' },
+    // The additive fields (docs/poll.md) beside the spec's.
+    {
+      accountId: 'acc-3',
+      outcome: 'filled',
+      ticket: '124',
+      reason: null,
+      occurredAt: '2024-06-12T12:00:02.000Z',
+      entry: 'position',
+      fill: { price: 1.0801, volume: 1.76 },
+    },
+    { accountId: 'acc-4', outcome: 'filled', ticket: '125', reason: null, occurredAt: '2024-06-12T12:00:03.000Z', entry: 'order' },
   ],
 };
 const limits = { limit: 10, windowMs: 60_000 };

@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { Refusal } from '../../signals/errors';
 import { SignalNotFound, type SignalLog } from '../../signals/log';
 import { CallbackRegistrationRefused, type OwnerCallbacks } from '../../callbacks/owner-callbacks';
+import { eventTypesSchema } from '../../callbacks/endpoints';
+import { CALLBACK_EVENT_TYPES } from '../../domain/callback';
 import type { OwnerAuthDeps } from '../../owners/sign-in';
 import { ownerAuth, requireJson, type CookieSettings } from '../owner-auth';
 import { jsonBody } from '../middleware';
@@ -20,7 +22,7 @@ export interface OwnerActivityDeps {
 }
 
 const ownerOf = (res: Response) => res.locals.owner as string;
-const urlSchema = z.strictObject({ url: z.string().min(1).max(2048) });
+const registrationSchema = z.strictObject({ url: z.string().min(1).max(2048), eventTypes: eventTypesSchema.optional() });
 const limitSchema = z.coerce.number().int().min(1).max(500).default(100);
 
 async function found<T>(read: () => Promise<T>): Promise<T> {
@@ -53,15 +55,24 @@ export function ownerActivityRoutes(deps: OwnerActivityDeps): Router {
     res.json({ attempts: await deps.callbacks.recentAttempts(ownerOf(res), limit.data) });
   });
   router.post('/v1/owner/callbacks', ...body, async (req, res) => {
-    const parsed = urlSchema.safeParse(req.body);
-    if (!parsed.success) throw new Refusal('invalid', 'Invalid request', { details: [{ path: 'url', message: 'a URL of at most 2048 characters' }] });
+    const parsed = registrationSchema.safeParse(req.body);
+    if (!parsed.success) {
+      const onTypes = parsed.error.issues.some((i) => i.path[0] === 'eventTypes');
+      throw new Refusal('invalid', 'Invalid request', {
+        details: [
+          onTypes
+            ? { path: 'eventTypes', message: `at least one of ${CALLBACK_EVENT_TYPES.join(', ')}` }
+            : { path: 'url', message: 'a URL of at most 2048 characters' },
+        ],
+      });
+    }
     try {
-      const { endpoint, secret } = await deps.callbacks.register(ownerOf(res), parsed.data.url);
+      const { endpoint, secret } = await deps.callbacks.register(ownerOf(res), parsed.data.url, parsed.data.eventTypes);
       await deps.auth.owners.audit(ownerOf(res), {
         at: deps.auth.now().toISOString(),
         by: 'owner',
         action: 'callback.add',
-        detail: { id: endpoint.id, url: endpoint.url },
+        detail: { id: endpoint.id, url: endpoint.url, ...(endpoint.eventTypes ? { eventTypes: endpoint.eventTypes } : {}) },
       });
       res.status(201).json({ ...endpoint, secret });
     } catch (err) {
