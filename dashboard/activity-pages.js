@@ -156,7 +156,7 @@ export async function callbacksPage() {
             'li',
             {},
             h('code', {}, c.url),
-            ` (${c.id}) · ${c.eventTypes ? c.eventTypes.join(', ') : 'every event'} `,
+            ` (${c.id}) · ${c.eventTypes ? c.eventTypes.join(', ') : 'signal outcomes'} `,
             deleteButton('Remove', `Remove ${c.url}`, `/v1/owner/callbacks/${c.id}`, callbacksPage),
           ),
         ),
@@ -168,7 +168,7 @@ export async function callbacksPage() {
           h(
             'fieldset',
             { class: 'days' },
-            h('legend', {}, 'Events (none ticked: every event, also those added later)'),
+            h('legend', {}, 'Events (none ticked: the signals’ outcomes, entries and exits; trade events only when ticked)'),
             CALLBACK_EVENT_TYPES.map(([type, text]) => h('label', {}, h('input', { type: 'checkbox', name: 'eventTypes', value: type }), text)),
           ),
         ],

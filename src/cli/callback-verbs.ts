@@ -11,7 +11,7 @@ const endpointId = (value: string): string => {
   return value;
 };
 
-/** `--events signal.exit_outcome,position.closed`: the types an endpoint gets; absent: every type. */
+/** `--events signal.exit_outcome,position.closed`: the types an endpoint gets; absent: the signals' outcomes (trade events only when listed). */
 function eventTypes(value: string | undefined): CallbackEventType[] | undefined {
   if (value === undefined) return undefined;
   const parsed = eventTypesSchema.safeParse(
@@ -27,7 +27,8 @@ function eventTypes(value: string | undefined): CallbackEventType[] | undefined 
 const callbackAdd: Verb = {
   words: ['callback', 'add'],
   usage: 'callback add --owner U --url https://… [--events signal.outcome,signal.exit_outcome,position.closed,…]',
-  summary: "Register a callback endpoint for the owner's events (every type, or those --events lists); prints its signing secret (whsec_…) once.",
+  summary:
+    "Register a callback endpoint for the owner's events (the signals' outcomes, or the types --events lists); prints its signing secret (whsec_…) once.",
   options: { owner: { type: 'string' }, url: { type: 'string' }, events: { type: 'string' } },
   async run(args, ctx) {
     expectPositionals(args, []);
@@ -62,7 +63,7 @@ const callbackList: Verb = {
           ? `no callback endpoints of ${o}`
           : table([
               ['ID', 'ENABLED', 'CREATED', 'EVENTS', 'URL'],
-              ...rows.map((r) => [r.id, r.enabled ? 'yes' : 'no', r.createdAt, r.eventTypes?.join(',') ?? 'all', r.url]),
+              ...rows.map((r) => [r.id, r.enabled ? 'yes' : 'no', r.createdAt, r.eventTypes?.join(',') ?? 'outcomes', r.url]),
             ]),
       json: rows,
     };

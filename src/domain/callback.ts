@@ -25,9 +25,16 @@ export function isCallbackEventType(value: string): value is CallbackEventType {
   return (CALLBACK_EVENT_TYPES as readonly string[]).includes(value);
 }
 
-/** An endpoint that lists no types gets every type; one that lists some gets only those. */
+/**
+ * What an endpoint that lists no types gets: the signals' outcomes, entries and exits. Trade events (every SL/TP hit,
+ * every modify) are many and new: a receiver built for outcomes, or registered before they existed, gets them only
+ * when it asks.
+ */
+export const DEFAULT_CALLBACK_EVENT_TYPES: readonly CallbackEventType[] = ['signal.outcome', 'signal.exit_outcome'];
+
+/** An endpoint that lists no types gets DEFAULT_CALLBACK_EVENT_TYPES; one that lists some gets only those. */
 export function wantsEvent(endpoint: { eventTypes?: readonly string[] }, type: CallbackEventType): boolean {
-  return endpoint.eventTypes === undefined || endpoint.eventTypes.includes(type);
+  return (endpoint.eventTypes ?? DEFAULT_CALLBACK_EVENT_TYPES).includes(type);
 }
 
 export interface OutcomeEvent {

@@ -201,7 +201,7 @@ export function ownerPaths() {
       }),
     },
     '/v1/owner/callbacks': {
-      get: operation({ summary: 'Your callback endpoints (with the event types each gets; none listed: every type)', ok: ['200', 'callbacks.'] }),
+      get: operation({ summary: 'Your callback endpoints (with the event types each gets; none listed: the signals’ outcomes)', ok: ['200', 'callbacks.'] }),
       post: operation({
         summary: 'Add a callback endpoint; its signing secret is in this answer only',
         ok: ['201', 'The endpoint and its secret.'],
@@ -212,7 +212,9 @@ export function ownerPaths() {
               .array(z.enum(CALLBACK_EVENT_TYPES))
               .min(1)
               .optional()
-              .describe('The event types this endpoint gets (docs/callbacks.md); omitted: every type, including those added later.'),
+              .describe(
+                'The event types this endpoint gets (docs/callbacks.md); omitted: signal.outcome and signal.exit_outcome (trade events only when listed).',
+              ),
           }),
         ),
       }),

@@ -12,6 +12,7 @@ import { waitFor } from '../../support/infra';
 import { testEnv } from '../../support/env';
 import { callbackEnv, callbackReceiver, type Received } from '../helpers/callback-receiver';
 import { pollUntilReported, post, seedOwner, startPaperTerminal, startStack, type Stack } from '../helpers/stack';
+import { closed, opened, sendTrades } from '../helpers/trades';
 
 /**
  * What became of an exit, and trade events, at the owner's callbacks (docs/callbacks.md): the real ingress, worker,
@@ -104,7 +105,7 @@ describe('exit outcomes and trade events at the callbacks', () => {
     expect(polled).toEqual({ signalId: modify.signalId, status: 'pending_or_unknown', reported: 0, accounts: [] });
   });
 
-  test('when an endpoint lists event types, then it gets only those, while an endpoint that lists none gets every type', async () => {
+  test("when an endpoint lists event types, then it gets only those, while an endpoint that lists none gets the signals' outcomes", async () => {
     const { f, accountId, send } = await paperOwner();
     const all = `/all/${f.owner}`;
     const exitsOnly = `/exits-only/${f.owner}`;
@@ -115,7 +116,7 @@ describe('exit outcomes and trade events at the callbacks', () => {
 
     const buy = await send({ action: 'buy', symbol: 'EURUSD', volume: 0.1 });
     const ticket = (await pollUntilReported(stack.ingress.url, buy.signalId, f.token, 1, 20_000)).accounts[0].ticket as string;
-    // The buy's delivery went to the endpoint that wants every type, and only to it. (The poll shows the bridge's
+    // The buy's delivery went to the endpoint that lists no types (the signals' outcomes), and only to it. (The poll shows the bridge's
     // report before the signal workflow has it; the delivery starts once it has.)
     await client.workflow.getHandle(`signal/${buy.signalId}`).result();
     const delivered = await client.workflow.getHandle(callbackWorkflowId(buy.signalId, accountId)).result();
@@ -177,5 +178,42 @@ describe('exit outcomes and trade events at the callbacks', () => {
       'unknown_account',
     );
     await expect(client.workflow.getHandle(tradeCallbackWorkflowId(accountId, `${event.eventId}:c`)).describe()).rejects.toThrow();
+  });
+
+  test("when a bridge reports a position closed by its take profit, then the owner's endpoint gets position.closed with the P&L, signed, once", async () => {
+    const f = await seedOwner(stack.registry);
+    const accountId = f.accounts[0]!.id;
+    const hook = `/journal/${f.owner}`;
+    const { secret } = await callbacks.register(f.owner, receiver.url(hook), ['position.closed']);
+    const now = Date.now();
+    const open = opened('5001', now - 60_000);
+    const close = closed('5001', now - 1_000, { profit: 20, commission: -0.7, swap: -0.1, price: 1.087, cause: 'take_profit' });
+    // As a protocol 1.5 bridge sends them; the resend of the close (its answer lost) is recorded once and delivered once.
+    const first = await sendTrades(stack.ingress.url, f.accounts[0]!.bridgeToken, { events: [open, close] });
+    expect(first.status).toBe(200);
+    expect(first.body.events.map((e: { result: string }) => e.result)).toEqual(['recorded', 'recorded']);
+    const again = await sendTrades(stack.ingress.url, f.accounts[0]!.bridgeToken, { events: [close] });
+    expect(again.body.events.map((e: { result: string }) => e.result)).toEqual(['duplicate']);
+
+    const [got] = await arrived(hook, 'the close');
+    expect(got!.headers['webhook-id']).toBe(tradeCallbackWorkflowId(accountId, close.eventId));
+    expect(verified(secret, got!)).toEqual({
+      type: 'position.closed',
+      timestamp: close.at,
+      data: expect.objectContaining({
+        accountId,
+        tradeId: '5001',
+        symbol: 'EURUSD',
+        side: 'buy',
+        volume: 0.1,
+        price: 1.087,
+        profit: 20,
+        commission: -0.7,
+        swap: -0.1,
+        cause: 'take_profit',
+      }),
+    });
+    await client.workflow.getHandle(tradeCallbackWorkflowId(accountId, close.eventId)).result();
+    expect(receiver.received.filter(at(hook))).toHaveLength(1);
   });
 });

@@ -11,8 +11,9 @@ describe('callback event types', () => {
     expect(listed).toEqual([...CALLBACK_EVENT_TYPES]);
   });
 
-  test('when an endpoint lists no types, then it wants every one; when it lists some, then only those', () => {
-    for (const type of CALLBACK_EVENT_TYPES) expect(wantsEvent({}, type)).toBe(true);
+  test("when an endpoint lists no types, then it wants the signals' outcomes and no trade event; when it lists some, then only those", () => {
+    expect(CALLBACK_EVENT_TYPES.filter((type) => wantsEvent({}, type))).toEqual(['signal.outcome', 'signal.exit_outcome']);
+    expect(wantsEvent({ eventTypes: ['position.closed'] }, 'position.closed')).toBe(true);
     expect(wantsEvent({ eventTypes: ['signal.exit_outcome'] }, 'signal.exit_outcome')).toBe(true);
     expect(wantsEvent({ eventTypes: ['signal.exit_outcome'] }, 'signal.outcome')).toBe(false);
   });
