@@ -5,7 +5,19 @@ import { riskSettingsSchema, symbolMapSchema } from './risk-settings';
 
 export const ACCOUNT_ID_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 /** Features a bridge may announce in its hello's capabilities (docs/bridge-protocol.md). */
-export const BRIDGE_FEATURES = ['risk_sizing', 'loss_guards', 'position_limits', 'stop_out', 'trade_events'] as const;
+export const BRIDGE_FEATURES = [
+  'risk_sizing',
+  'loss_guards',
+  'position_limits',
+  'stop_out',
+  'trade_events',
+  // Trade management (protocol 1.6; docs/trade-management.md).
+  'trailing_stop',
+  'breakeven_trigger',
+  'take_profit_levels',
+  'close_opposite',
+  'max_spread',
+] as const;
 export type BridgeFeature = (typeof BRIDGE_FEATURES)[number];
 
 const semver = z.string().regex(/^\d+\.\d+\.\d+$/, 'a version like 2.0.0');

@@ -93,6 +93,23 @@ export const commandSchema = z.object({
    * conversion symbol or an open position's symbol was last quoted longer ago; an older bridge ignores it.
    */
   figuresMaxAgeMs: z.number().int().gt(0).optional(),
+  /**
+   * Trade management (protocol 1.6, docs/trade-management.md), entries only, defaults resolved by the service: the
+   * bridge trails the stop, moves it to breakeven, takes profit in levels, closes the opposite side first, or refuses
+   * a wide spread. Sent only to a bridge that announced the feature.
+   */
+  trailDistancePips: z.number().gt(0).optional(),
+  trailTriggerPips: z.number().gte(0).optional(),
+  trailStepPips: z.number().gt(0).optional(),
+  breakevenTriggerPips: z.number().gt(0).optional(),
+  breakevenOffsetPips: z.number().gte(0).optional(),
+  takeProfits: z
+    .array(z.strictObject({ tpPips: z.number().gt(0).optional(), tp: z.number().gt(0).optional(), closePercent: z.number().gt(0).lte(100) }))
+    .min(1)
+    .max(5)
+    .optional(),
+  closeOpposite: z.literal(true).optional(),
+  maxSpreadPips: z.number().gt(0).optional(),
   acceptedAt: z.string(),
   /** Never execute past this instant; report `expired` instead. */
   expiresAt: z.string(),

@@ -40,6 +40,11 @@ export const REASON_CODES = {
     meaning:
       'the account sizes entries by risk, has loss guards or a per-symbol position limit, and its bridge did not announce that it can apply them (an older bridge): update the bridge; exits still run',
   },
+  management_unsupported: {
+    raisedBy: 'risk rules',
+    meaning:
+      "the account's defaults ask for trade management (trailing stop, breakeven trigger or max spread) that its bridge did not announce (an older bridge): update the bridge; exits still run",
+  },
   risk_max_volume_exceeded: { raisedBy: 'risk rules', meaning: "the sized volume is above the account's max volume per order" },
   risk_volume_below_minimum: { raisedBy: 'risk rules', meaning: 'the sized volume, rounded down to the volume step, is below the minimum lot' },
   risk_max_open_positions: {
@@ -69,6 +74,19 @@ export const REASON_CODES = {
     raisedBy: 'bridge',
     meaning:
       "the entry is sized by risk or guarded against losses and a price behind the account's figures (the entry's symbol, the conversion symbol or an open position's symbol) was last quoted longer ago than the service's bound (RISK_FIGURES_MAX_AGE_MS): it was not placed rather than sized or guarded on old prices; the message names the symbol and its age",
+  },
+  spread_too_wide: {
+    raisedBy: 'bridge',
+    meaning: "the spread at execution was wider than the entry's maxSpreadPips (or the account's max spread, the tighter wins): nothing was placed or closed",
+  },
+  take_profit_level_invalid: {
+    raisedBy: 'bridge',
+    meaning:
+      "a take-profit level's price was not on the profitable side of the price at execution, or not nearer than the entry's final take profit: nothing was placed",
+  },
+  close_opposite_failed: {
+    raisedBy: 'bridge',
+    meaning: 'closeOpposite could not close every position of the symbol on the other side; the entry was not placed (the message names what was closed)',
   },
   bridge_unsupported_action: { raisedBy: 'bridge', meaning: 'the connected EA/cBot cannot perform this action' },
   bridge_invalid_command: { raisedBy: 'bridge', meaning: "the command failed the bridge's own validation" },

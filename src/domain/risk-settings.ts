@@ -64,6 +64,36 @@ export const lossGuardsSchema = z
   });
 export type LossGuards = z.infer<typeof lossGuardsSchema>;
 
+const pips = z.number().gt(0).max(1e6);
+const pipsOrZero = z.number().gte(0).max(1e6);
+
+/**
+ * The owner's defaults for trade management (docs/trade-management.md), applied to entries by the risk rules: a signal
+ * that carries its own trail (or breakeven) fields uses those instead; the tighter max spread wins.
+ */
+export const managementDefaultsSchema = z
+  .strictObject({
+    trailDistancePips: pips.optional(),
+    trailTriggerPips: pipsOrZero.optional(),
+    trailStepPips: pips.optional(),
+    breakevenTriggerPips: pips.optional(),
+    breakevenOffsetPips: pipsOrZero.optional(),
+    maxSpreadPips: pips.optional(),
+  })
+  .refine((m) => m.trailDistancePips !== undefined || (m.trailTriggerPips === undefined && m.trailStepPips === undefined), {
+    message: 'trailTriggerPips and trailStepPips need trailDistancePips',
+    path: ['trailDistancePips'],
+  })
+  .refine((m) => m.breakevenTriggerPips !== undefined || m.breakevenOffsetPips === undefined, {
+    message: 'breakevenOffsetPips needs breakevenTriggerPips',
+    path: ['breakevenTriggerPips'],
+  })
+  .refine((m) => m.breakevenTriggerPips === undefined || (m.breakevenOffsetPips ?? 0) < m.breakevenTriggerPips, {
+    message: 'breakevenOffsetPips must be less than breakevenTriggerPips',
+    path: ['breakevenOffsetPips'],
+  });
+export type ManagementDefaults = z.infer<typeof managementDefaultsSchema>;
+
 export const riskSettingsSchema = z.strictObject({
   allowedSymbols: z.array(symbol).optional(),
   blockedSymbols: z.array(symbol).default([]),
@@ -77,6 +107,8 @@ export const riskSettingsSchema = z.strictObject({
   maxSignalAgeMs: z.number().int().min(1).max(86_400_000).optional(),
   closeOnly: z.boolean().default(false),
   lossGuards: lossGuardsSchema.optional(),
+  /** Trade management applied to every entry unless the signal says otherwise (protocol 1.6). */
+  management: managementDefaultsSchema.optional(),
 });
 export type RiskSettings = z.infer<typeof riskSettingsSchema>;
 

@@ -34,9 +34,21 @@ const common = {
   commandId: z.string().max(256).optional(),
 };
 
-export const POSITION_CLOSE_CAUSES = ['command', 'stop_loss', 'take_profit', 'stop_out', 'margin_call', 'manual', 'other'] as const;
+export const POSITION_CLOSE_CAUSES = [
+  'command',
+  'stop_loss',
+  'take_profit',
+  'stop_out',
+  'margin_call',
+  'manual',
+  'other',
+  // Trade management (protocol 1.6): a take-profit level's share, and the reverse of an entry with closeOpposite.
+  'take_profit_level',
+  'close_opposite',
+] as const;
 export const ORDER_CANCEL_CAUSES = ['command', 'broker', 'stop_out', 'manual'] as const;
-export const MODIFY_CAUSES = ['command', 'broker', 'management'] as const;
+/** `trailing_stop` and `breakeven_trigger` (protocol 1.6): the bridge's trade management moved the stop. */
+export const MODIFY_CAUSES = ['command', 'broker', 'management', 'trailing_stop', 'breakeven_trigger'] as const;
 export const ORDER_TYPES = ['limit', 'stop', 'stop_limit'] as const;
 
 export const tradeEventSchema = z.discriminatedUnion('type', [
@@ -50,7 +62,15 @@ export const tradeEventSchema = z.discriminatedUnion('type', [
     tp: price.optional(),
     fromOrder: ticket.optional(),
   }),
-  z.strictObject({ ...common, type: z.literal('position_modified'), sl: level, tp: level, cause: z.enum(MODIFY_CAUSES) }),
+  z.strictObject({
+    ...common,
+    type: z.literal('position_modified'),
+    sl: level,
+    tp: level,
+    cause: z.enum(MODIFY_CAUSES),
+    /** With cause `trailing_stop`: the closing price at which the trail became active (protocol 1.6). */
+    trailActiveAt: price.optional(),
+  }),
   z.strictObject({
     ...common,
     type: z.literal('position_closed'),
