@@ -153,9 +153,6 @@ export async function runScenarios(stack: Stack, helpers: { infra: InfraModule }
     // 1. Floor
     if (want(1)) await scenario('1', () => runFloor(ctx));
 
-    // 9. The bare topology's floor, side by side with ours on the same server.
-    if (want(9)) await scenario('9', () => runBareFloor(ctx));
-
     // 2. Ingress at saturation, then at half that rate
     if (want(2)) await scenario('2', () => runIngress(ctx));
 
@@ -169,6 +166,9 @@ export async function runScenarios(stack: Stack, helpers: { infra: InfraModule }
 
     // 7. One signal at a time: what a single caller sees, with nothing else going on.
     if (want(7)) await scenario('7', () => runOneAtATime(ctx));
+
+    // 9. The bare topology's floor, side by side with ours on the same server (next to scenarios 2 and 7, its ratios).
+    if (want(9)) await scenario('9', () => runBareFloor(ctx));
 
     // 3, 5, 6: one steady phase: 50 signals/s on 10 accounts, the poll at 100/s beside it, memory sampled.
     if (want(3) || want(5) || want(6)) await scenario('3/5/6', () => runSteady(ctx, pollIds));

@@ -5,8 +5,9 @@
  * handing the command out → one Update, the report → complete), on the same Temporal server as the service, in the
  * same run. This process is the whole application: a worker on a task queue of its own, a client on the worker's
  * NativeConnection (what eager start needs), and a stand-in bridge that sends the report as soon as a command is out.
- * Each variant (eager start on or off; search attributes at the start or upserted in the first task) runs one signal
- * at a time, then a closed loop at a fixed concurrency, each loop waiting for its signal to complete.
+ * The variants (eager start on or off; search attributes at the start or upserted in the first task) run one signal at
+ * a time, interleaved, then each a closed loop at a fixed concurrency, each loop waiting for its signal to complete
+ * (the work per signal is counted there).
  */
 import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -66,8 +67,9 @@ export interface BarePart {
   handOutMs: Summary;
   reportedMs: Summary;
   completeMs: Summary;
+  /** Counted in the sustained part only (one at a time, the variants are interleaved). */
   persistence?: PersistenceUsage;
-  /** Temporal dev server CPU per completed signal (ms), from its process group. */
+  /** Temporal dev server CPU per completed signal (ms), from its process group; the sustained part only. */
   temporalCpuMsPerSignal: number | null;
 }
 
@@ -155,9 +157,12 @@ async function main(): Promise<void> {
     }
   };
 
-  /** `loops` closed loops, for `count` signals in all or until `untilMs`; the work counted around them. */
-  const part = async (variant: BareVariant, loops: number, count: number, untilMs: number): Promise<BarePart> => {
-    const timings: Timing[] = [];
+  /**
+   * `loops` closed loops, for `count` signals in all or until `untilMs`, taking the variants in turn (one at a time,
+   * interleaved, every variant meets the same noise of a shared machine); the work is counted when there is one variant.
+   */
+  const part = async (variants: BareVariant[], loops: number, count: number, untilMs: number): Promise<Map<string, BarePart>> => {
+    const timings = new Map<string, Timing[]>(variants.map((v) => [v.name, []]));
     let errors = 0;
     let firstError: string | null = null;
     let taken = 0;
@@ -167,9 +172,9 @@ async function main(): Promise<void> {
     const started = performance.now();
     const loop = async () => {
       while (taken < count && performance.now() < untilMs) {
-        taken++;
+        const variant = variants[taken++ % variants.length]!;
         try {
-          timings.push(await signalOnce(variant));
+          timings.get(variant.name)!.push(await signalOnce(variant));
         } catch (err) {
           errors++;
           firstError ??= String((err as Error)?.message ?? err);
@@ -180,33 +185,41 @@ async function main(): Promise<void> {
     await Promise.all(Array.from({ length: loops }, loop));
     const elapsedMs = performance.now() - started;
     const cpu = cpuUsage(cpuBefore, cpuSnapshot(groups));
-    const persistence = persistenceUsage(persistenceBefore, await scrapePersistence(spec.temporalMetricsPort), timings.length);
-    const pick = (f: (t: Timing) => number) => summarize(timings.map((t) => round(f(t), 2)));
-    return {
-      signals: timings.length,
-      errors,
-      firstError,
-      elapsedMs: round(elapsedMs, 0),
-      perSec: round(timings.length / (elapsedMs / 1000), 2),
-      eagerlyStarted: timings.filter((t) => t.eager).length,
-      startMs: pick((t) => t.startMs),
-      handOutMs: pick((t) => t.handOutMs),
-      reportedMs: pick((t) => t.reportedMs),
-      completeMs: pick((t) => t.completeMs),
-      ...(persistence ? { persistence } : {}),
-      temporalCpuMsPerSignal:
-        spec.temporalPgid && timings.length > 0 ? round(((cpu.byProgram['temporal'] ?? 0) * cpu.seconds * 1000) / timings.length, 1) : null,
-    };
+    const signals = [...timings.values()].reduce((sum, t) => sum + t.length, 0);
+    const persistence = variants.length === 1 ? persistenceUsage(persistenceBefore, await scrapePersistence(spec.temporalMetricsPort), signals) : undefined;
+    const out = new Map<string, BarePart>();
+    for (const [name, list] of timings) {
+      const pick = (f: (t: Timing) => number) => summarize(list.map((t) => round(f(t), 2)));
+      out.set(name, {
+        signals: list.length,
+        errors,
+        firstError,
+        elapsedMs: round(elapsedMs, 0),
+        perSec: round(list.length / (elapsedMs / 1000), 2),
+        eagerlyStarted: list.filter((t) => t.eager).length,
+        startMs: pick((t) => t.startMs),
+        handOutMs: pick((t) => t.handOutMs),
+        reportedMs: pick((t) => t.reportedMs),
+        completeMs: pick((t) => t.completeMs),
+        ...(persistence ? { persistence } : {}),
+        temporalCpuMsPerSignal:
+          variants.length === 1 && spec.temporalPgid && list.length > 0
+            ? round(((cpu.byProgram['temporal'] ?? 0) * cpu.seconds * 1000) / list.length, 1)
+            : null,
+      });
+    }
+    return out;
   };
 
   const results: BareVariantResult[] = [];
   try {
+    await part(spec.variants, Math.min(10, spec.concurrency), spec.warmup * spec.variants.length, Infinity);
+    const one = await part(spec.variants, 1, spec.oneAtATime * spec.variants.length, Infinity);
     for (const variant of spec.variants) {
-      await part(variant, Math.min(10, spec.concurrency), spec.warmup, Infinity);
-      const one = await part(variant, 1, spec.oneAtATime, Infinity);
-      const sustained = await part(variant, spec.concurrency, Infinity, performance.now() + spec.durationSec * 1000);
-      results.push({ ...variant, one, sustained: { ...sustained, concurrency: spec.concurrency }, history: await historyOfOne(variant) });
-      process.stderr.write(`${JSON.stringify({ variant: variant.name, one: one.completeMs.p50, sustainedPerSec: sustained.perSec })}\n`);
+      const sustained = (await part([variant], spec.concurrency, Infinity, performance.now() + spec.durationSec * 1000)).get(variant.name)!;
+      const alone = one.get(variant.name)!;
+      results.push({ ...variant, one: alone, sustained: { ...sustained, concurrency: spec.concurrency }, history: await historyOfOne(variant) });
+      process.stderr.write(`${JSON.stringify({ variant: variant.name, one: alone.completeMs.p50, sustainedPerSec: sustained.perSec })}\n`);
     }
   } finally {
     worker.shutdown();
