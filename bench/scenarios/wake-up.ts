@@ -3,11 +3,10 @@
  * queued through the queue API (RedisCommandQueue.enqueue, what the dispatch calls), and the time until the command
  * is in the bridge's hands. The bench is the bridge of an account no paper terminal serves (stack.probe).
  */
-import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { orderingKeys, RedisAccountSequencer } from '../../src/bridge/ordering';
 import { RedisCommandQueue } from '../../src/bridge/queue';
-import { accountWorkflowId } from '../../src/domain/ids';
+import { buyCommand } from '../../support/commands';
 import { httpJson, log, StageError, withDeadline } from '../common';
 import { round, summarize, type Summary } from '../stats';
 import type { Context } from './context';
@@ -60,31 +59,20 @@ export async function runWakeUp(ctx: Context): Promise<void> {
           await withDeadline('the long-poll to be waiting', 10_000, () => waiting);
           const deadlineMs = Date.now() + 30_000;
           const [seq] = await sequencer.next([{ accountId, deadlineMs }]);
-          const signalId = `sig_${randomBytes(16).toString('hex')}`;
-          const commandId = accountWorkflowId(signalId, accountId);
+          const command = buyCommand(accountId, seq!, deadlineMs, 'sig_bench');
           const t0 = performance.now();
-          await queue.enqueue({
-            commandId,
-            seq: seq!,
-            signalId,
-            accountId,
-            action: 'buy',
-            symbol: 'EURUSD',
-            volume: 0.01,
-            acceptedAt: new Date().toISOString(),
-            expiresAt: new Date(deadlineMs).toISOString(),
-          });
+          await queue.enqueue(command);
           const t1 = performance.now();
           const res = await poll;
           const t2 = performance.now();
           const ids = res.status === 200 ? ((res.body.commands ?? []) as { commandId: string }[]).map((c) => c.commandId) : [];
-          if (!ids.includes(commandId))
-            throw new StageError(`scenario 11: the long-poll answered ${res.status} without ${commandId}: ${JSON.stringify(res.body)}`);
+          if (!ids.includes(command.commandId))
+            throw new StageError(`scenario 11: the long-poll answered ${res.status} without ${command.commandId}: ${JSON.stringify(res.body)}`);
           wake.push(round(t2 - t0, 2));
           after.push(round(t2 - t1, 2));
           enqueue.push(round(t1 - t0, 2));
           // Reported, so the queue holds nothing for the next round (no workflow behind this command to tell).
-          await queue.recordReport(accountId, { commandId, status: 'done' });
+          await queue.recordReport(accountId, { commandId: command.commandId, status: 'done' });
         }
         return { rounds: wake.length, wakeUpMs: summarize(wake), afterEnqueueMs: summarize(after), enqueueMs: summarize(enqueue) };
       },
