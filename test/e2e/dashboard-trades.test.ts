@@ -303,7 +303,9 @@ describe('the trade on the dashboard', () => {
     await managed.waitFor({ timeout: UI_TIMEOUT_MS }).catch(failWithPage);
     await expect(managed.getByRole('cell').last().innerText()).resolves.toBe(await managedLine());
     const reversed = page.getByRole('table', { name: /^Closed trades/ }).getByRole('row', { name: /5004 EURUSD sell/ });
-    await expect(reversed.innerText()).resolves.toMatch(/closed by a reverse \(close opposite\)[\s\S]*−3\.00 USD\s+closed by a reverse\s+opened outside the service\s*$/);
+    await expect(reversed.innerText()).resolves.toMatch(
+      /closed by a reverse \(close opposite\)[\s\S]*−3\.00 USD\s+closed by a reverse\s+opened outside the service\s*$/,
+    );
     // The guards in words: nothing lost today (the day's realized P&L is a gain), the drawdown against its max.
     const dailyLoss = page.getByRole('meter', { name: "Today's loss against the daily limit" });
     await dailyLoss.waitFor({ timeout: UI_TIMEOUT_MS }).catch(failWithPage);
