@@ -341,6 +341,7 @@ describe('the trade on the dashboard', () => {
     await row.waitFor({ timeout: UI_TIMEOUT_MS }).catch(failWithPage);
     await expect(row.innerText()).resolves.toMatch(/take profit hit[\s\S]*\+99\.00/);
     await accessible('signal-trades');
+    await page.locator('main').screenshot({ path: path.join(shots, 'dashboard-signal-trades.png') });
 
     // The managed buy's page: its position with what the bridge's trade management did.
     await page.goto(`${stack.ingress.url}/dashboard/signals/${encodeURIComponent(sent.managed)}`);
@@ -350,7 +351,6 @@ describe('the trade on the dashboard', () => {
     await expect(managedRow.getByRole('cell').last().innerText()).resolves.toBe(await managedLine());
     await accessible('signal-managed-trade');
     await page.locator('main').screenshot({ path: path.join(shots, 'dashboard-trade-management.png') });
-    await page.locator('main').screenshot({ path: path.join(shots, 'dashboard-signal-trades.png') });
     expect(problems).toEqual([]);
   }, 60_000);
 
