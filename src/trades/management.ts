@@ -13,7 +13,7 @@ import type { JournalEvent, TradeManagement } from '../domain/trade-events';
 const STOP_MOVES = new Set(['trailing_stop', 'breakeven_trigger']);
 
 /** Whether an event is one of the management's own (the others leave the state as it is). */
-export function isManagementEvent(e: JournalEvent): boolean {
+function isManagementEvent(e: JournalEvent): boolean {
   if (e.type === 'position_modified') return STOP_MOVES.has(e.cause as string);
   return e.type === 'position_closed' && (e.cause === 'take_profit_level' || e.cause === 'close_opposite');
 }
