@@ -1,5 +1,6 @@
 import { CURRENT_BRIDGE_VERSION } from '../../src/domain/capabilities';
-import type { BridgeFeature } from '../../src/domain/account';
+import { BRIDGE_FEATURES, type BridgeFeature } from '../../src/domain/account';
+import { MANAGEMENT_FIELDS } from '../../src/domain/management';
 import type { BridgeCommand } from '../../src/domain/bridge-protocol';
 import { pollUntilReported, post, seedOwner, startStack, type AccountSpec, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
@@ -11,18 +12,11 @@ import { ScriptedTerminal } from '../helpers/terminal';
  * The bridge is a scripted one speaking the bridge API, announcing exactly the features each case needs in its hello:
  * what the service sends is read from the commands queue as a bridge receives it.
  */
-const MANAGEMENT: BridgeFeature[] = ['trailing_stop', 'breakeven_trigger', 'take_profit_levels', 'close_opposite', 'max_spread'];
+
+/** Every feature of the older protocols, and the five of protocol 1.6. */
 const OLDER: BridgeFeature[] = ['risk_sizing', 'loss_guards', 'position_limits', 'stop_out', 'trade_events'];
-const MANAGEMENT_KEYS = [
-  'trailDistancePips',
-  'trailTriggerPips',
-  'trailStepPips',
-  'breakevenTriggerPips',
-  'breakevenOffsetPips',
-  'takeProfits',
-  'closeOpposite',
-  'maxSpreadPips',
-];
+const MANAGEMENT: BridgeFeature[] = BRIDGE_FEATURES.filter((f) => !OLDER.includes(f));
+const MANAGEMENT_KEYS: string[] = MANAGEMENT_FIELDS;
 
 describe('trade management at the webhook and in the command', () => {
   let stack: Stack;

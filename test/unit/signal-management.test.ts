@@ -1,7 +1,6 @@
-import fc from 'fast-check';
 import { ACTIONS, type Action } from '../../src/domain/actions';
 import { validateSignal, type ValidationDetail } from '../../src/domain/signal';
-import { signalArbitraries, type Body } from '../helpers/signal-arbitraries';
+import type { Body } from '../helpers/signal-arbitraries';
 
 /**
  * The trade-management fields of the entries (docs/trade-management.md §1), checked against validateSignal: every
@@ -241,32 +240,5 @@ describe('trade management on entries: every existing rule still holds', () => {
     refusedAt(buy({ ...EVERYTHING, sl: 1.0, slPips: 10 }), 'slPips');
   });
 });
-
-describe('trade management on entries: properties (fast-check)', () => {
-  const FC = { numRuns: 500, seed: 20261126 } as const;
-  const { validBodyOf, invalid } = signalArbitraries({ nowMs: NOW_MS, management: true });
-
-  test.each([...MARKET, ...OTHER_ENTRIES])('when any generated valid %s with management is validated, then it is accepted unchanged', (action) => {
-    fc.assert(
-      fc.property(validBodyOf(action), (b) => {
-        const result = validate(b);
-        if (!result.ok) throw new Error(`${result.error} for ${JSON.stringify(b)}`);
-        expect(result.signal).toEqual(b);
-      }),
-      FC,
-    );
-  });
-
-  test('when a numeric field of a valid entry with management is sent as a string or a non-number, then it is refused naming it', () => {
-    for (const arb of [invalid.numericAsString, invalid.notANumber]) {
-      fc.assert(
-        fc.property(arb, (c) => {
-          const result = validate(c.body);
-          if (result.ok) throw new Error(`accepted: ${JSON.stringify(c.body)}`);
-          for (const f of c.names) expect(result.details.some((d) => d.path === f || d.message.includes(f))).toBe(true);
-        }),
-        FC,
-      );
-    }
-  });
-});
+// The properties (generated valid entries with management accepted unchanged, their mutations refused naming the
+// field) run with the schema's others in signal-schema.test.ts.
