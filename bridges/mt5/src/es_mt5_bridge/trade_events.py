@@ -245,8 +245,11 @@ class TradeEvents(Terminal):
         state["positions"][key] = now
         if known is None or known == now:
             return
+        note = state.get("requests", {}).get(f"position:{pos.ticket}") or {}
         by = self._by_note(f"position:{pos.ticket}", state, pos.time_update_msc)
-        add(pos.time_update_msc, {"eventId": f"position:{pos.ticket}:sltp:{pos.time_update_msc}",
+        # A trailing stop's move says where the trail started (protocol 1.6).
+        extra = (note.get("fields") or {}) if by is not None and by[0] == "trailing_stop" else {}
+        add(pos.time_update_msc, {**extra, "eventId": f"position:{pos.ticket}:sltp:{pos.time_update_msc}",
                                   "type": "position_modified", "at": self._utc(pos.time_update_msc), "ticket": key,
                                   "symbol": pos.symbol, "commandId": by[1] if by else None, "sl": now[0], "tp": now[1],
                                   "cause": by[0] if by else "broker"})
