@@ -133,11 +133,12 @@ def on_quote(position: Position, quote: Dict[str, float], now_ms: float) -> Tupl
         elif not placeable(breakeven_sl):
             breakeven_sl = None
     trail_sl: Optional[float] = None
+    trail_from: Optional[float] = None
     if trail and trail["activeAt"] is not None and trail["best"] is not None:
         candidate = round_to(trail["best"] - sign * trail["distancePips"] * p["pip"], p["digits"])
         stepped = p["sl"] is None or sign * (candidate - p["sl"]) >= trail["stepPips"] * p["pip"] - EPSILON
         if stepped and _better(p, candidate, p["sl"]) and placeable(candidate):
-            trail_sl = candidate
+            trail_sl, trail_from = candidate, trail["activeAt"]
     if breakeven_sl is None and trail_sl is None:
         return p, None
     by_breakeven = trail_sl is None or (breakeven_sl is not None and not _better(p, trail_sl, breakeven_sl))
@@ -145,7 +146,7 @@ def on_quote(position: Position, quote: Dict[str, float], now_ms: float) -> Tupl
         intent = {"kind": "modify", "sl": breakeven_sl, "tp": p["tp"], "cause": "breakeven_trigger"}
     else:
         intent = {"kind": "modify", "sl": trail_sl, "tp": p["tp"], "cause": "trailing_stop",
-                  "trailActiveAt": trail["activeAt"]}
+                  "trailActiveAt": trail_from}
     p["pending"] = intent
     return p, intent
 

@@ -9,7 +9,7 @@ did on the trade server (`find`): the terminal's own history is the truth, not t
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .protocol import ENTRY_ACTIONS, Command
 from .management import entry_refusal
@@ -197,7 +197,7 @@ class Trader(PositionActions):
 
     def _close_opposite(self, cmd: Command, info: Any, buy: bool) -> None:
         """Every position of the symbol on the other side closed in full, one by one, before the entry (a reverse)."""
-        closed = []
+        closed: List[str] = []
         for pos in self.positions():
             if pos.symbol != info.name or (pos.type == self.mt5.POSITION_TYPE_BUY) == buy:
                 continue
