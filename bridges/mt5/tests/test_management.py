@@ -213,7 +213,8 @@ def test_a_stop_moved_by_a_command_is_what_management_goes_on_from(double: Doubl
     b.manager.look()
     # Breakeven (1.0851) is no better than the stop the command set: done without a move.
     assert [r["comment"][:3] for r in requests(double, SLTP)] == ["es:"] and len(requests(double, SLTP)[0]["comment"]) == 27
-    assert position(double, ticket)["sl"] == 1.0852 and state(b)["positions"][0]["breakeven"]["done"] is True
+    assert b.manager.trades is not None
+    assert position(double, ticket)["sl"] == 1.0852 and b.manager.trades.positions[ticket]["breakeven"]["done"] is True
 
 
 def test_a_bridge_started_again_resumes_the_trail_from_its_file_and_the_broker(double: Double, tmp_path) -> None:
