@@ -77,8 +77,11 @@ def test_a_trail_moves_the_stop_in_steps_keeping_the_tp_and_never_back(double: D
     moves = requests(double, SLTP)
     assert [(r["sl"], r["tp"], r["comment"]) for r in moves] == [(1.0846, 1.095, "es:trailing_stop"), (1.0848, 1.095, "es:trailing_stop"),
                                                                (1.0851, 1.095, "es:trailing_stop")]
+    # One event per move, even with no look at the history between two of them.
     modified = [e for e in events(b) if e["type"] == "position_modified"]
-    assert modified and all(e["cause"] == "trailing_stop" and e["trailActiveAt"] == 1.0856 for e in modified)
+    assert [(e["sl"], e["tp"], e["cause"], e["trailActiveAt"]) for e in modified] == [
+        (1.0846, 1.095, "trailing_stop", 1.0856), (1.0848, 1.095, "trailing_stop", 1.0856), (1.0851, 1.095, "trailing_stop", 1.0856)]
+    assert len({e["eventId"] for e in modified}) == 3 and not [e for e in events(b) if e["type"] == "position_modified"][3:]
     assert state(b)["positions"][0]["stopMoves"] == 3
 
 

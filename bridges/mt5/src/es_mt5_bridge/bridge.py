@@ -139,6 +139,7 @@ class Bridge:
             self.watch.trades.start()
             self.trader.on_request = self._note_request
             self.manager.open(self.journal.path + ".managed.json")
+            self.manager.on_moved = self._stop_moved
         terminal = self.mt5.terminal_info()
         if terminal is not None and not terminal.trade_allowed:
             self.log(self._diag, event="algo_trading_off",
@@ -160,6 +161,11 @@ class Bridge:
         if mark is not None and comment == tag_of(mark["eventId"]):
             return "stop_out", None
         return None
+
+    def _stop_moved(self, position: Dict[str, Any], intent: Dict[str, Any], move: int) -> None:
+        if self.watch.trades is not None:
+            self.watch.trades.managed_move(str(position["ticket"]), str(position["symbol"]), intent["sl"], intent["tp"],
+                                           intent["cause"], intent.get("trailActiveAt"), move)
 
     def _note_request(self, request: Dict[str, Any], fields: Optional[Dict[str, Any]] = None) -> None:
         trades = self.watch.trades

@@ -46,6 +46,8 @@ class Manager:
         self._failing = False
         self.running = True
         self._wake = threading.Event()
+        # Told of each stop moved (the trade events report it at once): position, intent, the move's number.
+        self.on_moved: Optional[Callable[[Dict[str, Any], Dict[str, Any], int], None]] = None
 
     def open(self, path: str) -> None:
         self.trades = ManagedTrades(path, self._move_stop, self._close_level, lambda: time.monotonic() * 1000, self._log)
@@ -159,6 +161,8 @@ class Manager:
             return "failed"
         if int(result.retcode) in (mt5.TRADE_RETCODE_DONE, mt5.TRADE_RETCODE_NO_CHANGES):
             self._log(event="stop_moved", ticket=position["ticket"], sl=intent["sl"], cause=intent["cause"])
+            if self.on_moved is not None:
+                self.on_moved(position, intent, int(position["stopMoves"]) + 1)
             return "done"
         self._log(event="management_move_refused", ticket=position["ticket"], retcode=int(result.retcode),
                   message=str(result.comment))
