@@ -84,6 +84,8 @@ class Manager:
         if managed is not None:
             self.trades.add(managed)
             self._log(event="managing", ticket=fill["ticket"], symbol=fill["symbol"])
+        else:
+            self.trades.drop_awaiting(fill["ticket"])
 
     # ---- the loop --------------------------------------------------------------------------------------------------
 
