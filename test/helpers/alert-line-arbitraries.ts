@@ -69,22 +69,23 @@ export function pickFrom(choices: number[]): Pick {
   return (options) => options[choices[i++ % choices.length]! % options.length]!;
 }
 
-const positive = (max: number) => fc.double({ min: Number.MIN_VALUE, max, noNaN: true });
+/** A number as alerts carry them: up to three decimals (the schema's own number properties cover the rest). */
+const amount = (max: number) => fc.integer({ min: 1, max: max * 1000 }).map((n) => n / 1000);
 
 /** The trade-management fields of docs/trade-management.md §1, any subset, each in its type's range. */
 export const managementArb = fc.record(
   {
-    trailDistancePips: positive(1e6),
-    trailTriggerPips: positive(1e6),
-    trailStepPips: positive(1e6),
-    breakevenTriggerPips: positive(1e6),
-    breakevenOffsetPips: positive(1e6),
+    trailDistancePips: amount(1e6),
+    trailTriggerPips: amount(1e6),
+    trailStepPips: amount(1e6),
+    breakevenTriggerPips: amount(1e6),
+    breakevenOffsetPips: amount(1e6),
     closeOpposite: fc.boolean(),
-    maxSpreadPips: positive(1e6),
-    takeProfits: fc.array(
-      fc.oneof(fc.record({ tpPips: positive(1e6), closePercent: positive(100) }), fc.record({ tp: positive(1e9), closePercent: positive(100) })),
-      { minLength: 1, maxLength: 5 },
-    ),
+    maxSpreadPips: amount(1e6),
+    takeProfits: fc.array(fc.oneof(fc.record({ tpPips: amount(1e6), closePercent: amount(100) }), fc.record({ tp: amount(1e6), closePercent: amount(100) })), {
+      minLength: 1,
+      maxLength: 5,
+    }),
   },
   { requiredKeys: [] },
 );
@@ -110,7 +111,7 @@ export function alertLineArbitraries(opts: { secret: string; nowMs: number }) {
         secret: fc.constant(opts.secret),
         action: fc.constantFrom('buy', 'sell'),
         symbol: fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9._#\-/]{0,31}$/),
-        volume: positive(100),
+        volume: amount(100),
       }),
       managementArb,
       picksArb,

@@ -97,23 +97,6 @@ describe('one-line alert: lines that are read', () => {
     expect(read(`${SECRET},buy,EURUSD,${alias.toUpperCase()}=${text}`)[field]).toEqual(value);
   });
 
-  test('the aliases are the documented peers names: PineConnector explicit lots and pips, trailing, breakeven, spread', () => {
-    expect(ALERT_LINE_ALIASES).toEqual({
-      vol_lots: 'volume',
-      sl_price: 'sl',
-      tp_price: 'tp',
-      sl_pips: 'slPips',
-      tp_pips: 'tpPips',
-      traildist: 'trailDistancePips',
-      trailtrig: 'trailTriggerPips',
-      trailstep: 'trailStepPips',
-      betrigger: 'breakevenTriggerPips',
-      beoffset: 'breakevenOffsetPips',
-      spread: 'maxSpreadPips',
-      maxspread: 'maxSpreadPips',
-    });
-  });
-
   test('when sl= and tp= are given, then they are prices as in JSON (a PineConnector pip sl is slpips=)', () => {
     expect(read(`${SECRET},buy,EURUSD,volume=1,sl=20,tp=1.2`)).toMatchObject({ sl: 20, tp: 1.2 });
     expect(read(`${SECRET},buy,EURUSD,volume=1,slpips=20`)).not.toHaveProperty('sl');
@@ -277,8 +260,8 @@ describe('one-line alert: refusals name the token at fault', () => {
 describe('one-line alert: the keys are the schema fields', () => {
   const kindOf = (schema: unknown) => (schema as { def: { type: string } }).def.type;
 
-  test('every order and request field of the JSON schema (but secret, action and meta) is a key, with the same type', () => {
-    const schemaFields = Object.keys(signalFields).filter((f) => !['secret', 'action', 'meta'].includes(f));
+  test('every order and request field of the JSON schema (but secret, action, meta and the tpN-written takeProfits) is a key, with the same type', () => {
+    const schemaFields = Object.keys(signalFields).filter((f) => !['secret', 'action', 'meta', 'takeProfits'].includes(f));
     for (const field of schemaFields) {
       const kind = kindOf(signalFields[field as keyof typeof signalFields]);
       expect({ field, kind: ALERT_LINE_FIELDS[field as AlertLineField] }).toEqual({ field, kind: kind === 'number' || kind === 'boolean' ? kind : 'string' });
