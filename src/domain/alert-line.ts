@@ -87,6 +87,8 @@ const PEER_ACTIONS: Record<string, string> = {
   closeall: 'close_all',
 };
 
+/** Own keys only: a line's `constructor=` or `__proto__=` must not find Object.prototype's. */
+const lookup = <T>(table: Record<string, T>, key: string): T | undefined => (Object.hasOwn(table, key) ? table[key] : undefined);
 const CANONICAL = new Map<string, AlertLineField>(Object.keys(ALERT_LINE_FIELDS).map((f) => [f.toLowerCase(), f as AlertLineField]));
 const LEVEL_KEY = /^tp(\d+)(pips|close)?$/;
 const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?$/;
@@ -173,9 +175,9 @@ export function parseAlertLine(line: string): AlertLineResult {
       if (claim(t, 'meta.origin', 'meta.origin')) body.meta = { origin: raw };
       return;
     }
-    const refusedWhy = REFUSED_KEYS[lower];
+    const refusedWhy = lookup(REFUSED_KEYS, lower);
     if (refusedWhy) return void fail(t, refusedWhy);
-    const field = CANONICAL.get(lower) ?? ALERT_LINE_ALIASES[lower];
+    const field = CANONICAL.get(lower) ?? lookup(ALERT_LINE_ALIASES, lower);
     if (!field) return void fail(t, `unknown key ${key}`);
     const value = readValue(raw, ALERT_LINE_FIELDS[field]);
     if (!value.ok) return void fail(t, `${field}: ${value.message}`, field);
@@ -204,7 +206,7 @@ function readValue(raw: string, kind: Kind): { ok: true; value: unknown } | { ok
 }
 
 function unknownAction(text: string): string {
-  const hint = PEER_ACTIONS[text.toLowerCase()] ?? ((ACTIONS as readonly string[]).includes(text.toLowerCase()) ? text.toLowerCase() : undefined);
+  const hint = lookup(PEER_ACTIONS, text.toLowerCase()) ?? ((ACTIONS as readonly string[]).includes(text.toLowerCase()) ? text.toLowerCase() : undefined);
   return `unknown action${hint ? `; did you mean ${hint}?` : ''} (one of ${ACTIONS.join(', ')})`;
 }
 

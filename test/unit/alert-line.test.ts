@@ -191,6 +191,12 @@ describe('one-line alert: refusals name the token at fault', () => {
     ['buy,EURUSD,volume=1,takeProfits=1', 5, /tp1=/],
     ['buy,EURUSD,volume=1,comment=hello', 5, /token 5 "comment=hello": unknown key comment/],
     ['buy,EURUSD,volume=1,GBPUSD', 5, /token 5 "GBPUSD": expected key=value/],
+    ['buy,EURUSD,volume=1,__proto__=1', 5, /token 5 "__proto__=1": unknown key __proto__$/],
+    ['buy,EURUSD,volume=1,constructor=1', 5, /token 5 "constructor=1": unknown key constructor$/],
+    ['buy,EURUSD,volume=1,toString=x', 5, /token 5 "toString=x": unknown key toString$/],
+    ['buy,EURUSD,volume=1,hasOwnProperty=x', 5, /unknown key hasOwnProperty$/],
+    ['constructor,EURUSD,volume=1', 2, /token 2 "constructor": unknown action \(one of buy, /],
+    ['__proto__,EURUSD,volume=1', 2, /token 2 "__proto__": unknown action \(one of/],
     ['buy,EURUSD,,volume=1', 4, /token 4 "": empty/],
     ['buy,,volume=1', 3, /token 3 "": empty/],
     ['buylimit,EURUSD,volume=1,price=1.1', 2, /token 2 "buylimit": unknown action; did you mean buy_limit\?/],
@@ -301,11 +307,14 @@ describe('one-line alert: properties', () => {
     );
   });
 
+  const BODY_KEYS = new Set(['secret', 'action', 'meta', 'takeProfits', ...Object.keys(ALERT_LINE_FIELDS)]);
+
   /** A refusal is well formed: every detail names a token within the line, and the error sums them up. */
   function assertWellFormed(line: string) {
     const result = parseAlertLine(line);
     if (result.ok) {
-      // Read: the schema decides, without throwing.
+      // Read: only keys the JSON body may have, and the schema decides, without throwing.
+      for (const key of Object.keys(result.body)) expect({ key, known: BODY_KEYS.has(key) }).toEqual({ key, known: true });
       expect(typeof validateSignal(result.body, NOW).ok).toBe('boolean');
       return;
     }
@@ -314,6 +323,7 @@ describe('one-line alert: properties', () => {
     for (const d of result.details) {
       const m = /^token (\d+)/.exec(d.message);
       if (!m) throw new Error(`detail without a token: ${d.message} for ${JSON.stringify(line)}`);
+      expect(d.message).not.toMatch(/\[native code\]|\[object Object\]/);
       expect(Number(m[1])).toBeLessThanOrEqual(Math.max(Math.min(count, ALERT_LINE_LIMITS.maxTokens + 1), 2));
     }
     expect(result.error.startsWith('Invalid one-line alert: token ')).toBe(true);
