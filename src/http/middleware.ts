@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Logger } from 'pino';
 import { Refusal } from '../signals/errors';
+import { parseAlertLine } from '../domain/alert-line';
 import { sendRefusal, type Channel } from './errors';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -56,8 +57,11 @@ function accountOf(path: string): { accountId?: string } {
  * The body as JSON whatever the Content-Type says (TradingView posts JSON as text/plain), at most `limit` bytes,
  * received within `readTimeoutMs`. Malformed JSON is a 400; a body still arriving at the deadline is a 408, and the
  * connection is closed (the rest of the body is never read), so a slow sender holds a socket for seconds, not a minute.
+ * With `alertLine` (the webhook), a text/plain body that is not JSON and does not look like JSON is read as a one-line
+ * alert (src/domain/alert-line.ts); a broken JSON message (or an empty body) stays "Malformed JSON body", whatever its
+ * Content-Type.
  */
-export function jsonBody(limit: number, readTimeoutMs: number, channel: Channel): RequestHandler[] {
+export function jsonBody(limit: number, readTimeoutMs: number, channel: Channel, options: { alertLine?: boolean } = {}): RequestHandler[] {
   return [
     bodyDeadline(readTimeoutMs, channel),
     express.raw({ type: () => true, limit }),
@@ -68,9 +72,17 @@ export function jsonBody(limit: number, readTimeoutMs: number, channel: Channel)
       try {
         req.body = JSON.parse(raw) as unknown;
         next();
+        return;
       } catch {
-        next(new Refusal('invalid', 'Malformed JSON body', { details: [{ path: '', message: 'the body is not valid JSON' }] }));
+        // Not JSON: a one-line alert, or a broken JSON body.
       }
+      if (options.alertLine && req.is('text/plain') && raw.trim() !== '' && !/^\s*[[{"]/.test(raw)) {
+        const line = parseAlertLine(raw);
+        if (line.ok) req.body = line.body;
+        next(line.ok ? undefined : new Refusal('invalid', line.error, { details: line.details }));
+        return;
+      }
+      next(new Refusal('invalid', 'Malformed JSON body', { details: [{ path: '', message: 'the body is not valid JSON' }] }));
     },
   ];
 }

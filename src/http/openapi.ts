@@ -139,7 +139,9 @@ function submitOperation(perAccount: boolean) {
         : 'Same contract as POST /webhook/custom/{accountId} without the path parameter: the signal fans out to every trading account linked to the webhook secret.') +
       '\n\nAuthentication: the webhook secret in the JSON body field `secret` (no header scheme). ' +
       'Submission is asynchronous: 202 means accepted for execution, not executed; read the outcome with GET /v1/signals/{signalId}. ' +
-      'The body is read as JSON whatever the Content-Type (TradingView posts JSON as text/plain). ' +
+      'The body is read as JSON whatever the Content-Type (TradingView posts JSON as text/plain); a text/plain body that is not JSON is read as ' +
+      'a one-line alert, `secret,action[,symbol][,key=value…]` with the ExternalSignal field names as keys, exactly equivalent to the JSON body ' +
+      '(docs/integrations/tradingview.md, "One-line alerts"). ' +
       'Two conveniences beyond the specification, kept because TradingView alerts can set neither a header nor a Content-Type: ' +
       'the text/plain body, and the `idempotencyKey` body field standing in for the X-Idempotency-Key header.',
     security: [],

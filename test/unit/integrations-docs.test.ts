@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { ACTIONS, requiresIdempotencyKey, type Action } from '../../src/domain/actions';
 import { signalFields, validateSignal } from '../../src/domain/signal';
+import { ALERT_LINE_ALIASES, parseAlertLine } from '../../src/domain/alert-line';
 
 /**
  * The integration guides of docs/integrations are part of the product: a template that the service would refuse, or
@@ -208,6 +209,74 @@ describe('TradingView templates (docs/integrations/tradingview-templates.json, t
     for (const status of ['202', '200', '400', '401', '403', '409', '412', '413', '429', '500']) expect(section).toContain(`| **${status}**`);
     expect(section).toMatch(/\| \*\*503\*\* with a `signalId`/);
     expect(section).toMatch(/\| \*\*503\*\* without a `signalId`/);
+  });
+});
+
+/** Every fenced block of a Markdown text, in order, with its info string (`json`, `text one-line`, `json management`). */
+function allFencedBlocks(markdown: string): { info: string; body: string }[] {
+  return [...markdown.matchAll(/^```([^\n`]*)\n([\s\S]*?)\n```$/gm)].map((m) => ({ info: m[1]!.trim(), body: m[2]! }));
+}
+
+/**
+ * The one-line alerts of tradingview.md: each ```text one-line block is followed by its JSON twin (```json, checked
+ * against the schema above with the other templates, or ```json management for the trade-management fields).
+ * The twin of a management example is not validated here: the fields enter the schema on the branch that adds them
+ * (issue 27), and that assertion is added when both meet.
+ */
+describe('TradingView one-line alerts (tradingview.md)', () => {
+  const blocks = allFencedBlocks(tradingviewMd);
+  const pairs = blocks.flatMap((b, i) => (b.info === 'text one-line' ? [{ line: b.body, twin: blocks[i + 1] }] : []));
+  const fireLine = (line: string) => fillTrader(fillTradingView(line));
+
+  test('the page shows one-line examples, each a single line followed by its JSON twin', () => {
+    expect(pairs.length).toBeGreaterThanOrEqual(12);
+    for (const { line, twin } of pairs) {
+      expect({ line, singleLine: !line.includes('\n') }).toEqual({ line, singleLine: true });
+      expect({ line, twin: twin?.info }).toEqual({ line, twin: expect.stringMatching(/^json( management)?$/) });
+    }
+  });
+
+  test.each(pairs.map((p) => [p.line, p.twin!.body]))('the line %s, filled in as TradingView would, reads to exactly its JSON twin', (line, twin) => {
+    const read = parseAlertLine(fireLine(line));
+    if (!read.ok) throw new Error(read.error);
+    expect(read.body).toEqual(fire(twin));
+  });
+
+  test('every management feature has a template in both forms', () => {
+    const management = pairs.filter((p) => p.twin!.info === 'json management').map((p) => fire(p.twin!.body));
+    const used = new Set(management.flatMap((body) => Object.keys(body)));
+    for (const field of [
+      'trailDistancePips',
+      'trailTriggerPips',
+      'trailStepPips',
+      'breakevenTriggerPips',
+      'breakevenOffsetPips',
+      'takeProfits',
+      'closeOpposite',
+      'maxSpreadPips',
+    ])
+      expect({ field, used: used.has(field) }).toEqual({ field, used: true });
+    const levels = management.flatMap((body) => (body.takeProfits as Record<string, unknown>[] | undefined) ?? []);
+    expect(levels.some((l) => 'tp' in l)).toBe(true);
+    expect(levels.some((l) => 'tpPips' in l)).toBe(true);
+  });
+
+  test('the one-line examples that use no management field are signals the service accepts', () => {
+    const plain = pairs.filter((p) => p.twin!.info === 'json');
+    expect(plain.length).toBeGreaterThanOrEqual(4);
+    for (const { line } of plain) {
+      const read = parseAlertLine(fireLine(line));
+      if (!read.ok) throw new Error(read.error);
+      const result = validateSignal(read.body, NOW);
+      if (!result.ok) throw new Error(`${result.error}\n${line}`);
+    }
+  });
+
+  test('the aliases table lists exactly the aliases the parser takes, each with its field', () => {
+    const section = tradingviewMd.slice(tradingviewMd.indexOf('## One-line alerts'), tradingviewMd.indexOf('### One-line templates'));
+    const rows = [...section.matchAll(/^\| (`[^|]+`) \| `([A-Za-z]+)` \| /gm)].flatMap((m) => [...m[1]!.matchAll(/`([a-z_]+)`/g)].map((a) => [a[1], m[2]]));
+    expect(Object.fromEntries(rows)).toEqual(ALERT_LINE_ALIASES);
+    expect(section).toMatch(/`sl=` and `tp=` are PRICES/);
   });
 });
 

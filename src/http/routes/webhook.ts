@@ -65,7 +65,7 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
   // not hold one); then who is sending, and only then the route limiter spends an account's or a secret's budget.
   const pipeline = [
     preAuthSlot,
-    ...jsonBody(config.ingress.bodyLimitBytes, config.ingress.bodyReadTimeoutMs, 'ingestion'),
+    ...jsonBody(config.ingress.bodyLimitBytes, config.ingress.bodyReadTimeoutMs, 'ingestion', { alertLine: true }),
     inFlightCap(config.ingress.maxInFlight),
     authenticate,
     routeLimiter,
