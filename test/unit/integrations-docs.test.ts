@@ -220,8 +220,6 @@ function allFencedBlocks(markdown: string): { info: string; body: string }[] {
 /**
  * The one-line alerts of tradingview.md: each ```text one-line block is followed by its JSON twin (```json, checked
  * against the schema above with the other templates, or ```json management for the trade-management fields).
- * The twin of a management example is not validated here: the fields enter the schema on the branch that adds them
- * (issue 27), and that assertion is added when both meet.
  */
 describe('TradingView one-line alerts (tradingview.md)', () => {
   const blocks = allFencedBlocks(tradingviewMd);
@@ -261,10 +259,10 @@ describe('TradingView one-line alerts (tradingview.md)', () => {
     expect(levels.some((l) => 'tpPips' in l)).toBe(true);
   });
 
-  test('the one-line examples that use no management field are signals the service accepts', () => {
-    const plain = pairs.filter((p) => p.twin!.info === 'json');
-    expect(plain.length).toBeGreaterThanOrEqual(4);
-    for (const { line } of plain) {
+  test('every one-line example, with or without management fields, is a signal the service accepts', () => {
+    expect(pairs.filter((p) => p.twin!.info === 'json').length).toBeGreaterThanOrEqual(4);
+    expect(pairs.filter((p) => p.twin!.info === 'json management').length).toBeGreaterThanOrEqual(6);
+    for (const { line } of pairs) {
       const read = parseAlertLine(fireLine(line));
       if (!read.ok) throw new Error(read.error);
       const result = validateSignal(read.body, NOW);
