@@ -210,6 +210,11 @@ export const envSchema = z.object({
   /** Failed sign-ins per client address per window; past it, 429 for that address only (never for the owner). */
   SIGN_IN_IP_MAX: int(20, 1),
   SIGN_IN_IP_WINDOW_MS: int(15 * 60_000, 1),
+  /**
+   * Dispatch at acceptance (docs/decisions.md): once a signal's start is durable, the ingress queues its commands for
+   * the bridges itself and the account workflows supervise them; `false`, the workflows queue them, as before.
+   */
+  DISPATCH_AT_ACCEPTANCE: z.enum(['true', 'false']).default('true'),
   /** Default max signal age for market entries when an account sets none. */
   DEFAULT_MAX_SIGNAL_AGE_MS: int(30_000, 1),
   /** Max age of the other commands (pending entries, closes, modifies) when an account sets none. */
@@ -396,6 +401,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       defaultMaxSignalAgeMs: e.DEFAULT_MAX_SIGNAL_AGE_MS,
       defaultCommandTtlMs: e.DEFAULT_COMMAND_TTL_MS,
       figuresMaxAgeMs: e.RISK_FIGURES_MAX_AGE_MS,
+      dispatchAtAcceptance: e.DISPATCH_AT_ACCEPTANCE === 'true',
     },
     trades: { retentionMs: e.TRADE_JOURNAL_RETENTION_DAYS * 86_400_000 },
     callbacks: {
