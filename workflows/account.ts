@@ -151,7 +151,8 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
   }
   if (report === undefined) {
     const state = await withdrawCommand(accountId, commandId, queued);
-    if (state === 'withdrawn') return rejected(plan.ok ? 'bridge_offline' : plan.reason);
+    // Queued all its life (by us, or by the ingress at acceptance) and never taken: no bridge was there for it.
+    if (state === 'withdrawn') return rejected('bridge_offline');
     // Redis forgot a command it had queued (it restarted without its data), or, dispatched at acceptance, its ingress
     // may have died before queueing it: a bridge may have taken it. Queue it again: the bridge executes a commandId at
     // most once, so it answers with what it did, or `expired`.

@@ -63,11 +63,11 @@ describe('accountWorkflow, dispatched at acceptance', () => {
     expect(calls.withdrawn).toEqual([{ commandId: workflowId, queued: true }]);
   });
 
-  test('when the workflow first runs past the expiry and the queued command is still untaken, then it is withdrawn: signal_expired, its number released', async () => {
+  test('when the workflow first runs past the expiry and the command queued at acceptance is still untaken, then it is withdrawn: bridge_offline, its number released', async () => {
     const { activities, calls } = queueDouble({ withdraw: 'withdrawn' });
     const { input, workflowId } = await earlyBuy(30_000, 120_000);
     const outcome = await run(activities, input, workflowId);
-    expect(outcome).toMatchObject({ outcome: 'rejected', reason: 'signal_expired' });
+    expect(outcome).toMatchObject({ outcome: 'rejected', reason: 'bridge_offline' });
     expect(calls.adopted).toEqual([]);
     expect(calls.dispatched).toEqual([]);
     expect(calls.withdrawn).toEqual([{ commandId: workflowId, queued: true }]);
