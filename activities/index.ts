@@ -1,4 +1,4 @@
-import type { CommandQueue, EnqueueResult, WithdrawResult } from '../src/bridge/queue';
+import type { AdoptResult, CommandQueue, EnqueueResult, WithdrawResult } from '../src/bridge/queue';
 import type { AccountSequencer } from '../src/bridge/ordering';
 import type { BridgeCommand, BridgeReport } from '../src/domain/bridge-protocol';
 import type { AdmissionLedger } from '../src/signals/admission';
@@ -15,6 +15,15 @@ export function createActivities(deps: { queue: CommandQueue; sequencer: Account
      */
     async dispatchCommand(command: BridgeCommand, options?: { resend?: boolean }): Promise<EnqueueResult> {
       const result = await deps.queue.enqueue(command, options);
+      await deps.admission.settled(command.signalId, command.accountId);
+      return result;
+    },
+    /**
+     * The dispatch of a command the ingress may have queued at acceptance: queued now if it is not there, otherwise
+     * what became of it meanwhile (taken, reported, withdrawn, overtaken). Idempotent like dispatchCommand.
+     */
+    async adoptCommand(command: BridgeCommand): Promise<AdoptResult> {
+      const result = await deps.queue.adopt(command);
       await deps.admission.settled(command.signalId, command.accountId);
       return result;
     },

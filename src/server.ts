@@ -24,6 +24,7 @@ import { BridgePresence, RedisLastSeen } from './bridge/presence';
 import { BridgeCallLog } from './bridge/bridge-state';
 import { LaunchFailure } from './signals/errors';
 import { AdmissionGate, RedisAdmissionLedger } from './signals/admission';
+import type { AcceptanceDispatch } from './signals/dispatch';
 import { ConnectionCap } from './http/connections';
 import { ownerDashboard } from './owners/wiring';
 import { OwnerStore } from './owners/owner-store';
@@ -38,7 +39,12 @@ export interface Ingress {
 }
 
 /** Starts the ingress; a test starts and stops it the same way the process does. */
-export async function startIngress(config: Config = loadConfig()): Promise<Ingress> {
+/** Test seams of the ingress (never set by the process): crash points of the submit path. */
+export interface IngressSeams {
+  dispatchFaults?: AcceptanceDispatch['faults'];
+}
+
+export async function startIngress(config: Config = loadConfig(), seams: IngressSeams = {}): Promise<Ingress> {
   const logger = createLogger(config.logLevel, 'ingress');
   const redis = connectRedis(config.redis, { commandTimeoutMs: config.redis.commandTimeoutMs, logger, name: 'ingress' });
   const regions = new Regions(config.temporal.regions, config.temporal.startTimeoutMs, config.temporal.connectTimeoutMs);
@@ -93,6 +99,7 @@ export async function startIngress(config: Config = loadConfig()): Promise<Ingre
       windows: new TemporalIdempotencyWindows(regions, config.temporal.regions[0]!.name, config.temporal.taskQueue),
       admission: { decide: () => admission.decide(), ledger: admissionLedger },
       callbacks: new RedisEndpointStore(redis),
+      ...(config.bridge.dispatchAtAcceptance ? { dispatch: { queue, logger, ...(seams.dispatchFaults ? { faults: seams.dispatchFaults } : {}) } } : {}),
       settings: {
         idempotencyKeyMaxLength: config.ingress.idempotencyKeyMaxLength,
         idempotencyWindowMs: config.ingress.idempotencyWindowMs,

@@ -12,10 +12,9 @@ import {
 } from '@temporalio/workflow';
 import type { OutcomeSinks } from './sinks';
 import type { Activities } from '../activities';
-import type { BridgeCommand, BridgeReport } from '../src/domain/bridge-protocol';
-import { planOrder } from '../src/risk/rules';
-import { isOpening } from '../src/domain/actions';
-import { withoutManagement } from '../src/domain/management';
+import type { BridgeReport } from '../src/domain/bridge-protocol';
+import type { WithdrawResult } from '../src/bridge/queue';
+import { commandFor } from '../src/risk/command';
 import { outcomeOfReport, type AccountOutcome } from '../src/domain/outcome';
 import type { AccountWorkflowInput } from '../src/domain/workflow-input';
 import { OutcomeKey, ReasonKey } from '../src/temporal/search-attributes';
@@ -99,41 +98,42 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
   const rejected = (reason: string) => finish({ outcome: 'rejected', ticket: null, reason });
 
   const expiresAtMs = Date.parse(target.expiresAt);
-  const plan = planOrder(signal, target.account, { acceptedAtMs: Date.parse(input.acceptedAt), nowMs: Date.now(), expiresAtMs }, target.volumeRules);
-  if (!plan.ok) {
+  // The ingress may have queued the command at acceptance (dispatch at acceptance): then this workflow supervises it.
+  const early = target.dispatchedAtAcceptance === true;
+  const plan = commandFor(input, commandId, Date.now());
+  // Late past its expiry, a command the ingress may have queued is decided by the queue and the bridge, never by the
+  // plan alone: a bridge may have taken it while it was fresh.
+  const command = plan.ok ? plan.command : early ? plan.expired : undefined;
+  if (!plan.ok && command === undefined) {
+    // The ingress applied these same rules to the same snapshot and queued nothing; the tombstone keeps a late enqueue
+    // (an ingress of another version) out, and a bridge that holds this commandId anyway has the last word.
+    const state = early ? await withdrawCommand(accountId, commandId, false) : 'withdrawn';
+    if (state !== 'withdrawn') return reportedOutcome(await awaitBridgeWord(state));
     await releaseSequence(accountId, target.seq, target.expiresAt, input.signalId);
     return rejected(plan.reason);
   }
+  if (!plan.ok) await releaseSequence(accountId, target.seq, target.expiresAt, input.signalId);
 
-  // Sized by risk, the bridge decides the lots on the live account: the signal's own volume does not travel. Its trade
-  // management travels as the plan resolved it (the owner's defaults merged), never as sent.
-  const { meta: _meta, volume: signalVolume, ...sent } = signal;
-  const rest = withoutManagement(sent);
-  const fields = plan.order.riskSizing ? rest : { ...rest, ...(signalVolume !== undefined ? { volume: signalVolume } : {}) };
-  const command: BridgeCommand = {
-    ...fields,
-    ...plan.order,
-    ...(isOpening(signal.action) && target.account.risk.maxOpenPositions !== undefined ? { maxOpenPositions: target.account.risk.maxOpenPositions } : {}),
-    // Only with figures to bound; absent from the input of signals accepted before it existed, so they replay as they ran.
-    ...((plan.order.riskSizing || plan.order.lossGuards) && target.figuresMaxAgeMs !== undefined ? { figuresMaxAgeMs: target.figuresMaxAgeMs } : {}),
-    commandId,
-    seq: target.seq,
-    signalId: input.signalId,
-    accountId,
-    acceptedAt: input.acceptedAt,
-    expiresAt: target.expiresAt,
-  };
   let queued = true;
-  try {
-    const { dispatchCommand } = proxyLocalActivities<Activities>({
-      startToCloseTimeout: '5s',
-      scheduleToCloseTimeout: Math.max(expiresAtMs - Date.now(), 1000),
-      retry: QUEUE_RETRY,
-    });
-    // Its number lapsed (its ingress died before confirming the start) and a later signal already ran: not queued.
-    if ((await dispatchCommand(command)) === 'overtaken') return rejected('signal_overtaken');
-  } catch {
-    queued = false;
+  if (plan.ok) {
+    try {
+      const { dispatchCommand, adoptCommand } = proxyLocalActivities<Activities>({
+        startToCloseTimeout: '5s',
+        scheduleToCloseTimeout: Math.max(expiresAtMs - Date.now(), 1000),
+        retry: QUEUE_RETRY,
+      });
+      if (early) {
+        const adopted = await adoptCommand(plan.command);
+        if (adopted.state === 'overtaken') return rejected('signal_overtaken');
+        if (adopted.state === 'reported') take(adopted.report);
+        // Withdrawn before this workflow ran (its account changed owner): the wait below ends it so.
+        if (adopted.state === 'withdrawn') withdrawal ??= 'account_owner_changed';
+      }
+      // Its number lapsed (its ingress died before confirming the start) and a later signal already ran: not queued.
+      else if ((await dispatchCommand(plan.command)) === 'overtaken') return rejected('signal_overtaken');
+    } catch {
+      queued = false;
+    }
   }
   // The last attempt may still have queued it: only a withdrawn command is safely not an order.
   if (!queued && (await withdrawCommand(accountId, commandId, false)) === 'withdrawn') {
@@ -144,18 +144,31 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
   const waiting = { summary: `${accountId}'s bridge report for ${commandId.split('/')[1]}, until ${target.expiresAt}` };
   let withdrawAsked = false;
   const reported = () => report !== undefined || (withdrawal !== undefined && !withdrawAsked);
-  while ((await condition(reported, Math.max(expiresAtMs - Date.now(), 1), waiting)) && report === undefined) {
+  while (plan.ok && (await condition(reported, Math.max(expiresAtMs - Date.now(), 1), waiting)) && report === undefined) {
     withdrawAsked = true;
     // Withdrawn by us or by whoever asked: no bridge can take it now. Taken meanwhile: the bridge's word decides.
     if ((await withdrawCommand(accountId, commandId, queued)) === 'withdrawn') return rejected(withdrawal!);
   }
   if (report === undefined) {
     const state = await withdrawCommand(accountId, commandId, queued);
+    // Queued all its life (by us, or by the ingress at acceptance) and never taken: no bridge was there for it.
     if (state === 'withdrawn') return rejected('bridge_offline');
-    // Redis forgot a command it had queued (it restarted without its data): a bridge may have taken it. Queue it
-    // again: the bridge executes a commandId at most once, so it answers with what it did, or `expired`.
-    if (state === 'forgotten') await redispatchCommand(command, { resend: true });
-    // A bridge took it: the order may be live, so the bridge's word is the only outcome.
+    // Redis forgot a command it had queued (it restarted without its data), or, dispatched at acceptance, its ingress
+    // may have died before queueing it: a bridge may have taken it. Queue it again: the bridge executes a commandId at
+    // most once, so it answers with what it did, or `expired`.
+    if (state === 'forgotten') await redispatchCommand(command!, { resend: true });
+    await awaitBridgeWord(state);
+  }
+  return reportedOutcome(report!);
+
+  function reportedOutcome(r: BridgeReport): AccountOutcome {
+    // What the bridge placed, for the operator and the owner: the lots (sized by risk, the figures used), the price.
+    if (patched('report-in-memo')) upsertMemo({ execution: { volume: r.volume ?? null, price: r.price ?? null, message: r.message ?? null } });
+    return finish(outcomeOfReport(r, signal.action), r.executedAt ?? undefined);
+  }
+
+  /** A bridge took the command: the order may be live, so the bridge's word is the only outcome. */
+  async function awaitBridgeWord(state: WithdrawResult): Promise<BridgeReport> {
     if (patched('report-from-redis')) {
       // The ingress answers a report once Redis holds it and hands it over after (src/bridge/report-courier.ts): a
       // hand-over lost with its ingress leaves the report in Redis only, where the workflow finds it.
@@ -168,10 +181,8 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
         look = Math.min(Math.max(look * 2, REPORT_LOOK_FIRST_MS), REPORT_LOOK_MAX_MS);
       }
     } else await condition(() => report !== undefined);
+    return report!;
   }
-  // What the bridge placed, for the operator and the owner: the lots (sized by risk, the figures used), the price.
-  if (patched('report-in-memo')) upsertMemo({ execution: { volume: report!.volume ?? null, price: report!.price ?? null, message: report!.message ?? null } });
-  return finish(outcomeOfReport(report!, signal.action), report!.executedAt ?? undefined);
 }
 
 /** A broker's diagnostic (`broker:10019 No money`) is filtered by its code, `broker:10019`; our own codes as they are. */

@@ -17,6 +17,13 @@ export interface CommandQueue {
    * `resend` queues it whatever the order (Redis forgot a command that a bridge may hold).
    */
   enqueue(command: BridgeCommand, options?: { resend?: boolean }): Promise<EnqueueResult>;
+  /**
+   * The account workflow's enqueue when the ingress may have queued the command already (dispatch at acceptance):
+   * queues it like `enqueue` if it is not there, and otherwise says what became of it meanwhile: still queued or
+   * taken (`queued`), reported (with the report, which may have come before the workflow existed), withdrawn by an
+   * owner change, or overtaken.
+   */
+  adopt(command: BridgeCommand): Promise<AdoptResult>;
   /** Commands the bridge should (re)execute now, in acceptance order; marks them delivered. */
   take(accountId: string, limit: number): Promise<BridgeCommand[]>;
   /**
@@ -59,6 +66,7 @@ export interface LongPoll {
 
 export type WithdrawResult = 'withdrawn' | 'delivered' | 'reported' | 'forgotten';
 export type EnqueueResult = 'queued' | 'overtaken';
+export type AdoptResult = { state: 'queued' | 'overtaken' | 'withdrawn' } | { state: 'reported'; report: BridgeReport };
 
 /**
  * `first` / `repeat`: the report of a command Redis holds (`command`), kept for REPORT_RETENTION_SECONDS.
@@ -100,19 +108,31 @@ const SUPERSEDED = 'poll:';
 // command whose mark is gone (lapsed: its ingress died before confirming the start) while a later command of the
 // account was handed out already would run out of acceptance order: it is refused, and the refusal is remembered for
 // a retry. A resend (Redis forgot a command a bridge may hold) always goes in.
-const ENQUEUE = `
-local marked = redis.call('ZREMRANGEBYSCORE', KEYS[3], ARGV[2], ARGV[2])
-if redis.call('HEXISTS', KEYS[2], 'overtaken') == 1 then return 2 end
-if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+const queueNew = (overtaken: string, queued: string) => `
 if marked == 0 and ARGV[5] ~= '1' and tonumber(redis.call('GET', KEYS[4]) or '0') > tonumber(ARGV[2]) then
   redis.call('HSET', KEYS[2], 'overtaken', '1')
   redis.call('EXPIRE', KEYS[2], tonumber(ARGV[6]))
-  return 2
+  return ${overtaken}
 end
 redis.call('HSET', KEYS[2], 'command', ARGV[1], 'seq', ARGV[2])
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
 redis.call('PUBLISH', ARGV[4], ARGV[3])
-return 1`;
+return ${queued}`;
+const ENQUEUE = `
+local marked = redis.call('ZREMRANGEBYSCORE', KEYS[3], ARGV[2], ARGV[2])
+if redis.call('HEXISTS', KEYS[2], 'overtaken') == 1 then return 2 end
+if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+${queueNew('2', '1')}`;
+
+// KEYS and ARGV as ENQUEUE's. ENQUEUE, answering what became of a command already there (src/bridge/queue.ts, adopt).
+const ADOPT = `
+local marked = redis.call('ZREMRANGEBYSCORE', KEYS[3], ARGV[2], ARGV[2])
+local h = redis.call('HMGET', KEYS[2], 'overtaken', 'withdrawn', 'report', 'command')
+if h[1] then return {'overtaken'} end
+if h[2] then return {'withdrawn'} end
+if h[3] then return {'reported', h[3]} end
+if h[4] then return {'queued'} end
+${queueNew("{'overtaken'}", "{'queued'}")}`;
 
 // KEYS: queue, session, pending marks, handed-out mark; ARGV: now, redeliverAfterMs, limit, command key prefix
 // Hands out commands in acceptance order, stopping before any command that a lower pending number must precede.
@@ -224,6 +244,23 @@ if redis.call('HGET', KEYS[1], 'orphan') then redis.call('DEL', KEYS[1]) end
 redis.call('ZREM', KEYS[2], ARGV[1])
 return 1`;
 
+/** ENQUEUE's and ADOPT's keys and arguments. */
+function queueArgs(command: BridgeCommand, resend: boolean): (string | number)[] {
+  const acc = command.accountId;
+  return [
+    k.queue(acc),
+    k.command(acc, command.commandId),
+    orderingKeys.pending(acc),
+    k.handedOut(acc),
+    JSON.stringify(command),
+    command.seq,
+    command.commandId,
+    k.channel(acc),
+    resend ? '1' : '0',
+    REPORT_RETENTION_SECONDS,
+  ];
+}
+
 interface Waiter {
   generation: number;
   superseded: boolean;
@@ -244,24 +281,16 @@ export class RedisCommandQueue implements CommandQueue {
   ) {}
 
   async enqueue(command: BridgeCommand, options: { resend?: boolean } = {}): Promise<EnqueueResult> {
-    const acc = command.accountId;
-    const result = await this.redis.eval(
-      ENQUEUE,
-      4,
-      k.queue(acc),
-      k.command(acc, command.commandId),
-      orderingKeys.pending(acc),
-      k.handedOut(acc),
-      JSON.stringify(command),
-      command.seq,
-      command.commandId,
-      k.channel(acc),
-      options.resend ? '1' : '0',
-      REPORT_RETENTION_SECONDS,
-    );
+    const result = await this.redis.eval(ENQUEUE, 4, ...queueArgs(command, options.resend === true));
     // Queued only once the replicas hold it: a retry of an unacknowledged enqueue finds it there, or queues it anew.
     await awaitReplicas(this.redis, this.options.replicaAck);
     return Number(result) === 2 ? 'overtaken' : 'queued';
+  }
+
+  async adopt(command: BridgeCommand): Promise<AdoptResult> {
+    const [state, report] = (await this.redis.eval(ADOPT, 4, ...queueArgs(command, false))) as [AdoptResult['state'], string?];
+    await awaitReplicas(this.redis, this.options.replicaAck);
+    return state === 'reported' ? { state, report: JSON.parse(report!) as BridgeReport } : { state };
   }
 
   async take(accountId: string, limit: number): Promise<BridgeCommand[]> {

@@ -29,6 +29,13 @@ export interface AccountTarget {
    * signals only). Absent on signals accepted before it existed: their commands go out as they did then.
    */
   figuresMaxAgeMs?: number;
+  /**
+   * The ingress queues this command itself once the signal's start is durable (dispatch at acceptance,
+   * docs/decisions.md), so the account workflow may find it queued, taken or even reported: it supervises it, and
+   * never ends it `rejected` before it has withdrawn it. Absent on signals accepted with the switch off or before it
+   * existed: their workflows dispatch as they did.
+   */
+  dispatchedAtAcceptance?: true;
 }
 
 /** An account a broadcast did not reach, and why: in the signal's memo and the ingress log for operators. */

@@ -17,6 +17,7 @@ import { requireJsonObject } from './authenticate';
 import { guarded } from './guarded';
 import type { AdmissionDecision, AdmissionLedger } from './admission';
 import type { EndpointStore } from '../callbacks/endpoints';
+import { dispatchStarted, type AcceptanceDispatch } from './dispatch';
 
 /** The submit use case (both webhook URLs), from the parsed body to the answer; the HTTP layer only translates. */
 
@@ -64,6 +65,8 @@ export interface AcceptDeps {
   admission: { decide(): Promise<AdmissionDecision>; ledger: AdmissionLedger };
   /** The owners' enabled callback endpoints (src/callbacks/endpoints.ts) that want this signal's outcome, snapshotted into its input. */
   callbacks?: Pick<EndpointStore, 'enabledIds'>;
+  /** Dispatch at acceptance (DISPATCH_AT_ACCEPTANCE): the ingress queues each started signal's commands itself. */
+  dispatch?: AcceptanceDispatch;
   logger?: Logger;
   onStartError?: (region: string, err: unknown) => void;
   /** A signal for one account was refused 412, its bridge too old for the action: the account's page says so. */
@@ -243,14 +246,22 @@ async function launch(deps: AcceptDeps, base: LaunchBase, accounts: Account[], d
       ...toTarget(account, seqs[i]!, expiries[i]!, rules[i]),
       // Decided at acceptance, like the risk snapshot: the account workflow puts it on an entry it sizes or guards.
       ...(symbol !== undefined && deps.settings.figuresMaxAgeMs !== undefined ? { figuresMaxAgeMs: deps.settings.figuresMaxAgeMs } : {}),
+      // In the input before the start: the workflow must know the ingress may have queued its command.
+      ...(deps.dispatch ? { dispatchedAtAcceptance: true as const } : {}),
     })),
     (t) => t.account.region,
     (t) => t,
   );
   const regions = Object.keys(byRegion);
-  const results = await Promise.allSettled(
-    regions.map((region) => deps.executions.launch(region, { ...base, ...callbacks, targets: byRegion[region]! }, deadline)),
-  );
+  const inputOf = (region: string): SignalWorkflowInput => ({ ...base, ...callbacks, targets: byRegion[region]! });
+  const results = await Promise.allSettled(regions.map((region) => deps.executions.launch(region, inputOf(region), deadline)));
+  // Durably started by this request: its commands go to the bridges now, ahead of Temporal's supervision. A region a
+  // concurrent replay started first is that request's to queue; one whose start is in doubt, its workflow's.
+  const created = regions.filter((_, i) => results[i]!.status === 'fulfilled' && (results[i] as PromiseFulfilledResult<string>).value === 'created');
+  if (deps.dispatch && created.length > 0) {
+    const dispatch = deps.dispatch;
+    await Promise.all(created.map((region) => dispatchStarted(dispatch, inputOf(region), byRegion[region]!, (deps.now ?? Date.now)())));
+  }
   const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
   const confirmed: MarkRetime[] = [];
   for (const [i, r] of results.entries()) {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { openRedis } from '../../src/redis';
 import { loadConfig, type Config } from '../../src/config';
-import { startIngress, type Ingress } from '../../src/server';
+import { startIngress, type Ingress, type IngressSeams } from '../../src/server';
 import { startWorker, type RunningWorker } from '../../src/worker';
 import { RedisRegistry } from '../../src/registry/registry';
 import { importRegistry } from '../../src/registry/import';
@@ -62,10 +62,10 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-export async function startStack(options: { env?: Record<string, string>; worker?: boolean } = {}): Promise<Stack> {
+export async function startStack(options: { env?: Record<string, string>; worker?: boolean; seams?: IngressSeams } = {}): Promise<Stack> {
   const config = testConfig(options.env);
   const worker = options.worker === false ? undefined : await startWorker(config);
-  const ingress = await startIngress(config);
+  const ingress = await startIngress(config, options.seams);
   const redis = openRedis(config.redis, {});
   return {
     config,

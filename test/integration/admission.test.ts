@@ -20,7 +20,11 @@ describe('admission control: a 202 is a promise the execution path can keep', ()
   const buy = () => ({ secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 });
 
   beforeAll(async () => {
-    stack = await startStack({ worker: false, env: { ADMISSION_LATE_AFTER_MS: '300', ADMISSION_MAX_LATE: '2', ADMISSION_REFRESH_MS: '50' } });
+    // The door as it is without dispatch at acceptance (the workflows queue the commands); with it: admission-dispatch.test.ts.
+    stack = await startStack({
+      worker: false,
+      env: { DISPATCH_AT_ACCEPTANCE: 'false', ADMISSION_LATE_AFTER_MS: '300', ADMISSION_MAX_LATE: '2', ADMISSION_REFRESH_MS: '50' },
+    });
     f = await seedOwner(stack.registry, [{}]);
     connection = await Connection.connect({ address: testEnv().temporalAddress });
     client = new Client({ connection, namespace: testEnv().temporalNamespace });

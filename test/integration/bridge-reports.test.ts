@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { startRedis, type RedisServer } from '../../support/infra';
+import { startRedis, waitFor, type RedisServer } from '../../support/infra';
 import { Regions } from '../../src/temporal/regions';
 import { TemporalExecutions } from '../../src/temporal/executions';
 import { accountWorkflowId } from '../../src/domain/ids';
@@ -43,6 +43,18 @@ describe('bridge reports', () => {
     const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
     expect(res.status).toBe(202);
     const [command] = await terminal.nextCommands(1);
+    // Taken from the dispatch at acceptance, maybe before its workflow runs: these tests hand reports to a running one.
+    await waitFor(
+      'its account workflow to run',
+      () =>
+        regions
+          .call(region(), (client) => client.workflow.getHandle(command!.commandId).describe())
+          .then(
+            () => true,
+            () => false,
+          ),
+      15_000,
+    );
     return { terminal, signalId: res.body.signalId as string, commandId: command!.commandId };
   }
 

@@ -30,13 +30,26 @@ describe("an account's owner change withdraws the commands no bridge has taken",
     await stack?.stop();
   });
 
-  /** A buy for the owner's first account, accepted while no bridge polls; its commandId once it is queued. */
+  /** A buy for the owner's first account, accepted while no bridge polls; its commandId once it is queued and its workflow runs. */
   async function queuedBuy(owner: Fixture): Promise<{ commandId: string; expiresAt: number }> {
     const accountId = owner.accounts[0]!.id;
     const res = await post(`${stack.ingress.url}/webhook/custom/${accountId}`, { secret: owner.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
     expect(res.status).toBe(202);
     const commandId = `signal/${res.body.signalId as string}/account/${accountId}`;
     await waitFor('the command to be queued', async () => (await stack.redis.zscore(`es:bq:{${accountId}}`, commandId)) !== null, 15_000);
+    // Queued at acceptance, before its workflow runs (dispatch at acceptance): here the workflow is there to be told.
+    await waitFor(
+      'its account workflow to run',
+      () =>
+        client.workflow
+          .getHandle(commandId)
+          .describe()
+          .then(
+            () => true,
+            () => false,
+          ),
+      15_000,
+    );
     const command = JSON.parse((await stack.redis.hget(`es:bc:{${accountId}}:${commandId}`, 'command'))!) as { expiresAt: string };
     return { commandId, expiresAt: Date.parse(command.expiresAt) };
   }

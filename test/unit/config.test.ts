@@ -54,20 +54,33 @@ describe('loadConfig: spec defaults', () => {
     expect(config.ingress.bodyReadTimeoutMs).toBe(5_000);
     expect(config.ingress.maxConnectionsPerIp).toBe(1024);
     expect(config.ingress.maxOverCapConnections).toBe(4096);
-    expect(config.admission).toEqual({ lateAfterMs: 1500, maxLate: 40, refreshMs: 100 });
+    // Dispatch at acceptance is on: the door bounds Temporal's supervision lag, not the dispatch.
+    expect(config.admission).toEqual({ lateAfterMs: 10_000, maxLate: 40, refreshMs: 100 });
     expect(config.bridge).toEqual({
       maxWaitMs: 25_000,
       limit: { max: 600, windowMs: 60_000 },
       defaultMaxSignalAgeMs: 30_000,
       defaultCommandTtlMs: 300_000,
       figuresMaxAgeMs: 60_000,
+      dispatchAtAcceptance: true,
     });
+  });
+
+  test('when dispatch at acceptance is switched off, then the workflows dispatch and the door bounds the dispatch itself, 1.5 s', () => {
+    const off = loadConfig({ DISPATCH_AT_ACCEPTANCE: 'false' });
+    expect(off.bridge.dispatchAtAcceptance).toBe(false);
+    expect(off.admission.lateAfterMs).toBe(1500);
+    expect(loadConfig({ ADMISSION_SUPERVISION_LAG_MS: '3000' }).admission.lateAfterMs).toBe(3000);
+    expect(() => loadConfig({ DISPATCH_AT_ACCEPTANCE: 'yes' })).toThrow(/DISPATCH_AT_ACCEPTANCE/);
   });
 
   test('when the admission refresh is set outside 10 ms to 5 s, then the config is refused', () => {
     expect(() => loadConfig({ ADMISSION_REFRESH_MS: '5' })).toThrow(/ADMISSION_REFRESH_MS/);
     expect(() => loadConfig({ ADMISSION_REFRESH_MS: '60000' })).toThrow(/ADMISSION_REFRESH_MS/);
-    expect(loadConfig({ ADMISSION_LATE_AFTER_MS: '300', ADMISSION_MAX_LATE: '0' }).admission).toMatchObject({ lateAfterMs: 300, maxLate: 0 });
+    expect(loadConfig({ DISPATCH_AT_ACCEPTANCE: 'false', ADMISSION_LATE_AFTER_MS: '300', ADMISSION_MAX_LATE: '0' }).admission).toMatchObject({
+      lateAfterMs: 300,
+      maxLate: 0,
+    });
   });
 
   test('when nothing is set, then callbacks have no key, https only, no allowed private host, and their documented bounds', () => {
@@ -200,6 +213,7 @@ describe('loadConfig: overrides', () => {
       defaultMaxSignalAgeMs: 10000,
       defaultCommandTtlMs: 60000,
       figuresMaxAgeMs: 5000,
+      dispatchAtAcceptance: true,
     });
     expect(c.logLevel).toBe('debug');
   });

@@ -11,7 +11,7 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type InjectedSinks 
 import type { Activities } from '../../activities';
 import type { OutcomeSinks } from '../../workflows/sinks';
 import type { BridgeCommand, BridgeReport } from '../../src/domain/bridge-protocol';
-import type { EnqueueResult, WithdrawResult } from '../../src/bridge/queue';
+import type { AdoptResult, EnqueueResult, WithdrawResult } from '../../src/bridge/queue';
 import { accountSchema } from '../../src/domain/account';
 import type { AccountTarget, SignalInstruction } from '../../src/domain/workflow-input';
 
@@ -23,6 +23,8 @@ export interface QueueCalls {
   dispatched: { commandId: string; resend: boolean }[];
   /** The commands dispatched, whole, as a bridge would receive them. */
   commands: BridgeCommand[];
+  /** Commands the workflow adopted (dispatch at acceptance: the ingress may have queued them). */
+  adopted: string[];
   withdrawn: { commandId: string; queued: boolean }[];
   released: { accountId: string; seq: number }[];
   /** The workflow looked in Redis for the recorded report of these commands. */
@@ -32,13 +34,20 @@ export interface QueueCalls {
 }
 
 /** The command queue as the workflows see it (activities/index.ts), answering `withdraw` as the test says. */
-export function queueDouble(answers: { withdraw?: WithdrawResult; dispatch?: EnqueueResult; recorded?: (commandId: string) => BridgeReport | null } = {}) {
-  const calls: QueueCalls = { dispatched: [], commands: [], withdrawn: [], released: [], looked: [], callbacks: [] };
+export function queueDouble(
+  answers: { withdraw?: WithdrawResult; dispatch?: EnqueueResult; adopt?: AdoptResult; recorded?: (commandId: string) => BridgeReport | null } = {},
+) {
+  const calls: QueueCalls = { dispatched: [], commands: [], adopted: [], withdrawn: [], released: [], looked: [], callbacks: [] };
   const activities: Activities = {
     async dispatchCommand(command: BridgeCommand, options?: { resend?: boolean }) {
       calls.dispatched.push({ commandId: command.commandId, resend: options?.resend ?? false });
       calls.commands.push(command);
       return answers.dispatch ?? 'queued';
+    },
+    async adoptCommand(command: BridgeCommand) {
+      calls.adopted.push(command.commandId);
+      calls.commands.push(command);
+      return answers.adopt ?? { state: 'queued' };
     },
     async releaseSequence(accountId: string, seq: number) {
       calls.released.push({ accountId, seq });
