@@ -27,6 +27,9 @@ export interface PaperManagementOptions {
   diag: (line: Record<string, unknown>) => void;
 }
 
+/** What the terminal announces in hello: it runs all of the trade management. */
+export const MANAGEMENT_FEATURES = ['trailing_stop', 'breakeven_trigger', 'take_profit_levels', 'close_opposite', 'max_spread'] as const;
+
 const ENTRY_SIDE: Partial<Record<BrokerCommand['action'], Side>> = {
   buy: 'buy',
   sell: 'sell',

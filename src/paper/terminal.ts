@@ -13,7 +13,7 @@ import { Serial } from '../bridge/serial';
 import { paperStopOut } from './stop-out';
 import type { StopOutWatch } from '../bridge/stop-out-watch';
 import { PaperTrades } from './trades';
-import { PaperManagement } from './management';
+import { MANAGEMENT_FEATURES, PaperManagement } from './management';
 import type { TerminalOptions } from './terminal-options';
 import { TraderFile } from './trader-file';
 
@@ -26,14 +26,8 @@ export { parseFaults, type Fault } from './faults';
  * answered from the journal. Never stale: a command past its expiresAt is reported `expired`, not executed.
  */
 
-/**
- * What the paper bridge runs besides the actions, whatever version it reports: sizing by risk, loss guards and the
- * stop-out on the live account, trade events, and trade management (protocol 1.6).
- */
-const FEATURES = [
-  ...['risk_sizing', 'loss_guards', 'position_limits', 'stop_out', 'trade_events'],
-  ...['trailing_stop', 'breakeven_trigger', 'take_profit_levels', 'close_opposite', 'max_spread'],
-] as const;
+/** What the paper bridge runs besides the actions, whatever version it reports (sizing by risk, guards, events, management). */
+const FEATURES = ['risk_sizing', 'loss_guards', 'position_limits', 'stop_out', 'trade_events', ...MANAGEMENT_FEATURES] as const;
 
 export const DEFAULT_BRIDGE_VERSIONS: Record<Platform, string> = { mt5: '2.1.0', ctrader: '1.2.0' };
 
