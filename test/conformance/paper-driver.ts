@@ -19,6 +19,8 @@ export class PaperBridgeDriver extends ProcessPerAccountDriver<MarketFile> imple
   readonly name: string;
   readonly bridgeVersion: string;
   readonly codes;
+  /** Trade management (protocol 1.6): the paper bridge runs all of it (docs/paper-bridge.md, "Trade management"). */
+  readonly managesTrades = true;
 
   constructor(readonly platform: Platform) {
     super();
