@@ -1,5 +1,6 @@
 import { isMarketEntry, isOpening, type Action } from './actions';
 import type { BridgeReport } from './bridge-protocol';
+import { isReasonCode, REASON_CODES } from './reason-codes';
 
 /** What a filled entry became at the broker: a position (market entries) or a pending order (limit, stop, stop-limit). */
 export type EntryKind = 'position' | 'order';
@@ -68,9 +69,13 @@ function fillOf(report: BridgeReport): Fill | undefined {
   return { price, volume };
 }
 
-/** A bridge-side rule refusal is already one of our codes; anything else is the broker's own diagnostic. */
+/**
+ * A bridge-side rule refusal is already one of our codes (by its prefix, or a bridge-raised code of our table such as
+ * trade management's `spread_too_wide`); anything else is the broker's own diagnostic.
+ */
 function rejectionReason(report: BridgeReport): string {
   const code = report.retcode ?? 'unknown';
   if (typeof code === 'string' && /^(risk|signal|bridge)_[a-z_]+$/.test(code)) return code;
+  if (typeof code === 'string' && isReasonCode(code) && REASON_CODES[code].raisedBy === 'bridge') return code;
   return `broker:${code}${report.message ? ` ${report.message}` : ''}`;
 }

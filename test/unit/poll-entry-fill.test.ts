@@ -48,6 +48,17 @@ describe('the outcome of a bridge report', () => {
       reason: 'broker:10019 No money',
     });
     expect(outcomeOfReport(report({ status: 'expired' }), 'buy')).toEqual({ outcome: 'rejected', ticket: null, reason: 'signal_expired' });
+    // Trade management's refusals (protocol 1.6) are the bridge's own codes, not the broker's.
+    for (const code of ['spread_too_wide', 'take_profit_level_invalid', 'close_opposite_failed']) {
+      expect(outcomeOfReport(report({ status: 'rejected', retcode: code, message: 'spread 5 pips > max 3' }), 'buy')).toEqual({
+        outcome: 'rejected',
+        ticket: null,
+        reason: code,
+      });
+    }
+    expect(outcomeOfReport(report({ status: 'rejected', retcode: 'MARKET_CLOSED', message: 'Market is closed' }), 'buy')).toMatchObject({
+      reason: 'broker:MARKET_CLOSED Market is closed',
+    });
     expect(outcomeOfReport(report({ status: 'done', ticket: '7', price: 1.09, volume: 0.1 }), 'close')).toEqual({ outcome: 'done', ticket: '7', reason: null });
   });
 
