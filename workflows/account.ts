@@ -15,6 +15,7 @@ import type { Activities } from '../activities';
 import type { BridgeCommand, BridgeReport } from '../src/domain/bridge-protocol';
 import { planOrder } from '../src/risk/rules';
 import { isOpening } from '../src/domain/actions';
+import { withoutManagement } from '../src/domain/management';
 import { outcomeOfReport, type AccountOutcome } from '../src/domain/outcome';
 import type { AccountWorkflowInput } from '../src/domain/workflow-input';
 import { OutcomeKey, ReasonKey } from '../src/temporal/search-attributes';
@@ -104,8 +105,10 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
     return rejected(plan.reason);
   }
 
-  // Sized by risk, the bridge decides the lots on the live account: the signal's own volume does not travel.
-  const { meta: _meta, volume: signalVolume, ...rest } = signal;
+  // Sized by risk, the bridge decides the lots on the live account: the signal's own volume does not travel. Its trade
+  // management travels as the plan resolved it (the owner's defaults merged), never as sent.
+  const { meta: _meta, volume: signalVolume, ...sent } = signal;
+  const rest = withoutManagement(sent);
   const fields = plan.order.riskSizing ? rest : { ...rest, ...(signalVolume !== undefined ? { volume: signalVolume } : {}) };
   const command: BridgeCommand = {
     ...fields,

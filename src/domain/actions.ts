@@ -7,7 +7,32 @@
 
 /** The order fields of a signal (the request fields secret, action, meta and idempotencyKey go with every action). */
 export type OrderField =
-  'symbol' | 'volume' | 'price' | 'stopLimitPrice' | 'sl' | 'tp' | 'slPips' | 'tpPips' | 'positionId' | 'orderId' | 'partialVolume' | 'expiry' | 'side' | 'pnl';
+  | 'symbol'
+  | 'volume'
+  | 'price'
+  | 'stopLimitPrice'
+  | 'sl'
+  | 'tp'
+  | 'slPips'
+  | 'tpPips'
+  | 'positionId'
+  | 'orderId'
+  | 'partialVolume'
+  | 'expiry'
+  | 'side'
+  | 'pnl'
+  | ManagementField;
+
+/** Trade management on the entries (docs/trade-management.md); management.ts has their rules. */
+type ManagementField =
+  | 'trailDistancePips'
+  | 'trailTriggerPips'
+  | 'trailStepPips'
+  | 'breakevenTriggerPips'
+  | 'breakevenOffsetPips'
+  | 'takeProfits'
+  | 'closeOpposite'
+  | 'maxSpreadPips';
 
 export interface ActionRule {
   required: OrderField[];
@@ -34,9 +59,19 @@ export interface ActionDescription {
 }
 
 const ENTRY_STOPS: OrderField[] = ['sl', 'tp', 'slPips', 'tpPips'];
-const MARKET: ActionRule = { required: ['symbol', 'volume'], optional: ENTRY_STOPS };
-const PENDING: ActionRule = { required: ['symbol', 'volume', 'price'], optional: ENTRY_STOPS };
-const STOP_LIMIT: ActionRule = { required: ['symbol', 'volume', 'price', 'stopLimitPrice'], optional: ENTRY_STOPS };
+const MANAGEMENT: OrderField[] = [
+  'trailDistancePips',
+  'trailTriggerPips',
+  'trailStepPips',
+  'breakevenTriggerPips',
+  'breakevenOffsetPips',
+  'takeProfits',
+  'maxSpreadPips',
+];
+// Reverse is a market entry's: a pending entry that closed the other side when it triggers would surprise the trader.
+const MARKET: ActionRule = { required: ['symbol', 'volume'], optional: [...ENTRY_STOPS, ...MANAGEMENT, 'closeOpposite'] };
+const PENDING: ActionRule = { required: ['symbol', 'volume', 'price'], optional: [...ENTRY_STOPS, ...MANAGEMENT] };
+const STOP_LIMIT: ActionRule = { required: ['symbol', 'volume', 'price', 'stopLimitPrice'], optional: [...ENTRY_STOPS, ...MANAGEMENT] };
 const STOP_LIMIT_NEEDS = { mt5: '2.0.0', ctrader: '1.1.0' };
 const MODIFY_PENDING_NEEDS = { mt5: '2.0.0', ctrader: '1.1.0' };
 

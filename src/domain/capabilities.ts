@@ -1,5 +1,6 @@
 import type { Account, Platform } from './account';
 import { ACTION_TABLE, ACTIONS, type Action, type ActionDescription } from './actions';
+import { featuresNeeded, missingFeatures, type ManagementRequest } from './management';
 
 /**
  * Which bridge version an action needs, by platform (docs/capabilities.md). Every other action needs only the
@@ -25,7 +26,7 @@ function needsOf(platform: Platform): Partial<Record<Action, string>> {
  * test/integration/mt5-package-contents.test.ts and `make dist` fail when the two differ), for cTrader the connector's
  * (src/ctrader/bridge.ts reports this one).
  */
-export const CURRENT_BRIDGE_VERSION: Record<Platform, string> = { mt5: '3.5.0', ctrader: '1.4.0' };
+export const CURRENT_BRIDGE_VERSION: Record<Platform, string> = { mt5: '3.6.0', ctrader: '1.4.0' };
 
 /** Why the account cannot run the action, and the bridge version that would (none when only the venue lacks it). */
 export interface CapabilityGap {
@@ -41,16 +42,32 @@ export function capabilityGap(account: Pick<Account, 'platform' | 'bridgeVersion
   const needed = table.needs[action] ?? table.base;
   if (compareVersions(account.bridgeVersion, needed) < 0) {
     const install = CURRENT_BRIDGE_VERSION[account.platform];
-    const how =
-      account.platform === 'mt5'
-        ? `install the MT5 bridge ${install} (the download on the account's page of the dashboard)`
-        : `run the cTrader connector ${install}`;
     return {
-      message: `${action} needs ${account.platform === 'mt5' ? 'EA' : 'cBot'} version ${needed} or later; this account's bridge is ${account.bridgeVersion}; update the bridge and retry: ${how}`,
+      message: `${action} needs ${account.platform === 'mt5' ? 'EA' : 'cBot'} version ${needed} or later; this account's bridge is ${account.bridgeVersion}; update the bridge and retry: ${howToUpdate(account.platform)}`,
       install,
     };
   }
   return undefined;
+}
+
+/**
+ * Why the account's bridge cannot manage the trade the entry asks for (protocol 1.6): the features it did not announce
+ * in its hello. A bridge announces what it can rather than a version, so the features decide, not the version.
+ */
+export function managementGap(account: Pick<Account, 'platform' | 'bridgeVersion' | 'bridgeFeatures'>, signal: ManagementRequest): CapabilityGap | undefined {
+  const missing = missingFeatures(featuresNeeded(signal), account.bridgeFeatures);
+  if (missing.length === 0) return undefined;
+  return {
+    message: `trade management needs the bridge feature(s) ${missing.join(', ')}, which this account's bridge (${account.bridgeVersion}) did not announce; update the bridge and retry: ${howToUpdate(account.platform)}`,
+    install: CURRENT_BRIDGE_VERSION[account.platform],
+  };
+}
+
+function howToUpdate(platform: Platform): string {
+  const install = CURRENT_BRIDGE_VERSION[platform];
+  return platform === 'mt5'
+    ? `install the MT5 bridge ${install} (the download on the account's page of the dashboard)`
+    : `run the cTrader connector ${install}`;
 }
 
 /** Why the account cannot run the action, or undefined when it can. */

@@ -70,8 +70,9 @@ function fillOf(report: BridgeReport): Fill | undefined {
 }
 
 /**
- * A bridge-side rule refusal is already one of our codes (by its prefix, or a bridge-raised code of our table such as
- * trade management's `spread_too_wide`); anything else is the broker's own diagnostic.
+ * A bridge-side rule refusal is already one of our codes (the `risk_`, `signal_` and `bridge_` families, and the
+ * bridge-raised codes of the reason table, e.g. protocol 1.6's `spread_too_wide`); anything else is the broker's own
+ * diagnostic.
  */
 function rejectionReason(report: BridgeReport): string {
   const code = report.retcode ?? 'unknown';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ACTION_RULES, ACTIONS, type OrderField } from './actions';
 import { SPEC_LIMITS } from './limits';
+import { managementIssues, managementSignalFields } from './management';
 
 /**
  * The ExternalSignal of spec §2.1, with the per-action conditions of the action table (actions.ts). The ingress
@@ -50,6 +51,7 @@ export const signalFields = {
   expiry: z.iso.datetime({ offset: true }).describe('Pending-order expiry, ISO 8601 date-time with offset, in the future.'),
   side: z.enum(['buy', 'sell']).describe('Filter of a filtered close.'),
   pnl: z.enum(['profit', 'loss']).describe('Filter of a filtered close.'),
+  ...managementSignalFields,
   meta: z
     .looseObject({ origin: z.string().max(256).optional() })
     .check((ctx) => {
@@ -123,6 +125,7 @@ export function externalSignalSchema(now: () => number = Date.now) {
     }
     if (present('sl') && present('slPips')) ctx.addIssue({ code: 'custom', path: ['slPips'], message: 'give sl or slPips, not both' });
     if (present('tp') && present('tpPips')) ctx.addIssue({ code: 'custom', path: ['tpPips'], message: 'give tp or tpPips, not both' });
+    for (const issue of managementIssues(signal)) ctx.addIssue({ code: 'custom', ...issue });
     if (signal.expiry !== undefined && Date.parse(signal.expiry) <= now()) {
       ctx.addIssue({ code: 'custom', path: ['expiry'], message: 'expiry must be in the future' });
     }

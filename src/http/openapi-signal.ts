@@ -85,5 +85,9 @@ export function externalSignalDescription(): string {
     '- `expiry` must be in the future (not expressible in JSON Schema).',
     `- \`meta\` is free-form; it never changes routing or execution. It may nest at most ${META_MAX_DEPTH} levels (meta itself is level 1) and take at most ${META_MAX_BYTES} bytes as JSON (else 400). Only \`meta.origin\` is kept with the signal (it shows in the Temporal UI); the rest is dropped after validation.`,
     '- Stop-limit entries and the modify_pending family need a recent MT5 bridge (EA) and may be unavailable on some venues; an outdated bridge yields 412.',
+    '- Trade management (entries; docs/trade-management.md): `trailTriggerPips` and `trailStepPips` need `trailDistancePips`; `breakevenOffsetPips` needs `breakevenTriggerPips` and is less than it; ' +
+      "`takeProfits` levels give exactly one of `tpPips` / `tp`, all of the same kind, at distinct levels, `closePercent` adding up to at most 100, and when the entry gives `tpPips` every level's `tpPips` is less than it; " +
+      '`closeOpposite` is for market entries only. Each refusal is a 400 naming the field (`takeProfits.1.closePercent`). ' +
+      'An account whose bridge did not announce the feature an entry needs (`trailing_stop`, `breakeven_trigger`, `take_profit_levels`, `close_opposite`, `max_spread`) yields 412 with `installBridgeVersion`.',
   ].join('\n');
 }

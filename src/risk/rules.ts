@@ -5,6 +5,7 @@ import type { RiskSettings } from '../domain/risk-settings';
 import { DEFAULT_VOLUME_RULES, type VolumeRules } from '../domain/volume-rules';
 import { mapSymbol } from './symbols';
 import type { BridgeCommand } from '../domain/bridge-protocol';
+import { featuresNeeded, missingFeatures, resolveManagement, type CommandManagement } from '../domain/management';
 
 /**
  * The account owner's risk rules, as pure functions of the signal, the settings snapshot taken at acceptance and
@@ -12,7 +13,8 @@ import type { BridgeCommand } from '../domain/bridge-protocol';
  * (docs/reason-codes.md).
  */
 
-export interface PlannedOrder {
+/** Flat like the command: the entry's trade management with the owner's defaults merged and resolved (protocol 1.6). */
+export interface PlannedOrder extends CommandManagement {
   symbol?: string;
   /** Absent when the bridge sizes the entry by risk (riskSizing). */
   volume?: number;
@@ -60,6 +62,9 @@ export function planOrder(
   ) {
     return { ok: false, reason: 'risk_sizing_unsupported' };
   }
+  // The signal's own management passed the 412 at acceptance; the owner's defaults may ask for more than the bridge can.
+  const management = resolveManagement(signal, risk.management);
+  if (missingFeatures(featuresNeeded(management), features).length > 0) return { ok: false, reason: 'management_unsupported' };
   const lossGuards = guarding && guards ? withoutStopOutOff(guards) : undefined;
   const limits = perSymbol !== undefined ? { maxOpenPositionsPerSymbol: perSymbol } : {};
   if (risk.sizing.mode === 'risk_percent' || risk.sizing.mode === 'risk_amount') {
@@ -73,12 +78,12 @@ export function planOrder(
       value: risk.sizing.mode === 'risk_amount' ? risk.sizing.amount : risk.sizing.percent,
       ...(risk.maxVolume !== undefined ? { maxLots: risk.maxVolume } : {}),
     };
-    return { ok: true, order: { symbol, riskSizing, ...(lossGuards ? { lossGuards } : {}), ...limits } };
+    return { ok: true, order: { symbol, riskSizing, ...(lossGuards ? { lossGuards } : {}), ...limits, ...management } };
   }
   const volume = sizeVolume(signal.volume ?? 0, risk.sizing, volumeRules);
   if (risk.maxVolume !== undefined && volume > risk.maxVolume) return { ok: false, reason: 'risk_max_volume_exceeded' };
   if (volume < volumeRules.min) return { ok: false, reason: 'risk_volume_below_minimum' };
-  return { ok: true, order: { symbol, volume, ...(lossGuards ? { lossGuards } : {}), ...limits } };
+  return { ok: true, order: { symbol, volume, ...(lossGuards ? { lossGuards } : {}), ...limits, ...management } };
 }
 
 /** The guards as the command carries them: `stopOut` only when on, so a bridge older than protocol 1.4 never sees it. */

@@ -94,7 +94,7 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
 
   const { grant } = req;
   const { accounts, skipped } = await guarded(deps.settings.failClosedRetryAfterSeconds, () =>
-    resolveTargets(deps.registry, grant, signal.action, req.routeAccountId),
+    resolveTargets(deps.registry, grant, signal, req.routeAccountId),
   ).catch((err: unknown) => {
     // Only after the account was found to be the sender's (an unknown or foreign one is the 401 before this).
     if (err instanceof Refusal && err.kind === 'bridge_too_old' && req.routeAccountId !== undefined) deps.onBridgeTooOld?.(req.routeAccountId, err.message);

@@ -106,6 +106,8 @@ export class Mt5BridgeDriver extends ProcessPerAccountDriver<Market> implements 
   readonly platform = 'mt5' as const;
   readonly bridgeVersion = MT5_BRIDGE_VERSION;
   readonly codes = MT5_CODES;
+  // Trade management (protocol 1.6): the bridge runs it from 3.6.0 (docs/mt5-bridge.md "Trade management").
+  readonly managesTrades = true;
 
   async start(account: ConformanceAccount, ingressUrl: string, options: StartOptions = {}): Promise<void> {
     const run = this.prepare(account.id, 'mt5', mt5DoubleMarket);

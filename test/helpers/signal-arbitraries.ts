@@ -36,16 +36,27 @@ export const REQUIRED: Record<Action, string[]> = {
 };
 
 export const STOPS = ['sl', 'tp', 'slPips', 'tpPips'];
+/** Trade management (docs/trade-management.md §1): on every entry; closeOpposite on market entries only. */
+export const MANAGEMENT = [
+  'trailDistancePips',
+  'trailTriggerPips',
+  'trailStepPips',
+  'breakevenTriggerPips',
+  'breakevenOffsetPips',
+  'takeProfits',
+  'maxSpreadPips',
+];
+const ENTRY = [...STOPS, ...MANAGEMENT];
 /** Every field each action may carry (besides secret, action and meta). */
 export const ALLOWED: Record<Action, string[]> = {
-  buy: ['symbol', 'volume', ...STOPS],
-  sell: ['symbol', 'volume', ...STOPS],
-  buy_limit: ['symbol', 'volume', 'price', ...STOPS],
-  sell_limit: ['symbol', 'volume', 'price', ...STOPS],
-  buy_stop: ['symbol', 'volume', 'price', ...STOPS],
-  sell_stop: ['symbol', 'volume', 'price', ...STOPS],
-  buy_stop_limit: ['symbol', 'volume', 'price', 'stopLimitPrice', ...STOPS],
-  sell_stop_limit: ['symbol', 'volume', 'price', 'stopLimitPrice', ...STOPS],
+  buy: ['symbol', 'volume', ...ENTRY, 'closeOpposite'],
+  sell: ['symbol', 'volume', ...ENTRY, 'closeOpposite'],
+  buy_limit: ['symbol', 'volume', 'price', ...ENTRY],
+  sell_limit: ['symbol', 'volume', 'price', ...ENTRY],
+  buy_stop: ['symbol', 'volume', 'price', ...ENTRY],
+  sell_stop: ['symbol', 'volume', 'price', ...ENTRY],
+  buy_stop_limit: ['symbol', 'volume', 'price', 'stopLimitPrice', ...ENTRY],
+  sell_stop_limit: ['symbol', 'volume', 'price', 'stopLimitPrice', ...ENTRY],
   close: ['positionId', 'symbol', 'side', 'pnl'],
   close_all: [],
   partial_close: ['positionId', 'partialVolume'],
@@ -80,12 +91,35 @@ export function sampleValues(future: string): Record<string, unknown> {
     expiry: future,
     side: 'buy',
     pnl: 'profit',
+    trailDistancePips: 15,
+    trailTriggerPips: 10,
+    trailStepPips: 2,
+    breakevenTriggerPips: 20,
+    breakevenOffsetPips: 2,
+    takeProfits: [{ tpPips: 10, closePercent: 50 }],
+    closeOpposite: true,
+    maxSpreadPips: 1.5,
   };
 }
 
 /** The order fields of the schema (everything but secret, action, meta and idempotencyKey). */
 export const FIELDS = Object.keys(sampleValues(''));
-export const NUMERIC_FIELDS = ['volume', 'price', 'stopLimitPrice', 'sl', 'tp', 'slPips', 'tpPips', 'partialVolume'];
+export const NUMERIC_FIELDS = [
+  'volume',
+  'price',
+  'stopLimitPrice',
+  'sl',
+  'tp',
+  'slPips',
+  'tpPips',
+  'partialVolume',
+  'trailDistancePips',
+  'trailTriggerPips',
+  'trailStepPips',
+  'breakevenTriggerPips',
+  'breakevenOffsetPips',
+  'maxSpreadPips',
+];
 export const KNOWN_KEYS = new Set(['secret', 'action', 'meta', 'idempotencyKey', ...FIELDS]);
 
 export const without = (b: Body, field: string): Body => {
@@ -111,6 +145,11 @@ export interface SignalArbitrariesOptions {
   nowMs: number;
   /** The secret of generated bodies; default any 1-256 character string (the schema alone does not check it). */
   secret?: fc.Arbitrary<string>;
+  /**
+   * Entries carry trade management too (docs/trade-management.md §1). Off by default: over HTTP an account whose
+   * bridge did not announce the features answers 412, not 202.
+   */
+  management?: boolean;
 }
 
 export function signalArbitraries(opts: SignalArbitrariesOptions) {
@@ -173,16 +212,64 @@ export function signalArbitraries(opts: SignalArbitrariesOptions) {
     })
     .map(({ sl, tp }) => ({ ...sl, ...tp }));
 
+  /**
+   * Valid trade management for an entry with these stops: trail and breakeven with their optional parts, take-profit
+   * levels all of one kind at distinct distances whose percentages add up to at most 100 and, as tpPips, nearer than
+   * the entry's tpPips; closeOpposite on market entries only.
+   */
+  const managementArb = (market: boolean, stops: Body): fc.Arbitrary<Body> => {
+    const finalPips = typeof stops.tpPips === 'number' ? stops.tpPips : undefined;
+    const trail = fc.record(
+      { trailDistancePips: pipsArb, trailTriggerPips: fc.oneof(fc.constant(0), pipsArb), trailStepPips: pipsArb },
+      { requiredKeys: ['trailDistancePips'] },
+    );
+    const breakeven = fc
+      .record({ trigger: pipsArb, offsetShare: fc.option(fc.double({ min: 0, max: 0.99, noNaN: true }), { nil: undefined }) })
+      .map(({ trigger, offsetShare }) => ({
+        breakevenTriggerPips: trigger,
+        ...(offsetShare === undefined ? {} : { breakevenOffsetPips: trigger * offsetShare }),
+      }))
+      // Near the smallest double, trigger × share rounds back up to trigger.
+      .filter((b) => b.breakevenOffsetPips === undefined || b.breakevenOffsetPips < b.breakevenTriggerPips);
+    // Levels in pips must be nearer than the entry's tpPips; below a millionth of a pip there is no room for five.
+    const levelPips = finalPips === undefined ? pipsArb : fc.double({ min: finalPips / 1e6, max: finalPips, maxExcluded: true, noNaN: true });
+    const kinds = finalPips !== undefined && finalPips < 1e-6 ? fc.constant('tp') : fc.constantFrom('tpPips', 'tp');
+    const levels = fc.record({ kind: kinds, count: fc.integer({ min: 1, max: 5 }) }).chain(({ kind, count }) =>
+      fc
+        .record({
+          at: fc.uniqueArray(kind === 'tp' ? priceArb : levelPips, { minLength: count, maxLength: count }),
+          percents: fc.array(fc.double({ min: 0.01, max: 100 / count, noNaN: true }), { minLength: count, maxLength: count }),
+        })
+        .map(({ at, percents }) => at.map((v, i) => ({ [kind]: v, closePercent: percents[i]! }))),
+    );
+    return fc
+      .record({ trail, breakeven, takeProfits: levels, maxSpreadPips: pipsArb, ...(market ? { closeOpposite: fc.boolean() } : {}) }, { requiredKeys: [] })
+      .map(({ trail: t, breakeven: b, ...rest }) => ({ ...(t ?? {}), ...(b ?? {}), ...rest }));
+  };
+
+  /** An entry's fields, with its management when the options ask for it. */
+  const entryArb = (market: boolean, fields: fc.Arbitrary<Body>): fc.Arbitrary<Body> =>
+    opts.management ? fields.chain((f) => managementArb(market, f).map((m) => ({ ...f, ...m }))) : fields;
+
   /** A non-empty subset of the given field generators, as an object. */
   const someOf = (arbs: Record<string, fc.Arbitrary<unknown>>): fc.Arbitrary<Body> =>
     fc.record(arbs, { requiredKeys: [] }).filter((o) => Object.keys(o).length > 0);
 
   const fieldsArb: Record<Action, fc.Arbitrary<Body>> = (() => {
-    const market = fc.record({ symbol: symbolArb, volume: lotsArb, stops: entryStopsArb }).map(({ stops, ...f }) => ({ ...f, ...stops }));
-    const pending = fc.record({ symbol: symbolArb, volume: lotsArb, price: priceArb, stops: entryStopsArb }).map(({ stops, ...f }) => ({ ...f, ...stops }));
-    const stopLimit = fc
-      .record({ symbol: symbolArb, volume: lotsArb, price: priceArb, stopLimitPrice: priceArb, stops: entryStopsArb })
-      .map(({ stops, ...f }) => ({ ...f, ...stops }));
+    const market = entryArb(
+      true,
+      fc.record({ symbol: symbolArb, volume: lotsArb, stops: entryStopsArb }).map(({ stops, ...f }) => ({ ...f, ...stops })),
+    );
+    const pending = entryArb(
+      false,
+      fc.record({ symbol: symbolArb, volume: lotsArb, price: priceArb, stops: entryStopsArb }).map(({ stops, ...f }) => ({ ...f, ...stops })),
+    );
+    const stopLimit = entryArb(
+      false,
+      fc
+        .record({ symbol: symbolArb, volume: lotsArb, price: priceArb, stopLimitPrice: priceArb, stops: entryStopsArb })
+        .map(({ stops, ...f }) => ({ ...f, ...stops })),
+    );
     return {
       buy: market,
       sell: market,

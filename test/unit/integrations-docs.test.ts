@@ -105,7 +105,22 @@ function stringsIn(value: unknown): string[] {
 
 describe('TradingView templates (docs/integrations/tradingview-templates.json, tradingview.md)', () => {
   test('the numeric fields come from the schema', () => {
-    expect([...NUMERIC_FIELDS].sort()).toEqual(['partialVolume', 'price', 'sl', 'slPips', 'stopLimitPrice', 'tp', 'tpPips', 'volume']);
+    expect([...NUMERIC_FIELDS].sort()).toEqual([
+      'breakevenOffsetPips',
+      'breakevenTriggerPips',
+      'maxSpreadPips',
+      'partialVolume',
+      'price',
+      'sl',
+      'slPips',
+      'stopLimitPrice',
+      'tp',
+      'tpPips',
+      'trailDistancePips',
+      'trailStepPips',
+      'trailTriggerPips',
+      'volume',
+    ]);
   });
 
   test('when the file is read, then it has one template for each of the 17 actions, keyed by its action', () => {

@@ -48,7 +48,10 @@ describe('the outcome of a bridge report', () => {
       reason: 'broker:10019 No money',
     });
     expect(outcomeOfReport(report({ status: 'expired' }), 'buy')).toEqual({ outcome: 'rejected', ticket: null, reason: 'signal_expired' });
-    // Trade management's refusals (protocol 1.6) are the bridge's own codes, not the broker's.
+    expect(outcomeOfReport(report({ status: 'done', ticket: '7', price: 1.09, volume: 0.1 }), 'close')).toEqual({ outcome: 'done', ticket: '7', reason: null });
+  });
+
+  test("when a bridge refuses by one of the reason table's bridge codes, then the reason is that code, else the broker's diagnostic", () => {
     for (const code of ['spread_too_wide', 'take_profit_level_invalid', 'close_opposite_failed']) {
       expect(outcomeOfReport(report({ status: 'rejected', retcode: code, message: 'spread 5 pips > max 3' }), 'buy')).toEqual({
         outcome: 'rejected',
@@ -56,10 +59,11 @@ describe('the outcome of a bridge report', () => {
         reason: code,
       });
     }
-    expect(outcomeOfReport(report({ status: 'rejected', retcode: 'MARKET_CLOSED', message: 'Market is closed' }), 'buy')).toMatchObject({
-      reason: 'broker:MARKET_CLOSED Market is closed',
-    });
-    expect(outcomeOfReport(report({ status: 'done', ticket: '7', price: 1.09, volume: 0.1 }), 'close')).toEqual({ outcome: 'done', ticket: '7', reason: null });
+    // A code the table does not raise from a bridge stays the broker's.
+    expect(outcomeOfReport(report({ status: 'rejected', retcode: 'management_unsupported', message: 'm' }), 'buy').reason).toBe(
+      'broker:management_unsupported m',
+    );
+    expect(outcomeOfReport(report({ status: 'rejected', retcode: 'TRADING_BAD_STOPS', message: 'bad' }), 'buy').reason).toBe('broker:TRADING_BAD_STOPS bad');
   });
 
   test('when the reported numbers are not a real fill, then no fill is given', () => {

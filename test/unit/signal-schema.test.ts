@@ -419,7 +419,8 @@ describe('ExternalSignal schema: error shape', () => {
 
 const FC = { numRuns: 1000, seed: 20240612 } as const;
 
-const { validBodyOf, validBodyArb, invalid } = signalArbitraries({ nowMs: NOW_MS });
+// Entries carry trade management too (docs/trade-management.md §1), so every property covers those fields as well.
+const { validBodyOf, validBodyArb, invalid } = signalArbitraries({ nowMs: NOW_MS, management: true });
 
 function assertRefusedNaming(b: Body, field: string): void {
   const result = validate(b);

@@ -1,6 +1,8 @@
 import { accountWorkflow, bridgeReportSignal, bridgeReportUpdate } from '../../workflows';
 import { accountWorkflowId } from '../../src/domain/ids';
-import type { AccountWorkflowInput } from '../../src/domain/workflow-input';
+import type { AccountWorkflowInput, SignalInstruction } from '../../src/domain/workflow-input';
+import { riskSettingsSchema } from '../../src/domain/risk-settings';
+import type { BridgeFeature } from '../../src/domain/account';
 import { BUY, newSignalId, queueDouble, target, useWorkflowKit } from './kit';
 
 /**
@@ -126,5 +128,54 @@ describe('accountWorkflow in virtual time', () => {
       return handle.result();
     });
     expect(outcome).toMatchObject({ outcome: 'filled', ticket: 'T-1' });
+  });
+});
+
+describe('accountWorkflow: trade management in the command (protocol 1.6)', () => {
+  const FEATURES: BridgeFeature[] = ['trailing_stop', 'breakeven_trigger', 'take_profit_levels', 'close_opposite', 'max_spread'];
+
+  /** A buy accepted now on an account with these management defaults whose bridge announced `features`. */
+  async function managedInput(signal: SignalInstruction, management: unknown, features: BridgeFeature[]) {
+    const { input, workflowId } = await buyInput(60_000);
+    const account = { ...input.target.account, risk: riskSettingsSchema.parse({ ...input.target.account.risk, management }), bridgeFeatures: features };
+    return { input: { ...input, signal, target: { ...input.target, account } }, workflowId };
+  }
+
+  test("when a buy trails and the owner's defaults add breakeven and a looser spread cap, then the command carries them resolved", async () => {
+    const { activities, calls } = queueDouble();
+    const signal: SignalInstruction = { ...BUY, trailDistancePips: 12, maxSpreadPips: 2, closeOpposite: false, meta: { origin: 'tv' } };
+    const { input, workflowId } = await managedInput(signal, { breakevenTriggerPips: 10, breakevenOffsetPips: 1, maxSpreadPips: 3 }, FEATURES);
+    const outcome = await workflowKit().withWorker(activities, async (taskQueue) => {
+      const handle = await workflowKit().env.client.workflow.start(accountWorkflow, { taskQueue, workflowId, args: [input] });
+      await handle.executeUpdate(bridgeReportUpdate, { args: [{ commandId: workflowId, status: 'filled', ticket: 'T-9', price: 1.1 }], updateId: workflowId });
+      return handle.result();
+    });
+    expect(outcome).toMatchObject({ outcome: 'filled', ticket: 'T-9' });
+    expect(calls.commands).toHaveLength(1);
+    const { commandId: _c, seq: _s, signalId: _i, acceptedAt: _a, expiresAt: _e, ...command } = calls.commands[0]!;
+    // closeOpposite false and meta never travel; every default is filled in.
+    expect(command).toEqual({
+      action: 'buy',
+      symbol: 'EURUSD',
+      volume: 0.01,
+      accountId: 'acc-1',
+      trailDistancePips: 12,
+      trailTriggerPips: 0,
+      trailStepPips: 1,
+      breakevenTriggerPips: 10,
+      breakevenOffsetPips: 1,
+      maxSpreadPips: 2,
+    });
+  });
+
+  test("when the owner's defaults trail and the bridge did not announce trailing_stop, then management_unsupported, nothing queued, its number released", async () => {
+    const { activities, calls } = queueDouble();
+    const { input, workflowId } = await managedInput(BUY, { trailDistancePips: 20 }, ['max_spread']);
+    const outcome = await workflowKit().withWorker(activities, (taskQueue) =>
+      workflowKit().env.client.workflow.execute(accountWorkflow, { taskQueue, workflowId, args: [input] }),
+    );
+    expect(outcome).toMatchObject({ outcome: 'rejected', reason: 'management_unsupported' });
+    expect(calls.dispatched).toEqual([]);
+    expect(calls.released).toEqual([{ accountId: 'acc-1', seq: 1 }]);
   });
 });

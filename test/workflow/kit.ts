@@ -21,6 +21,8 @@ if (!Runtime._instance) Runtime.install({ logger: quiet });
 /** What the workflow asked of the command queue, in order. */
 export interface QueueCalls {
   dispatched: { commandId: string; resend: boolean }[];
+  /** The commands dispatched, whole, as a bridge would receive them. */
+  commands: BridgeCommand[];
   withdrawn: { commandId: string; queued: boolean }[];
   released: { accountId: string; seq: number }[];
   /** The workflow looked in Redis for the recorded report of these commands. */
@@ -31,10 +33,11 @@ export interface QueueCalls {
 
 /** The command queue as the workflows see it (activities/index.ts), answering `withdraw` as the test says. */
 export function queueDouble(answers: { withdraw?: WithdrawResult; dispatch?: EnqueueResult; recorded?: (commandId: string) => BridgeReport | null } = {}) {
-  const calls: QueueCalls = { dispatched: [], withdrawn: [], released: [], looked: [], callbacks: [] };
+  const calls: QueueCalls = { dispatched: [], commands: [], withdrawn: [], released: [], looked: [], callbacks: [] };
   const activities: Activities = {
     async dispatchCommand(command: BridgeCommand, options?: { resend?: boolean }) {
       calls.dispatched.push({ commandId: command.commandId, resend: options?.resend ?? false });
+      calls.commands.push(command);
       return answers.dispatch ?? 'queued';
     },
     async releaseSequence(accountId: string, seq: number) {

@@ -121,6 +121,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     finally:
         bridge.watch.stop()
+        bridge.manager.stop()
         # A stop-out under way finishes its closes before the terminal is let go.
         with bridge.lock:
             if bridge.journal is not None:

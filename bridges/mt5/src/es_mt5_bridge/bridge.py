@@ -15,7 +15,8 @@ from . import __version__
 from .ingress import Ingress, IngressError
 from .journal import Journal
 from .risk import EquityMarks
-from .protocol import CAPABILITIES, PLATFORM, Command, InvalidCommand, Report, iso, parse_command, parse_time
+from .manager import CAUSE_OF_MANAGEMENT_TAG, Manager
+from .protocol import CAPABILITIES, ENTRY_ACTIONS, PLATFORM, Command, InvalidCommand, Report, iso, parse_command, parse_time
 from .stop_out import StopOut
 from .stop_out_store import StopOutStore
 from .terminal import Outcome, TerminalUnavailable, pip_size, refused, tag_of
@@ -69,6 +70,8 @@ class Bridge:
         self.lock = threading.RLock()
         # The stop-out (protocol 1.4): armed by the service's answers, it looks at the account under `lock`.
         self.watch = Watch(self.lock, ingress, self.figures, lambda **fields: self.log(self._diag, **fields))
+        # Trade management (protocol 1.6): its own thread, under the same lock.
+        self.manager = Manager(self.lock, self.trader, lambda **fields: self.log(self._diag, **fields))
         self._out = out
         self._diag = diag
         self._backoff_max = backoff_max_s
@@ -135,13 +138,21 @@ class Bridge:
             self.watch.trades = TradeEvents(self.mt5, self.server_offset, outbox, self.cause_of_tag)
             self.watch.trades.start()
             self.trader.on_request = self._note_request
+            self.manager.open(self.journal.path + ".managed.json")
+            self.manager.on_moved = self._stop_moved
         terminal = self.mt5.terminal_info()
         if terminal is not None and not terminal.trade_allowed:
             self.log(self._diag, event="algo_trading_off",
                      hint="switch on Algo Trading in the terminal's toolbar; until then the broker refuses with 10027")
 
     def cause_of_tag(self, comment: str) -> Optional[Tuple[str, Optional[str]]]:
-        """Who sent a request, from its comment: one of our commands, or our stop-out (None: not this bridge)."""
+        """Who sent a request, from its comment: one of our commands, our stop-out or our trade management (None: not
+        this bridge)."""
+        if comment in CAUSE_OF_MANAGEMENT_TAG:
+            return CAUSE_OF_MANAGEMENT_TAG[comment], None
+        if comment.startswith("es-co:"):
+            closing_for = self.journal.command_of_tag("es:" + comment[6:]) if self.journal is not None else None
+            return "close_opposite", closing_for
         command_id = self.journal.command_of_tag(comment) if self.journal is not None else None
         if command_id is not None:
             return "command", command_id
@@ -151,7 +162,12 @@ class Bridge:
             return "stop_out", None
         return None
 
-    def _note_request(self, request: Dict[str, Any]) -> None:
+    def _stop_moved(self, position: Dict[str, Any], intent: Dict[str, Any], move: int) -> None:
+        if self.watch.trades is not None:
+            self.watch.trades.managed_move(str(position["ticket"]), str(position["symbol"]), intent["sl"], intent["tp"],
+                                           intent["cause"], intent.get("trailActiveAt"), move)
+
+    def _note_request(self, request: Dict[str, Any], fields: Optional[Dict[str, Any]] = None) -> None:
         trades = self.watch.trades
         if trades is None:
             return
@@ -161,7 +177,7 @@ class Bridge:
             key = f"order:{request.get('order')}"
         else:
             return
-        trades.outbox.note_request(key, str(request.get("comment") or ""), int(self.trader.server_now_ms()))
+        trades.outbox.note_request(key, str(request.get("comment") or ""), int(self.trader.server_now_ms()), fields)
 
     def hello_body(self) -> Dict[str, Any]:
         with self.lock:
@@ -251,9 +267,17 @@ class Bridge:
         if expired:
             # It may have run before the crash: only what the trade server shows counts, and nothing new is sent.
             found = self.trader.recover(cmd)
+            if found is not None:
+                self._manage(cmd, found)
             return found or Outcome("expired", message=f"not executed: expired at {iso(cmd.expires_at)}")
         self.journal.record_intent(cmd.command_id)
-        return self.trader.execute(cmd, recovering)
+        return self._manage(cmd, self.trader.execute(cmd, recovering))
+
+    def _manage(self, cmd: Command, outcome: Outcome) -> Outcome:
+        """An entry that filled and asked for management is managed from now on (written down before its report)."""
+        if cmd.action in ENTRY_ACTIONS and outcome.status == "filled" and cmd.management:
+            self.manager.after_entry(cmd, outcome.ticket)
+        return outcome
 
     def send_reports(self, reports: List[Report]) -> None:
         """Until the ingress takes them (they are idempotent); 4xx other than 429 is a fault of ours: reconnect."""
@@ -285,6 +309,7 @@ class Bridge:
         connected = False
         superseded = 0
         self.watch.start()
+        self.manager.start()
         while self.running:
             pause = 0.0
             try:
@@ -333,6 +358,7 @@ class Bridge:
             if pause > 0 and self.running:
                 time.sleep(pause)
         self.watch.stop()
+        self.manager.stop()
 
     def _run_batch(self, commands: List[Any]) -> None:
         ordered = sorted(commands, key=seq_of)

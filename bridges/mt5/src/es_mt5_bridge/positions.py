@@ -10,7 +10,7 @@ from .terminal import DEVIATION_POINTS, EPS, MAGIC, Outcome, Refusal, Terminal, 
 
 
 class PositionActions(Terminal):
-    def _close_request(self, comment: str, pos: Any, volume: float, info: Any) -> Dict[str, Any]:
+    def close_request(self, comment: str, pos: Any, volume: float, info: Any) -> Dict[str, Any]:
         buy = pos.type == self.mt5.POSITION_TYPE_BUY
         tick = self.tick(pos.symbol)
         return {
@@ -22,7 +22,7 @@ class PositionActions(Terminal):
 
     def close_whole(self, pos: Any, comment: str) -> Any:
         """The trade server's answer to closing all of a position at market (the opposite deal on its ticket)."""
-        return self.send(self._close_request(comment, pos, pos.volume, self.symbol(pos.symbol)))
+        return self.send(self.close_request(comment, pos, pos.volume, self.symbol(pos.symbol)))
 
     def remove_order(self, order: Any, comment: str) -> Any:
         return self.send({"action": self.mt5.TRADE_ACTION_REMOVE, "order": order.ticket, "magic": MAGIC, "comment": comment})
@@ -94,7 +94,7 @@ class PositionActions(Terminal):
         if cmd.partial_volume is None:
             raise Refusal(refused(self.mt5.TRADE_RETCODE_INVALID, "Invalid request: partialVolume is required"))
         volume = pos.volume if cmd.partial_volume >= pos.volume - EPS else cmd.partial_volume
-        result = self.send(self._close_request(tag_of(cmd.command_id), pos, volume, self.symbol(pos.symbol)))
+        result = self.send(self.close_request(tag_of(cmd.command_id), pos, volume, self.symbol(pos.symbol)))
         if not self._ok(result, self.mt5.TRADE_RETCODE_DONE):
             return self._broker(result)
         full = volume >= pos.volume - EPS

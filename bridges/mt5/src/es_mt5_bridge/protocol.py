@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 ACTIONS = (
     "buy", "sell", "buy_limit", "sell_limit", "buy_stop", "sell_stop", "buy_stop_limit", "sell_stop_limit",
@@ -15,9 +15,11 @@ ENTRY_ACTIONS = ACTIONS[:8]
 PLATFORM = "mt5"
 # From risk_sizing on, features the service checks (docs/bridge-protocol.md): it sizes by risk, applies loss guards and
 # per-symbol position limits, closes everything once when the drawdown guard trips (stop_out, protocol 1.4), and
-# reports what became of each trade and the book (trade_events, protocol 1.5).
+# reports what became of each trade and the book (trade_events, protocol 1.5), and manages a trade after its entry
+# (protocol 1.6, docs/trade-management.md: the last five).
 CAPABILITIES = ["stop_limit", "modify_pending", "partial_close", "max_open_positions", "exactly_once_journal", "risk_sizing", "loss_guards",
-                "position_limits", "stop_out", "trade_events"]
+                "position_limits", "stop_out", "trade_events",
+                "trailing_stop", "breakeven_trigger", "take_profit_levels", "close_opposite", "max_spread"]
 
 Retcode = Union[int, str]
 
@@ -58,6 +60,15 @@ class Command:
     loss_guards: Optional[Dict[str, Any]] = None
     # Protocol 1.3: the oldest (ms) a quote behind a sized or guarded entry's figures may be (risk_figures_stale).
     figures_max_age_ms: Optional[int] = None
+    # Protocol 1.6: the entry's management, in the protocol's own names (trailDistancePips, trailTriggerPips,
+    # trailStepPips, breakevenTriggerPips, breakevenOffsetPips, takeProfits, closeOpposite, maxSpreadPips); empty
+    # when the command asks for none. Defaults are the service's: nothing here is defaulted.
+    management: Dict[str, Any] = field(default_factory=dict)
+
+    def pip_fields(self) -> List[str]:
+        """The management fields counted in pips (a symbol whose pip the bridge does not know cannot have them)."""
+        return [k for k in PIP_FIELDS if k in self.management] + (
+            ["takeProfits"] if any("tpPips" in level for level in self.management.get("takeProfits", [])) else [])
 
 
 @dataclass(frozen=True)
@@ -168,7 +179,62 @@ def parse_command(raw: Any) -> Command:
         risk_sizing=risk_sizing,
         loss_guards=loss_guards,
         figures_max_age_ms=figures_max_age,
+        management=_management(raw, action),
     )
+
+
+# Bounds of the contract (docs/trade-management.md §1): a number beyond them is a command this bridge will not run.
+MAX_PIPS = 1e6
+PIP_FIELDS = ("trailDistancePips", "trailTriggerPips", "trailStepPips", "breakevenTriggerPips", "breakevenOffsetPips",
+              "maxSpreadPips")
+_MAY_BE_ZERO = ("trailTriggerPips", "breakevenOffsetPips")
+
+
+def _management(raw: Dict[str, Any], action: str) -> Dict[str, Any]:
+    """The management fields of an entry, checked for shape and bounds (the service validated them; a bridge still
+    fails closed on what it cannot run). On other actions they are ignored, as any field an action does not use."""
+    if action not in ENTRY_ACTIONS:
+        return {}
+    out: Dict[str, Any] = {}
+    for key in PIP_FIELDS:
+        value = _number(raw, key)
+        if value is None:
+            continue
+        above_floor = value >= 0 if key in _MAY_BE_ZERO else value > 0
+        if not above_floor or value > MAX_PIPS:
+            raise InvalidCommand(f"{key}: expected a number {'from 0' if key in _MAY_BE_ZERO else 'above 0'} up to {MAX_PIPS:g}")
+        out[key] = value
+    levels = raw.get("takeProfits")
+    if levels is not None:
+        if not isinstance(levels, list) or not 1 <= len(levels) <= 5:
+            raise InvalidCommand("takeProfits: expected 1 to 5 levels")
+        out["takeProfits"] = [_level(level, i) for i, level in enumerate(levels)]
+        if sum(level["closePercent"] for level in out["takeProfits"]) > 100 + 1e-9:
+            raise InvalidCommand("takeProfits: the levels' closePercent add up to more than 100")
+    close_opposite = raw.get("closeOpposite")
+    if close_opposite is not None and close_opposite is not False:
+        if close_opposite is not True:
+            raise InvalidCommand("closeOpposite: expected true")
+        if action not in ("buy", "sell"):
+            raise InvalidCommand("closeOpposite: not used by " + action)
+        out["closeOpposite"] = True
+    for needs, key in (("trailDistancePips", "trailTriggerPips"), ("trailDistancePips", "trailStepPips"),
+                       ("breakevenTriggerPips", "breakevenOffsetPips")):
+        if key in out and needs not in out:
+            raise InvalidCommand(f"{key}: needs {needs}")
+    return out
+
+
+def _level(raw: Any, i: int) -> Dict[str, Any]:
+    where = f"takeProfits.{i}"
+    if not isinstance(raw, dict) or set(raw) - {"tpPips", "tp", "closePercent"}:
+        raise InvalidCommand(f"{where}: expected {{tpPips | tp, closePercent}}")
+    tp_pips, tp, percent = _number(raw, "tpPips"), _number(raw, "tp"), _number(raw, "closePercent")
+    if (tp_pips is None) == (tp is None) or not ((tp_pips or tp or 0) > 0) or (tp_pips is not None and tp_pips > MAX_PIPS):
+        raise InvalidCommand(f"{where}: expected exactly one of tpPips or tp, above 0")
+    if percent is None or not 0 < percent <= 100:
+        raise InvalidCommand(f"{where}.closePercent: expected a number above 0 up to 100")
+    return {**({"tpPips": tp_pips} if tp_pips is not None else {"tp": tp}), "closePercent": percent}
 
 
 def _positive(value: Any) -> bool:

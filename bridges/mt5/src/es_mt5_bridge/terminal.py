@@ -43,6 +43,13 @@ def tag_of(command_id: str) -> str:
     return "es:" + hashlib.sha256(command_id.encode("utf-8")).hexdigest()[:24]
 
 
+def close_opposite_tag(command_id: str) -> str:
+    """The comment of the closes an entry's `closeOpposite` makes: its command's tag under another prefix, so the trade
+    events name the cause (close_opposite) and the command, and the entry's own recovery (`find`) does not take them
+    for the entry."""
+    return "es-co:" + tag_of(command_id)[3:]
+
+
 def pip_size(digits: int, point: float, name: str) -> float:
     """10 points on 3- and 5-digit symbols (and 2-digit metals), else one point (docs/bridge-protocol.md)."""
     if digits in (3, 5) or (digits == 2 and name.upper().startswith(("XAU", "XAG"))):
@@ -67,8 +74,9 @@ class Terminal:
         # The loss guards' day-open and peak equity, as this bridge saw the account (in memory until the bridge sets a
         # file for them, beside its journal).
         self.marks = EquityMarks()
-        # Told of every request before it leaves (the trade events note who modified or deleted what).
-        self.on_request: Optional[Callable[[Dict[str, Any]], None]] = None
+        # Told of every request before it leaves (the trade events note who modified or deleted what), with what the
+        # trade event of the change should carry besides (a trailing stop's trailActiveAt).
+        self.on_request: Optional[Callable[[Dict[str, Any], Optional[Dict[str, Any]]], None]] = None
 
     # ---- reading the terminal ------------------------------------------------------------------------------------
 
@@ -109,6 +117,15 @@ class Terminal:
             raise Refusal(refused(self.mt5.TRADE_RETCODE_POSITION_CLOSED, f"Position doesn't exist: position {ticket}"))
         return found[0]
 
+    def positions_by_ticket(self, ticket: str) -> Optional[Any]:
+        """The open position of this ticket, or None when the terminal shows none."""
+        found = self._call("positions_get", self.mt5.positions_get(ticket=int(ticket))) if ticket.isdigit() else ()
+        return found[0] if found else None
+
+    def order_pending(self, ticket: str) -> bool:
+        """Whether this pending order is still waiting on the trade server."""
+        return bool(self._call("orders_get", self.mt5.orders_get(ticket=int(ticket)))) if ticket.isdigit() else False
+
     def account(self) -> Any:
         return self._call("account_info", self.mt5.account_info())
 
@@ -146,9 +163,9 @@ class Terminal:
 
     # ---- the request -----------------------------------------------------------------------------------------------
 
-    def send(self, request: Dict[str, Any]) -> Any:
+    def send(self, request: Dict[str, Any], note: Optional[Dict[str, Any]] = None) -> Any:
         if self.on_request is not None:
-            self.on_request(request)
+            self.on_request(request, note)
         result = self.mt5.order_send(request)
         if result is None:
             code, text = self.mt5.last_error()

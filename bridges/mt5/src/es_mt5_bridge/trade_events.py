@@ -190,7 +190,8 @@ class TradeEvents(Terminal):
                 volume: float) -> List[Dict[str, Any]]:
         by = self._cause_of_tag(deal.comment)
         sl, tp = (_level(order.sl), _level(order.tp)) if order is not None else (None, None)
-        state["positions"][str(deal.position_id)] = [sl, tp]
+        # A stop moved by trade management before this first look is already recorded (managed_move).
+        state["positions"].setdefault(str(deal.position_id), [sl, tp])
         events = []
         pending = order is not None and order.type in PENDING_TYPES
         if pending:
@@ -245,11 +246,33 @@ class TradeEvents(Terminal):
         state["positions"][key] = now
         if known is None or known == now:
             return
+        note = state.get("requests", {}).get(f"position:{pos.ticket}") or {}
         by = self._by_note(f"position:{pos.ticket}", state, pos.time_update_msc)
-        add(pos.time_update_msc, {"eventId": f"position:{pos.ticket}:sltp:{pos.time_update_msc}",
+        # A trailing stop's move says where the trail started (protocol 1.6).
+        extra = (note.get("fields") or {}) if by is not None and by[0] == "trailing_stop" else {}
+        add(pos.time_update_msc, {**extra, "eventId": f"position:{pos.ticket}:sltp:{pos.time_update_msc}",
                                   "type": "position_modified", "at": self._utc(pos.time_update_msc), "ticket": key,
                                   "symbol": pos.symbol, "commandId": by[1] if by else None, "sl": now[0], "tp": now[1],
                                   "cause": by[0] if by else "broker"})
+
+    def managed_move(self, ticket: str, symbol: str, sl: float, tp: Optional[float], cause: str,
+                     trail_active_at: Optional[float], move: int) -> None:
+        """A stop trade management just moved (protocol 1.6), as its own event at once: two moves between two looks
+        are two events, not one, and the next look sees no change to report (caller holds the lock)."""
+        state = self.outbox.snapshot() or fresh_state(self._server_s())
+        key = f"position:{ticket}"
+        # The request's note is used up here, so a later change by someone else is not taken for this one.
+        state["consumed"] = [key] if key in state.get("requests", {}) else []
+        state["positions"][ticket] = [sl, tp]
+        at_ms = int(self.server_now_ms())
+        event: Dict[str, Any] = {"eventId": f"{key}:managed:{move}", "type": "position_modified", "at": self._utc(at_ms),
+                                 "ticket": ticket, "symbol": symbol, "sl": sl, "tp": tp, "cause": cause}
+        if trail_active_at is not None:
+            event["trailActiveAt"] = trail_active_at
+        if event["eventId"] in state["seen"]:
+            return
+        state["seen"][event["eventId"]] = at_ms // 1000
+        self.outbox.commit([event], state)
 
     # ---- the book ----------------------------------------------------------------------------------------------------
 

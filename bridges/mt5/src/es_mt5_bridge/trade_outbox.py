@@ -72,10 +72,11 @@ class TradeOutbox(EventsOnDisk):
             if changed:
                 self._save()
 
-    def note_request(self, key: str, comment: str, at_ms: int) -> None:
-        """Before a request that modifies or deletes `key` ("position:<ticket>" or "order:<ticket>") leaves."""
+    def note_request(self, key: str, comment: str, at_ms: int, fields: Optional[Dict[str, Any]] = None) -> None:
+        """Before a request that modifies or deletes `key` ("position:<ticket>" or "order:<ticket>") leaves; `fields`:
+        what the change's event carries besides (a trailing stop's trailActiveAt)."""
         with self._lock:
             if self.state is None:
                 return
-            self.state.setdefault("requests", {})[key] = {"comment": comment, "at": at_ms}
+            self.state.setdefault("requests", {})[key] = {"comment": comment, "at": at_ms, **({"fields": fields} if fields else {})}
             self._save()

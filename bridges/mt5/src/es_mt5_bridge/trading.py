@@ -9,13 +9,14 @@ did on the trade server (`find`): the terminal's own history is the truth, not t
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from .protocol import ENTRY_ACTIONS, Command
+from .management import entry_refusal
 from .risk import guard_refusal, size_by_risk, stale_refusal, utc_now
 
 from .positions import PositionActions
-from .terminal import DEVIATION_POINTS, EPS, MAGIC, Outcome, Refusal, refused, tag_of, pip_size
+from .terminal import DEVIATION_POINTS, EPS, MAGIC, Outcome, Refusal, close_opposite_tag, refused, tag_of, pip_size
 
 
 class Trader(PositionActions):
@@ -108,6 +109,10 @@ class Trader(PositionActions):
         volume, note = self._volume(cmd, info, buy, price)
         if volume is None:
             raise Refusal(refused(self.mt5.TRADE_RETCODE_INVALID, "Invalid request: volume is required"))
+        if cmd.management:
+            self._before_entry(cmd, info, buy, tick, None)
+            tick = self.tick(info.name)
+            price = tick.ask if buy else tick.bid
         sl, tp = self._stops(cmd, info, buy, price)
         result = self.send({
             "action": self.mt5.TRADE_ACTION_DEAL, "symbol": info.name, "volume": volume,
@@ -127,7 +132,7 @@ class Trader(PositionActions):
         """Slippage: pips are from the fill price, which was not the quoted one; move the stops there (best effort)."""
         sl, tp = self._stops(cmd, info, buy, result.price)
         if self.on_request is not None:
-            self.on_request({"action": self.mt5.TRADE_ACTION_SLTP, "position": int(result.order), "comment": tag_of(cmd.command_id)})
+            self.on_request({"action": self.mt5.TRADE_ACTION_SLTP, "position": int(result.order), "comment": tag_of(cmd.command_id)}, None)
         self.mt5.order_send({"action": self.mt5.TRADE_ACTION_SLTP, "symbol": info.name, "position": int(result.order),
                              "sl": sl, "tp": tp, "magic": MAGIC, "comment": tag_of(cmd.command_id)})
 
@@ -150,6 +155,8 @@ class Trader(PositionActions):
         volume, note = self._volume(cmd, info, buy, entry)
         if volume is None:
             raise Refusal(refused(self.mt5.TRADE_RETCODE_INVALID, "Invalid request: volume and price are required"))
+        if cmd.management:
+            self._before_entry(cmd, info, buy, self.tick(info.name) if "maxSpreadPips" in cmd.management else None, entry)
         sl, tp = self._stops(cmd, info, buy, entry)
         type_time, expiration = self._expiration(cmd.expiry)
         request: Dict[str, Any] = {
@@ -166,6 +173,44 @@ class Trader(PositionActions):
             return self._broker(result)
         return Outcome("filled", ticket=str(result.order), price=entry, volume=volume,
                        retcode=int(result.retcode), message=note or str(result.comment))
+
+    # ---- trade management before the entry (protocol 1.6, docs/trade-management.md §5) ----------------------------
+
+    def _before_entry(self, cmd: Command, info: Any, buy: bool, tick: Any, pending_at: Optional[float]) -> None:
+        """After the risk checks, in the contract's order: the spread, the take-profit levels' prices, then the close
+        of the positions on the other side. A pending entry's levels are judged against its own entry price."""
+        side = "buy" if buy else "sell"
+        pip = pip_size(info.digits, info.point, info.name)
+        asked = cmd.management
+        if tick is not None:
+            spread = entry_refusal({k: v for k, v in asked.items() if k == "maxSpreadPips"}, side,
+                                   {"bid": float(tick.bid), "ask": float(tick.ask)}, pip)
+            if spread is not None:
+                raise Refusal(refused(*spread))
+        at = {"bid": float(tick.bid), "ask": float(tick.ask)} if pending_at is None else {"bid": pending_at, "ask": pending_at}
+        levels = entry_refusal({"takeProfits": asked.get("takeProfits") or [], **({"tp": cmd.tp} if cmd.tp is not None else {})},
+                               side, at, pip)
+        if levels is not None:
+            raise Refusal(refused(*levels))
+        if asked.get("closeOpposite") and pending_at is None:
+            self._close_opposite(cmd, info, buy)
+
+    def _close_opposite(self, cmd: Command, info: Any, buy: bool) -> None:
+        """Every position of the symbol on the other side closed in full, one by one, before the entry (a reverse)."""
+        closed: List[str] = []
+        for pos in self.positions():
+            if pos.symbol != info.name or (pos.type == self.mt5.POSITION_TYPE_BUY) == buy:
+                continue
+            try:
+                result = self.close_whole(pos, close_opposite_tag(cmd.command_id))
+                failure = None if self._ok(result, self.mt5.TRADE_RETCODE_DONE) else f"{result.retcode} {result.comment}"
+            except Refusal as refusal:
+                failure = f"{refusal.outcome.retcode} {refusal.outcome.message}"
+            if failure is not None:
+                done = ", ".join(closed) if closed else "none"
+                raise Refusal(refused("close_opposite_failed",
+                                      f"closed {done}; closing position {pos.ticket} failed: {failure}; nothing opened"))
+            closed.append(str(pos.ticket))
 
     # ---- after a crash ---------------------------------------------------------------------------------------------
 

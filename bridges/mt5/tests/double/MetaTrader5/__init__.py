@@ -38,7 +38,11 @@ What a test steers lives in files in the directory named by the environment vari
 * ``server.json`` (written here, atomically, after every change): the account's positions, orders, history orders
   and deals. It outlives the process, like a trade server outlives a terminal restart.
 * ``MT5_DOUBLE_CRASH=before_fill|after_fill`` in the environment: the hosting process dies with SIGKILL inside the
-  first ``order_send`` that would change the account, before or after the trade server executed it.
+  first ``order_send`` that would change the account, before or after the trade server executed it;
+  ``MT5_DOUBLE_CRASH_ACTION`` (a TRADE_ACTION_* value) narrows it to the first such request of that action (a
+  stop moved by TRADE_ACTION_SLTP, say).
+* ``server.json`` also lists every request the trade server accepted (``requests``: action, position, volume, sl,
+  tp, comment), which no MetaTrader5 function shows: what a test counts (a stop moved twice for one step).
 """
 from __future__ import annotations
 
@@ -290,6 +294,7 @@ _last_error: Tuple[int, str] = (RES_S_OK, "Success")
 _initialized = False
 _request_id = 0
 _crash_armed = os.environ.get("MT5_DOUBLE_CRASH", "")
+_crash_action = int(os.environ.get("MT5_DOUBLE_CRASH_ACTION") or 0)
 
 
 def _dir() -> str:
@@ -651,9 +656,9 @@ class _Refused(Exception):
         self.retcode = retcode
 
 
-def _crash(point: str) -> None:
+def _crash(point: str, action: int) -> None:
     global _crash_armed
-    if _crash_armed == point:
+    if _crash_armed == point and _crash_action in (0, action):
         _crash_armed = ""
         os.kill(os.getpid(), signal.SIGKILL)
 
@@ -678,9 +683,12 @@ def order_send(request: Dict[str, Any]) -> Optional[OrderSendResult]:
         deal, order, volume, price, retcode = _execute(req, state)
     except _Refused as refused:
         return _result(refused.retcode, req, state)
-    _crash("before_fill")
+    _crash("before_fill", req.action)
+    state.setdefault("requests", []).append({"action": req.action, "position": req.position, "order": order,
+                                             "volume": volume or float(req.volume or 0), "sl": float(req.sl or 0),
+                                             "tp": float(req.tp or 0), "comment": req.comment})
     _save_server(state)
-    _crash("after_fill")
+    _crash("after_fill", req.action)
     return _result(retcode, req, state, deal, order, volume, price)
 
 
