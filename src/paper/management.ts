@@ -1,6 +1,8 @@
 import type { Serial } from '../bridge/serial';
+import { entrySide } from '../domain/actions';
+import { MANAGEMENT_FIELDS } from '../domain/management';
 import { ManagedTrades, type ManagementBroker } from '../bridge/managed-trades';
-import { entryRefusal, startManaging, type Intent, type ManagedPosition, type Side } from '../bridge/trade-management';
+import { entryRefusal, startManaging, type Intent, type ManagedPosition } from '../bridge/trade-management';
 import type { BrokerCommand, BrokerOp, ExecutionResult, ManagementCall, PaperBroker } from './broker';
 import type { Ledger } from './ledger';
 
@@ -30,26 +32,8 @@ export interface PaperManagementOptions {
 /** What the terminal announces in hello: it runs all of the trade management. */
 export const MANAGEMENT_FEATURES = ['trailing_stop', 'breakeven_trigger', 'take_profit_levels', 'close_opposite', 'max_spread'] as const;
 
-const ENTRY_SIDE: Partial<Record<BrokerCommand['action'], Side>> = {
-  buy: 'buy',
-  sell: 'sell',
-  buy_limit: 'buy',
-  sell_limit: 'sell',
-  buy_stop: 'buy',
-  sell_stop: 'sell',
-  buy_stop_limit: 'buy',
-  sell_stop_limit: 'sell',
-};
-
-const PIP_FIELDS = [
-  'trailDistancePips',
-  'trailTriggerPips',
-  'trailStepPips',
-  'breakevenTriggerPips',
-  'breakevenOffsetPips',
-  'maxSpreadPips',
-  'takeProfits',
-] as const;
+/** The fields whose pips need the symbol's pip (closeOpposite needs none). */
+const PIP_FIELDS = MANAGEMENT_FIELDS.filter((f) => f !== 'closeOpposite');
 
 export class PaperManagement implements Ledger, ManagementBroker {
   readonly trades: ManagedTrades;
@@ -80,7 +64,7 @@ export class PaperManagement implements Ledger, ManagementBroker {
    * positions on the other side closed when the entry asks for it. A refusal, or undefined to place the entry.
    */
   beforeEntry(cmd: BrokerCommand): ExecutionResult | undefined {
-    const side = ENTRY_SIDE[cmd.action];
+    const side = entrySide(cmd.action);
     if (side === undefined) return undefined;
     const spec = cmd.symbol === undefined ? undefined : this.opts.broker.resolveSymbol(cmd.symbol);
     if (spec === undefined) {
