@@ -15,9 +15,9 @@ import { PaperBridgeDriver } from '../conformance/paper-driver';
  * The paper bridge's trade management (protocol 1.6; docs/paper-bridge.md, "Trade management") as a terminal runs
  * it: the real ingress, Redis and Temporal; the paper bridge as its own process on a steered market file. The
  * commands carry the management fields as the service sends them, queued straight into the account's real command
- * queue (the signal side is the conformance cases' and the service's tests'), and the ledger says what the management did and in what
- * order. Each price step waits for the bridge's answer to it, so a move back or a second move would show in the
- * sequence of ledger lines, which the test compares whole.
+ * queue (the signal side is the conformance cases' and the service's tests'), and the ledger says what the
+ * management did and in what order. Each price step waits for the bridge's answer to it, so a move back or a second
+ * move would show in the sequence of ledger lines, which the test compares whole.
  */
 
 const SPEC = Object.fromEntries(CONFORMANCE_SYMBOLS.map((s) => [s.name, s]));
