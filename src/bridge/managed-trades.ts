@@ -18,7 +18,8 @@ export interface ManagementBroker {
 }
 
 export interface ManagedTradesOptions {
-  file: string;
+  /** Undefined: kept in memory only (a paper bridge without files); a restart then starts with nothing managed. */
+  file?: string;
   broker: ManagementBroker;
   now?: () => number;
   /** A diagnostic line (never a secret): a refused call, a state file that could not be read. */
@@ -110,6 +111,7 @@ export class ManagedTrades {
   }
 
   private read(): ManagedPosition[] {
+    if (this.opts.file === undefined) return [];
     let text: string;
     try {
       text = fs.readFileSync(this.opts.file, 'utf8');
@@ -124,6 +126,7 @@ export class ManagedTrades {
   }
 
   private write(): void {
+    if (this.opts.file === undefined) return;
     const state: StateFile = { version: 1, positions: [...this.positions.values()] };
     writeFileWhole(this.opts.file, JSON.stringify(state), { durable: true });
   }

@@ -1,6 +1,7 @@
 import type { BrokerBook } from './broker-book';
 import type { Quote } from './feeds';
 import { EPS, iso, roundTo } from './numbers';
+import { managementOf } from './broker-management';
 import type { BrokerCommand, BrokerOp, ExecutionResult, OrderType, PendingOrder, Position, Side } from './broker-types';
 
 /** The paper broker's pending orders: placing, cancelling and modifying them, and what the market does to them. */
@@ -44,6 +45,7 @@ export function triggerPending(book: BrokerBook, now: number, ops: BrokerOp[]): 
       tp: order.tp,
       commandId: order.commandId,
       action: order.action,
+      ...(order.management ? { management: order.management } : {}),
     };
     book.state.positions.push(pos);
     ops.push({ ...book.positionOp(pos, 'trigger', 'price', fill, pos.volume), orderType: order.type });
@@ -80,6 +82,7 @@ export function pendingEntry(book: BrokerBook, cmd: BrokerCommand, side: Side, t
     placedTime: iso(book.clock()),
     commandId: cmd.commandId ?? null,
     action: cmd.action,
+    ...managementOf(cmd),
   };
   book.state.orders.push(order);
   ops.push(book.orderOp(order, 'place', 'command', price));

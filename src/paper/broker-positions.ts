@@ -1,6 +1,7 @@
 import type { BrokerBook } from './broker-book';
 import type { SymbolSpec } from './instruments';
 import { EPS, isMultiple, iso, roundTo, volumeDecimals } from './numbers';
+import { managementOf } from './broker-management';
 import type { BrokerCommand, BrokerOp, ExecutionResult, PendingOrder, Position, Side } from './broker-types';
 
 /** The paper broker's open positions: market entries, the close family, SL/TP changes, and SL/TP hits as the market moves. */
@@ -41,6 +42,7 @@ export function marketEntry(book: BrokerBook, cmd: BrokerCommand, side: Side, op
     tp,
     commandId: cmd.commandId ?? null,
     action: cmd.action,
+    ...managementOf(cmd),
   };
   book.state.positions.push(pos);
   ops.push(book.positionOp(pos, 'open', 'command', fill, volume));
@@ -159,6 +161,7 @@ export function setPositionStops(
   sl: number | null,
   tp: number | null,
   ops: BrokerOp[],
+  by: { cause: BrokerOp['cause']; trailActiveAt?: number } = { cause: 'command' },
 ): ExecutionResult {
   book.requireOpen(spec);
   const q = book.feed.quote(spec, book.clock());
@@ -166,6 +169,7 @@ export function setPositionStops(
   if (sl === pos.sl && tp === pos.tp) return book.noChanges(pos.ticket);
   pos.sl = sl;
   pos.tp = tp;
-  ops.push({ ...book.positionOp(pos, 'modify', 'command', null, pos.volume, cmd), sl, tp });
+  const trail = by.trailActiveAt !== undefined ? { trailActiveAt: by.trailActiveAt } : {};
+  ops.push({ ...book.positionOp(pos, 'modify', by.cause, null, pos.volume, cmd), sl, tp, ...trail });
   return { status: 'done', ticket: pos.ticket };
 }

@@ -2,6 +2,7 @@ import type { BridgeCommand } from '../domain/bridge-protocol';
 import type { Action } from '../domain/actions';
 import type { SymbolNaming, SymbolSpec } from './instruments';
 import type { PriceFeed } from './feeds';
+import type { ManagementAsked } from '../bridge/trade-management';
 
 /** The paper broker's vocabulary: its state (positions, pending orders), the commands it runs, their results and the operations it reports. */
 
@@ -22,6 +23,8 @@ export interface Position {
   tp: number | null;
   commandId: string | null;
   action: Action | null;
+  /** The entry's trade management (protocol 1.6), managed by the terminal from its fill. */
+  management?: ManagementAsked;
 }
 
 export interface PendingOrder {
@@ -42,6 +45,8 @@ export interface PendingOrder {
   placedTime: string;
   commandId: string | null;
   action: Action | null;
+  /** The entry's trade management (protocol 1.6): the position it fills takes it over. */
+  management?: ManagementAsked;
 }
 
 /** What became of a pending order that left the book (the broker's order history, as far as the stop-out needs it). */
@@ -99,8 +104,11 @@ export interface BrokerOp {
   side: Side;
   volume: number;
   price: number | null;
-  /** `manual`: the trader did it by hand in the terminal; `stop_out`: the bridge's stop-out (protocol 1.4) did. */
-  cause: 'command' | 'price' | 'sl' | 'tp' | 'expiry' | 'no_money' | 'manual' | 'stop_out';
+  /**
+   * `manual`: the trader did it by hand in the terminal; `stop_out`: the bridge's stop-out (protocol 1.4) did;
+   * `trailing_stop`, `breakeven_trigger`, `take_profit_level`, `close_opposite`: the trade management (protocol 1.6).
+   */
+  cause: 'command' | 'price' | 'sl' | 'tp' | 'expiry' | 'no_money' | 'manual' | 'stop_out' | ManagementCause;
   /**
    * The broker's number for this operation, counted in its state: what makes a trade event's eventId stable across
    * restarts (an operation replayed after a crash that lost the state gets the same number again).
@@ -115,7 +123,11 @@ export interface BrokerOp {
   expiry?: string | null;
   profit?: number;
   balance?: number;
+  /** A trailing stop's move: the closing price at which the trail became active. */
+  trailActiveAt?: number;
 }
+
+export type ManagementCause = 'trailing_stop' | 'breakeven_trigger' | 'take_profit_level' | 'close_opposite';
 
 export interface BrokerOptions {
   platform: Platform;

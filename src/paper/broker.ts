@@ -1,10 +1,12 @@
-import type { BrokerCommand, BrokerOp, BrokerOptions, BrokerState, ExecutionResult, OrderGone, PendingOrder, Platform, Position } from './broker-types';
+import type { BrokerCommand, BrokerOp, Side, BrokerOptions, BrokerState, ExecutionResult, OrderGone, PendingOrder, Platform, Position } from './broker-types';
 import type { SymbolSpec } from './instruments';
 import type { Quote } from './feeds';
 import { Rejected } from './retcodes';
 import { round2 } from './numbers';
 import { BrokerBook } from './broker-book';
 import { breakeven, closeAll, closeFiltered, closeOne, hitStops, marketEntry, modifyPosition, partialClose } from './broker-positions';
+import { closeOpposite, managedClose, managedStop } from './broker-management';
+import type { StopCause } from '../bridge/trade-management';
 import { cancelPending, modifyPending, pendingEntry, triggerPending } from './broker-pending';
 
 /**
@@ -21,6 +23,10 @@ export * from './instruments';
 export * from './feeds';
 export { RETCODES, RISK_MAX_OPEN_POSITIONS, MT5_NO_CHANGES, type RejectionKind } from './retcodes';
 export { roundTo } from './numbers';
+
+export type ManagementCall =
+  | { op: 'stop'; ticket: string; sl: number; tp: number | null; cause: StopCause; trailActiveAt?: number }
+  | { op: 'close_level'; ticket: string; volume: number };
 
 export class PaperBroker {
   readonly platform: Platform;
@@ -127,34 +133,51 @@ export class PaperBroker {
    * Refused like a command would be (unknown ticket, market closed).
    */
   byHand(what: { op: 'close' | 'cancel'; ticket: string }): { result: ExecutionResult; ops: BrokerOp[] } {
-    const ops = this.tick();
-    try {
+    return this.act((ops) => {
       if (what.op === 'close') {
         const pos = this.book.requirePosition(what.ticket);
         this.book.requireOpen(this.book.specOf(pos));
         const op = this.book.closePosition(pos, pos.volume, 'manual');
         ops.push(op);
-        return { result: { status: 'done', ticket: pos.ticket, price: op.price, volume: op.volume }, ops };
+        return { status: 'done', ticket: pos.ticket, price: op.price, volume: op.volume };
       }
       const order = this.book.requireOrder(what.ticket);
       this.book.requireOpen(this.book.specOf(order));
       this.book.removeOrder(order.ticket, 'cancelled');
       ops.push(this.book.orderOp(order, 'cancel', 'manual', null));
-      return { result: { status: 'done', ticket: order.ticket }, ops };
-    } catch (err) {
-      if (err instanceof Rejected) return { result: { status: 'rejected', retcode: err.retcode, message: err.message }, ops };
-      throw err;
-    }
+      return { status: 'done', ticket: order.ticket };
+    });
+  }
+
+  // ---- trade management (protocol 1.6) ---------------------------------------------------------------------------
+
+  /** The terminal's trade management moves a position's stop or closes a take-profit level's share. */
+  manage(what: ManagementCall): { result: ExecutionResult; ops: BrokerOp[] } {
+    return this.act((ops) =>
+      what.op === 'stop'
+        ? managedStop(this.book, what.ticket, what.sl, what.tp, what.cause, what.trailActiveAt, ops)
+        : managedClose(this.book, what.ticket, what.volume, ops),
+    );
+  }
+
+  /** An entry's closeOpposite: the symbol's positions on the other side closed, one by one, before the entry. */
+  closeOpposite(symbol: string, side: Side): { closed: string[]; failed?: { ticket: string; message: string }; ops: BrokerOp[] } {
+    const ops = this.tick();
+    return { ...closeOpposite(this.book, symbol, side, ops), ops };
   }
 
   // ---- commands -------------------------------------------------------------------------------------------------
 
   /** Runs one command: first the market catches up to now (tick), then the command. Never throws for a broker refusal. */
   execute(command: BrokerCommand): { result: ExecutionResult; ops: BrokerOp[] } {
+    return this.act((ops) => this.run(command, ops));
+  }
+
+  /** The market first catches up to now, then the operation; a broker refusal is a result, never a throw. */
+  private act(operation: (ops: BrokerOp[]) => ExecutionResult): { result: ExecutionResult; ops: BrokerOp[] } {
     const ops = this.tick();
     try {
-      const result = this.run(command, ops);
-      return { result, ops };
+      return { result: operation(ops), ops };
     } catch (err) {
       if (err instanceof Rejected) return { result: { status: 'rejected', retcode: err.retcode, message: err.message }, ops };
       throw err;

@@ -78,3 +78,8 @@ export function tradesFileFor(ledgerFile: string, accountId: string): string {
 export function stateFileFor(ledgerFile: string, accountId: string): string {
   return `${ledgerFile}.${accountId}.state.json`;
 }
+
+/** The account's managed positions (trade management, protocol 1.6; src/bridge/managed-trades.ts). */
+export function managementFileFor(ledgerFile: string, accountId: string): string {
+  return `${ledgerFile}.${accountId}.managed.json`;
+}

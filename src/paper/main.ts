@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { z } from 'zod';
 import type { Platform } from './broker';
 import { FileJournal, MemoryJournal } from './journal';
-import { FileLedger, journalFileFor, MemoryLedger, stateFileFor, tradesFileFor } from './ledger';
+import { FileLedger, journalFileFor, managementFileFor, MemoryLedger, stateFileFor, tradesFileFor } from './ledger';
 import { FileMarket } from './market-file';
 import { DEFAULT_BRIDGE_VERSIONS, parseFaults, PaperTerminal, type Fault } from './terminal';
 
@@ -20,7 +20,8 @@ const USAGE = `usage: paper-bridge --registry FILE [options]
   --registry FILE            registry import document ({accounts:[{id, platform, bridgeToken}]}); required
   --ledger FILE.jsonl        append every broker operation here; the journal (FILE.jsonl.journal), each
                              account's state (FILE.jsonl.<account>.state.json) and trade events not yet recorded
-                             by the service (FILE.jsonl.<account>.trades.json) live beside it. Default: in memory
+                             by the service (FILE.jsonl.<account>.trades.json) and the managed positions
+                             (FILE.jsonl.<account>.managed.json) live beside it. Default: in memory
   --ingress URL              default $INGRESS_URL, else http://127.0.0.1:\${PORT:-8080}
   --platform-version LIST    bridge versions reported in hello, e.g. mt5=2.1.0,ctrader=1.2.0 (the defaults)
   --balance N                starting balance of each paper account in USD (default 100000)
@@ -140,6 +141,7 @@ export function terminalsFor(options: CliOptions): PaperTerminal[] {
         journal: options.ledger ? new FileJournal(journalFileFor(options.ledger), a.id) : new MemoryJournal(),
         stateFile: options.ledger ? stateFileFor(options.ledger, a.id) : undefined,
         tradesFile: options.ledger ? tradesFileFor(options.ledger, a.id) : undefined,
+        managementFile: options.ledger ? managementFileFor(options.ledger, a.id) : undefined,
         traderFile: options.trader,
         holdTradeEvents: options.faults.some((f) => f.kind === 'hold-trade-events' && mine(f)),
         waitMs: options.waitMs,

@@ -45,6 +45,8 @@ export interface TerminalOptions {
   crash?: { at: CrashPoint; die: () => never };
   /** How often the stop-out's watch looks while armed (docs/risk-sizing.md); default 1 000 ms. */
   stopOutWatchMs?: number;
+  /** The trade management's state file (protocol 1.6), fsynced before each call; default in memory. */
+  managementFile?: string;
   /** The trade-event outbox's file (protocol 1.5); default in memory. */
   tradesFile?: string;
   /** The trader's clicks in the terminal (src/paper/trader-file.ts), read on each market tick. */

@@ -13,6 +13,7 @@ import { Serial } from '../bridge/serial';
 import { paperStopOut } from './stop-out';
 import type { StopOutWatch } from '../bridge/stop-out-watch';
 import { PaperTrades } from './trades';
+import { MANAGEMENT_FEATURES, PaperManagement } from './management';
 import type { TerminalOptions } from './terminal-options';
 import { TraderFile } from './trader-file';
 
@@ -24,6 +25,9 @@ export { parseFaults, type Fault } from './faults';
  * Exactly once: every handled commandId is journaled with its report before the report is sent; a redelivery is
  * answered from the journal. Never stale: a command past its expiresAt is reported `expired`, not executed.
  */
+
+/** What the paper bridge runs besides the actions, whatever version it reports (sizing by risk, guards, events, management). */
+const FEATURES = ['risk_sizing', 'loss_guards', 'position_limits', 'stop_out', 'trade_events', ...MANAGEMENT_FEATURES] as const;
 
 export const DEFAULT_BRIDGE_VERSIONS: Record<Platform, string> = { mt5: '2.1.0', ctrader: '1.2.0' };
 
@@ -72,8 +76,10 @@ export class PaperTerminal {
   private readonly serial = new Serial();
   readonly stopOut: StopOutWatch;
   readonly trades: PaperTrades;
-  /** The ledger every broker operation goes through: its trade events first, then its line. */
+  /** The ledger every broker operation goes through: its trade events first, then its line, then the management. */
   private readonly record: Ledger;
+  /** Trade management (protocol 1.6): trailing stop, breakeven, take-profit levels, the checks before an entry. */
+  readonly management: PaperManagement;
   private readonly trader: TraderFile | undefined;
 
   constructor(options: TerminalOptions) {
@@ -99,7 +105,17 @@ export class PaperTerminal {
       figures: () => this.figures(),
       ...(options.bookEveryMs !== undefined ? { bookEveryMs: options.bookEveryMs } : {}),
     });
-    this.record = this.trades.through(this.ledger);
+    this.management = new PaperManagement({
+      accountId: this.accountId,
+      broker: this.broker,
+      file: options.managementFile,
+      ledger: this.trades.through(this.ledger),
+      serial: this.serial,
+      save: () => this.saveState(),
+      clock: this.clock,
+      diag: this.diag,
+    });
+    this.record = this.management;
     this.trader = options.traderFile ? new TraderFile(options.traderFile, this.accountId, this.diag) : undefined;
     const crash = options.crash;
     this.stopOut = paperStopOut({
@@ -136,7 +152,7 @@ export class PaperTerminal {
     this.client = new BridgeClient({ ingressUrl, bridgeToken, fetch, backoff, signal: this.abort.signal, accountId: this.accountId, diag: this.diag });
     const tickMs = this.opts.tickMs ?? 250;
     if (tickMs > 0) {
-      this.ticker = setInterval(() => this.tick(), tickMs);
+      this.ticker = setInterval(() => void this.tick(), tickMs);
       this.ticker.unref();
     }
     this.stopOut.start(this.client, () => Promise.resolve(this.figures()));
@@ -155,10 +171,14 @@ export class PaperTerminal {
     await this.loopDone;
   }
 
-  /** Lets the market act now, then the trader's clicks in the terminal; their operations go to the ledger. */
-  tick(): void {
+  /**
+   * Lets the market act now, then the trader's clicks in the terminal; their operations go to the ledger. Then the
+   * trade management sees the quotes (its calls wait their turn behind any command).
+   */
+  tick(): Promise<void> {
     this.took(this.broker.tick());
     for (const click of this.trader?.take() ?? []) this.byHand(click);
+    return this.management.onQuotes();
   }
 
   /** The trader closes a position or deletes a pending order by hand (no command; the ledger says `manual`). */
@@ -226,13 +246,8 @@ export class PaperTerminal {
         if (this.opts.crash?.at === 'before_fill') this.opts.crash.die();
         try {
           const risked = applyRisk(command, this.broker, this.marks, now);
-          if ('refusal' in risked) {
-            result = risked.refusal;
-          } else {
-            const run = this.broker.execute(risked.command);
-            result = risked.note && run.result.status === 'filled' ? { ...run.result, message: risked.note } : run.result;
-            this.record.append(this.accountId, run.ops);
-          }
+          if ('refusal' in risked) result = risked.refusal;
+          else result = this.management.beforeEntry(risked.command) ?? this.place(risked.command, risked.note);
         } catch (err) {
           // A defect in the simulator, not a broker answer: journal a refusal rather than fail on every redelivery.
           result = { status: 'rejected', retcode: 'bridge_internal_error', message: `paper broker failed: ${(err as Error)?.message ?? String(err)}` };
@@ -247,6 +262,13 @@ export class PaperTerminal {
     this.journal.record(report);
     if (this.opts.crash?.at === 'after_fill' && executed) this.opts.crash.die();
     return { report, replayed: false, command };
+  }
+
+  /** The entry (or any other action) on the broker, its operations to the ledger. */
+  private place(command: PaperCommand, note: string | undefined): ExecutionResult {
+    const run = this.broker.execute(command);
+    this.record.append(this.accountId, run.ops);
+    return note && run.result.status === 'filled' ? { ...run.result, message: note } : run.result;
   }
 
   // ---- the bridge loop ------------------------------------------------------------------------------------------
@@ -313,8 +335,7 @@ export class PaperTerminal {
     const body = {
       platform: this.platform,
       bridgeVersion: this.bridgeVersion,
-      // The actions this version can run, and the features: sizing by risk, loss guards and the stop-out on the live account.
-      capabilities: [...ACTIONS.filter((a) => this.supports(a)), 'risk_sizing', 'loss_guards', 'position_limits', 'stop_out', 'trade_events'],
+      capabilities: [...ACTIONS.filter((a) => this.supports(a)), ...FEATURES],
       symbols: this.broker.symbolSpecs().map((spec) => ({
         name: spec.name,
         digits: spec.digits,

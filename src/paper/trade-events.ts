@@ -1,6 +1,15 @@
-import type { Book, BookOrder, BookPosition, ORDER_CANCEL_CAUSES, POSITION_CLOSE_CAUSES, TradeEvent } from '../domain/trade-events';
+import type {
+  Book,
+  BookOrder,
+  BookPosition,
+  MODIFY_CAUSES as MODIFY_CAUSES_ALL,
+  ORDER_CANCEL_CAUSES,
+  POSITION_CLOSE_CAUSES,
+  TradeEvent,
+} from '../domain/trade-events';
 
 type CloseCause = (typeof POSITION_CLOSE_CAUSES)[number];
+type ModifyCause = (typeof MODIFY_CAUSES_ALL)[number];
 type CancelCause = (typeof ORDER_CANCEL_CAUSES)[number];
 import { boundedBook } from '../bridge/trade-wire';
 import type { BrokerOp, PaperBroker } from './broker';
@@ -17,7 +26,12 @@ const CLOSE_CAUSES: Partial<Record<BrokerOp['cause'], CloseCause>> = {
   tp: 'take_profit',
   manual: 'manual',
   stop_out: 'stop_out',
+  take_profit_level: 'take_profit_level',
+  close_opposite: 'close_opposite',
 };
+
+/** A stop moved by the trade management says so; any other change of a position's SL/TP was a command's. */
+const MODIFY_CAUSES: Partial<Record<BrokerOp['cause'], ModifyCause>> = { trailing_stop: 'trailing_stop', breakeven_trigger: 'breakeven_trigger' };
 
 const CANCEL_CAUSES: Partial<Record<BrokerOp['cause'], CancelCause>> = {
   command: 'command',
@@ -77,7 +91,17 @@ function eventsOf(op: BrokerOp): TradeEvent[] {
         },
       ];
     case 'modify':
-      return [{ ...base('modified'), ...byCommand, type: 'position_modified', sl: op.sl ?? null, tp: op.tp ?? null, cause: 'command' }];
+      return [
+        {
+          ...base('modified'),
+          ...byCommand,
+          type: 'position_modified',
+          sl: op.sl ?? null,
+          tp: op.tp ?? null,
+          cause: MODIFY_CAUSES[op.cause] ?? 'command',
+          ...present({ trailActiveAt: op.trailActiveAt }),
+        },
+      ];
     case 'place':
       return [
         {

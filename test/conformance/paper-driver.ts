@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { BrokerState } from '../../src/paper/broker';
-import { readLedger, stateFileFor, tradesFileFor } from '../../src/paper/ledger';
+import { managementFileFor, readLedger, stateFileFor, tradesFileFor } from '../../src/paper/ledger';
 import { readStateFile } from '../../src/paper/state-file';
 import type { MarketFile } from '../../src/paper/market-file';
 import { DEFAULT_BRIDGE_VERSIONS } from '../../src/paper/terminal';
@@ -19,6 +19,8 @@ export class PaperBridgeDriver extends ProcessPerAccountDriver<MarketFile> imple
   readonly name: string;
   readonly bridgeVersion: string;
   readonly codes;
+  /** Trade management (protocol 1.6): the paper bridge runs all of it (docs/paper-bridge.md, "Trade management"). */
+  readonly managesTrades = true;
 
   constructor(readonly platform: Platform) {
     super();
@@ -54,6 +56,11 @@ export class PaperBridgeDriver extends ProcessPerAccountDriver<MarketFile> imple
   /** The trader's click, as the terminal reads it on its next market tick. */
   async manualClose(accountId: string, ticket: string): Promise<void> {
     fs.appendFileSync(this.traderFile(accountId), `${JSON.stringify({ accountId, op: 'close', ticket })}\n`);
+  }
+
+  /** The account's managed positions (trade management, protocol 1.6). */
+  managementFile(accountId: string): string {
+    return managementFileFor(this.ledgerFile(accountId), accountId);
   }
 
   /** The account's trade events the service has not answered yet. */

@@ -10,6 +10,7 @@ import { FileJournal } from '../../src/paper/journal';
 import { FileLedger, MemoryLedger, journalFileFor, readLedger, stateFileFor } from '../../src/paper/ledger';
 import { parseArgs } from '../../src/paper/main';
 import { PaperTerminal, parseFaults, type TerminalOptions } from '../../src/paper/terminal';
+import { paperCommand } from '../helpers/paper-command';
 
 /**
  * The terminal against a stand-in ingress that keeps the bridge API's delivery contract (at-least-once: whatever was
@@ -120,23 +121,7 @@ async function until(cond: () => boolean, timeoutMs = 5000): Promise<void> {
   }
 }
 
-let seq = 0;
-function command(over: Partial<BridgeCommand> = {}): BridgeCommand {
-  seq++;
-  const now = Date.now();
-  return {
-    commandId: `signal/s${seq}/account/acc-1`,
-    seq,
-    signalId: `s${seq}`,
-    accountId: 'acc-1',
-    action: 'buy',
-    symbol: 'EURUSD',
-    volume: 0.1,
-    acceptedAt: new Date(now).toISOString(),
-    expiresAt: new Date(now + 60_000).toISOString(),
-    ...over,
-  };
-}
+const command = paperCommand;
 
 describe('paper terminal', () => {
   let ingress: FakeIngress;
