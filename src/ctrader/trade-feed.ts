@@ -80,13 +80,17 @@ export class CtraderTradeFeed {
     this.sender.stop();
   }
 
-  /** Runs a command (or the stop-out) so that the executions answering its requests name it as their cause. */
+  /**
+   * Runs a command (or the stop-out, a management call) so that the executions answering its requests name it as
+   * their cause. Nested (an entry's reverse inside its command), the inner cause holds until it ends.
+   */
   async during<T>(cause: TradeCause, run: () => Promise<T>): Promise<T> {
+    const outer = this.cause;
     this.cause = cause;
     try {
       return await run();
     } finally {
-      this.cause = undefined;
+      this.cause = outer;
     }
   }
 

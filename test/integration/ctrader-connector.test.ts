@@ -65,7 +65,7 @@ describe('the cTrader connector between the service and Open API', () => {
 
   test("when the connector says hello, then the accounts take its version and the broker's symbols with the volume step in lots", async () => {
     const account = await stack.registry.getAccount(fixture.accounts[0]!.id);
-    expect(account?.bridgeVersion).toBe('1.4.0');
+    expect(account?.bridgeVersion).toBe('1.5.0');
     const rules = await stack.registry.volumeRules([{ accountId: fixture.accounts[0]!.id, symbols: ['XAUUSD'] }]);
     expect(rules).toEqual([{ step: 0.01, min: 0.01, max: 50 }]);
     expect(double.connections).toBe(1);
