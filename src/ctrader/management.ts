@@ -138,6 +138,12 @@ export class CtraderManagement {
     void this.feed(spec.name, quote);
   }
 
+  private replay(symbol: string): void {
+    const spec = this.account.symbol(symbol);
+    const quote = spec && this.account.lastQuote(spec.symbolId);
+    if (quote && this.squared && !this.stopped) void this.feed(symbol, quote);
+  }
+
   private async feed(symbol: string, quote: Quote): Promise<void> {
     try {
       await this.managed.onQuote(symbol, quote);
@@ -253,7 +259,7 @@ export class CtraderManagement {
     // Both levels: whether an amend without takeProfit removes it is not in the definitions (docs/ctrader-connector.md).
     const req = { positionId: Number(p.ticket), stopLoss: intent.sl, ...(intent.tp !== null ? { takeProfit: intent.tp } : {}) };
     return this.brokerCall(
-      p.ticket,
+      p,
       cause,
       () => this.account.call(PayloadType.PROTO_OA_AMEND_POSITION_SLTP_REQ, req, { done: REPLACED }),
       (held) => {
@@ -269,7 +275,7 @@ export class CtraderManagement {
     const volume = lotsToVolume(intent.volume, spec);
     const before = lotsToVolume(intent.volumeBefore, spec);
     return this.brokerCall(
-      p.ticket,
+      p,
       { kind: 'management', cause: 'take_profit_level' },
       () => this.account.call(PayloadType.PROTO_OA_CLOSE_POSITION_REQ, { positionId: Number(p.ticket), volume }, { done: FILLED }),
       (held) => held === undefined || held.tradeData.volume <= before - volume,
@@ -282,11 +288,12 @@ export class CtraderManagement {
    * closed twice and a stop not moved twice.
    */
   private async brokerCall(
-    ticket: string,
+    p: ManagedPosition,
     cause: TradeCause,
     send: () => Promise<unknown>,
     happened: (held: Position | undefined) => boolean,
   ): Promise<'done' | 'failed'> {
+    const ticket = p.ticket;
     this.inFlight.add(ticket);
     this.calls.set(ticket, (this.calls.get(ticket) ?? 0) + 1);
     this.stats.calls++;
@@ -313,6 +320,9 @@ export class CtraderManagement {
     } finally {
       this.inFlight.delete(ticket);
       if (this.stale.delete(ticket)) void this.refresh();
+      // Quotes that came while the call was out were not stepped on (one call at a time per position): the latest
+      // one is, once the engine has settled this call (a spot comes only when the price changes).
+      setImmediate(() => this.replay(p.symbol));
     }
   }
 

@@ -183,7 +183,10 @@ describe('the cTrader connector manages trades after the entry', () => {
     await waitFor('the position closed', async () => position(ticket) === undefined, 10_000, 20);
     expect(closes(ticket).map((c) => c.volume)).toEqual([300_000, 700_000]);
     const t = await trade(ticket, (r) => r.status === 'closed');
-    expect(t.events.filter((e) => e.type === 'position_closed').map((e) => (e as { cause: string }).cause)).toEqual(['take_profit_level', 'take_profit_level']);
+    expect(t.events.filter((e) => e.type === 'position_closed').map((e) => (e as unknown as { cause: string }).cause)).toEqual([
+      'take_profit_level',
+      'take_profit_level',
+    ]);
   });
 
   test('when a buy asks to close the opposite side, then every sell of the symbol is closed whole (close_opposite, the command named) before the buy is sent', async () => {
