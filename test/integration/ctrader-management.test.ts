@@ -259,6 +259,42 @@ describe('the cTrader connector manages trades after the entry', () => {
     expect(double.requests(PayloadType.PROTO_OA_NEW_ORDER_REQ)).toHaveLength(orders);
   });
 
+  test('when a pending entry with a trail triggers, then its position is managed from the fill', async () => {
+    const orderTicket = await filled({
+      action: 'buy_limit',
+      volume: 0.1,
+      price: 1.084,
+      slPips: 20,
+      trailDistancePips: 10,
+      trailTriggerPips: 0,
+      trailStepPips: 1,
+    });
+    double.setQuote('EURUSD', 1.0839, 1.084);
+    const ticket = double.account(CTID).history.get(orderTicket)!.positionId!;
+    await waitFor('the limit order filled', async () => position(ticket) !== undefined, 10_000, 20);
+    expect(position(ticket)).toMatchObject({ price: 1.084, stopLoss: 1.082 });
+    double.setQuote('EURUSD', 1.0855, 1.0856);
+    await slBecomes(ticket, 1.0845);
+    expect(amends(ticket).map((a) => a.stopLoss)).toEqual([1.0845]);
+  });
+
+  test("when a command raises a trailed stop above the trail, then the trail takes the broker's stop and never moves it back", async () => {
+    const ticket = await filled({ action: 'buy', volume: 0.1, slPips: 20, trailDistancePips: 10, trailTriggerPips: 0, trailStepPips: 1 });
+    double.setQuote('EURUSD', 1.086, 1.0861);
+    await slBecomes(ticket, 1.085);
+    expect(await send({ action: 'modify_sl', positionId: String(ticket), sl: 1.0858 })).toMatchObject({ status: 'done' });
+    double.setQuote('EURUSD', 1.0862, 1.0863); // the trail's 1.0852 would be below the command's stop
+    double.setQuote('EURUSD', 1.087, 1.0871);
+    await slBecomes(ticket, 1.086);
+    expect(amends(ticket).map((a) => a.stopLoss)).toEqual([1.085, 1.0858, 1.086]);
+    const t = await trade(ticket, (r) => r.events.filter((e) => e.type === 'position_modified').length === 3);
+    expect(t.events.filter((e) => e.type === 'position_modified').map((e) => (e as unknown as { cause: string }).cause)).toEqual([
+      'trailing_stop',
+      'command',
+      'trailing_stop',
+    ]);
+  });
+
   test('when the connector is stopped mid-trail and the price moves while it is down, then after its start the trail resumes from its state file: one move for the new step, none twice', async () => {
     const ticket = await filled({ action: 'buy', volume: 0.1, slPips: 20, trailDistancePips: 10, trailTriggerPips: 0, trailStepPips: 1 });
     double.setQuote('EURUSD', 1.086, 1.0861);
