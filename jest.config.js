@@ -1,11 +1,13 @@
-/** @type {import('jest').Config} */
-module.exports = {
+/**
+ * Two projects: `unit` (test/unit: pure code, no server: `npm run test:unit` runs it alone in seconds) and `service`
+ * (everything else, against one real Temporal dev server and one real redis-server started by the global setup, on
+ * free loopback ports). `make test` runs both. Jest runs a project's global setup only when one of its tests runs.
+ */
+const shared = {
   testEnvironment: 'node',
-  testMatch: ['<rootDir>/test/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/dist/', '<rootDir>/.run/'],
   // Build output and run state are never tests, modules or watch triggers.
   modulePathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/.run/'],
-  watchPathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/.run/'],
   transform: {
     '^.+\\.ts$': [
       '@swc/jest',
@@ -22,9 +24,23 @@ module.exports = {
   },
   transformIgnorePatterns: ['/node_modules/(?!@noble/|@scure/)'],
   moduleFileExtensions: ['ts', 'js', 'json', 'node'],
-  // One Temporal dev server and one redis-server for the whole run (real ones, on free loopback ports).
-  globalSetup: '<rootDir>/test/helpers/global-setup.ts',
-  globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
   testTimeout: 60000,
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  watchPathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/.run/'],
   maxWorkers: 2,
+  projects: [
+    { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    {
+      ...shared,
+      displayName: 'service',
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      testPathIgnorePatterns: [...shared.testPathIgnorePatterns, '<rootDir>/test/unit/'],
+      // One Temporal dev server and one redis-server for the whole run (real ones, on free loopback ports).
+      globalSetup: '<rootDir>/test/helpers/global-setup.ts',
+      globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
+    },
+  ],
 };

@@ -24,7 +24,7 @@ export async function stopChild(child: ChildProcess, graceMs = 3_000): Promise<v
 }
 
 /** `node dist/bench/<script>.js SPEC OUT` to completion within `deadlineMs`; its result file, parsed. */
-export async function runChild<T>(runDir: string, label: string, script: 'load' | 'floor', spec: unknown, deadlineMs: number): Promise<T> {
+export async function runChild<T>(runDir: string, label: string, script: 'load' | 'floor' | 'bare/floor', spec: unknown, deadlineMs: number): Promise<T> {
   const specFile = path.join(runDir, `${label}.spec.json`);
   const outFile = path.join(runDir, `${label}.out.json`);
   const logFile = path.join(runDir, `${label}.log`);

@@ -1,13 +1,15 @@
 /** The bench's command line: what `npm run bench -- --help` prints and how the arguments become Options. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { POLL_RATE, STEADY_RATE } from './parameters';
+import { BAR_CLOSE_ACCOUNTS, POLL_RATE, STEADY_RATE } from './parameters';
 
-export const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [--cpu-prof] [--temporal-db-dir DIR] [--steady-rate N] [--poll-rate N]
+export const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [--cpu-prof] [--temporal-db-dir DIR] [--steady-rate N] [--steady-sec N] [--poll-rate N] [--bar-close N]
 
   --quick          shorter durations, one fan-out run (a smoke run; the figures are noisier)
   --scenario LIST  run only these scenarios (1 floor, 2 ingress, 3 end to end, 4 fan-out, 5 poll, 6 memory,
-                   7 one signal at a time, 8 overload at twice the sustained rate);
+                   7 one signal at a time, 8 overload at twice the sustained rate, 9 the bare topology's floor
+                   side by side, 10 bar close (N accounts' alerts at the same instant), 11 the bridge's long-poll
+                   wake-up); 4 also runs a broadcast to the first 100 accounts
                    3, 5 and 6 are measured in one steady-load phase, so any of them runs that phase
   --cpu-prof       profile the ingress and the worker (V8 sampling profiler, preloaded by bench/cpu-profile.ts); the
                    .cpuprofile files land in <run dir>/profiles when they stop
@@ -16,6 +18,8 @@ export const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [-
                    out of the figures) instead of the run directory; it is deleted at the end
   --steady-rate N  signals/s of the steady phase (scenarios 3, 5, 6); default 50, the scenario's rate. For diagnosis
                    (e.g. the end-to-end latency below the stack's capacity); the goals stay those of the 50/s run
+  --steady-sec N   seconds of the steady phase (default: 60, 15 with --quick); issue 28's table uses 20
+  --bar-close N    accounts whose alerts are posted at the same instant in scenario 10 (default 100; 1 to 200)
   --poll-rate N    polls/s beside the steady phase and without the worker; default 100; 0 = no poll beside the
                    steady phase (diagnosis: the end-to-end latency without the poll's load)
   --temporal dev|cluster
@@ -33,6 +37,8 @@ export interface Options {
   cpuProf: boolean;
   temporalDbDir?: string;
   steadyRate: number;
+  steadySec?: number;
+  barClose: number;
   pollRate: number;
   ingressNodeOptions?: string;
   temporal?: 'dev' | 'cluster';
@@ -40,7 +46,7 @@ export interface Options {
 }
 
 export function parseOptions(argv: string[]): Options | 'help' {
-  const opts: Options = { quick: false, scenarios: new Set(), cpuProf: false, steadyRate: STEADY_RATE, pollRate: POLL_RATE };
+  const opts: Options = { quick: false, scenarios: new Set(), cpuProf: false, steadyRate: STEADY_RATE, barClose: BAR_CLOSE_ACCOUNTS, pollRate: POLL_RATE };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (arg === '--help' || arg === '-h') return 'help';
@@ -55,6 +61,10 @@ export function parseOptions(argv: string[]): Options | 'help' {
       const value = Number(arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i]);
       if (!Number.isInteger(value) || value < 1 || value > 1000) throw new UsageError('--steady-rate must be a whole number of signals/s, 1 to 1000');
       opts.steadyRate = value;
+    } else if (arg === '--steady-sec' || arg.startsWith('--steady-sec=')) {
+      opts.steadySec = wholeNumber(arg, arg.includes('=') ? undefined : argv[++i], '--steady-sec', 1, 600);
+    } else if (arg === '--bar-close' || arg.startsWith('--bar-close=')) {
+      opts.barClose = wholeNumber(arg, arg.includes('=') ? undefined : argv[++i], '--bar-close', 1, 200);
     } else if (arg === '--poll-rate' || arg.startsWith('--poll-rate=')) {
       const value = Number(arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i]);
       if (!Number.isInteger(value) || value < 0 || value > 1000) throw new UsageError('--poll-rate must be a whole number of polls/s, 0 to 1000');
@@ -64,7 +74,7 @@ export function parseOptions(argv: string[]): Options | 'help' {
       if (!value) throw new UsageError('--scenario needs a value, e.g. --scenario 2 or --scenario 3,5');
       for (const part of value.split(',')) {
         const n = Number(part.trim());
-        if (!Number.isInteger(n) || n < 1 || n > 8) throw new UsageError(`--scenario: "${part}" is not a scenario number 1 to 8`);
+        if (!Number.isInteger(n) || n < 1 || n > SCENARIOS) throw new UsageError(`--scenario: "${part}" is not a scenario number 1 to ${SCENARIOS}`);
         opts.scenarios.add(n);
       }
     } else if (arg === '--temporal' || arg.startsWith('--temporal=')) {
@@ -81,8 +91,17 @@ export function parseOptions(argv: string[]): Options | 'help' {
       opts.ingressNodeOptions = value;
     } else throw new UsageError(`unknown argument ${arg}`);
   }
-  if (opts.scenarios.size === 0) for (let n = 1; n <= 8; n++) opts.scenarios.add(n);
+  if (opts.scenarios.size === 0) for (let n = 1; n <= SCENARIOS; n++) opts.scenarios.add(n);
   return opts;
 }
 
 export class UsageError extends Error {}
+
+const SCENARIOS = 11;
+
+/** `--name N` or `--name=N`: a whole number in [min, max]. `next`: the following argument, when there is no "=". */
+function wholeNumber(arg: string, next: string | undefined, name: string, min: number, max: number): number {
+  const value = Number(arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : next);
+  if (!Number.isInteger(value) || value < min || value > max) throw new UsageError(`${name} must be a whole number, ${min} to ${max}`);
+  return value;
+}

@@ -3,6 +3,7 @@
  * Temporal's persistence went during each; a scenario that fails is recorded and the next one runs.
  */
 import os from 'node:os';
+import { Redis } from 'ioredis';
 import type { InfraModule } from './helpers';
 import type { Options } from './cli';
 import { log, StageError } from './common';
@@ -12,8 +13,10 @@ import { MemoryTimeline, readMemory } from './memory';
 import type { Plan } from './parameters';
 import { drain, warmUp, type Stack } from './stack';
 import { round } from './stats';
-import { persistenceUsage, scrapePersistence } from './work-counters';
+import { persistenceUsage, redisCommandsProcessed, scrapePersistence } from './work-counters';
 import type { Context, Results } from './scenarios/context';
+import { runBarClose } from './scenarios/bar-close';
+import { runBareFloor } from './scenarios/bare-floor';
 import { runFanout } from './scenarios/fanout';
 import { runFloor } from './scenarios/floor';
 import { runIngress } from './scenarios/ingress';
@@ -21,6 +24,7 @@ import { runOneAtATime } from './scenarios/one-at-a-time';
 import { runOverload } from './scenarios/overload';
 import { runPollWithoutWorker } from './scenarios/poll-without-worker';
 import { runSteady } from './scenarios/steady';
+import { runWakeUp } from './scenarios/wake-up';
 
 export async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts: Options, plan: Plan, results: Results): Promise<void> {
   const want = (n: number) => opts.scenarios.has(n);
@@ -42,10 +46,14 @@ export async function runScenarios(stack: Stack, helpers: { infra: InfraModule }
     ...Object.fromEntries(stack.moreWorkers.map((w, i) => [`worker${i + 2}`, w.pid])),
     bridge: stack.bridge.pid,
   });
-  /** Runs a stage and records where the machine's CPU went meanwhile. */
+  // Counts Redis's commands per stage (INFO on a connection of its own; the count includes these INFO calls).
+  const redis = new Redis(stack.redis.url, { connectionName: 'bench-counters', maxRetriesPerRequest: 1 });
+  const redisCount = () => redisCommandsProcessed(redis).catch(() => undefined);
+  /** Runs a stage and records where the machine's CPU went meanwhile, and the work Temporal and Redis did. */
   const measure = async <T>(stage: string, fn: () => Promise<T>, signalsOf?: (r: T) => number): Promise<T> => {
     const before = cpuSnapshot(groups(), trees());
     const persistenceBefore = await scrapePersistence(stack.temporalMetricsPort);
+    const redisBefore = await redisCount();
     let result: T | undefined;
     try {
       result = await fn();
@@ -54,11 +62,13 @@ export async function runScenarios(stack: Stack, helpers: { infra: InfraModule }
       const usage = cpuUsage(before, cpuSnapshot(groups(), trees()));
       results.cpu[stage] = usage;
       log(`${stage}: ${describeCpu(usage)}`);
-      const p = persistenceUsage(
-        persistenceBefore,
-        await scrapePersistence(stack.temporalMetricsPort),
-        result !== undefined && signalsOf ? signalsOf(result) : 0,
-      );
+      const signals = result !== undefined && signalsOf ? signalsOf(result) : 0;
+      const redisAfter = await redisCount();
+      if (redisBefore !== undefined && redisAfter !== undefined) {
+        const commands = redisAfter - redisBefore;
+        results.redisCommands[stage] = { commands, perSignal: signals > 0 ? round(commands / signals, 1) : null };
+      }
+      const p = persistenceUsage(persistenceBefore, await scrapePersistence(stack.temporalMetricsPort), signals);
       if (p) {
         results.temporalPersistence[stage] = p;
         log(
@@ -132,33 +142,50 @@ export async function runScenarios(stack: Stack, helpers: { infra: InfraModule }
   results.memoryBaseline.afterWarmUp = memoryNow();
   log(`memory at rest after the warm-up: ${JSON.stringify(results.memoryBaseline.afterWarmUp)}`);
 
-  // 1. Floor
-  if (want(1)) await scenario('1', () => runFloor(ctx));
+  try {
+    await scenarioList();
+  } finally {
+    timeline.stop();
+    redis.disconnect();
+  }
 
-  // 2. Ingress at saturation, then at half that rate
-  if (want(2)) await scenario('2', () => runIngress(ctx));
+  async function scenarioList(): Promise<void> {
+    // 1. Floor
+    if (want(1)) await scenario('1', () => runFloor(ctx));
 
-  // Signals to poll: accepted ones from earlier scenarios, spread over the accounts.
-  const pollIds = (() => {
-    const fromSat = (results.saturation?.accepted ?? []).map((a) => a.signalId);
-    const pool = fromSat.length > 0 ? fromSat : (results.floor?.signalIds ?? []).length > 0 ? results.floor!.signalIds : warmIds;
-    const step = Math.max(1, Math.floor(pool.length / 200));
-    return pool.filter((_, i) => i % step === 0).slice(0, 200);
-  })();
+    // 2. Ingress at saturation, then at half that rate
+    if (want(2)) await scenario('2', () => runIngress(ctx));
 
-  // 7. One signal at a time: what a single caller sees, with nothing else going on.
-  if (want(7)) await scenario('7', () => runOneAtATime(ctx));
+    // Signals to poll: accepted ones from earlier scenarios, spread over the accounts.
+    const pollIds = (() => {
+      const fromSat = (results.saturation?.accepted ?? []).map((a) => a.signalId);
+      const pool = fromSat.length > 0 ? fromSat : (results.floor?.signalIds ?? []).length > 0 ? results.floor!.signalIds : warmIds;
+      const step = Math.max(1, Math.floor(pool.length / 200));
+      return pool.filter((_, i) => i % step === 0).slice(0, 200);
+    })();
 
-  // 3, 5, 6: one steady phase: 50 signals/s on 10 accounts, the poll at 100/s beside it, memory sampled.
-  if (want(3) || want(5) || want(6)) await scenario('3/5/6', () => runSteady(ctx, pollIds));
+    // 7. One signal at a time: what a single caller sees, with nothing else going on.
+    if (want(7)) await scenario('7', () => runOneAtATime(ctx));
 
-  // 4. Fan-out
-  if (want(4)) await scenario('4', () => runFanout(ctx));
+    // 9. The bare topology's floor, side by side with ours on the same server (next to scenarios 2 and 7, its ratios).
+    if (want(9)) await scenario('9', () => runBareFloor(ctx));
 
-  // 8. Overload: twice what the stack sustains. The excess must be refused at once, and nothing accepted may expire.
-  if (want(8)) await scenario('8', () => runOverload(ctx));
+    // 3, 5, 6: one steady phase: 50 signals/s on 10 accounts, the poll at 100/s beside it, memory sampled.
+    if (want(3) || want(5) || want(6)) await scenario('3/5/6', () => runSteady(ctx, pollIds));
 
-  // 5 (second half): the poll with the worker stopped.
-  if (want(5)) await scenario('5 (no worker)', () => runPollWithoutWorker(ctx, pollIds));
-  timeline.stop();
+    // 4. Fan-out (100, then 200 accounts)
+    if (want(4)) await scenario('4', () => runFanout(ctx));
+
+    // 10. Bar close: N accounts' alerts at the same instant.
+    if (want(10)) await scenario('10', () => runBarClose(ctx));
+
+    // 11. The bridge's long-poll wake-up on its own.
+    if (want(11)) await scenario('11', () => runWakeUp(ctx));
+
+    // 8. Overload: twice what the stack sustains. The excess must be refused at once, and nothing accepted may expire.
+    if (want(8)) await scenario('8', () => runOverload(ctx));
+
+    // 5 (second half): the poll with the worker stopped.
+    if (want(5)) await scenario('5 (no worker)', () => runPollWithoutWorker(ctx, pollIds));
+  }
 }

@@ -4,12 +4,39 @@ export const CONCURRENCY = 50;
 export const STEADY_RATE = 40;
 export const STEADY_ACCOUNTS = 100;
 export const POLL_RATE = 100;
+/** The smaller broadcast's accounts (the first of the 200; scenario 4) and the bar close's default (scenario 10). */
+export const BROADCAST_SMALL = 100;
+export const BAR_CLOSE_ACCOUNTS = 100;
 export const LIMIT_RAISED = '1000000000';
 export const MAX_SIGNAL_AGE_MS = 30_000; // the ingress's DEFAULT_MAX_SIGNAL_AGE_MS, unchanged
 
 export const PLANS = {
-  full: { floorSec: 20, saturationSec: 20, halfSec: 20, steadySec: 60, pollNoWorkerSec: 20, fanoutRuns: 3, oneAtATime: 100, overloadSec: 30 },
-  quick: { floorSec: 5, saturationSec: 5, halfSec: 5, steadySec: 15, pollNoWorkerSec: 5, fanoutRuns: 1, oneAtATime: 30, overloadSec: 10 },
+  full: {
+    floorSec: 20,
+    saturationSec: 20,
+    halfSec: 20,
+    steadySec: 60,
+    pollNoWorkerSec: 20,
+    fanoutRuns: 3,
+    oneAtATime: 100,
+    overloadSec: 30,
+    bareSec: 20,
+    bareOneAtATime: 100,
+    wakeUps: 100,
+  },
+  quick: {
+    floorSec: 5,
+    saturationSec: 5,
+    halfSec: 5,
+    steadySec: 15,
+    pollNoWorkerSec: 5,
+    fanoutRuns: 1,
+    oneAtATime: 30,
+    overloadSec: 10,
+    bareSec: 5,
+    bareOneAtATime: 30,
+    wakeUps: 30,
+  },
 };
 export type Plan = (typeof PLANS)['full'];
 
@@ -22,6 +49,9 @@ export const GOALS = {
   e2eP99Ms: 300,
   refusedP99Ms: 50,
   fanoutMs: 3000,
+  /** Issue 28: every 202 of a bar close filled within 1 s of it; a broadcast's outcomes all visible within 1 s. */
+  barCloseMaxMs: 1000,
+  broadcastVisibleMs: 1000,
   pollP99Ms: 20,
   ingressRssMb: 200,
   workerRssMb: 400,

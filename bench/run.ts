@@ -36,7 +36,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const plan = opts.quick ? PLANS.quick : PLANS.full;
+  const plan = { ...(opts.quick ? PLANS.quick : PLANS.full), ...(opts.steadySec ? { steadySec: opts.steadySec } : {}) };
   const startedAt = new Date();
   const stamp = fileStamp(startedAt);
   const runDir = path.join(REPO_ROOT, '.run', 'bench', stamp);
@@ -57,7 +57,7 @@ async function main(argv: string[]): Promise<number> {
   const loadBefore = os.loadavg().map((v) => round(v));
   const git = gitState();
   log(
-    `${opts.quick ? 'quick' : 'full'} run of scenarios ${[...opts.scenarios].sort().join(', ')} on ${os.cpus().length} CPUs; load average before: ${loadBefore.join(' ')}`,
+    `${opts.quick ? 'quick' : 'full'} run of scenarios ${[...opts.scenarios].sort((a, b) => a - b).join(', ')} on ${os.cpus().length} CPUs; load average before: ${loadBefore.join(' ')}`,
   );
   if (loadBefore[0]! > 0.5) log(`warning: the machine is already busy (load average ${loadBefore[0]}); the figures will show it`);
 
@@ -70,6 +70,7 @@ async function main(argv: string[]): Promise<number> {
     temporalPersistence: {},
     startedVs202: {},
     memoryByPhase: {},
+    redisCommands: {},
   };
   let failure: Error | undefined;
   let stack: Stack | undefined;
@@ -89,7 +90,7 @@ async function main(argv: string[]): Promise<number> {
     startedAt: startedAt.toISOString(),
     finishedAt: new Date().toISOString(),
     mode: opts.quick ? 'quick' : 'full',
-    scenarios: [...opts.scenarios].sort(),
+    scenarios: [...opts.scenarios].sort((a, b) => a - b),
     ok: failure === undefined && results.errors.length === 0,
     error: failure ? failure.message : null,
     stageErrors: results.errors,
@@ -108,6 +109,7 @@ async function main(argv: string[]): Promise<number> {
       steadyRate: opts.steadyRate,
       steadyAccounts: STEADY_ACCOUNTS,
       pollRate: opts.pollRate,
+      barCloseAccounts: opts.barClose,
       logLevel: 'info',
       limitsRaisedTo: Number(LIMIT_RAISED),
       cpuProf: opts.cpuProf,
@@ -124,6 +126,10 @@ async function main(argv: string[]): Promise<number> {
       half: stripLoad(results.half),
       steady: results.steady ? { ...results.steady, load: stripLoad(results.steady.load) } : undefined,
       fanout: results.fanout,
+      bareFloor: results.bareFloor,
+      barClose: results.barClose ? { ...results.barClose, posts: undefined } : undefined,
+      wakeUp: results.wakeUp,
+      redisCommands: results.redisCommands,
       pollNoWorker: results.pollNoWorker,
       drains: results.drains,
       loadavg: results.loadavg,

@@ -20,7 +20,7 @@ import { baseEnv, credential, httpJson, log, StageError, withDeadline } from './
 import { liveChildren, stopChild } from './children';
 import { LedgerTail } from './ledger';
 import { nodePidInGroup } from './memory';
-import { ACCOUNTS, LIMIT_RAISED } from './parameters';
+import { ACCOUNTS, BROADCAST_SMALL, LIMIT_RAISED } from './parameters';
 import { postmasterPid, temporalMetricsPort } from './work-counters';
 
 export interface Stack {
@@ -39,6 +39,10 @@ export interface Stack {
   ledger: LedgerTail;
   accounts: string[];
   secret: string;
+  /** Links the first BROADCAST_SMALL accounts only: a broadcast to fewer than all. */
+  secretSmall: string;
+  /** An account no paper terminal serves: the bench long-polls for it itself (scenario 11). */
+  probe: { accountId: string; bridgeToken: string };
   token: string;
   taskQueue: string;
   pids: { ingress?: number; worker?: number; bridge?: number };
@@ -68,7 +72,7 @@ export function cleanup(): Promise<void> {
   return cleanupPromise;
 }
 
-function registryDocument(accounts: string[], tokens: Record<string, string>, secret: string, token: string) {
+function registryDocument(accounts: string[], tokens: Record<string, string>, secrets: { secret: string; accounts: string[] }[], token: string) {
   return {
     accounts: accounts.map((id, i) => {
       const platform = i % 2 === 0 ? 'mt5' : 'ctrader';
@@ -84,7 +88,7 @@ function registryDocument(accounts: string[], tokens: Record<string, string>, se
         bridgeToken: tokens[id]!,
       };
     }),
-    secrets: [{ secret, owner: 'bench-owner', accounts }],
+    secrets: secrets.map((s) => ({ ...s, owner: 'bench-owner' })),
     tokens: [{ token, accounts, suspendedUntil: null }],
   };
 }
@@ -96,7 +100,7 @@ export async function startStack(
 ): Promise<Stack> {
   const { infra, processes } = helpers;
   processes.ensureBuilt();
-  for (const f of ['load.js', 'floor.js']) {
+  for (const f of ['load.js', 'floor.js', 'bare/floor.js']) {
     if (!fs.existsSync(path.join(__dirname, f))) throw new Error(`dist/bench/${f} is missing: run npm run build`);
   }
   log(`run directory ${path.relative(REPO_ROOT, runDir)}`);
@@ -138,14 +142,23 @@ export async function startStack(
 
   // The registry: 200 accounts (mt5 and ctrader), one owner, one secret linking all, one token granting all.
   const accounts = Array.from({ length: ACCOUNTS }, (_, i) => `bench-${String(i).padStart(3, '0')}`);
-  const bridgeTokens = Object.fromEntries(accounts.map((id) => [id, credential('brg_bench_')]));
+  const probe = { accountId: 'bench-probe', bridgeToken: credential('brg_bench_') };
+  const bridgeTokens = Object.fromEntries([...accounts.map((id) => [id, credential('brg_bench_')]), [probe.accountId, probe.bridgeToken]]);
   const secret = credential('whsec_bench_');
+  const secretSmall = credential('whsec_bench_');
   const token = credential('tok_bench_');
+  const secrets = [
+    { secret, accounts },
+    { secret: secretSmall, accounts: accounts.slice(0, BROADCAST_SMALL) },
+  ];
   const registryFile = path.join(runDir, 'registry.json');
-  fs.writeFileSync(registryFile, JSON.stringify(registryDocument(accounts, bridgeTokens, secret, token), null, 2), { mode: 0o600 });
+  fs.writeFileSync(registryFile, JSON.stringify(registryDocument([...accounts, probe.accountId], bridgeTokens, secrets, token), null, 2), { mode: 0o600 });
   const imported = await processes.runAdminProcess(['import', registryFile], { ...baseEnv(), REDIS_URL: redis.url }, { timeoutMs: 60_000 });
   if (imported.code !== 0) throw new StageError(`admin import failed (exit ${imported.code}): ${imported.stderr.trim()}`);
-  log(`registry imported: ${ACCOUNTS} accounts, 1 secret, 1 token`);
+  // The paper bridge serves the 200 accounts; the probe account's bridge is the bench itself.
+  const paperRegistryFile = path.join(runDir, 'paper-registry.json');
+  fs.writeFileSync(paperRegistryFile, JSON.stringify(registryDocument(accounts, bridgeTokens, secrets, token), null, 2), { mode: 0o600 });
+  log(`registry imported: ${ACCOUNTS} accounts and a probe account, 2 secrets (all, the first ${BROADCAST_SMALL}), 1 token`);
 
   const tag = randomBytes(4).toString('hex');
   const taskQueue = `bench-${tag}`;
@@ -201,7 +214,13 @@ export async function startStack(
   const ledgerFile = path.join(runDir, 'ledger.jsonl');
   let bridge: PaperBridgeProcess;
   try {
-    bridge = await processes.startPaperBridgeProcess({ registryFile, ledgerFile, ingressUrl: ingress.url, label: 'paper-bridge', readyTimeoutMs: 60_000 });
+    bridge = await processes.startPaperBridgeProcess({
+      registryFile: paperRegistryFile,
+      ledgerFile,
+      ingressUrl: ingress.url,
+      label: 'paper-bridge',
+      readyTimeoutMs: 60_000,
+    });
   } catch (err) {
     throw new StageError(`paper bridge did not connect all ${ACCOUNTS} terminals: ${(err as Error).message}`);
   }
@@ -233,6 +252,8 @@ export async function startStack(
     ledger: new LedgerTail(ledgerFile),
     accounts,
     secret,
+    secretSmall,
+    probe,
     token,
     taskQueue,
     pids,

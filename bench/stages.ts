@@ -29,6 +29,7 @@ import type { AccountSnapshot, SignalWorkflowInput } from '../src/domain/workflo
 import { loadHelpers, REPO_ROOT } from './helpers';
 import type { Options } from './cli';
 import { fileStamp, httpJson, log } from './common';
+import { BAR_CLOSE_ACCOUNTS } from './parameters';
 import { writeResults } from './results-file';
 import { cleanup, drain, startStack, warmUp, type Stack } from './stack';
 import { summarize, type Summary } from './stats';
@@ -223,7 +224,7 @@ async function measureStages(stack: Stack, n: number): Promise<Record<string, Su
 
 async function main(argv: string[]): Promise<number> {
   let n = 200;
-  const opts: Options = { quick: true, scenarios: new Set(), cpuProf: false, steadyRate: 50, pollRate: 100 };
+  const opts: Options = { quick: true, scenarios: new Set(), cpuProf: false, steadyRate: 50, pollRate: 100, barClose: BAR_CLOSE_ACCOUNTS };
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--n') n = Math.max(10, Math.min(2000, Number(argv[++i])));
     else if (argv[i] === '--temporal-db-dir') opts.temporalDbDir = path.resolve(argv[++i] ?? '');

@@ -1,7 +1,7 @@
 /** The table printed at the end: one row per figure, against its goal where it has one. */
 import os from 'node:os';
 import type { Options } from './cli';
-import { ACCOUNTS, CONCURRENCY, GOALS, STEADY_ACCOUNTS } from './parameters';
+import { ACCOUNTS, BROADCAST_SMALL, CONCURRENCY, GOALS, STEADY_ACCOUNTS } from './parameters';
 import { goalRow, infoRow, round, type Row } from './stats';
 import type { Results } from './scenarios/context';
 
@@ -121,8 +121,75 @@ export function rowsOf(r: Results, opts: Options): Row[] {
       ),
     );
   }
+  if (want(9)) rows.push(...bareFloorRows(r));
+  if (want(10)) {
+    const b = r.barClose;
+    const others = b ? Object.entries(b.answered).filter(([k]) => k !== '202') : [];
+    rows.push(
+      goalRow(
+        '10 bar close',
+        `posts answered 202 (${opts.barClose} at the same instant)`,
+        b ? (b.answered['202'] ?? 0) : null,
+        '',
+        '>=',
+        opts.barClose,
+        `${opts.barClose}`,
+        b ? `${others.length ? `others: ${others.map(([k, v]) => `${v} × ${k}`).join(', ')}; ` : ''}all answered within ${b.allAnsweredMs} ms` : undefined,
+      ),
+    );
+    rows.push(
+      infoRow('10 bar close', '202 → filled p50', b?.fillMs.p50 ?? null, 'ms', b ? `p99 ${b.fillMs.p99} ms; ${b.filled} of ${b.accepted} filled` : undefined),
+    );
+    rows.push(
+      goalRow(
+        '10 bar close',
+        '202 → filled, the last one',
+        b?.fillMs.max ?? null,
+        'ms',
+        '<=',
+        GOALS.barCloseMaxMs,
+        undefined,
+        b ? `${b.filledLate} filled later than 1 s; outcomes ${JSON.stringify(b.outcomes ?? null)}` : undefined,
+      ),
+    );
+  }
+  if (want(11)) {
+    const w = r.wakeUp;
+    rows.push(
+      infoRow(
+        '11 wake-up',
+        "enqueue → command in the bridge's hands p50",
+        w?.wakeUpMs.p50 ?? null,
+        'ms',
+        w ? `p99 ${w.wakeUpMs.p99} ms over ${w.rounds}; the enqueue alone p50 ${w.enqueueMs.p50} ms` : undefined,
+      ),
+    );
+  }
   if (want(4)) {
-    const runs = r.fanout?.runs ?? [];
+    const small = (r.fanout?.runs ?? []).find((x) => x.accounts === BROADCAST_SMALL);
+    rows.push(
+      goalRow(
+        '4 fan-out',
+        `broadcast to ${BROADCAST_SMALL}: 202 → all outcomes visible to the poll`,
+        small?.observedMs ?? null,
+        'ms',
+        '<=',
+        GOALS.broadcastVisibleMs,
+        undefined,
+        small ? `max occurredAt ${small.allReportedMs} ms; polled every 100 ms; ${small.filled} filled` : undefined,
+      ),
+    );
+    const runs = (r.fanout?.runs ?? []).filter((x) => x.accounts === ACCOUNTS);
+    rows.push(
+      goalRow(
+        '4 fan-out',
+        `broadcast to ${ACCOUNTS}: 202 → all outcomes visible to the poll (worst)`,
+        runs.length ? Math.max(...runs.map((x) => x.observedMs)) : null,
+        'ms',
+        '<=',
+        GOALS.broadcastVisibleMs,
+      ),
+    );
     const worst = runs.length ? Math.max(...runs.map((x) => x.allReportedMs)) : null;
     const note = runs.length
       ? `${runs.length === 1 ? 'one run' : `worst of ${runs.length}: ${runs.map((x) => x.allReportedMs).join(', ')} ms`}; ${runs.map((x) => x.filled).join('/')} filled`
@@ -188,6 +255,10 @@ export function rowsOf(r: Results, opts: Options): Row[] {
     ['pollNoWorker', '5 no worker'],
     ['oneAtATime', '7 one at a time'],
     ['overload', '8 overload'],
+    ['bareFloor', '9 bare topology'],
+    [`fanout${BROADCAST_SMALL}`, `4 fan-out to ${BROADCAST_SMALL}`],
+    ['barClose', '10 bar close'],
+    ['wakeUp', '11 wake-up'],
   ] as const) {
     const u = r.cpu[stage];
     if (u)
@@ -202,6 +273,109 @@ export function rowsOf(r: Results, opts: Options): Row[] {
             .join(', ')}, load ${u.benchAndLoad}`,
         ),
       );
+  }
+  // Work counted beside the latencies: Redis commands per signal where a stage counts its signals.
+  for (const [stage, c] of Object.entries(r.redisCommands)) {
+    if (c.perSignal !== null && !stage.startsWith('drain'))
+      rows.push(infoRow('· work', `Redis commands per signal, ${stage}`, c.perSignal, '', `${c.commands} in the stage`));
+  }
+  return rows;
+}
+
+/**
+ * Scenario 9 against ours: sustained rate (ours: the 202s of scenario 2's saturation over that phase and its drain,
+ * i.e. until Temporal had done all of it; the bare one: closed loops that each wait for their signal to complete) and
+ * one-at-a-time latency (ours from scenario 7), and the work per signal of each.
+ */
+function bareFloorRows(r: Results): Row[] {
+  const rows: Row[] = [];
+  const variant = (name: string) => r.bareFloor?.variants.find((v) => v.name === name);
+  const plain = variant('plain');
+  const sat = r.saturation;
+  const satDrain = r.drains['saturation'];
+  const oursPerSec = sat && satDrain ? round((sat.statusCounts['202'] ?? 0) / (sat.durationSec + satDrain.ms / 1000), 2) : null;
+  rows.push(
+    infoRow(
+      '9 bare floor',
+      `completed/s, ${plain?.sustained.concurrency ?? CONCURRENCY} closed loops`,
+      plain?.sustained.perSec ?? null,
+      '/s',
+      plain ? `complete p50 ${plain.sustained.completeMs.p50} ms, p99 ${plain.sustained.completeMs.p99} ms` : undefined,
+    ),
+  );
+  rows.push(
+    infoRow(
+      '9 bare floor',
+      'ours ÷ bare: sustained rate',
+      oursPerSec !== null && plain ? round(oursPerSec / plain.sustained.perSec, 3) : null,
+      '',
+      oursPerSec !== null
+        ? `ours ${oursPerSec}/s (scenario 2's 202s over its ${sat!.durationSec} s and ${round(satDrain!.ms / 1000, 1)} s drain)`
+        : 'needs scenario 2',
+    ),
+  );
+  const one = r.oneAtATime;
+  rows.push(
+    infoRow(
+      '9 bare floor',
+      'one at a time: start → handed out p50',
+      plain?.one.handOutMs.p50 ?? null,
+      'ms',
+      plain ? `start itself p50 ${plain.one.startMs.p50} ms; → complete p50 ${plain.one.completeMs.p50} ms` : undefined,
+    ),
+  );
+  rows.push(
+    infoRow(
+      '9 bare floor',
+      'ours ÷ bare: 202 → filled p50 over start → handed out p50',
+      one && plain?.one.handOutMs.p50 ? round(one.filledMs.p50! / plain.one.handOutMs.p50, 2) : null,
+      '',
+      one ? `ours ${one.filledMs.p50} ms (scenario 7; includes the bridge's wake-up and the fill)` : 'needs scenario 7',
+    ),
+  );
+  rows.push(
+    infoRow(
+      '9 bare floor',
+      'ours ÷ bare: 202 → visible p50 over start → complete p50',
+      one && plain?.one.completeMs.p50 ? round(one.visibleMs.p50! / plain.one.completeMs.p50, 2) : null,
+      '',
+      one ? `ours ${one.visibleMs.p50} ms` : 'needs scenario 7',
+    ),
+  );
+  // Work per signal, sustained on both sides: ours over scenario 2's saturation and its drain (all of its signals' work).
+  const accepted = sat?.statusCounts['202'] ?? 0;
+  const stages = ['saturation', 'drain after saturation'];
+  const oursCalls =
+    accepted > 0 && stages.every((st) => r.temporalPersistence[st])
+      ? round(stages.reduce((sum, st) => sum + r.temporalPersistence[st]!.calls, 0) / accepted, 1)
+      : null;
+  const oursCpu =
+    accepted > 0 && stages.every((st) => r.cpu[st])
+      ? round(stages.reduce((sum, st) => sum + (r.cpu[st]!.byProgram['temporal'] ?? 0) * r.cpu[st]!.seconds * 1000, 0) / accepted, 1)
+      : null;
+  rows.push(
+    infoRow(
+      '9 bare floor',
+      'Temporal persistence calls per signal, bare (sustained)',
+      plain?.sustained.persistence?.callsPerSignal ?? null,
+      '',
+      `ours ${oursCalls ?? '—'} (scenario 2 and its drain; one at a time ${r.temporalPersistence['oneAtATime']?.callsPerSignal ?? '—'}); Temporal CPU per signal bare ${plain?.sustained.temporalCpuMsPerSignal ?? '—'} ms, ours ${oursCpu ?? '—'} ms; history events bare ${plain?.history ? `${plain.history.parentEvents} + ${plain.history.childEvents}` : '—'}`,
+    ),
+  );
+  for (const name of ['eager', 'upsert']) {
+    const v = variant(name);
+    const what = name === 'eager' ? 'eager start' : 'search attributes upserted, not at start';
+    rows.push(
+      infoRow(
+        '9 bare floor',
+        `${what}: start → complete p50, one at a time`,
+        v?.one.completeMs.p50 ?? null,
+        'ms',
+        v && plain
+          ? `plain ${plain.one.completeMs.p50} ms; start p50 ${v.one.startMs.p50} vs ${plain.one.startMs.p50} ms; ${v.one.eagerlyStarted} of ${v.one.signals} eager; sustained ${v.sustained.perSec} vs ${plain.sustained.perSec}/s; calls/signal ${v.sustained.persistence?.callsPerSignal ?? '—'} vs ${plain.sustained.persistence?.callsPerSignal ?? '—'}; ${v.sustained.eagerlyStarted} of ${v.sustained.signals} eager sustained`
+          : undefined,
+      ),
+    );
   }
   return rows;
 }

@@ -64,6 +64,49 @@ export function guardHint(rule, features = []) {
     : `This account's bridge has not announced ${rule.needs}: while this is on, every entry is refused (exits still run). The MT5 bridge 3.3.0, the cTrader connector 1.3.0 and the paper bridge carry it out.`;
 }
 
+/**
+ * The account's trade management defaults (risk.management, docs/trade-management.md), in pips of each symbol as its
+ * bridge knows them; `needs` is the bridge feature that carries it out.
+ */
+export const MANAGEMENT_RULES = [
+  {
+    key: 'trailDistancePips',
+    label: 'Trailing stop distance',
+    needs: 'trailing_stop',
+    hint: 'The stop follows the best price by this much; blank: no trailing.',
+  },
+  {
+    key: 'trailTriggerPips',
+    label: 'Start trailing once in profit by',
+    needs: 'trailing_stop',
+    hint: 'Needs a trailing distance; 0 when blank (trail at once).',
+  },
+  { key: 'trailStepPips', label: 'Move the trailing stop in steps of', needs: 'trailing_stop', hint: 'Needs a trailing distance; 1 pip when blank.' },
+  {
+    key: 'breakevenTriggerPips',
+    label: 'Move the stop to breakeven once in profit by',
+    needs: 'breakeven_trigger',
+    hint: 'The stop goes to the entry price (plus the offset) once; blank: no breakeven.',
+  },
+  {
+    key: 'breakevenOffsetPips',
+    label: 'Breakeven offset (profit locked)',
+    needs: 'breakeven_trigger',
+    hint: 'Needs a breakeven trigger and is less than it; 0 when blank.',
+  },
+  { key: 'maxSpreadPips', label: 'Max spread at entry', needs: 'max_spread', hint: 'An entry is refused (spread_too_wide) when the spread is wider.' },
+];
+
+/**
+ * A warning when the account's bridge has not announced what the defaults set need: every entry is then refused
+ * `management_unsupported` (exits still run). `set` is the keys given a value.
+ */
+export function managementHint(set = [], features = []) {
+  const missing = [...new Set(MANAGEMENT_RULES.filter((r) => set.includes(r.key) && !features.includes(r.needs)).map((r) => r.needs))];
+  if (missing.length === 0) return undefined;
+  return `This account's bridge has not announced ${missing.join(', ')}: with these defaults every entry is refused (management_unsupported; exits still run). The MT5 bridge 3.6.0, the cTrader connector 1.5.0 and the paper bridge carry them out.`;
+}
+
 export const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 
 const RISK_KEYS = [
@@ -72,10 +115,12 @@ const RISK_KEYS = [
   'sizing',
   'tradingHours',
   'lossGuards',
+  'management',
   ...NUMBER_RULES.map((r) => r.key),
   ...FLAG_RULES.map((r) => r.key),
 ];
 const GUARD_KEYS = ['dailyLossAmount', 'dailyLossPercent', 'timezone', ...GUARD_RULES.map((r) => r.key)];
+const MANAGEMENT_KEYS = MANAGEMENT_RULES.map((r) => r.key);
 const SYMBOL_KEYS = ['aliases', 'prefix', 'suffix'];
 /** The daily loss is one input and a choice of amount or percent; a refusal of either lands on the input. */
 const DAILY_LOSS = 'risk.lossGuards.dailyLoss';
@@ -121,6 +166,8 @@ export function settingsToFields(risk = {}, symbols = {}) {
   f[DAILY_LOSS] = shown(guards.dailyLossPercent ?? guards.dailyLossAmount);
   f['risk.lossGuards.timezone'] = guards.timezone ?? '';
   for (const r of GUARD_RULES) f[`risk.lossGuards.${r.key}`] = r.kind === 'flag' ? guards[r.key] === true : shown(guards[r.key]);
+  const management = isObject(risk.management) ? risk.management : {};
+  for (const r of MANAGEMENT_RULES) f[`risk.management.${r.key}`] = shown(management[r.key]);
   Object.entries(isObject(symbols.aliases) ? symbols.aliases : {}).forEach(([from, to], i) => Object.assign(f, aliasRow(i, { from, to })));
   f['symbols.prefix'] = symbols.prefix ?? '';
   f['symbols.suffix'] = symbols.suffix ?? '';
@@ -131,6 +178,8 @@ export function settingsToFields(risk = {}, symbols = {}) {
   if (Object.keys(sizingExtra).length) riskExtra.sizing = sizingExtra;
   const guardExtra = without(guards, GUARD_KEYS);
   if (Object.keys(guardExtra).length) riskExtra.lossGuards = guardExtra;
+  const managementExtra = without(management, MANAGEMENT_KEYS);
+  if (Object.keys(managementExtra).length) riskExtra.management = managementExtra;
   const symbolsExtra = without(symbols, SYMBOL_KEYS);
   const extras = {};
   if (Object.keys(riskExtra).length) extras.risk = riskExtra;
@@ -172,19 +221,22 @@ export function removeRow(fields, list, index) {
 export function fieldsToSettings(f, extras = {}, loaded = {}) {
   const had = (part, key) => isObject(loaded[part]) && key in loaded[part];
   const clash = [
-    ...Object.keys(without(extras.risk, ['sizing', 'lossGuards']))
+    ...Object.keys(without(extras.risk, ['sizing', 'lossGuards', 'management']))
       .filter((k) => RISK_KEYS.includes(k))
       .map((k) => `risk.${k}`),
     ...Object.keys(extras.risk?.lossGuards ?? {})
       .filter((k) => GUARD_KEYS.includes(k))
       .map((k) => `risk.lossGuards.${k}`),
+    ...Object.keys(extras.risk?.management ?? {})
+      .filter((k) => MANAGEMENT_KEYS.includes(k))
+      .map((k) => `risk.management.${k}`),
     ...Object.keys(extras.symbols ?? {})
       .filter((k) => SYMBOL_KEYS.includes(k))
       .map((k) => `symbols.${k}`),
   ];
   if (clash.length) throw new Error(`The advanced JSON may hold only settings the form does not show; set ${clash.join(', ')} in the form`);
 
-  const risk = { ...without(extras.risk, ['sizing', 'lossGuards']) };
+  const risk = { ...without(extras.risk, ['sizing', 'lossGuards', 'management']) };
   const mode = SIZING_MODES.find((m) => m.mode === f['risk.sizing.mode']) ?? SIZING_MODES[0];
   const sizing = { ...(extras.risk?.sizing ?? {}), mode: mode.mode };
   for (const field of mode.fields) sizing[field.key] = parseNumber(f[`risk.sizing.${field.key}`]);
@@ -218,6 +270,11 @@ export function fieldsToSettings(f, extras = {}, loaded = {}) {
     } else guards[r.key] = parseNumber(v);
   }
   if (Object.values(guards).some((v) => v !== undefined) || had('risk', 'lossGuards')) risk.lossGuards = defined(guards);
+  const management = { ...(extras.risk?.management ?? {}) };
+  for (const r of MANAGEMENT_RULES) management[r.key] = parseNumber(f[`risk.management.${r.key}`]);
+  // Every box cleared is no defaults at all: the key goes (an empty object loaded stays, so unchanged is as loaded).
+  const wasEmpty = had('risk', 'management') && isObject(loaded.risk.management) && Object.keys(loaded.risk.management).length === 0;
+  if (Object.values(management).some((v) => v !== undefined) || wasEmpty) risk.management = defined(management);
 
   const aliases = {};
   for (let i = 0; i < rowCount(f, 'symbols.aliases'); i++) {
@@ -280,6 +337,12 @@ export function plainMessage(message, path = '') {
   if (/^Invalid key in record/.test(message)) return 'Not a symbol: letters and digits, then also . _ # - /';
   // The schema's words name API fields; the owner sees the form's.
   if (/^risk\.tradingHours\.\d+\.days$/.test(path) && /^Too small: expected array/.test(message)) return 'Choose at least one day';
+  if (path === 'risk.management.trailDistancePips' && /need trailDistancePips/.test(message))
+    return 'Needed: a trailing start or step is set, and they apply to a trailing distance';
+  if (path === 'risk.management.breakevenTriggerPips' && /needs breakevenTriggerPips/.test(message))
+    return 'Needed: a breakeven offset is set, and it applies to a breakeven trigger';
+  if (path === 'risk.management.breakevenOffsetPips' && /less than breakevenTriggerPips/.test(message))
+    return 'Must be less than the breakeven trigger (the stop moves to a price already passed)';
   if (path === 'risk.lossGuards.stopOut' && /maxDrawdownPercent/.test(message))
     return 'Needs a max drawdown from the peak equity: the stop-out acts when the drawdown reaches it';
   return message;

@@ -148,6 +148,31 @@ function guardsPart(form, f, currency, features, reset) {
 }
 
 /**
+ * The account's trade management defaults: pips per symbol, as the bridge knows its pip. A warning, kept current as the
+ * owner types, when the bridge has not announced what the values set need.
+ */
+function managementPart(form, f, features) {
+  const warning = h('p', { class: 'hint', role: 'status' });
+  const set = () => model.MANAGEMENT_RULES.filter((r) => String(readFields(form)[`risk.management.${r.key}`] ?? '').trim() !== '').map((r) => r.key);
+  const update = () => (warning.textContent = model.managementHint(set(), features) ?? '');
+  form.addEventListener('input', update);
+  queueMicrotask(update);
+  return h(
+    'fieldset',
+    {},
+    h('legend', {}, 'Trade management defaults: for every entry'),
+    h(
+      'p',
+      { class: 'hint' },
+      "A signal's own fields win: one that gives any trailing field uses its own trailing only, and the same for breakeven. " +
+        "For the max spread the tighter of the signal's and this one wins. Blank: no default.",
+    ),
+    model.MANAGEMENT_RULES.map((r) => number(`risk.management.${r.key}`, r.label, f[`risk.management.${r.key}`], 'pips', r.hint)),
+    warning,
+  );
+}
+
+/**
  * The drawdown guard restarts from the equity the bridge sees next (the admin CLI's `account reset-drawdown`): the
  * account's settings as stored now, with the reset's instant. `blocked()` says why not now; `onDone` shows the result.
  */
@@ -271,6 +296,7 @@ export function riskSection(account) {
           (saved, message) => show(saved, message, readFields(form)),
         ),
       ),
+      managementPart(form, f, a.bridge?.features),
       h(
         'fieldset',
         {},

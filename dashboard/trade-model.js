@@ -55,6 +55,8 @@ const CAUSES = {
   margin_call: "broker's stop-out / margin call",
   manual: 'closed by hand in the terminal',
   other: 'closed (cause not reported)',
+  take_profit_level: 'closed by its last take-profit level',
+  close_opposite: 'closed by a reverse (close opposite)',
   unknown: 'gone without a report (unknown)',
 };
 const CANCEL_CAUSES = { command: 'by a signal', broker: 'by the broker', stop_out: 'by the stop-out', manual: 'by hand in the terminal' };
@@ -87,13 +89,44 @@ export function tradeStatusText(t) {
 /** Where the trade came from: the signal that opened it, or outside the service (a trade placed by hand, or an event lost). */
 export const originText = (t) => (t.origin === 'outside' ? 'opened outside the service' : t.signalId ? 'signal' : '—');
 
-/** The cells of a position row of the book (strings), in the order of POSITION_COLUMNS. */
+/** An ISO time as HH:MM UTC: the default of managementText, which the page gives the reader's own clock instead. */
+const utcTime = (iso) => `${new Date(iso).toISOString().slice(11, 16)} UTC`;
+
+/**
+ * What the bridge's trade management did to a trade or position (its `management`, docs/trades.md), in one line:
+ * "trail active at 1.0862 · stop moved 3 times · breakeven at 12:03 · levels hit: 2"; null when it did nothing.
+ * The levels planned are not said: neither the trade nor the signal's record on the owner API carries its takeProfits.
+ * `time` words the breakeven's time.
+ */
+export function managementText(m, { time = utcTime } = {}) {
+  if (typeof m !== 'object' || m === null) return null;
+  const parts = [];
+  if (typeof m.trailActiveAt === 'number') parts.push(`trail active at ${price(m.trailActiveAt)}`);
+  if (m.stopMoves > 0) parts.push(`stop moved ${m.stopMoves === 1 ? 'once' : `${m.stopMoves} times`}`);
+  if (typeof m.breakevenAt === 'string') parts.push(`breakeven at ${time(m.breakevenAt)}`);
+  if (m.levelsHit > 0) parts.push(`take-profit levels hit: ${m.levelsHit}`);
+  if (m.closedOpposite === true) parts.push('closed by a reverse');
+  return parts.length ? parts.join(' · ') : null;
+}
+
 /** A position's floating P&L with swap and commission; null until a book listed it (an event alone has no P&L). */
 export const floatingProfit = (p) => (typeof p.profit === 'number' ? netProfit({ realizedProfit: p.profit, commission: p.commission, swap: p.swap }) : null);
 
-export const POSITION_COLUMNS = ['Ticket', 'Symbol', 'Side', 'Volume', 'Open price', 'SL', 'TP', 'Opened', 'Floating P&L'];
-export function positionCells(p, currency) {
-  return [p.ticket, p.symbol, p.side, lots(p.volume), price(p.openPrice), price(p.sl), price(p.tp), p.openedAt ?? null, money(floatingProfit(p), currency)];
+/** The cells of a position row of the book (strings), in the order of POSITION_COLUMNS; `time` as managementText's. */
+export const POSITION_COLUMNS = ['Ticket', 'Symbol', 'Side', 'Volume', 'Open price', 'SL', 'TP', 'Opened', 'Floating P&L', 'Management'];
+export function positionCells(p, currency, time) {
+  return [
+    p.ticket,
+    p.symbol,
+    p.side,
+    lots(p.volume),
+    price(p.openPrice),
+    price(p.sl),
+    price(p.tp),
+    p.openedAt ?? null,
+    money(floatingProfit(p), currency),
+    managementText(p.management, { time }) ?? '—',
+  ];
 }
 
 export const ORDER_COLUMNS = ['Ticket', 'Symbol', 'Order', 'Volume', 'Price', 'SL', 'TP', 'Placed', 'Expires'];
@@ -103,9 +136,9 @@ export function orderCells(o) {
   return [o.ticket, o.symbol, type, lots(o.volume), at, price(o.sl), price(o.tp), o.placedAt ?? null, o.expiresAt ?? 'good till cancelled'];
 }
 
-export const TRADE_COLUMNS = ['Trade', 'Symbol', 'Side', 'Volume', 'Open price', 'Status', 'Closed', 'Close price', 'P&L (net)'];
+export const TRADE_COLUMNS = ['Trade', 'Symbol', 'Side', 'Volume', 'Open price', 'Status', 'Closed', 'Close price', 'P&L (net)', 'Management'];
 /** A trade's row: a pending order's price is its order's (a buy limit at 1.075); the lots are those closed once closed. */
-export function tradeCells(t, currency) {
+export function tradeCells(t, currency, time) {
   const volume = t.status === 'closed' ? t.closedVolume : t.volume;
   const settled = ['closed', 'expired', 'cancelled'].includes(t.status);
   const opened =
@@ -115,7 +148,18 @@ export function tradeCells(t, currency) {
         ? `${ORDER_TYPES[t.orderType] ?? 'order'} at ${price(t.orderPrice)}`
         : '—';
   const pnl = t.status === 'closed' || t.closedVolume > 0 ? money(netProfit(t), currency) : '—';
-  return [t.tradeId, t.symbol, t.side ?? '—', lots(volume), opened, tradeStatusText(t), settled ? (t.closedAt ?? null) : null, price(t.closePrice), pnl];
+  return [
+    t.tradeId,
+    t.symbol,
+    t.side ?? '—',
+    lots(volume),
+    opened,
+    tradeStatusText(t),
+    settled ? (t.closedAt ?? null) : null,
+    price(t.closePrice),
+    pnl,
+    managementText(t.management, { time }) ?? '—',
+  ];
 }
 
 /** The P&L's words for a screen reader and a colour-blind eye alike: gain / loss / flat. */

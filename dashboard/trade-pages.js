@@ -27,6 +27,8 @@ import {
 } from './trade-model.js?v=__VERSION__';
 
 const BOOK_REFRESH_MS = 5000;
+/** The breakeven's time in management lines, on the reader's clock (the page's other times are too). */
+const clock = (iso) => new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
 const SVG = 'http://www.w3.org/2000/svg';
 
 let charts = 0;
@@ -98,7 +100,7 @@ function bookView(book, account, currency) {
         h(
           'tr',
           {},
-          positionCells(p, currency).map((v, i) => (i === 8 ? h('td', { class: pnlKind(floatingProfit(p) ?? 0) }, v) : cell(v))),
+          positionCells(p, currency, clock).map((v, i) => (i === 8 ? h('td', { class: pnlKind(floatingProfit(p) ?? 0) }, v) : cell(v))),
         ),
       ),
       'No open position.',
@@ -204,7 +206,7 @@ function dailyView(day, currency) {
 // ---- trades -------------------------------------------------------------------------------------------------------
 
 function tradeRow(t, currency, onSignalPage = false) {
-  const cells = tradeCells(t, currency);
+  const cells = tradeCells(t, currency, clock);
   return h(
     'tr',
     {},

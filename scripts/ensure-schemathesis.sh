@@ -5,26 +5,14 @@
 set -euo pipefail
 
 SCHEMATHESIS_VERSION=4.32.5
-cache_root="${EXTERNAL_SIGNALS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/external-signals}"
+# shellcheck source=cached-install.sh
+. "$(dirname "$0")/cached-install.sh"
 venv="$cache_root/schemathesis-$SCHEMATHESIS_VERSION"
 bin="$venv/bin/schemathesis"
-done_marker="$venv/.installed" # written last: a venv without it is a broken install, made again
 
 log() { echo "ensure-schemathesis: $*" >&2; }
 
-if [ -f "$done_marker" ]; then
-  echo "$bin"
-  exit 0
-fi
-
-mkdir -p "$cache_root"
-# One install at a time per cache dir; a second caller waits and then finds the binary.
-exec 9>"$cache_root/.schemathesis.lock"
-if command -v flock >/dev/null 2>&1; then flock 9; fi
-if [ -f "$done_marker" ]; then
-  echo "$bin"
-  exit 0
-fi
+cached_install ensure-schemathesis "$venv" "$bin"
 
 python="$(command -v python3 || true)"
 if [ -z "$python" ] || ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then
@@ -37,9 +25,9 @@ if [ -z "$python" ] || ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; 
 fi
 
 log "installing schemathesis $SCHEMATHESIS_VERSION from PyPI into $venv"
-rm -rf "$venv"
+# A venv left by a failed install is made anew (the lock file stays).
+find "$venv" -mindepth 1 -maxdepth 1 ! -name .install.lock -exec rm -rf {} +
 "$python" -m venv "$venv" >&2
-"$venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION" >&2 || { rm -rf "$venv"; exit 1; }
+"$venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION" >&2 || exit 1
 "$bin" --version >&2
-touch "$done_marker"
-echo "$bin"
+installed

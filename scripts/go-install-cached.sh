@@ -9,27 +9,15 @@ set -euo pipefail
 dir_name="$1"
 module="$2"
 binary="$3"
-cache_root="${EXTERNAL_SIGNALS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/external-signals}"
+# shellcheck source=cached-install.sh
+. "$(dirname "$0")/cached-install.sh"
 bin_dir="$cache_root/$dir_name"
 bin="$bin_dir/$binary"
 
 log() { echo "go-install-cached($dir_name): $*" >&2; }
 
-if [ -x "$bin" ]; then
-  echo "$bin"
-  exit 0
-fi
-
-mkdir -p "$bin_dir"
-exec 9>"$bin_dir/.build.lock"
-if command -v flock >/dev/null 2>&1; then
-  log "taking the build lock $bin_dir/.build.lock"
-  flock 9
-fi
-if [ -x "$bin" ]; then
-  echo "$bin"
-  exit 0
-fi
+# The binary is moved into place whole, last: it is its own mark of a finished build.
+cached_install "go-install-cached($dir_name)" "$bin_dir" "$bin" "$bin"
 
 if ! command -v go >/dev/null 2>&1; then
   if [ -x /usr/local/go/bin/go ]; then
@@ -54,4 +42,4 @@ fi
 [ -x "$tmp_bin_dir/$binary" ] || { log "FAILED: go install $module made no $binary"; exit 1; }
 mv -f "$tmp_bin_dir/$binary" "$bin"
 log "built $bin in $(( $(date +%s) - start ))s"
-echo "$bin"
+installed

@@ -10,7 +10,10 @@ import type { Plan } from '../parameters';
 import type { Stack } from '../stack';
 import type { Summary } from '../stats';
 import type { PersistenceUsage } from '../work-counters';
+import type { BareFloorResult } from '../bare/floor';
+import type { BarCloseResult } from './bar-close';
 import type { FanoutRun } from './fanout';
+import type { WakeUpResult } from './wake-up';
 
 export interface Context {
   stack: Stack;
@@ -47,6 +50,12 @@ export interface Results {
   oneAtATime?: OneAtATime;
   overload?: { load: LoadResult; offeredRate: number; sustainedRate: number; outcomes: OutcomeTally };
   fanout?: { runs: FanoutRun[] };
+  /** Scenario 9: the bare topology on the same server, per variant (eager start, search attributes). */
+  bareFloor?: BareFloorResult;
+  barClose?: BarCloseResult;
+  wakeUp?: WakeUpResult;
+  /** Redis commands processed per stage (the 200 bridges' idle long-polls included) and per signal. */
+  redisCommands: Record<string, { commands: number; perSignal: number | null }>;
   pollNoWorker?: LoadResult;
   loadavg: Record<string, number[]>;
   cpu: Record<string, CpuUsage>;

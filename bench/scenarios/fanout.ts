@@ -2,11 +2,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { temporal } from '@temporalio/proto';
 import { httpJson, log, StageError } from '../common';
-import { ACCOUNTS } from '../parameters';
+import { ACCOUNTS, BROADCAST_SMALL } from '../parameters';
 import type { Stack } from '../stack';
 import type { Context } from './context';
 
 export interface FanoutRun {
+  /** The broadcast's accounts (every account the secret links). */
+  accounts: number;
   signalId: string;
   accountsResolved: number;
   acceptMs: number;
@@ -23,12 +25,12 @@ export interface FanoutRun {
   parentHistory?: { events: number; bytes: number; startedEventBytes: number };
 }
 
-async function fanoutOnce(stack: Stack, deadlineMs: number): Promise<FanoutRun> {
+async function fanoutOnce(stack: Stack, deadlineMs: number, secret: string, accounts: number): Promise<FanoutRun> {
   const t0 = Date.now();
   const res = await httpJson(`${stack.ingress.url}/webhook/custom`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ secret: stack.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 }),
+    body: JSON.stringify({ secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 }),
   });
   const t202 = Date.now();
   if (res.status !== 202) throw new StageError(`fan-out: the broadcast answered ${res.status} ${JSON.stringify(res.body)} instead of 202`);
@@ -41,10 +43,10 @@ async function fanoutOnce(stack: Stack, deadlineMs: number): Promise<FanoutRun> 
     const poll = await httpJson(`${stack.ingress.url}/v1/signals/${signalId}`, { headers: { authorization: `Bearer ${stack.token}` } });
     if (poll.status !== 200) throw new StageError(`fan-out: the poll answered ${poll.status} ${JSON.stringify(poll.body)}`);
     last = poll.body;
-    if (last.reported >= ACCOUNTS) break;
+    if (last.reported >= accounts) break;
     if (Date.now() >= deadline) {
       throw new StageError(
-        `fan-out: only ${last.reported} of ${ACCOUNTS} outcomes recorded ${Math.round(deadlineMs / 1000)} s after the 202 (signal ${signalId})`,
+        `fan-out: only ${last.reported} of ${accounts} outcomes recorded ${Math.round(deadlineMs / 1000)} s after the 202 (signal ${signalId})`,
       );
     }
     await sleep(100);
@@ -53,6 +55,7 @@ async function fanoutOnce(stack: Stack, deadlineMs: number): Promise<FanoutRun> 
   const times = last.accounts.map((a) => Date.parse(a.occurredAt));
   const parentHistory = await historySize(stack, signalId).catch(() => undefined);
   return {
+    accounts,
     signalId,
     accountsResolved: res.body.accountsResolved as number,
     acceptMs: t202 - t0,
@@ -84,13 +87,22 @@ export async function runFanout(ctx: Context): Promise<void> {
   const { stack, plan, results, mark, measure, drainMeasured } = ctx;
   mark('fanout');
   results.fanout = { runs: [] };
-  for (let i = 0; i < plan.fanoutRuns; i++) {
-    log(`scenario 4 (fan-out): one broadcast buy to ${ACCOUNTS} accounts (run ${i + 1} of ${plan.fanoutRuns})`);
-    const run = await measure(`fanout${i + 1}`, () => fanoutOnce(stack, 120_000));
+  // One broadcast to the first BROADCAST_SMALL accounts, then the runs to all of them.
+  const broadcasts = [
+    { label: `fanout${BROADCAST_SMALL}`, secret: stack.secretSmall, accounts: BROADCAST_SMALL },
+    ...Array.from({ length: plan.fanoutRuns }, (_, i) => ({ label: `fanout${i + 1}`, secret: stack.secret, accounts: ACCOUNTS })),
+  ];
+  for (const [i, b] of broadcasts.entries()) {
+    log(`scenario 4 (fan-out): one broadcast buy to ${b.accounts} accounts (run ${i + 1} of ${broadcasts.length})`);
+    const run = await measure(
+      b.label,
+      () => fanoutOnce(stack, 120_000, b.secret, b.accounts),
+      () => b.accounts,
+    );
     results.fanout.runs.push(run);
     log(
-      `fan-out: 202 in ${run.acceptMs} ms; all ${ACCOUNTS} reported ${run.allReportedMs} ms after it (first ${run.firstReportedMs} ms; poll saw it at ${run.observedMs} ms); ${run.filled} filled, ${run.rejected} rejected; parent history ${JSON.stringify(run.parentHistory ?? null)}`,
+      `fan-out: 202 in ${run.acceptMs} ms; all ${b.accounts} reported ${run.allReportedMs} ms after it (first ${run.firstReportedMs} ms; poll saw it at ${run.observedMs} ms); ${run.filled} filled, ${run.rejected} rejected; parent history ${JSON.stringify(run.parentHistory ?? null)}`,
     );
-    results.drains[`fanout${i + 1}`] = await drainMeasured(`fanout${i + 1}`, `fan-out run ${i + 1}`, ACCOUNTS);
+    results.drains[b.label] = await drainMeasured(b.label, `fan-out run ${i + 1}`, b.accounts);
   }
 }

@@ -1,13 +1,13 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { SecretBox } from '../secret-box';
 
 /**
  * The connector's secrets: the Open API application's client secret, and per cTrader account its access and refresh
  * tokens and the bridge token of our ingress. They must be readable by the connector (it sends them), so they are
- * encrypted, not hashed: AES-256-GCM with a key from CTRADER_CREDENTIALS_KEY (no default), in one file written
- * atomically with mode 0600. A refreshed token is saved at once (Open API hands out a new refresh token each time).
+ * encrypted, not hashed: sealed by the service's one SecretBox (AES-256-GCM, src/secret-box.ts) under the key of
+ * CTRADER_CREDENTIALS_KEY (no default), in one file written atomically with mode 0600. A refreshed token is saved at once (Open API hands out a new refresh token each time).
  */
 
 export const accountCredentialSchema = z.strictObject({
@@ -30,52 +30,48 @@ export const credentialsSchema = z.strictObject({
 });
 export type Credentials = z.infer<typeof credentialsSchema>;
 
-const fileSchema = z.strictObject({ version: z.literal(1), iv: z.string(), tag: z.string(), data: z.string() });
+/** Version 2 holds the SecretBox's sealed text; version 1 (connector ≤ 1.4) the same cipher's parts, without a binding. */
+const fileSchema = z.discriminatedUnion('version', [
+  z.strictObject({ version: z.literal(2), sealed: z.string() }),
+  z.strictObject({ version: z.literal(1), iv: z.string(), tag: z.string(), data: z.string() }),
+]);
+/** Binds the sealed text to what it is: a ciphertext of another kind sealed under the same key does not open as this. */
+const BINDING = 'ctrader-credentials';
+const SETTING = 'CTRADER_CREDENTIALS_KEY';
 
-/** The 32-byte key from its base64 form; refuses anything else (fail closed: no key, no connector). */
-export function parseKey(raw: string | undefined): Buffer {
-  if (!raw || raw.trim() === '') throw new Error('CTRADER_CREDENTIALS_KEY is not set (32 random bytes, base64: openssl rand -base64 32)');
-  const key = Buffer.from(raw.trim(), 'base64');
-  if (key.length !== 32) throw new Error('CTRADER_CREDENTIALS_KEY must be 32 bytes, base64-encoded');
-  return key;
+/** The key from its base64 form; refuses anything but 32 bytes (fail closed: no key, no connector). */
+export function parseKey(raw: string | undefined): SecretBox {
+  if (!raw || raw.trim() === '') throw new Error(`${SETTING} is not set (32 random bytes, base64: openssl rand -base64 32)`);
+  return SecretBox.fromBase64(raw, SETTING);
 }
 
-export function encrypt(plain: Credentials, key: Buffer): string {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  const data = Buffer.concat([cipher.update(JSON.stringify(plain), 'utf8'), cipher.final()]);
-  return JSON.stringify({ version: 1, iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), data: data.toString('base64') });
+export function encrypt(plain: Credentials, box: SecretBox): string {
+  return JSON.stringify({ version: 2, sealed: box.seal(JSON.stringify(plain), BINDING) });
 }
 
-export function decrypt(text: string, key: Buffer): Credentials {
+export function decrypt(text: string, box: SecretBox): Credentials {
   const file = fileSchema.parse(JSON.parse(text));
-  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(file.iv, 'base64'));
-  decipher.setAuthTag(Buffer.from(file.tag, 'base64'));
-  let plain: string;
-  try {
-    plain = Buffer.concat([decipher.update(Buffer.from(file.data, 'base64')), decipher.final()]).toString('utf8');
-  } catch {
-    throw new Error('the credentials file cannot be decrypted with this CTRADER_CREDENTIALS_KEY (wrong key or tampered file)');
-  }
+  // An empty binding is GCM without additional data: what version 1 wrote.
+  const plain = file.version === 2 ? box.open(file.sealed, BINDING) : box.open(['v1', file.iv, file.tag, file.data].join(':'), '');
   return credentialsSchema.parse(JSON.parse(plain));
 }
 
 export class CredentialStore {
   constructor(
     readonly file: string,
-    private readonly key: Buffer,
+    private readonly box: SecretBox,
   ) {}
 
   read(): Credentials {
     if (!fs.existsSync(this.file)) return { accounts: [] };
-    return decrypt(fs.readFileSync(this.file, 'utf8'), this.key);
+    return decrypt(fs.readFileSync(this.file, 'utf8'), this.box);
   }
 
   write(creds: Credentials): void {
     const parsed = credentialsSchema.parse(creds);
     fs.mkdirSync(path.dirname(path.resolve(this.file)), { recursive: true });
     const tmp = `${this.file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, encrypt(parsed, this.key), { mode: 0o600 });
+    fs.writeFileSync(tmp, encrypt(parsed, this.box), { mode: 0o600 });
     fs.renameSync(tmp, this.file);
   }
 

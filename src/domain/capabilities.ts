@@ -22,7 +22,7 @@ function needsOf(platform: Platform): Partial<Record<Action, string>> {
 /**
  * The bridge version to install, by platform: for MT5 the version of the package the service serves
  * (bridges/mt5/src/es_mt5_bridge/__init__.py `__version__`, which the wheel and the bridge's hello carry;
- * test/unit/mt5-package.test.ts and `make dist` fail when the two differ), for cTrader the connector's
+ * test/integration/mt5-package-contents.test.ts and `make dist` fail when the two differ), for cTrader the connector's
  * (src/ctrader/bridge.ts reports this one).
  */
 export const CURRENT_BRIDGE_VERSION: Record<Platform, string> = { mt5: '3.5.0', ctrader: '1.4.0' };

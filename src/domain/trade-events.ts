@@ -229,8 +229,23 @@ export interface TradeRecord {
   linkedSignals: string[];
   /** Events folded out of `events` to keep it within its bound (the first is always kept). */
   foldedEvents: number;
+  /** What the folded events said of the trade's management, so a long trail's moves still count (src/trades/management.ts). */
+  foldedManagement?: TradeManagement;
   /** When the journal last changed it. */
   updatedAt: string;
   events: JournalEvent[];
 }
-export type TradeSummary = Omit<TradeRecord, 'events'>;
+export type TradeSummary = Omit<TradeRecord, 'events' | 'foldedManagement'> & { management?: TradeManagement };
+
+/**
+ * What the bridge's trade management did to a trade (protocol 1.6; docs/trades.md, "Management"), from its events:
+ * where the trail became active (a price), how often the stop moved (trailing or breakeven), when the breakeven move
+ * was made, how many take-profit levels closed their share, and whether a reverse (`closeOpposite`) closed it.
+ */
+export interface TradeManagement {
+  trailActiveAt: number | null;
+  stopMoves: number;
+  breakevenAt: string | null;
+  levelsHit: number;
+  closedOpposite: boolean;
+}

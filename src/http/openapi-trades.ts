@@ -4,6 +4,10 @@ import { operation, str } from './openapi-owner';
 /** The trade journal on the owner API in the OpenAPI document (docs/trades.md). Every answer is `Cache-Control: no-store`. */
 
 const instant: JsonSchema = { type: 'string', format: 'date-time' };
+/** The optional `management` of a trade or position (protocol 1.6), present once its bridge's trade management acted. */
+const MANAGEMENT =
+  'management? (present once the bridge’s trade management acted: trailActiveAt (price or null), stopMoves (moves with cause trailing_stop or ' +
+  'breakeven_trigger), breakevenAt (time or null), levelsHit (take-profit levels closed), closedOpposite (closed by a reverse))';
 
 export function ownerTradePaths() {
   const read = (summary: string, ok: string, extra: { params?: string[]; query?: Record<string, JsonSchema> } = {}) => ({
@@ -15,12 +19,16 @@ export function ownerTradePaths() {
       'asOf (the book’s takenAt or the last event’s time, whichever is later; null: nothing reported yet), ageSeconds, ' +
         'reportedByBridge (false: this account’s bridge does not send trade events; bridgeVersion says which it is), ' +
         'positions (ticket, symbol, side, volume, openPrice, sl, tp, openedAt, profit (floating, from the last book; null when not in it), ' +
-        'swap, commission, tradeId, signalId?) and orders (ticket, symbol, side, orderType, volume, price, stopLimitPrice, sl, tp, placedAt, expiresAt, tradeId, signalId?).',
+        'swap, commission, tradeId, signalId?, ' +
+        MANAGEMENT +
+        ') and orders (ticket, symbol, side, orderType, volume, price, stopLimitPrice, sl, tp, placedAt, expiresAt, tradeId, signalId?).',
     ),
     '/v1/owner/accounts/{accountId}/trades': read(
       'The account’s trades, newest first (open ones by when they began, closed ones by when they closed), filtered and paged',
       'trades (TradeRecords without their events: tradeId, symbol, side, status pending|open|closed|cancelled|expired, origin signal|outside, ' +
-        'signalId?, openedAt, openPrice, volume, closedVolume, sl, tp, realizedProfit, commission, swap, closedAt, closeCause, linkedSignals, …) and nextCursor (null on the last page).',
+        'signalId?, openedAt, openPrice, volume, closedVolume, sl, tp, realizedProfit, commission, swap, closedAt, closeCause, linkedSignals, ' +
+        MANAGEMENT +
+        ', …) and nextCursor (null on the last page).',
       {
         query: {
           status: { enum: ['open', 'closed', 'all'] },
@@ -35,7 +43,7 @@ export function ownerTradePaths() {
     ),
     '/v1/owner/accounts/{accountId}/trades/{tradeId}': read(
       'One trade with its events (at most 200; older ones after the first are folded into foldedEvents)',
-      'The TradeRecord with events.',
+      `The TradeRecord with events and ${MANAGEMENT}.`,
       { params: ['tradeId'] },
     ),
     '/v1/owner/accounts/{accountId}/equity': read(
@@ -51,7 +59,7 @@ export function ownerTradePaths() {
     '/v1/owner/signals/{signalId}/trades': {
       get: operation({
         summary: 'Every trade a signal opened, modified or closed, on all your accounts',
-        ok: ['200', 'trades (TradeRecords without their events), newest first.'],
+        ok: ['200', `trades (TradeRecords without their events, each with ${MANAGEMENT}), newest first.`],
         params: ['signalId'],
       }),
     },

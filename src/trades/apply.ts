@@ -1,4 +1,5 @@
 import { MAX_EVENTS_PER_TRADE, type TradeCloseCause, type TradeEvent, type TradeRecord, type TradeStatus } from '../domain/trade-events';
+import { managementOf } from './management';
 
 /**
  * What one event does to the trades it names (docs/trades.md): pure, so the journal can run it again on fresh records
@@ -249,7 +250,8 @@ function withEvent(trade: TradeRecord, event: JournalInput, ctx: EventContext): 
   if (trade.events.length > MAX_EVENTS_PER_TRADE) {
     // The first (how it began) stays; the oldest after it fold into a count.
     const drop = trade.events.length - MAX_EVENTS_PER_TRADE;
-    trade.events.splice(1, drop);
+    const folded = managementOf(trade.events.splice(1, drop), trade.foldedManagement);
+    if (folded) trade.foldedManagement = folded;
     trade.foldedEvents += drop;
   }
   trade.updatedAt = ctx.nowIso;

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import type { Account } from '../domain/account';
-import { TRADE_EVENTS_FEATURE, MAX_BOOK_ENTRIES, type TradeRecord, type TradeSummary } from '../domain/trade-events';
+import { TRADE_EVENTS_FEATURE, MAX_BOOK_ENTRIES, type TradeManagement, type TradeRecord, type TradeSummary } from '../domain/trade-events';
 import type { FiguresStore } from '../bridge/figures';
 import { ownerAccount, type OwnerAccountsDeps } from '../owners/accounts';
 import { Refusal } from '../signals/errors';
 import type { TradeJournal } from './journal';
 import { dayFigures, type DayFigures } from './day';
+import { managementOf } from './management';
 
 /**
  * The trade journal as its owner reads it (docs/trades.md, "Owner API"): every read starts from the owner's own
@@ -25,7 +26,15 @@ const MAX_SCAN = 2000;
 const MAX_EQUITY_POINTS = 2000;
 const MAX_SIGNAL_TRADES = 500;
 
-const summary = ({ events: _events, ...rest }: TradeRecord): TradeSummary => rest;
+/** The trade's management state (src/trades/management.ts): present once any management event is. */
+function managed(t: TradeRecord): { management?: TradeManagement } {
+  const management = managementOf(t.events, t.foldedManagement);
+  return management ? { management } : {};
+}
+const summary = (t: TradeRecord): TradeSummary => {
+  const { events: _events, foldedManagement: _folded, ...rest } = t;
+  return { ...rest, ...managed(t) };
+};
 const invalid = (error: z.ZodError) =>
   new Refusal('invalid', 'Invalid query', { details: error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })) });
 const instant = z.iso.datetime({ offset: true }).max(64);
@@ -69,6 +78,7 @@ export async function ownerBook(deps: OwnerTradesDeps, owner: string, accountId:
           swap: b?.swap ?? t.swap,
           commission: b?.commission ?? t.commission,
           ...link(t),
+          ...managed(t),
         };
       }),
     orders: open
@@ -148,11 +158,16 @@ export async function ownerTrades(deps: OwnerTradesDeps, owner: string, accountI
   return { trades: trades.map(summary), nextCursor: after ? `${after.score}~${after.tradeId}` : null };
 }
 
-export async function ownerTrade(deps: OwnerTradesDeps, owner: string, accountId: string, tradeId: string): Promise<TradeRecord> {
+export async function ownerTrade(
+  deps: OwnerTradesDeps,
+  owner: string,
+  accountId: string,
+  tradeId: string,
+): Promise<TradeSummary & Pick<TradeRecord, 'events'>> {
   const account = await ownerAccount(deps.accounts, owner, accountId);
   const [found] = tradeId.length <= 80 ? await records(deps.journal, account.id, [tradeId]) : [];
   if (!found) throw new Refusal('not_found', 'No such trade');
-  return found;
+  return { ...summary(found), events: found.events };
 }
 
 const rangeSchema = z.strictObject({ from: instant.optional(), to: instant.optional() });

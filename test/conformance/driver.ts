@@ -135,6 +135,11 @@ export interface BridgeUnderTest {
    * bridge sends trade events: the suite's trade-event cases (trade-cases.ts) run only for a driver that has it.
    */
   manualClose?(accountId: string, ticket: string): Promise<void>;
+  /**
+   * Trade management (protocol 1.6): the bridge runs trailing stops, breakeven triggers, take-profit levels, close
+   * opposite and the spread guard. The suite's management cases (management-cases.ts) run only for a driver that says so.
+   */
+  readonly managesTrades?: boolean;
   /** Stops everything it started and removes its files. */
   cleanup(): Promise<void>;
 }

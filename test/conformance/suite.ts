@@ -22,6 +22,7 @@ import {
   type ServiceProcess,
 } from '../../support/processes';
 import { tradeEventCases } from './trade-cases';
+import { managementCases } from './management-cases';
 import { CONFORMANCE_SYMBOLS, type BridgeUnderTest, type BrokerEntry, type BrokerView, type ConformanceAccount, type RefusalKind } from './driver';
 
 /**
@@ -32,7 +33,8 @@ import { CONFORMANCE_SYMBOLS, type BridgeUnderTest, type BrokerEntry, type Broke
  * Accounts: `main` runs the 17 actions one after another (its book carries over between tests, in file order);
  * `guard` has a max-open-positions rule; `risky` sizes by risk and has a daily loss limit; `crash` is killed between fill and report and while idle; `late` dies
  * holding a command and comes back after the command's expiresAt; `stopper` has the copy-trading stop-out at 5 % (protocol 1.4);
- * `trader` and `tstop` (stop-out at 5 %) are the trade-event cases' (trade-cases.ts, protocol 1.5).
+ * `trader` and `tstop` (stop-out at 5 %) are the trade-event cases' (trade-cases.ts, protocol 1.5); `manager` the
+ * trade-management cases' (management-cases.ts, protocol 1.6).
  */
 
 const SPEC = Object.fromEntries(CONFORMANCE_SYMBOLS.map((s) => [s.name, s]));
@@ -67,8 +69,9 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
   const stopper = account('stopper');
   const trader = account('trader');
   const tstop = account('tstop');
+  const manager = account('manager');
   const LATE_AGE_MS = 3_000;
-  const all = [main, guard, crash, late, risky, stopper, trader, tstop];
+  const all = [main, guard, crash, late, risky, stopper, trader, tstop, manager];
 
   let ingress: IngressProcess | undefined;
   let worker: ServiceProcess | undefined;
@@ -130,7 +133,7 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       ensureBuilt();
       const doc = {
         accounts: [
-          ...[main, crash, trader].map((a) => ({ id: a.id, owner, platform: a.platform, bridgeToken: a.bridgeToken })),
+          ...[main, crash, trader, manager].map((a) => ({ id: a.id, owner, platform: a.platform, bridgeToken: a.bridgeToken })),
           { id: guard.id, owner, platform: guard.platform, bridgeToken: guard.bridgeToken, risk: { maxOpenPositions: 1 } },
           { id: late.id, owner, platform: late.platform, bridgeToken: late.bridgeToken, risk: { maxSignalAgeMs: LATE_AGE_MS } },
           {
@@ -160,7 +163,7 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       };
       const registry = writeRegistry(doc, 'conformance');
       removeRegistry = () => registry.remove();
-      expect(await importRegistry(registry.file)).toEqual({ accounts: 8, secrets: 1, tokens: 1 });
+      expect(await importRegistry(registry.file)).toEqual({ accounts: 9, secrets: 1, tokens: 1 });
       const env = serviceEnv();
       [worker, ingress] = await Promise.all([startWorkerProcess(env), startIngressProcess(env)]);
       temporal = await temporalAccess();
@@ -603,5 +606,6 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
     }, 90_000);
 
     tradeEventCases({ driver, url, redis: () => redis!, run, trader, tstop });
+    managementCases({ driver, url, redis: () => redis!, run, manager });
   });
 }

@@ -181,6 +181,57 @@ describe('the risk settings form in a browser', () => {
     expect((await apiSettings()).risk.tradingHours).toEqual(seeded.risk.tradingHours);
   }, 60_000);
 
+  test('trade management defaults: refused combinations shown on their box, saved and read back, cleared', async () => {
+    await page.goto(accountUrl());
+    const defaults = form().getByRole('group', { name: /^Trade management defaults/ });
+    const box = (label: string) => defaults.getByLabel(label, { exact: true });
+    await box('Trailing stop distance').waitFor({ timeout: UI_TIMEOUT_MS });
+    await expect(defaults.innerText()).resolves.toMatch(/A signal's own fields win[\s\S]*the tighter of the signal's and this one wins/);
+    await expect(descriptionOf(box('Max spread at entry'))).resolves.toMatch(/pips .*refused \(spread_too_wide\)/);
+    const before = await apiSettings();
+
+    // A step without a distance, and an offset not below its trigger: each refusal on its box, nothing saved.
+    await box('Move the trailing stop in steps of').fill('2');
+    await box('Move the stop to breakeven once in profit by').fill('5');
+    await box('Breakeven offset (profit locked)').fill('5');
+    const refused = (await save()) as { risk: { management: unknown } };
+    expect(refused.risk.management).toEqual({ trailStepPips: 2, breakevenTriggerPips: 5, breakevenOffsetPips: 5 });
+    await page.getByText('2 settings were refused').waitFor({ timeout: UI_TIMEOUT_MS });
+    const distance = box('Trailing stop distance');
+    await expect(distance.getAttribute('aria-invalid')).resolves.toBe('true');
+    await expect(descriptionOf(distance)).resolves.toMatch(/Needed: a trailing start or step is set/);
+    await expect(descriptionOf(box('Breakeven offset (profit locked)'))).resolves.toMatch(/Must be less than the breakeven trigger/);
+    // The bridge of this account never said hello: the defaults set would refuse every entry, and the form says so.
+    await expect(
+      defaults.getByText(/has not announced trailing_stop, breakeven_trigger: with these defaults every entry is refused/).isVisible(),
+    ).resolves.toBe(true);
+    await accessible('risk-form-management-refused');
+    expect(await apiSettings()).toEqual(before);
+
+    // Mended: saved, and the owner API and the form read back the same.
+    await distance.fill('15');
+    await box('Breakeven offset (profit locked)').fill('1,5');
+    await box('Max spread at entry').fill('2');
+    const management = { trailDistancePips: 15, trailStepPips: 2, breakevenTriggerPips: 5, breakevenOffsetPips: 1.5, maxSpreadPips: 2 };
+    expect(((await save()) as { risk: { management: unknown } }).risk.management).toEqual(management);
+    await page.getByText('Saved: the next signal uses these settings.').waitFor({ timeout: UI_TIMEOUT_MS });
+    expect(await apiSettings()).toEqual({ ...before, risk: { ...before.risk, management } });
+    await page.goto(accountUrl());
+    await expect(box('Breakeven offset (profit locked)').inputValue()).resolves.toBe('1.5');
+    await expect(box('Start trailing once in profit by').inputValue()).resolves.toBe('');
+    await accessible('risk-form-management');
+
+    // Every box cleared: no defaults any more.
+    for (const label of ['Trailing stop distance', 'Move the trailing stop in steps of', 'Move the stop to breakeven once in profit by'])
+      await box(label).fill('');
+    await box('Breakeven offset (profit locked)').fill('');
+    await box('Max spread at entry').fill('');
+    expect(await save()).not.toHaveProperty('risk.management');
+    await page.getByText('Saved: the next signal uses these settings.').waitFor({ timeout: UI_TIMEOUT_MS });
+    expect(await apiSettings()).toEqual(before);
+    expect(problems).toEqual([]);
+  }, 60_000);
+
   test('Reset drawdown restarts the guard now, changes nothing else, and keeps what the owner typed but did not save', async () => {
     await page.goto(accountUrl());
     const before = await apiSettings();

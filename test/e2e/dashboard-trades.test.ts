@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { riskSettingsSchema } from '../../src/domain/risk-settings';
 import { REPO_ROOT } from '../../support/infra';
-import { setUpOwner, ownerKeyFile, type OwnerBrowser } from '../helpers/owner';
+import { asBrowser, setUpOwner, ownerKeyFile, type OwnerBrowser } from '../helpers/owner';
 import { get, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 import { dashboardPage, seriousViolations } from '../helpers/dashboard-browser';
@@ -30,7 +30,9 @@ describe('the trade on the dashboard', () => {
   let bridge: ScriptedTerminal;
   let problems: string[] = [];
   const shots = path.join(REPO_ROOT, 'docs', 'screenshots');
-  const sent: { buy: string; limit: string } = { buy: '', limit: '' };
+  const sent: { buy: string; limit: string; managed: string } = { buy: '', limit: '', managed: '' };
+  /** When the bridge's breakeven moved the managed buy's stop (the page shows it on the reader's clock). */
+  let breakevenAt = '';
 
   const bridgeAuth = () => ({ authorization: `Bearer ${f.accounts[0]!.bridgeToken}` });
   const account = () => f.accounts[0]!.id;
@@ -59,8 +61,73 @@ describe('the trade on the dashboard', () => {
     const buy = await signalFilled({ action: 'buy', sl: 1.07, tp: 1.09 }, '5001');
     const limit = await signalFilled({ action: 'buy_limit', price: 1.075 }, '7001');
     const held = await signalFilled({ action: 'sell', sl: 1.09 }, '5002');
+    const managed = await signalFilled({ action: 'buy', sl: 1.075, tp: 1.095 }, '5003');
     sent.buy = buy.signalId;
     sent.limit = limit.signalId;
+    sent.managed = managed.signalId;
+    breakevenAt = at(9);
+    // The bridge's trade management (protocol 1.6) on the managed buy: breakeven, a trail, two take-profit levels.
+    const move = (eventId: string, minutesAgo: number, sl: number, cause: string, extra = {}) => ({
+      eventId,
+      type: 'position_modified',
+      at: at(minutesAgo),
+      ticket: '5003',
+      symbol: 'EURUSD',
+      sl,
+      tp: 1.095,
+      cause,
+      ...extra,
+    });
+    const part = (eventId: string, minutesAgo: number, remainingVolume: number, profit: number) => ({
+      eventId,
+      type: 'position_closed',
+      at: at(minutesAgo),
+      ticket: '5003',
+      symbol: 'EURUSD',
+      volume: 0.1,
+      remainingVolume,
+      price: 1.086,
+      profit,
+      commission: 0,
+      swap: 0,
+      cause: 'take_profit_level',
+    });
+    const managementEvents = [
+      {
+        eventId: 'deal:4',
+        type: 'position_opened',
+        at: at(12),
+        ticket: '5003',
+        symbol: 'EURUSD',
+        commandId: managed.commandId,
+        side: 'buy',
+        volume: 0.3,
+        price: 1.08,
+        sl: 1.075,
+        tp: 1.095,
+      },
+      move('sltp:5003:1', 9, 1.0801, 'breakeven_trigger'),
+      move('sltp:5003:2', 8, 1.0812, 'trailing_stop', { trailActiveAt: 1.0862 }),
+      part('deal:5', 7, 0.2, 6),
+      move('sltp:5003:3', 6, 1.0822, 'trailing_stop', { trailActiveAt: 1.0862 }),
+      part('deal:6', 5, 0.1, 8),
+      // A position opened by hand, closed by a reverse (an entry with closeOpposite) on the other side.
+      { eventId: 'deal:7', type: 'position_opened', at: at(4), ticket: '5004', symbol: 'EURUSD', side: 'sell', volume: 0.1, price: 1.0855 },
+      {
+        eventId: 'deal:8',
+        type: 'position_closed',
+        at: at(3),
+        ticket: '5004',
+        symbol: 'EURUSD',
+        volume: 0.1,
+        remainingVolume: 0,
+        price: 1.0858,
+        profit: -3,
+        commission: 0,
+        swap: 0,
+        cause: 'close_opposite',
+      },
+    ];
     const trades = await post(
       `${stack.ingress.url}/bridge/v1/trades`,
       {
@@ -117,6 +184,7 @@ describe('the trade on the dashboard', () => {
             swap: -0.2,
             cause: 'take_profit',
           },
+          ...managementEvents,
         ],
         book: {
           takenAt: new Date(now).toISOString(),
@@ -132,6 +200,19 @@ describe('the trade on the dashboard', () => {
               tp: null,
               openedAt: at(15),
               profit: -1.5,
+              swap: 0,
+              commission: 0,
+            },
+            {
+              ticket: '5003',
+              symbol: 'EURUSD',
+              side: 'buy',
+              volume: 0.1,
+              openPrice: 1.08,
+              sl: 1.0822,
+              tp: 1.095,
+              openedAt: at(12),
+              profit: 6.1,
               swap: 0,
               commission: 0,
             },
@@ -157,7 +238,7 @@ describe('the trade on the dashboard', () => {
       bridgeAuth(),
     );
     expect(trades.status).toBe(200);
-    expect(trades.body.events.map((e: { result: string }) => e.result)).toEqual(['recorded', 'recorded', 'recorded', 'recorded']);
+    expect(trades.body.events.map((e: { result: string }) => e.result)).toEqual(Array(4 + managementEvents.length).fill('recorded'));
 
     ({ browser, page, problems } = await dashboardPage(stack.ingress.url, { cookie: owner.cookie }));
   }, 120_000);
@@ -175,6 +256,33 @@ describe('the trade on the dashboard', () => {
     throw new Error(`${String(err)}\npage: ${await page.locator('main').innerText()}`);
   };
 
+  /** The managed buy's management line, with the breakeven's time on the browser's clock as the page shows it. */
+  async function managedLine(): Promise<string> {
+    const clock = await page.evaluate((iso) => new Date(iso).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' }), breakevenAt);
+    return `trail active at 1.0862 · stop moved 3 times · breakeven at ${clock} · take-profit levels hit: 2`;
+  }
+
+  test("the owner API gives a trade's management state from its events, only where management acted", async () => {
+    const api = (p: string) => asBrowser(owner, 'GET', `${stack.ingress.url}/v1/owner${p}`);
+    const expected = { trailActiveAt: 1.0862, stopMoves: 3, breakevenAt, levelsHit: 2, closedOpposite: false };
+    const trade = await api(`/accounts/${encodeURIComponent(account())}/trades/5003`);
+    expect(trade.status).toBe(200);
+    // Two levels closed their share: the trade is still open with the rest, not ended by the first level.
+    expect(trade.body).toMatchObject({ status: 'open', volume: 0.1, closedVolume: 0.2, sl: 1.0822, management: expected });
+    expect(trade.body.foldedManagement).toBeUndefined();
+    const list = await api(`/accounts/${encodeURIComponent(account())}/trades?status=all`);
+    const byId = new Map((list.body.trades as { tradeId: string; management?: unknown }[]).map((t) => [t.tradeId, t]));
+    expect(byId.get('5003')!.management).toEqual(expected);
+    expect(byId.get('5004')).toMatchObject({ status: 'closed', closeCause: 'close_opposite', management: { closedOpposite: true, stopMoves: 0 } });
+    expect('management' in byId.get('5001')!).toBe(false);
+    const book = await api(`/accounts/${encodeURIComponent(account())}/book`);
+    const positions = book.body.positions as { ticket: string; management?: unknown }[];
+    expect(positions.find((p) => p.ticket === '5003')!.management).toEqual(expected);
+    expect('management' in positions.find((p) => p.ticket === '5002')!).toBe(false);
+    const signal = await api(`/signals/${encodeURIComponent(sent.managed)}/trades`);
+    expect(signal.body.trades).toEqual([expect.objectContaining({ tradeId: '5003', management: expected })]);
+  }, 30_000);
+
   test("the account page shows the open position, the pending order, the closed trade's P&L, the guards and the charts", async () => {
     await page.goto(`${stack.ingress.url}/dashboard/accounts/${encodeURIComponent(account())}`);
     const positions = page.getByRole('table', { name: 'Open positions' });
@@ -190,6 +298,14 @@ describe('the trade on the dashboard', () => {
     const closed = page.getByRole('table', { name: /^Closed trades/ }).getByRole('row', { name: /5001 EURUSD buy/ });
     await closed.waitFor({ timeout: UI_TIMEOUT_MS }).catch(failWithPage);
     await expect(closed.innerText()).resolves.toMatch(/take profit hit[\s\S]*\+99\.00 USD/);
+    // The bridge's trade management: the managed buy's line in the book, the reverse on the closed trade.
+    const managed = positions.getByRole('row', { name: /^5003 EURUSD buy 0\.1 lots 1\.08 1\.0822 1\.095/ });
+    await managed.waitFor({ timeout: UI_TIMEOUT_MS }).catch(failWithPage);
+    await expect(managed.getByRole('cell').last().innerText()).resolves.toBe(await managedLine());
+    const reversed = page.getByRole('table', { name: /^Closed trades/ }).getByRole('row', { name: /5004 EURUSD sell/ });
+    await expect(reversed.innerText()).resolves.toMatch(
+      /closed by a reverse \(close opposite\)[\s\S]*−3\.00 USD\s+closed by a reverse\s+opened outside the service\s*$/,
+    );
     // The guards in words: nothing lost today (the day's realized P&L is a gain), the drawdown against its max.
     const dailyLoss = page.getByRole('meter', { name: "Today's loss against the daily limit" });
     await dailyLoss.waitFor({ timeout: UI_TIMEOUT_MS }).catch(failWithPage);
@@ -198,7 +314,7 @@ describe('the trade on the dashboard', () => {
     await expect(page.getByText(/of a max 10 %/).isVisible()).resolves.toBe(true);
     // The charts are pictures with a text summary and their figures as a table.
     await expect(page.getByRole('img', { name: /^Equity curve\. Equity from/ }).isVisible()).resolves.toBe(true);
-    const daily = page.getByRole('img', { name: /^Daily P&L\. 30 days, 1 with a gain and 0 with a loss; total \+99\.00 USD/ });
+    const daily = page.getByRole('img', { name: /^Daily P&L\. 30 days, 1 with a gain and 0 with a loss; total \+110\.00 USD/ });
     await expect(daily.isVisible()).resolves.toBe(true);
     await accessible('account-trades');
     await page.locator('section.trades').screenshot({ path: path.join(shots, 'dashboard-trades.png') });
@@ -226,6 +342,15 @@ describe('the trade on the dashboard', () => {
     await expect(row.innerText()).resolves.toMatch(/take profit hit[\s\S]*\+99\.00/);
     await accessible('signal-trades');
     await page.locator('main').screenshot({ path: path.join(shots, 'dashboard-signal-trades.png') });
+
+    // The managed buy's page: its position with what the bridge's trade management did.
+    await page.goto(`${stack.ingress.url}/dashboard/signals/${encodeURIComponent(sent.managed)}`);
+    const managedRow = page.getByRole('table', { name: /^Trades this signal opened/ }).getByRole('row', { name: new RegExp(`${account()} 5003 EURUSD buy`) });
+    await managedRow.waitFor({ timeout: UI_TIMEOUT_MS }).catch(failWithPage);
+    await expect(managedRow.innerText()).resolves.toMatch(/open \(0\.2 lots closed so far\)/);
+    await expect(managedRow.getByRole('cell').last().innerText()).resolves.toBe(await managedLine());
+    await accessible('signal-managed-trade');
+    await page.locator('main').screenshot({ path: path.join(shots, 'dashboard-trade-management.png') });
     expect(problems).toEqual([]);
   }, 60_000);
 

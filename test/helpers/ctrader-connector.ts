@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CredentialStore, type AccountCredential } from '../../src/ctrader/credentials';
+import { SecretBox } from '../../src/secret-box';
 import { processLogDir, ServiceProcess } from '../../support/processes';
 
 /**
@@ -23,7 +24,7 @@ export function connectorSetup(label: string, application: { clientId: string; c
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const key = randomBytes(32).toString('base64');
   const credentialsFile = path.join(dir, 'credentials.enc');
-  const store = new CredentialStore(credentialsFile, Buffer.from(key, 'base64'));
+  const store = new CredentialStore(credentialsFile, SecretBox.fromBase64(key, 'CTRADER_CREDENTIALS_KEY'));
   store.write({ application, accounts });
   return { dir, key, credentialsFile, stateDir: path.join(dir, 'state'), store };
 }

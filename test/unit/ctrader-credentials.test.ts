@@ -1,12 +1,15 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, randomBytes } from 'node:crypto';
 import { CredentialStore, decrypt, describeCredentials, encrypt, parseKey, type Credentials } from '../../src/ctrader/credentials';
+import { SecretBox } from '../../src/secret-box';
 
 /** The connector's secrets at rest: AES-256-GCM under CTRADER_CREDENTIALS_KEY, never in the clear on disk or in a listing. */
 
-const key = randomBytes(32);
+const rawKey = randomBytes(32);
+const key = SecretBox.fromBase64(rawKey.toString('base64'), 'CTRADER_CREDENTIALS_KEY');
+const otherKey = () => SecretBox.fromBase64(randomBytes(32).toString('base64'), 'CTRADER_CREDENTIALS_KEY');
 const doc = (): Credentials => ({
   application: { clientId: 'client-id-1', clientSecret: `cs_${randomBytes(12).toString('hex')}` },
   accounts: [
@@ -42,18 +45,33 @@ describe('the encrypted credentials of the cTrader connector', () => {
 
   test('when the key is another one or the file was altered, then reading fails without revealing anything', () => {
     const text = encrypt(doc(), key);
-    expect(() => decrypt(text, randomBytes(32))).toThrow(/cannot be decrypted/);
-    const file = JSON.parse(text) as { data: string };
-    const bytes = Buffer.from(file.data, 'base64');
+    expect(() => decrypt(text, otherKey())).toThrow(/cannot be decrypted/);
+    const file = JSON.parse(text) as { sealed: string };
+    const parts = file.sealed.split(':');
+    const bytes = Buffer.from(parts[3]!, 'base64');
     bytes[0]! ^= 1;
-    expect(() => decrypt(JSON.stringify({ ...file, data: bytes.toString('base64') }), key)).toThrow(/cannot be decrypted/);
+    parts[3] = bytes.toString('base64');
+    expect(() => decrypt(JSON.stringify({ ...file, sealed: parts.join(':') }), key)).toThrow(/cannot be decrypted/);
+    // Sealed under the same key for something else (another binding): refused too.
+    expect(() => decrypt(JSON.stringify({ version: 2, sealed: key.seal(JSON.stringify(doc()), 'owner-1') }), key)).toThrow(/cannot be decrypted/);
   });
 
   test('when the key is missing, empty or not 32 bytes, then it is refused (no default key)', () => {
     expect(() => parseKey(undefined)).toThrow(/CTRADER_CREDENTIALS_KEY is not set/);
     expect(() => parseKey('  ')).toThrow(/not set/);
     expect(() => parseKey(randomBytes(16).toString('base64'))).toThrow(/32 bytes/);
-    expect(parseKey(key.toString('base64'))).toEqual(key);
+    const parsed = parseKey(rawKey.toString('base64'));
+    expect(decrypt(encrypt(doc(), parsed), key).accounts).toHaveLength(1);
+  });
+
+  test('when the file was written by a connector before the one sealer (version 1), then it still reads', () => {
+    const d = doc();
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', rawKey, iv);
+    const data = Buffer.concat([cipher.update(JSON.stringify(d), 'utf8'), cipher.final()]);
+    const v1 = JSON.stringify({ version: 1, iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), data: data.toString('base64') });
+    expect(decrypt(v1, key)).toEqual(d);
+    expect(() => decrypt(v1, otherKey())).toThrow(/cannot be decrypted/);
   });
 
   test('when accounts are put, removed and refreshed, then each replaces by accountId and the listing shows no secret', () => {

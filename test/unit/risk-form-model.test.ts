@@ -35,6 +35,7 @@ const full = {
     maxSignalAgeMs: 1500,
     closeOnly: false,
     lossGuards: { dailyLossPercent: 3, timezone: 'Europe/London', maxDrawdownPercent: 10, drawdownResetAt: '2026-11-20T10:00:00.000Z' },
+    management: { trailDistancePips: 15, trailTriggerPips: 0, trailStepPips: 2.5, breakevenTriggerPips: 10, breakevenOffsetPips: 1, maxSpreadPips: 1.5 },
   }),
   symbols: parseSymbols({ aliases: { XAUUSD: 'GOLD', US30: 'DJ30.cash' }, prefix: 'm.', suffix: '.m' }),
 };
@@ -50,6 +51,8 @@ describe('saving an unchanged form sends back what was loaded', () => {
     ['an amount at risk and a daily loss amount', parseRisk({ sizing: { mode: 'risk_amount', amount: 150 }, lossGuards: { dailyLossAmount: 500 } }), {}],
     ['a time zone alone', parseRisk({ lossGuards: {} }), {}],
     ['a stop-out switched off (the admin CLI may store false)', parseRisk({ lossGuards: { maxDrawdownPercent: 10, stopOut: false } }), {}],
+    ['management defaults: a max spread alone', parseRisk({ management: { maxSpreadPips: 2 } }), {}],
+    ['management defaults stored empty (the API takes {})', parseRisk({ management: {} }), {}],
   ])('%s', (_name, risk, symbols) => {
     expect(roundTrip(risk, symbols)).toEqual({ risk, symbols });
   });
@@ -104,6 +107,19 @@ describe('saving an unchanged form sends back what was loaded', () => {
         tradingHours: fc.array(window, { maxLength: 3 }),
         maxSignalAgeMs: fc.integer({ min: 1, max: 86_400_000 }),
         closeOnly: fc.boolean(),
+        management: fc
+          .record({ trail: num(100), trigger: num(100), step: num(10), be: num(100), spread: num(10) }, { requiredKeys: [] })
+          .map(({ trail, trigger, step, be, spread }) => ({
+            ...(trail !== undefined
+              ? {
+                  trailDistancePips: trail,
+                  ...(trigger !== undefined ? { trailTriggerPips: trigger } : {}),
+                  ...(step !== undefined ? { trailStepPips: step } : {}),
+                }
+              : {}),
+            ...(be !== undefined ? { breakevenTriggerPips: be, ...(be > 0.5 ? { breakevenOffsetPips: Math.round(be * 25) / 100 } : {}) } : {}),
+            ...(spread !== undefined ? { maxSpreadPips: spread } : {}),
+          })),
         // The stop-out needs a max drawdown (the API refuses it alone).
         lossGuards: guards.map(({ daily, stopOut, ...rest }) => ({
           ...daily,
@@ -261,6 +277,70 @@ describe('what the owner types becomes the settings', () => {
     } finally {
       model.GUARD_RULES.pop();
     }
+  });
+});
+
+describe('trade management defaults', () => {
+  const empty = () => model.settingsToFields(parseRisk({}), parseSymbols({}));
+  const typed = (values: Record<string, string>) => {
+    const { fields } = empty();
+    for (const [k, v] of Object.entries(values)) fields[`risk.management.${k}`] = v;
+    return fields;
+  };
+  const refusals = (fields: Record<string, unknown>) => {
+    const sent = model.fieldsToSettings(fields, {}, {});
+    const parsed = riskSettingsSchema.safeParse(sent.risk);
+    return (parsed.error?.issues ?? []).map((i) => {
+      const path = ['risk', ...i.path].join('.');
+      return [model.fieldForError(path, fields, i.message), model.plainMessage(i.message, path)];
+    });
+  };
+
+  test('typed pips (a decimal comma too) become risk.management as the API takes it; blank boxes are left out', () => {
+    const sent = model.fieldsToSettings(typed({ trailDistancePips: '15', trailStepPips: '2,5', breakevenTriggerPips: '10', maxSpreadPips: '1.5' }), {}, {});
+    expect(sent.risk.management).toEqual({ trailDistancePips: 15, trailStepPips: 2.5, breakevenTriggerPips: 10, maxSpreadPips: 1.5 });
+    expect(riskSettingsSchema.parse(sent.risk).management).toEqual(sent.risk.management);
+  });
+
+  test('every box cleared: no defaults, the key goes (the API stores none)', () => {
+    const risk = parseRisk({ management: { trailDistancePips: 15, maxSpreadPips: 2 } });
+    const { fields, extras } = model.settingsToFields(risk, parseSymbols({}));
+    expect(fields['risk.management.trailDistancePips']).toBe('15');
+    for (const r of model.MANAGEMENT_RULES) fields[`risk.management.${r.key}`] = '';
+    const sent = model.fieldsToSettings(fields, extras, { risk, symbols: parseSymbols({}) });
+    expect(sent.risk).not.toHaveProperty('management');
+  });
+
+  test("the schema's rules land on the box they concern, in the form's words", () => {
+    expect(refusals(typed({ trailStepPips: '2' }))).toEqual([
+      ['risk.management.trailDistancePips', expect.stringMatching(/^Needed: a trailing start or step/)],
+    ]);
+    expect(refusals(typed({ breakevenOffsetPips: '2' }))).toEqual([
+      ['risk.management.breakevenTriggerPips', expect.stringMatching(/^Needed: a breakeven offset is set/)],
+    ]);
+    expect(refusals(typed({ breakevenTriggerPips: '5', breakevenOffsetPips: '5' }))).toEqual([
+      ['risk.management.breakevenOffsetPips', expect.stringMatching(/^Must be less than the breakeven trigger/)],
+    ]);
+    expect(refusals(typed({ trailDistancePips: '0', maxSpreadPips: 'wide' }))).toEqual(
+      expect.arrayContaining([
+        ['risk.management.trailDistancePips', 'More than 0'],
+        ['risk.management.maxSpreadPips', 'A number, please'],
+      ]),
+    );
+    expect(refusals(typed({ maxSpreadPips: '2000000' }))).toEqual([['risk.management.maxSpreadPips', 'At most 1000000']]);
+    expect(refusals(typed({ trailDistancePips: '20', trailTriggerPips: '0', breakevenTriggerPips: '8', breakevenOffsetPips: '0' }))).toEqual([]);
+  });
+
+  test('a setting of the management boxes cannot also be given in the advanced JSON', () => {
+    expect(() => model.fieldsToSettings(empty().fields, { risk: { management: { maxSpreadPips: 1 } } }, {})).toThrow(/risk\.management\.maxSpreadPips/);
+  });
+
+  test("the form warns when the account's bridge has not announced what the defaults set need", () => {
+    expect(model.managementHint(['trailDistancePips', 'maxSpreadPips'], ['trade_events'])).toMatch(
+      /has not announced trailing_stop, max_spread: with these defaults every entry is refused \(management_unsupported/,
+    );
+    expect(model.managementHint(['breakevenTriggerPips'], ['breakeven_trigger'])).toBeUndefined();
+    expect(model.managementHint([], [])).toBeUndefined();
   });
 });
 

@@ -76,6 +76,8 @@ describe('how a trade ended', () => {
     [{ status: 'closed', closeCause: 'manual' }, 'closed by hand in the terminal'],
     [{ status: 'closed', closeCause: 'command' }, 'closed by a signal'],
     [{ status: 'closed', closeCause: 'unknown' }, 'gone without a report (unknown)'],
+    [{ status: 'closed', closeCause: 'take_profit_level' }, 'closed by its last take-profit level'],
+    [{ status: 'closed', closeCause: 'close_opposite' }, 'closed by a reverse (close opposite)'],
     [{ status: 'closed', closeCause: 'something_new' }, 'closed (something_new)'],
   ])('%j: %s', (over, text) => {
     expect(model.tradeStatusText(trade(over))).toBe(text);
@@ -83,7 +85,7 @@ describe('how a trade ended', () => {
 
   test('a closed trade shows its lots closed and its P&L net of commission and swap, signed', () => {
     const cells = model.tradeCells(trade({}), 'USD');
-    expect(cells).toEqual(['1000003', 'EURUSD', 'buy', '0.1 lots', '1.1', 'take profit hit', '2026-11-26T11:00:00.000Z', '1.11', '+99.00 USD']);
+    expect(cells).toEqual(['1000003', 'EURUSD', 'buy', '0.1 lots', '1.1', 'take profit hit', '2026-11-26T11:00:00.000Z', '1.11', '+99.00 USD', '—']);
     expect(model.tradeCells(trade({ realizedProfit: -50 }), 'USD')[8]).toBe('−51.00 USD');
   });
 
@@ -99,11 +101,30 @@ describe('how a trade ended', () => {
       openPrice: undefined,
     };
     const cells = model.tradeCells(trade({ ...pending, tradeId: 'order:7001', orderTicket: '7001', orderType: 'limit', orderPrice: 1.075 }), 'USD');
-    expect(cells).toEqual(['order:7001', 'EURUSD', 'buy', '0.1 lots', 'limit at 1.075', 'placed (waiting for its price)', null, '—', '—']);
+    expect(cells).toEqual(['order:7001', 'EURUSD', 'buy', '0.1 lots', 'limit at 1.075', 'placed (waiting for its price)', null, '—', '—', '—']);
   });
 
   test('a trade opened outside the service says so', () => {
     expect(model.originText(trade({ origin: 'outside', signalId: undefined }))).toBe('opened outside the service');
+  });
+});
+
+describe("the bridge's trade management, in one line", () => {
+  const m = { trailActiveAt: 1.0862, stopMoves: 3, breakevenAt: '2026-11-26T12:03:40.000Z', levelsHit: 2, closedOpposite: false };
+
+  test('each part it did, in the order it happens; the breakeven time in UTC unless the page gives its clock', () => {
+    expect(model.managementText(m)).toBe('trail active at 1.0862 · stop moved 3 times · breakeven at 12:03 UTC · take-profit levels hit: 2');
+    expect(model.managementText(m, { time: () => 'noon' })).toMatch(/breakeven at noon/);
+  });
+
+  test('only what happened is said: one move is "once", a reverse says so; nothing done is null, shown as a dash', () => {
+    expect(model.managementText({ trailActiveAt: null, stopMoves: 1, breakevenAt: null, levelsHit: 0, closedOpposite: false })).toBe('stop moved once');
+    expect(model.managementText({ trailActiveAt: null, stopMoves: 0, breakevenAt: null, levelsHit: 0, closedOpposite: true })).toBe('closed by a reverse');
+    expect(model.managementText({ trailActiveAt: null, stopMoves: 0, breakevenAt: null, levelsHit: 0, closedOpposite: false })).toBeNull();
+    expect(model.managementText(undefined)).toBeNull();
+    expect(model.tradeCells(trade({ management: m }), 'USD', () => '12:03')[9]).toBe(
+      'trail active at 1.0862 · stop moved 3 times · breakeven at 12:03 · take-profit levels hit: 2',
+    );
   });
 });
 
@@ -122,7 +143,7 @@ describe('the book', () => {
       swap: -1,
       commission: -0.5,
     };
-    expect(model.positionCells(p, 'USD')).toEqual(['9', 'XAUUSD', 'sell', '1.76 lots', '2000.5', '—', '1990', '2026-11-26T10:00:00Z', '+11.00 USD']);
+    expect(model.positionCells(p, 'USD')).toEqual(['9', 'XAUUSD', 'sell', '1.76 lots', '2000.5', '—', '1990', '2026-11-26T10:00:00Z', '+11.00 USD', '—']);
   });
 
   test('a position the book has not listed yet (an event alone) has no floating P&L', () => {
@@ -140,6 +161,9 @@ describe('the book', () => {
       commission: 0,
     };
     expect(model.positionCells(p, 'USD')[8]).toBe('—');
+    expect(
+      model.positionCells({ ...p, management: { trailActiveAt: 1.1, stopMoves: 2, breakevenAt: null, levelsHit: 0, closedOpposite: false } }, 'USD')[9],
+    ).toBe('trail active at 1.1 · stop moved 2 times');
   });
 
   test('an order row: its type, and a stop-limit shows both prices', () => {
