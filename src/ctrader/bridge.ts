@@ -32,19 +32,13 @@ import { toInstrument, volumeToLots } from './units';
  */
 export const CTRADER_CONNECTOR_VERSION = '1.5.0';
 
-/** What this connector announces in hello besides the actions (docs/ctrader-connector.md). */
-export const CTRADER_FEATURES = [
-  'risk_sizing',
-  'loss_guards',
-  'position_limits',
-  'stop_out',
-  'trade_events',
-  'trailing_stop',
-  'breakeven_trigger',
-  'take_profit_levels',
-  'close_opposite',
-  'max_spread',
-] as const;
+/**
+ * What this connector announces in hello besides the actions: sizing by risk and loss guards on the live account
+ * (src/ctrader/risk.ts), the stop-out, trade events, and trade management (management.ts, entry-checks.ts). Listed, not
+ * taken from BRIDGE_FEATURES: a feature added there is announced only once the connector does it.
+ */
+// prettier-ignore
+export const CTRADER_FEATURES = ['risk_sizing', 'loss_guards', 'position_limits', 'stop_out', 'trade_events', 'trailing_stop', 'breakeven_trigger', 'take_profit_levels', 'close_opposite', 'max_spread'] as const;
 
 /** How long the figures sent to the service may take to read; past it the report goes without them. */
 const FIGURES_FOR_SERVICE_MS = 2_000;
@@ -228,7 +222,6 @@ export class CtraderBridge {
     const answer = await this.client.hello({
       platform: 'ctrader',
       bridgeVersion: CTRADER_CONNECTOR_VERSION,
-      // The actions, and the features: sizing by risk and loss guards on the live account (src/ctrader/risk.ts).
       capabilities: [...ACTIONS, ...CTRADER_FEATURES],
       symbols,
       ...(figures ? { account: figures } : {}),

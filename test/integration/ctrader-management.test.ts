@@ -7,10 +7,9 @@ import type { BridgeCommand } from '../../src/domain/bridge-protocol';
 import type { TradeRecord } from '../../src/domain/trade-events';
 import { PayloadType } from '../../src/ctrader/messages';
 import { RedisTradeJournal } from '../../src/trades/journal';
-import { connectorSetup, linkedAccounts, startConnectorProcess, type ConnectorProcess, type ConnectorSetup } from '../helpers/ctrader-connector';
-import { CtraderDouble } from '../helpers/ctrader-double';
-import { ensureBuilt } from '../../support/processes';
-import { seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import type { CtraderDouble } from '../helpers/ctrader-double';
+import { oneAccountRig, type OneAccountRig } from '../helpers/ctrader-rig';
+import type { Stack } from '../helpers/stack';
 import { waitFor } from '../../support/infra';
 
 /**
@@ -20,53 +19,37 @@ import { waitFor } from '../../support/infra';
  * (queued directly, the signal schema is another branch's), the double counts what the connector asks of it.
  */
 
-const application = { clientId: `app_${randomBytes(4).toString('hex')}`, clientSecret: `secret_${randomBytes(16).toString('hex')}` };
 const CTID = 7_200_001;
-const grant = { accessToken: `at_${randomBytes(16).toString('hex')}`, refreshToken: `rt_${randomBytes(16).toString('hex')}` };
 const BASE = { bid: 1.085, ask: 1.0851 };
 
 describe('the cTrader connector manages trades after the entry', () => {
+  let rig: OneAccountRig;
   let stack: Stack;
-  let fixture: Fixture;
   let double: CtraderDouble;
-  let setup: ConnectorSetup;
-  let connector: ConnectorProcess | undefined;
   let queue: RedisCommandQueue;
   let sequencer: RedisAccountSequencer;
   let journal: RedisTradeJournal;
   let accountId: string;
   const tag = randomBytes(3).toString('hex');
   let n = 0;
-
-  const start = async () => {
-    connector = await startConnectorProcess({ setup, accountIds: [accountId], demoUrl: double.url, ingressUrl: stack.ingress.url, label: 'mgmt' });
-  };
+  const start = () => rig.start();
 
   beforeAll(async () => {
-    ensureBuilt();
-    stack = await startStack();
+    rig = await oneAccountRig('mgmt', CTID);
+    ({ stack, double, accountId } = rig);
     queue = new RedisCommandQueue(stack.redis);
     sequencer = new RedisAccountSequencer(stack.redis);
     journal = new RedisTradeJournal(stack.redis);
-    fixture = await seedOwner(stack.registry, [{ platform: 'ctrader', bridgeVersion: '1.0.0' }]);
-    accountId = fixture.accounts[0]!.id;
-    double = await CtraderDouble.start({ ...application, accounts: [{ ctid: CTID, ...grant }] });
-    setup = connectorSetup('mgmt', application, linkedAccounts(fixture.accounts, [CTID], [grant]));
-    await start();
   }, 120_000);
 
-  afterAll(async () => {
-    await connector?.stop();
-    await double?.close();
-    await stack?.stop();
-  });
+  afterAll(() => rig?.close());
 
   beforeEach(() => double.setQuote('EURUSD', BASE.bid, BASE.ask));
   afterEach(async () => {
     expect(double.violations).toEqual([]);
     expect(double.selfViolations).toEqual([]);
     // Each case starts flat: an earlier case's managed positions must not move with its quotes.
-    if (connector?.running && double.account(CTID).positions.size > 0) await send({ action: 'close_all' });
+    if (rig.connector?.running && double.account(CTID).positions.size > 0) await send({ action: 'close_all' });
   });
 
   /** Queues one command as a workflow would and waits for the connector's line about it. */
@@ -86,7 +69,7 @@ describe('the cTrader connector manages trades after the entry', () => {
     await queue.enqueue(command);
     return waitFor(
       `the connector to report ${command.commandId}`,
-      async () => connector!.commands().find((l) => l.commandId === command.commandId),
+      async () => rig.connector!.commands().find((l) => l.commandId === command.commandId),
       20_000,
       50,
     );
@@ -299,8 +282,8 @@ describe('the cTrader connector manages trades after the entry', () => {
     const ticket = await filled({ action: 'buy', volume: 0.1, slPips: 20, trailDistancePips: 10, trailTriggerPips: 0, trailStepPips: 1 });
     double.setQuote('EURUSD', 1.086, 1.0861);
     await slBecomes(ticket, 1.085);
-    await connector!.stop();
-    const state = JSON.parse(fs.readFileSync(path.join(setup.stateDir, `${accountId}.management.json`), 'utf8')) as { positions: { ticket: string }[] };
+    await rig.connector!.stop();
+    const state = JSON.parse(fs.readFileSync(path.join(rig.setup.stateDir, `${accountId}.management.json`), 'utf8')) as { positions: { ticket: string }[] };
     expect(state.positions.map((p) => p.ticket)).toContain(String(ticket));
     double.setQuote('EURUSD', 1.0865, 1.0866);
     await start();
@@ -312,7 +295,7 @@ describe('the cTrader connector manages trades after the entry', () => {
 
   test('when the connector dies after the broker moved the stop and before the answer, then after its start the move counts as done: the stop is not amended again', async () => {
     const ticket = await filled({ action: 'buy', volume: 0.1, slPips: 20, trailDistancePips: 10, trailTriggerPips: 0, trailStepPips: 1 });
-    const proc = connector!;
+    const proc = rig.connector!;
     double.crashOnTrade = {
       phase: 'after',
       crash: () => {
