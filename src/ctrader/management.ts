@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { coalesced } from '../bridge/coalesced';
 import { writeFileWhole } from '../bridge/durable-file';
 import { ManagedTrades } from '../bridge/managed-trades';
 import type { Serial } from '../bridge/serial';
@@ -75,8 +76,6 @@ export class CtraderManagement {
   private helloSeen = false;
   private ownCall = false;
   private stopped = false;
-  private refreshing: Promise<void> | undefined;
-  private refreshAgain = false;
   readonly stats = { calls: 0, refused: 0, refreshes: 0 };
 
   constructor(private readonly opts: CtraderManagementOptions) {
@@ -341,25 +340,13 @@ export class CtraderManagement {
   // ---- squaring with the broker --------------------------------------------------------------------------------
 
   /** ProtoOAReconcileReq: every managed position (none in flight) squared with the broker; waiting entries filled meanwhile start. */
-  refresh(): Promise<void> {
-    if (this.refreshing) {
-      this.refreshAgain = true;
-      return this.refreshing;
+  readonly refresh = coalesced(async () => {
+    try {
+      await this.refreshOnce();
+    } catch (err) {
+      this.opts.diag({ event: 'management_refresh_failed', accountId: this.account.accountId, error: (err as Error)?.message ?? String(err) });
     }
-    this.refreshing = (async () => {
-      try {
-        do {
-          this.refreshAgain = false;
-          await this.refreshOnce();
-        } while (this.refreshAgain);
-      } catch (err) {
-        this.opts.diag({ event: 'management_refresh_failed', accountId: this.account.accountId, error: (err as Error)?.message ?? String(err) });
-      } finally {
-        this.refreshing = undefined;
-      }
-    })();
-    return this.refreshing;
-  }
+  });
 
   private async refreshOnce(): Promise<void> {
     const callsBefore = new Map(this.calls);

@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import type { BridgeClient } from '../bridge/client';
+import { coalesced } from '../bridge/coalesced';
 import { writeFileWhole } from '../bridge/durable-file';
 import { TradeOutbox } from '../bridge/trade-outbox';
 import { TradeSender } from '../bridge/trade-sender';
@@ -43,8 +44,6 @@ export class CtraderTradeFeed {
   readonly outbox: TradeOutbox;
   readonly sender: TradeSender;
   private cause: TradeCause | undefined;
-  private recovering: Promise<void> | undefined;
-  private recoverAgain = false;
   private started = false;
   private readonly clock: () => number;
   readonly stats = { executions: 0, recovered: 0, recoveries: 0 };
@@ -123,30 +122,18 @@ export class CtraderTradeFeed {
   }
 
   /** One read-back at a time; a session that starts during one asks for another after it. */
-  recover(): Promise<void> {
-    if (this.recovering) {
-      this.recoverAgain = true;
-      return this.recovering;
+  readonly recover = coalesced(async () => {
+    try {
+      await this.readBack();
+    } catch (err) {
+      this.opts.diag({
+        time: this.now(),
+        event: 'trade_history_error',
+        accountId: this.opts.account.accountId,
+        error: (err as Error)?.message ?? String(err),
+      });
     }
-    this.recovering = (async () => {
-      try {
-        do {
-          this.recoverAgain = false;
-          await this.readBack();
-        } while (this.recoverAgain);
-      } catch (err) {
-        this.opts.diag({
-          time: this.now(),
-          event: 'trade_history_error',
-          accountId: this.opts.account.accountId,
-          error: (err as Error)?.message ?? String(err),
-        });
-      } finally {
-        this.recovering = undefined;
-      }
-    })();
-    return this.recovering;
-  }
+  });
 
   private async readBack(): Promise<void> {
     const account = this.opts.account;
