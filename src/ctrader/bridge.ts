@@ -38,7 +38,7 @@ export const CTRADER_CONNECTOR_VERSION = '1.5.0';
  * taken from BRIDGE_FEATURES: a feature added there is announced only once the connector does it.
  */
 // prettier-ignore
-export const CTRADER_FEATURES = ['risk_sizing', 'loss_guards', 'position_limits', 'stop_out', 'trade_events', 'trailing_stop', 'breakeven_trigger', 'take_profit_levels', 'close_opposite', 'max_spread'] as const;
+const CTRADER_FEATURES = ['risk_sizing', 'loss_guards', 'position_limits', 'stop_out', 'trade_events', 'trailing_stop', 'breakeven_trigger', 'take_profit_levels', 'close_opposite', 'max_spread'] as const;
 
 /** How long the figures sent to the service may take to read; past it the report goes without them. */
 const FIGURES_FOR_SERVICE_MS = 2_000;

@@ -1,6 +1,4 @@
-import fs from 'node:fs';
 import { coalesced } from '../bridge/coalesced';
-import { writeFileWhole } from '../bridge/durable-file';
 import { ManagedTrades } from '../bridge/managed-trades';
 import type { Serial } from '../bridge/serial';
 import { resume, startManaging, type BrokerPosition, type Intent, type ManagedPosition, type ManagementAsked, type Quote } from '../bridge/trade-management';
@@ -10,6 +8,7 @@ import { OpenApiError } from './connection';
 import { ExecutionType, PayloadType, PositionStatus, TradeSide, type ExecutionEvent, type Position } from './messages';
 import type { TradeCause } from './trade-feed';
 import { lotsToVolume, pipSize, volumeToLots, type SymbolSpec } from './units';
+import { WaitingEntries, type WaitingEntry } from './waiting-entries';
 
 /**
  * The connector's trade management (protocol 1.6; docs/ctrader-connector.md "Trade management"): the bridge kit's
@@ -37,17 +36,10 @@ export interface CtraderManagementOptions {
   diag: (line: Record<string, unknown>) => void;
 }
 
-/** An entry whose fill starts management: its command's fields, by the order's label. */
-interface Waiting {
-  label: string;
-  asked: ManagementAsked;
-  at: number;
-}
-
 /** How long to wait between looks at the broker when a call's answer was lost. */
 const VERIFY_EVERY_MS = 1_000;
 
-export function managementAsked(cmd: BridgeCommand): ManagementAsked | undefined {
+function managementAsked(cmd: BridgeCommand): ManagementAsked | undefined {
   const asked: ManagementAsked = {
     ...(cmd.trailDistancePips !== undefined ? { trailDistancePips: cmd.trailDistancePips } : {}),
     ...(cmd.trailTriggerPips !== undefined ? { trailTriggerPips: cmd.trailTriggerPips } : {}),
@@ -62,7 +54,7 @@ export function managementAsked(cmd: BridgeCommand): ManagementAsked | undefined
 
 export class CtraderManagement {
   readonly managed: ManagedTrades;
-  private readonly waiting = new Map<string, Waiting>();
+  private readonly waiting: WaitingEntries;
   /** Labels of entries being placed right now (not to be dropped by a look at the broker meanwhile). */
   private readonly placing = new Set<string>();
   private readonly inFlight = new Set<string>();
@@ -84,7 +76,7 @@ export class CtraderManagement {
       broker: { moveStop: (p, i) => this.moveStop(p, i), closeLevel: (p, i) => this.closeLevel(p, i) },
       diag: (line) => opts.diag({ ...line, accountId: this.account.accountId }),
     });
-    this.readWaiting();
+    this.waiting = new WaitingEntries(`${opts.file.replace(/\.json$/, '')}-entries.json`);
     this.account.onSpot((symbolId) => this.onSpot(symbolId));
     this.account.onExecution((e, answered) => this.onExecution(e, answered && this.ownCall));
     this.account.onSession(() => {
@@ -111,22 +103,20 @@ export class CtraderManagement {
     const asked = managementAsked(cmd);
     if (!asked) return;
     this.placing.add(label);
-    this.waiting.set(label, { label, asked, at: Date.now() });
-    this.writeWaiting();
+    this.waiting.add({ label, asked, at: Date.now() });
   }
 
   /** The entry's command ended: a market entry that did not fill, or any entry refused, waits no more. */
   entryDone(label: string, filled: boolean, market: boolean): void {
     this.placing.delete(label);
-    if (!this.waiting.has(label)) return;
-    if (filled && !market) return;
-    this.waiting.delete(label);
-    this.writeWaiting();
+    if (!this.waiting.get(label) || (filled && !market)) return;
+    this.waiting.remove(label);
     // A market fill whose execution did not start management (it never came): the broker's position decides.
     if (filled) void this.refresh();
   }
 
   private onSpot(symbolId: number): void {
+    if (this.stopped) return;
     const spec = this.account.symbolById(symbolId);
     const quote = this.account.lastQuote(symbolId);
     if (!spec || !quote) return;
@@ -158,16 +148,14 @@ export class CtraderManagement {
     try {
       const label = e.order?.tradeData.label;
       const type = e.executionType;
-      if ((type === ExecutionType.ORDER_CANCELLED || type === ExecutionType.ORDER_EXPIRED) && label && this.waiting.delete(label)) {
-        this.writeWaiting();
-        return;
-      }
+      if ((type === ExecutionType.ORDER_CANCELLED || type === ExecutionType.ORDER_EXPIRED) && this.waiting.remove(label)) return;
       const position = e.position;
       if (!position || own) return;
       const ticket = String(position.positionId);
       const fill = type === ExecutionType.ORDER_FILLED || type === ExecutionType.ORDER_PARTIAL_FILL;
-      if (fill && e.deal && !e.deal.closePositionDetail && label && this.waiting.has(label)) {
-        this.begin(position, this.waiting.get(label)!, e.deal.executionPrice);
+      const waiting = this.waiting.get(label);
+      if (fill && e.deal && !e.deal.closePositionDetail && waiting) {
+        this.begin(position, waiting, e.deal.executionPrice);
         return;
       }
       if (!this.managed.get(ticket)) return;
@@ -208,10 +196,9 @@ export class CtraderManagement {
   }
 
   /** A waiting entry filled: the position is managed from now on (written down before its report leaves). */
-  private begin(position: Position, waiting: Waiting, executionPrice: number | undefined): void {
+  private begin(position: Position, waiting: WaitingEntry, executionPrice: number | undefined): void {
     const spec = this.account.symbolById(position.tradeData.symbolId);
-    this.waiting.delete(waiting.label);
-    this.writeWaiting();
+    this.waiting.remove(waiting.label);
     const openPrice = position.price ?? executionPrice;
     if (!spec || openPrice === undefined) {
       this.opts.diag({ event: 'management_not_started', accountId: this.account.accountId, ticket: String(position.positionId) });
@@ -359,10 +346,10 @@ export class CtraderManagement {
       this.square(ticket, held ? this.brokerView(held) : null);
     }
     const pendingLabels = new Set(orders.map((o) => o.tradeData.label));
-    for (const w of [...this.waiting.values()]) {
+    for (const w of this.waiting.all()) {
       const filled = positions.find((p) => p.tradeData.label === w.label);
       if (filled && !this.managed.get(String(filled.positionId))) this.begin(filled, w, undefined);
-      else if (!filled && !pendingLabels.has(w.label) && !this.placing.has(w.label) && this.waiting.delete(w.label)) this.writeWaiting();
+      else if (!filled && !pendingLabels.has(w.label) && !this.placing.has(w.label)) this.waiting.remove(w.label);
     }
     for (const name of this.managed.symbols()) {
       const spec = this.account.symbol(name);
@@ -374,32 +361,8 @@ export class CtraderManagement {
       this.held.clear();
     }
   }
-
-  // ---- the waiting entries' file -------------------------------------------------------------------------------
-
-  private get waitingFile(): string {
-    return this.opts.file.replace(/\.json$/, '') + '-entries.json';
-  }
-
-  private readWaiting(): void {
-    let text: string;
-    try {
-      text = fs.readFileSync(this.waitingFile, 'utf8');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw err;
-    }
-    const parsed = JSON.parse(text) as { version?: number; entries?: Waiting[] };
-    // Not guessed at: a connector that cannot read what it promised to manage does not start.
-    if (parsed.version !== 1 || !Array.isArray(parsed.entries)) throw new Error(`unreadable management entries in ${this.waitingFile}`);
-    for (const w of parsed.entries) this.waiting.set(w.label, w);
-  }
-
-  private writeWaiting(): void {
-    writeFileWhole(this.waitingFile, JSON.stringify({ version: 1, entries: [...this.waiting.values()] }), { durable: true });
-  }
 }
 
-export function rulesOf(spec: SymbolSpec): { pip: number; digits: number; volumeStep: number; volumeMin: number } {
+function rulesOf(spec: SymbolSpec): { pip: number; digits: number; volumeStep: number; volumeMin: number } {
   return { pip: pipSize(spec), digits: spec.digits, volumeStep: volumeToLots(spec.stepVolume, spec), volumeMin: volumeToLots(spec.minVolume, spec) };
 }
