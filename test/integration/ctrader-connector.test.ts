@@ -258,7 +258,9 @@ describe('the cTrader connector sizes by risk, guards losses and sends the accou
     expect(latest.figures).toMatchObject({ balance: 112_345, currency: 'USD' });
     expect(double.violations).toEqual([]);
     expect(double.selfViolations).toEqual([]);
-  });
+    // The heartbeat goes only after a long-poll (CTRADER_WAIT_MS 5 000) came back empty: jest's default 5 s cannot
+    // hold one whole poll, so the test gets its own waitFor's 20 s and a margin.
+  }, 30_000);
 });
 
 /** One cTrader account on its own stack, double and connector, for the tests of the Open API request limit. */
