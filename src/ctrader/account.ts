@@ -335,6 +335,12 @@ export class CtraderAccount {
     this.spotListeners.push(listener);
   }
 
+  /** The latest bid and ask of a symbol subscribed in this session, or undefined before its first spot. */
+  lastQuote(symbolId: number): { bid: number; ask: number } | undefined {
+    const q = this.quotes.get(symbolId);
+    return q?.bid !== undefined && q.ask !== undefined ? { bid: q.bid, ask: q.ask } : undefined;
+  }
+
   /** When the last spot of a symbol reached the connector (ms since the epoch), or undefined before the first. */
   quoteReceivedAt(symbolId: number): number | undefined {
     return this.quotes.get(symbolId)?.receivedAt;

@@ -10,6 +10,8 @@ import { OrderStatus, OrderType, type Order } from './messages';
 import { applyRisk, type MarksKeeper } from './risk';
 import { Serial } from '../bridge/serial';
 import type { StopOutWatch } from '../bridge/stop-out-watch';
+import { beforeEntry } from './entry-checks';
+import { CtraderManagement } from './management';
 import { ctraderStopOut } from './stop-out';
 import type { CommandStore, Intent } from './store';
 import { CtraderTradeFeed } from './trade-feed';
@@ -25,9 +27,18 @@ import { toInstrument, volumeToLots } from './units';
 
 /**
  * The version this connector reports in hello: it runs all 17 actions (docs/capabilities.md); 1.3.0 adds the stop-out,
- * 1.4.0 the trade events and the book (protocol 1.5).
+ * 1.4.0 the trade events and the book (protocol 1.5), 1.5.0 trade management (protocol 1.6: trailing stop, breakeven
+ * trigger, take-profit levels, close opposite, spread guard).
  */
-export const CTRADER_CONNECTOR_VERSION = '1.4.0';
+export const CTRADER_CONNECTOR_VERSION = '1.5.0';
+
+/**
+ * What this connector announces in hello besides the actions: sizing by risk and loss guards on the live account
+ * (src/ctrader/risk.ts), the stop-out, trade events, and trade management (management.ts, entry-checks.ts). Listed, not
+ * taken from BRIDGE_FEATURES: a feature added there is announced only once the connector does it.
+ */
+// prettier-ignore
+const CTRADER_FEATURES = ['risk_sizing', 'loss_guards', 'position_limits', 'stop_out', 'trade_events', 'trailing_stop', 'breakeven_trigger', 'take_profit_levels', 'close_opposite', 'max_spread'] as const;
 
 /** How long the figures sent to the service may take to read; past it the report goes without them. */
 const FIGURES_FOR_SERVICE_MS = 2_000;
@@ -47,6 +58,8 @@ export interface CtraderBridgeOptions {
   marksFile?: string;
   /** The trade events' durable outbox (and `.cursor`, the last read-back); without it in memory only (unit tests). */
   tradesFile?: string;
+  /** Trade management's state (and `-entries.json`, the entries waiting for their fill). */
+  managementFile: string;
   /** How often the book goes to the service while connected; default 60 000. */
   bookEveryMs?: number;
   /** Sends the account's figures alone when no report carried them for this long (a heartbeat); 0: never. */
@@ -74,6 +87,7 @@ export class CtraderBridge {
   private readonly serial = new Serial();
   readonly stopOut: StopOutWatch;
   readonly trades: CtraderTradeFeed;
+  readonly management: CtraderManagement;
 
   constructor(private readonly opts: CtraderBridgeOptions) {
     this.log = opts.log ?? ((line) => process.stdout.write(`${JSON.stringify(line)}\n`));
@@ -102,6 +116,13 @@ export class CtraderBridge {
       around: (run) => this.trades.during({ kind: 'stop_out' }, run),
       ...(opts.stopOutWatchMs !== undefined ? { everyMs: opts.stopOutWatchMs } : {}),
     });
+    this.management = new CtraderManagement({
+      account: opts.account,
+      file: opts.managementFile,
+      serial: this.serial,
+      around: (cause, run) => this.trades.during(cause, run),
+      diag: this.diag,
+    });
   }
 
   get accountId(): string {
@@ -125,6 +146,7 @@ export class CtraderBridge {
     this.abort.abort();
     this.stopOut.stop();
     this.trades.stop();
+    this.management.stop();
     await this.loopDone;
   }
 
@@ -200,8 +222,7 @@ export class CtraderBridge {
     const answer = await this.client.hello({
       platform: 'ctrader',
       bridgeVersion: CTRADER_CONNECTOR_VERSION,
-      // The actions, and the features: sizing by risk and loss guards on the live account (src/ctrader/risk.ts).
-      capabilities: [...ACTIONS, 'risk_sizing', 'loss_guards', 'position_limits', 'stop_out', 'trade_events'],
+      capabilities: [...ACTIONS, ...CTRADER_FEATURES],
       symbols,
       ...(figures ? { account: figures } : {}),
     });
@@ -217,6 +238,7 @@ export class CtraderBridge {
     });
     // Not awaited: reading back the history must not hold up the commands waiting behind the hello.
     void this.trades.helloDone();
+    void this.management.helloDone();
   }
 
   /**
@@ -267,7 +289,9 @@ export class CtraderBridge {
     try {
       const risked = await applyRisk(this.opts.account, cmd, this.keeper, notAfter);
       if ('refusal' in risked) return risked.refusal;
-      const outcome = await executeCommand(this.opts.account, risked.command, label, notAfter);
+      const outcome = isOpening(cmd.action)
+        ? await this.enter(risked.command, label, notAfter)
+        : await executeCommand(this.opts.account, risked.command, label, notAfter);
       if (!risked.note || outcome.status !== 'filled') return outcome;
       return { ...outcome, message: outcome.message ? `${risked.note}; ${outcome.message}` : risked.note };
     } catch (err) {
@@ -277,6 +301,24 @@ export class CtraderBridge {
       }
       this.diag({ time: now(), event: 'internal_error', accountId: this.accountId, commandId: cmd.commandId, error: (err as Error)?.stack ?? String(err) });
       return { status: 'rejected', retcode: 'bridge_internal_error', message: `connector failed: ${(err as Error)?.message ?? String(err)}` };
+    }
+  }
+
+  /**
+   * An entry with trade management around it: the spread, the levels and the reverse first (entry-checks.ts), then
+   * its management fields wait for its fill under its label, then the order.
+   */
+  private async enter(cmd: BridgeCommand, label: string, notAfter: number): Promise<Outcome> {
+    const refused = await beforeEntry(this.opts.account, cmd, notAfter, (cause, run) => this.trades.during(cause, run));
+    if (refused) return refused;
+    this.management.expect(label, cmd);
+    let outcome: Outcome | undefined;
+    try {
+      outcome = await executeCommand(this.opts.account, cmd, label, notAfter);
+      return outcome;
+    } finally {
+      // A lost answer keeps the entry waiting: the broker's position (by its label) decides when it is resolved.
+      if (outcome) this.management.entryDone(label, outcome.status === 'filled', cmd.action === 'buy' || cmd.action === 'sell');
     }
   }
 

@@ -74,6 +74,7 @@ export function startConnector(
       store: commands,
       marksFile: `${fileBase}.marks.json`,
       tradesFile: `${fileBase}.trade-events.json`,
+      managementFile: `${fileBase}.management.json`,
       ingressUrl: config.ingressUrl,
       bridgeToken: credential.bridgeToken,
       waitMs: config.waitMs,

@@ -12,12 +12,17 @@ import { volumeToLots, type SymbolSpec } from './units';
 export interface TradeContext {
   symbolById(symbolId: number): Pick<SymbolSpec, 'name' | 'lotSize' | 'digits'> | undefined;
   /** The command (or the stop-out) that caused this execution, when the connector sent the request it answers. */
-  causedBy?: { kind: 'command'; commandId: string } | { kind: 'stop_out' };
+  causedBy?:
+    | { kind: 'command'; commandId: string }
+    | { kind: 'stop_out' }
+    // Trade management (protocol 1.6): the connector's own moves and level closes, and an entry's reverse.
+    | { kind: 'management'; cause: 'trailing_stop' | 'breakeven_trigger' | 'take_profit_level'; trailActiveAt?: number }
+    | { kind: 'close_opposite'; commandId: string };
   /** The command whose order carried this label (ProtoOANewOrderReq.label), from the exactly-once store. */
   commandOfLabel(label: string): string | undefined;
 }
 
-type Cause = 'command' | 'stop_loss' | 'take_profit' | 'stop_out' | 'margin_call' | 'manual' | 'other';
+type Cause = 'command' | 'stop_loss' | 'take_profit' | 'stop_out' | 'margin_call' | 'manual' | 'other' | 'take_profit_level' | 'close_opposite';
 
 const PENDING_TYPES: ReadonlySet<number> = new Set([OrderType.LIMIT, OrderType.STOP, OrderType.STOP_LIMIT]);
 
@@ -107,6 +112,9 @@ export function closeCause(
 ): Cause {
   if (ctx.causedBy?.kind === 'command') return 'command';
   if (ctx.causedBy?.kind === 'stop_out') return 'stop_out';
+  if (ctx.causedBy?.kind === 'close_opposite') return 'close_opposite';
+  // The engine only closes a position by a take-profit level's share (its stops are moved, never hit by it).
+  if (ctx.causedBy?.kind === 'management') return 'take_profit_level';
   if (!order) return 'other';
   if (order.isStopOut) return 'margin_call';
   if (order.orderType === OrderType.STOP_LOSS_TAKE_PROFIT) {
@@ -143,7 +151,7 @@ export function positionClosed(c: ClosedDeal, ctx: TradeContext, now: number, re
     at: iso(deal.executionTimestamp ?? deal.createTimestamp, now),
     ticket: String(deal.positionId),
     symbol: spec.name,
-    ...(ctx.causedBy?.kind === 'command' ? { commandId: ctx.causedBy.commandId } : {}),
+    ...commandOf(ctx),
     volume: volumeToLots(detail.closedVolume ?? deal.filledVolume, spec),
     remainingVolume: volumeToLots(Math.max(0, c.remaining), spec),
     price,
@@ -250,8 +258,18 @@ export function eventsOfExecution(e: ExecutionEvent, ctx: TradeContext, now = Da
   }
 }
 
-function modifyCause(ctx: TradeContext): 'command' | 'broker' {
-  return ctx.causedBy?.kind === 'command' ? 'command' : 'broker';
+/** The command behind a change: its own request, or the reverse it ran before its entry. */
+function commandOf(ctx: TradeContext): { commandId?: string } {
+  const by = ctx.causedBy;
+  return by?.kind === 'command' || by?.kind === 'close_opposite' ? { commandId: by.commandId } : {};
+}
+
+function modifyCause(ctx: TradeContext): { cause: 'command' | 'broker' | 'trailing_stop' | 'breakeven_trigger'; trailActiveAt?: number } {
+  const by = ctx.causedBy;
+  if (by?.kind === 'command') return { cause: 'command' };
+  if (by?.kind === 'management' && by.cause !== 'take_profit_level')
+    return { cause: by.cause, ...(by.cause === 'trailing_stop' && by.trailActiveAt !== undefined ? { trailActiveAt: by.trailActiveAt } : {}) };
+  return { cause: 'broker' };
 }
 
 /** What a change of a position or an order says besides its levels: when, which ticket, and the command that made it. */
@@ -260,7 +278,7 @@ function changeOf(ctx: TradeContext, symbolId: number, ticket: number, at: numbe
     at: iso(at, now),
     ticket: String(ticket),
     symbol: ctx.symbolById(symbolId)?.name ?? `symbol-${symbolId}`,
-    ...(ctx.causedBy?.kind === 'command' ? { commandId: ctx.causedBy.commandId } : {}),
+    ...commandOf(ctx),
   };
 }
 
@@ -273,7 +291,8 @@ function orderModified(o: Order, ctx: TradeContext, now: number): TradeEvent {
     ...(price !== undefined ? { price } : {}),
     sl: o.stopLoss ?? null,
     tp: o.takeProfit ?? null,
-    cause: modifyCause(ctx),
+    // The engine moves positions' stops only: a pending order's change is a command's or the broker's.
+    cause: modifyCause(ctx).cause === 'command' ? 'command' : 'broker',
   };
 }
 
@@ -284,6 +303,6 @@ function positionModified(p: Position, ctx: TradeContext, now: number): TradeEve
     ...changeOf(ctx, p.tradeData.symbolId, p.positionId, p.utcLastUpdateTimestamp, now),
     sl: p.stopLoss ?? null,
     tp: p.takeProfit ?? null,
-    cause: modifyCause(ctx),
+    ...modifyCause(ctx),
   };
 }

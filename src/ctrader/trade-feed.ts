@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import type { BridgeClient } from '../bridge/client';
+import { coalesced } from '../bridge/coalesced';
 import { writeFileWhole } from '../bridge/durable-file';
 import { TradeOutbox } from '../bridge/trade-outbox';
 import { TradeSender } from '../bridge/trade-sender';
@@ -43,8 +44,6 @@ export class CtraderTradeFeed {
   readonly outbox: TradeOutbox;
   readonly sender: TradeSender;
   private cause: TradeCause | undefined;
-  private recovering: Promise<void> | undefined;
-  private recoverAgain = false;
   private started = false;
   private readonly clock: () => number;
   readonly stats = { executions: 0, recovered: 0, recoveries: 0 };
@@ -80,13 +79,17 @@ export class CtraderTradeFeed {
     this.sender.stop();
   }
 
-  /** Runs a command (or the stop-out) so that the executions answering its requests name it as their cause. */
+  /**
+   * Runs a command (or the stop-out, a management call) so that the executions answering its requests name it as
+   * their cause. Nested (an entry's reverse inside its command), the inner cause holds until it ends.
+   */
   async during<T>(cause: TradeCause, run: () => Promise<T>): Promise<T> {
+    const outer = this.cause;
     this.cause = cause;
     try {
       return await run();
     } finally {
-      this.cause = undefined;
+      this.cause = outer;
     }
   }
 
@@ -119,30 +122,18 @@ export class CtraderTradeFeed {
   }
 
   /** One read-back at a time; a session that starts during one asks for another after it. */
-  recover(): Promise<void> {
-    if (this.recovering) {
-      this.recoverAgain = true;
-      return this.recovering;
+  readonly recover = coalesced(async () => {
+    try {
+      await this.readBack();
+    } catch (err) {
+      this.opts.diag({
+        time: this.now(),
+        event: 'trade_history_error',
+        accountId: this.opts.account.accountId,
+        error: (err as Error)?.message ?? String(err),
+      });
     }
-    this.recovering = (async () => {
-      try {
-        do {
-          this.recoverAgain = false;
-          await this.readBack();
-        } while (this.recoverAgain);
-      } catch (err) {
-        this.opts.diag({
-          time: this.now(),
-          event: 'trade_history_error',
-          accountId: this.opts.account.accountId,
-          error: (err as Error)?.message ?? String(err),
-        });
-      } finally {
-        this.recovering = undefined;
-      }
-    })();
-    return this.recovering;
-  }
+  });
 
   private async readBack(): Promise<void> {
     const account = this.opts.account;

@@ -26,7 +26,7 @@ function needsOf(platform: Platform): Partial<Record<Action, string>> {
  * test/integration/mt5-package-contents.test.ts and `make dist` fail when the two differ), for cTrader the connector's
  * (src/ctrader/bridge.ts reports this one).
  */
-export const CURRENT_BRIDGE_VERSION: Record<Platform, string> = { mt5: '3.6.0', ctrader: '1.4.0' };
+export const CURRENT_BRIDGE_VERSION: Record<Platform, string> = { mt5: '3.6.0', ctrader: '1.5.0' };
 
 /** Why the account cannot run the action, and the bridge version that would (none when only the venue lacks it). */
 export interface CapabilityGap {

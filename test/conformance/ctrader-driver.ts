@@ -49,6 +49,8 @@ export class CtraderConnectorDriver implements BridgeUnderTest {
   readonly platform = 'ctrader' as const;
   readonly bridgeVersion = CTRADER_CONNECTOR_VERSION;
   readonly codes = CTRADER_CODES;
+  /** Connector 1.5.0 runs trade management (docs/ctrader-connector.md, "Trade management"). */
+  readonly managesTrades = true;
   private readonly runs = new Map<string, Run>();
   private readonly application = { clientId: `conf_${randomBytes(4).toString('hex')}`, clientSecret: randomBytes(24).toString('hex') };
   private nextCtid = 8_000_001;

@@ -51,6 +51,8 @@ interface Conn {
   accounts: Set<number>;
   /** ctid → subscribed symbolIds (ProtoOASubscribeSpotsReq) */
   spots: Map<number, Set<number>>;
+  /** ctids whose subscription asked for the spot's time (ProtoOASubscribeSpotsReq.subscribeToSpotTimestamp). */
+  spotTimestamps: Set<number>;
   received: number[];
 }
 
@@ -224,13 +226,14 @@ export class CtraderDouble {
     this.push(ctid, stopOutByBroker(this.account(ctid), positionId));
   }
 
-  /** ProtoOASpotEvent: bid and ask in 1/100000 of a price unit. */
+  /** ProtoOASpotEvent: bid and ask in 1/100000 of a price unit; `timestamp` only when the subscription asked for it. */
   private spot(conn: Conn, ctid: number, s: DoubleSymbol): void {
     this.send(conn, PayloadType.PROTO_OA_SPOT_EVENT, {
       ctidTraderAccountId: ctid,
       symbolId: s.symbolId,
       bid: Math.round(s.bid * 100_000),
       ask: Math.round(s.ask * 100_000),
+      ...(conn.spotTimestamps.has(ctid) ? { timestamp: Date.now() } : {}),
     });
   }
 
@@ -265,7 +268,7 @@ export class CtraderDouble {
   // ---- the protocol -------------------------------------------------------------------------------------------
 
   private accept(peer: WsPeer): void {
-    const conn: Conn = { peer, appAuthed: false, accounts: new Set(), spots: new Map(), received: [] };
+    const conn: Conn = { peer, appAuthed: false, accounts: new Set(), spots: new Map(), spotTimestamps: new Set(), received: [] };
     this.conns.add(conn);
     this.connections++;
     peer.onClose = () => this.conns.delete(conn);
@@ -362,6 +365,7 @@ export class CtraderDouble {
     conn.spots.set(ctid, mine);
     if (ids.some((i) => mine.has(i))) return this.error(conn, env.clientMsgId, ErrorCode.ALREADY_SUBSCRIBED, 'Already subscribed', ctid);
     for (const i of ids) mine.add(i);
+    if ((env.payload ?? {}).subscribeToSpotTimestamp === true) conn.spotTimestamps.add(ctid);
     this.send(conn, PayloadType.PROTO_OA_SUBSCRIBE_SPOTS_RES, { ctidTraderAccountId: ctid }, env.clientMsgId);
     for (const i of ids) this.spot(conn, ctid, this.symbols.get(i)!);
   }

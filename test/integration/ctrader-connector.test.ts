@@ -65,7 +65,7 @@ describe('the cTrader connector between the service and Open API', () => {
 
   test("when the connector says hello, then the accounts take its version and the broker's symbols with the volume step in lots", async () => {
     const account = await stack.registry.getAccount(fixture.accounts[0]!.id);
-    expect(account?.bridgeVersion).toBe('1.4.0');
+    expect(account?.bridgeVersion).toBe('1.5.0');
     const rules = await stack.registry.volumeRules([{ accountId: fixture.accounts[0]!.id, symbols: ['XAUUSD'] }]);
     expect(rules).toEqual([{ step: 0.01, min: 0.01, max: 50 }]);
     expect(double.connections).toBe(1);
@@ -258,7 +258,9 @@ describe('the cTrader connector sizes by risk, guards losses and sends the accou
     expect(latest.figures).toMatchObject({ balance: 112_345, currency: 'USD' });
     expect(double.violations).toEqual([]);
     expect(double.selfViolations).toEqual([]);
-  });
+    // The heartbeat goes only after a long-poll (CTRADER_WAIT_MS 5 000) came back empty: jest's default 5 s cannot
+    // hold one whole poll, so the test gets its own waitFor's 20 s and a margin.
+  }, 30_000);
 });
 
 /** One cTrader account on its own stack, double and connector, for the tests of the Open API request limit. */

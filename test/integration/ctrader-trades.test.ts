@@ -1,12 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import type { TradeRecord } from '../../src/domain/trade-events';
 import { RedisTradeJournal } from '../../src/trades/journal';
-import { connectorSetup, linkedAccounts, startConnectorProcess, type ConnectorProcess, type ConnectorSetup } from '../helpers/ctrader-connector';
-import { CtraderDouble } from '../helpers/ctrader-double';
-import { ensureBuilt } from '../../support/processes';
-import { post, pollUntilReported, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import type { CtraderDouble } from '../helpers/ctrader-double';
+import { oneAccountRig, type OneAccountRig } from '../helpers/ctrader-rig';
+import { post, pollUntilReported, type Fixture, type Stack } from '../helpers/stack';
 import { waitFor } from '../../support/run';
 
 /**
@@ -16,40 +14,25 @@ import { waitFor } from '../../support/run';
  * expired; a stop loss hit while the connector is down is read back after its restart; no event is recorded twice.
  */
 
-const application = { clientId: `app_${randomBytes(4).toString('hex')}`, clientSecret: `secret_${randomBytes(16).toString('hex')}` };
 const CTID = 7_100_001;
-const grant = { accessToken: `at_${randomBytes(16).toString('hex')}`, refreshToken: `rt_${randomBytes(16).toString('hex')}` };
 const BASE = { bid: 1.085, ask: 1.0851 };
 
 describe('the cTrader connector reports what becomes of each trade', () => {
+  let rig: OneAccountRig;
   let stack: Stack;
   let fixture: Fixture;
   let double: CtraderDouble;
-  let setup: ConnectorSetup;
-  let connector: ConnectorProcess | undefined;
   let journal: RedisTradeJournal;
   let accountId: string;
-
-  const start = async () => {
-    connector = await startConnectorProcess({ setup, accountIds: [accountId], demoUrl: double.url, ingressUrl: stack.ingress.url, label: 'trades' });
-  };
+  const start = () => rig.start();
 
   beforeAll(async () => {
-    ensureBuilt();
-    stack = await startStack();
+    rig = await oneAccountRig('trades', CTID);
+    ({ stack, fixture, double, accountId } = rig);
     journal = new RedisTradeJournal(stack.redis);
-    fixture = await seedOwner(stack.registry, [{ platform: 'ctrader', bridgeVersion: '1.0.0' }]);
-    accountId = fixture.accounts[0]!.id;
-    double = await CtraderDouble.start({ ...application, accounts: [{ ctid: CTID, ...grant }] });
-    setup = connectorSetup('trades', application, linkedAccounts(fixture.accounts, [CTID], [grant]));
-    await start();
   }, 120_000);
 
-  afterAll(async () => {
-    await connector?.stop();
-    await double?.close();
-    await stack?.stop();
-  });
+  afterAll(() => rig?.close());
 
   beforeEach(() => double.setQuote('EURUSD', BASE.bid, BASE.ask));
 
@@ -132,7 +115,7 @@ describe('the cTrader connector reports what becomes of each trade', () => {
     const before = await journal.list(accountId, { status: 'all', scan: 200 });
     const seenBefore = new Map<string, string[]>();
     for (const { tradeId } of before) seenBefore.set(tradeId, eventIds((await trade(tradeId))!));
-    await connector!.stop();
+    await rig.connector!.stop();
     double.setQuote('EURUSD', 1.083, 1.0831);
     expect(double.account(CTID).positions.has(ticket)).toBe(false);
     await start();
@@ -140,13 +123,13 @@ describe('the cTrader connector reports what becomes of each trade', () => {
     expect(closed).toMatchObject({ closeCause: 'stop_loss', closePrice: 1.083, realizedProfit: -21 });
     expect(closed.events.map((e) => e.type)).toEqual(['position_opened', 'position_closed']);
     // The outbox empties, and every trade holds the events it held, each once (the read-back overlapped all of them).
-    const outbox = path.join(setup.stateDir, `${accountId}.trade-events.json`);
+    const outbox = path.join(rig.setup.stateDir, `${accountId}.trade-events.json`);
     await waitFor('the outbox empty', async () => (JSON.parse(fs.readFileSync(outbox, 'utf8')) as { events: unknown[] }).events.length === 0, 10_000);
     for (const [tradeId, ids] of seenBefore) {
       const now = eventIds((await trade(tradeId))!);
       expect({ tradeId, ids: tradeId === String(ticket) ? now.slice(0, ids.length) : now }).toEqual({ tradeId, ids });
       expect(new Set(now).size).toBe(now.length);
     }
-    expect(connector!.stderr()).toMatch(/"event":"trade_events_recovered"/);
+    expect(rig.connector!.stderr()).toMatch(/"event":"trade_events_recovered"/);
   });
 });

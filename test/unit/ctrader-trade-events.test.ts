@@ -154,6 +154,29 @@ describe('cTrader execution events → trade events', () => {
     expect(closeBy({}, 1.1, ctx({ causedBy: { kind: 'stop_out' } }))[0]).toMatchObject({ cause: 'stop_out' });
   });
 
+  test("when a close answers the connector's trade management or an entry's reverse, then the cause is take_profit_level, or close_opposite with the entry's command", () => {
+    expect(closeBy({}, 1.11, ctx({ causedBy: { kind: 'management', cause: 'take_profit_level' } }))[0]).toMatchObject({ cause: 'take_profit_level' });
+    expect(closeBy({}, 1.11, ctx({ causedBy: { kind: 'management', cause: 'take_profit_level' } }))[0]).not.toHaveProperty('commandId');
+    expect(closeBy({}, 1.1, ctx({ causedBy: { kind: 'close_opposite', commandId: 'signal/s3/account/acc-1' } }))[0]).toMatchObject({
+      cause: 'close_opposite',
+      commandId: 'signal/s3/account/acc-1',
+    });
+  });
+
+  test('when trade management moves a stop, then position_modified says trailing_stop (with trailActiveAt) or breakeven_trigger, no command', () => {
+    const p = position({ stopLoss: 1.105, utcLastUpdateTimestamp: T0 + 9_000 });
+    const moved = (causedBy: TradeContext['causedBy']) => mapExecution(exec(ExecutionType.ORDER_REPLACED, { position: p }), ctx({ causedBy }))[0];
+    expect(moved({ kind: 'management', cause: 'trailing_stop', trailActiveAt: 1.106 })).toMatchObject({
+      cause: 'trailing_stop',
+      trailActiveAt: 1.106,
+      sl: 1.105,
+    });
+    const breakeven = moved({ kind: 'management', cause: 'breakeven_trigger' });
+    expect(breakeven).toMatchObject({ cause: 'breakeven_trigger' });
+    expect(breakeven).not.toHaveProperty('trailActiveAt');
+    expect(breakeven).not.toHaveProperty('commandId');
+  });
+
   test("when a market order closes a position and the connector sent none, then it was the trader's hand: manual", () => {
     expect(closeBy({}, 1.1)[0]).toMatchObject({ cause: 'manual' });
   });
