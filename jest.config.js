@@ -24,12 +24,13 @@ const shared = {
   },
   transformIgnorePatterns: ['/node_modules/(?!@noble/|@scure/)'],
   moduleFileExtensions: ['ts', 'js', 'json', 'node'],
-  testTimeout: 60000,
 };
 
 /** @type {import('jest').Config} */
 module.exports = {
   watchPathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/.run/'],
+  // Jest reads the timeout from the top level when it runs projects (a project's own is not used).
+  testTimeout: 60000,
   maxWorkers: 2,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
