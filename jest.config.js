@@ -31,6 +31,8 @@ const shared = {
 module.exports = {
   watchPathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/.run/'],
   maxWorkers: 2,
+  // A global option: jest ignores it inside a project (there, every test had jest's 5 s default).
+  testTimeout: shared.testTimeout,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     {
