@@ -95,6 +95,19 @@ describeWithUi('the Temporal UI, as an operator uses it', () => {
     await page.waitForURL((u) => u.searchParams.get('query') === OPERATOR_VIEWS[0]!.query, { waitUntil: 'networkidle' });
   }
 
+  /** The Current Details on the workflow's User Metadata tab, reached from its row as an operator does. */
+  async function currentDetails(page: Page, workflowId: string, startsWith: string): Promise<string | null> {
+    await openListWithRow(page, `WorkflowId="${workflowId}"`, workflowId, 'temporal-ui-details.png');
+    await page.locator(ROW, { hasText: workflowId }).first().getByRole('link', { name: workflowId }).first().click();
+    await page.waitForURL(/\/history/);
+    await page.goto(page.url().replace(/\/history.*$/, '/user-metadata'));
+    // The UI renders the details as markdown in an iframe whose address carries them.
+    const frame = `iframe[src*="content=${encodeURIComponent(startsWith)}"]`;
+    await page.locator(frame).waitFor({ state: 'visible', timeout: 20_000 });
+    await expect(page.frameLocator(frame).getByText(startsWith, { exact: false }).first().isVisible()).resolves.toBe(true);
+    return new URL((await page.locator(frame).getAttribute('src'))!, uiUrl).searchParams.get('content');
+  }
+
   test("when an account rejects a signal, then the workflow list filtered by Reason shows that account's workflow", async () => {
     const { signalId, workflowId } = await sendSignal(true);
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
@@ -126,6 +139,8 @@ describeWithUi('the Temporal UI, as an operator uses it', () => {
     const shots = path.join(REPO_ROOT, 'docs', 'screenshots');
     mkdirSync(shots, { recursive: true });
     await page.screenshot({ path: path.join(shots, 'temporal-ui-rejected-view.png') });
+    // Closed, its Current Details say its outcome (answered by a worker replaying its history).
+    expect(await currentDetails(page, workflowId, 'rejected')).toBe('rejected: broker:10019 No money');
 
     // Run twice, it changes nothing: one view of each name, each column once.
     await clickBookmarklet(page);
@@ -143,16 +158,8 @@ describeWithUi('the Temporal UI, as an operator uses it', () => {
   test("when an account's workflow waits for its bridge's report, then its Current Details say for whom and until when", async () => {
     const { signalId, workflowId } = await sendSignal(false);
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-    await openListWithRow(page, `WorkflowId="${workflowId}"`, workflowId, 'temporal-ui-waiting.png');
-    await page.locator(ROW, { hasText: workflowId }).first().getByRole('link', { name: workflowId }).first().click();
-    await page.waitForURL(/\/history/);
-    await page.goto(page.url().replace(/\/history.*$/, '/user-metadata'));
-    // The UI renders the details as markdown in an iframe whose address carries them.
-    const details = page.locator('iframe[src*="content=waiting%20for"]');
-    await details.waitFor({ state: 'visible', timeout: 20_000 });
-    const content = new URL(await details.getAttribute('src').then((src) => src!), uiUrl).searchParams.get('content');
+    const content = await currentDetails(page, workflowId, 'waiting for');
     expect(content).toMatch(new RegExp(`^waiting for acc-[0-9a-f]+-0's bridge report for ${signalId}, until \\d{4}-\\d{2}-\\d{2}T`));
-    await expect(page.frameLocator('iframe[src*="content=waiting%20for"]').getByText('waiting for', { exact: false }).first().isVisible()).resolves.toBe(true);
     await page.screenshot({ path: path.join(runDir(), 'temporal-ui-waiting.png'), fullPage: true });
     await page.close();
   });
