@@ -14,9 +14,9 @@ export const OPERATOR_VIEWS: readonly OperatorView[] = [
   { name: 'Accounts waiting for their bridge', query: 'WorkflowType="accountWorkflow" AND ExecutionStatus="Running"' },
   { name: 'Signals waiting for an operator', query: `${ReasonKey.name}="account_workflow_failed"` },
 ];
-export const OPERATOR_COLUMNS: readonly string[] = [OutcomeKey.name, ReasonKey.name];
+const OPERATOR_COLUMNS: readonly string[] = [OutcomeKey.name, ReasonKey.name];
 
-export interface OperatorView {
+interface OperatorView {
   name: string;
   query: string;
 }
@@ -33,7 +33,7 @@ export interface BrowserStorage {
  * the browser (as a bookmarklet, or by the test through playwright), so it uses nothing from outside itself. The
  * UI reads local storage when it loads: reload after.
  */
-export function installOperatorView(storage: BrowserStorage, namespace: string, views: readonly OperatorView[], columns: readonly string[]): void {
+function installOperatorView(storage: BrowserStorage, namespace: string, views: readonly OperatorView[], columns: readonly string[]): void {
   const read = (key: string): Record<string, unknown[]> => {
     try {
       const parsed: unknown = JSON.parse(storage.getItem(key) ?? '{}');
@@ -70,7 +70,7 @@ export function operatorViewBookmarklet(namespace: string): string {
 }
 
 /** The list of one view in the UI at uiUrl: works without the bookmarklet too (the filter, not the columns). */
-export function viewLink(uiUrl: string, namespace: string, view: OperatorView): string {
+function viewLink(uiUrl: string, namespace: string, view: OperatorView): string {
   return `${uiUrl.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows?query=${encodeURIComponent(view.query)}`;
 }
 
