@@ -5,6 +5,7 @@ import {
   patched,
   proxyLocalActivities,
   proxySinks,
+  setCurrentDetails,
   setHandler,
   upsertMemo,
   upsertSearchAttributes,
@@ -93,6 +94,7 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
       ...(outcome.reason ? [{ key: ReasonKey, value: reasonKeyword(outcome.reason) }] : []),
     ]);
     outcomes.record(outcome.outcome, outcome.reason, signal.action, target.account.platform);
+    setCurrentDetails(outcome.reason ? `${outcome.outcome}: ${outcome.reason}` : outcome.outcome);
     return { accountId, ...outcome, occurredAt: occurredAt ?? new Date(Date.now()).toISOString() };
   };
   const rejected = (reason: string) => finish({ outcome: 'rejected', ticket: null, reason });
@@ -142,6 +144,8 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
   }
 
   const waiting = { summary: `${accountId}'s bridge report for ${commandId.split('/')[1]}, until ${target.expiresAt}` };
+  // The UI's "Current Details" of a running account workflow (a query answer, not history: replays as it ran).
+  setCurrentDetails(`waiting for ${waiting.summary}`);
   let withdrawAsked = false;
   const reported = () => report !== undefined || (withdrawal !== undefined && !withdrawAsked);
   while (plan.ok && (await condition(reported, Math.max(expiresAtMs - Date.now(), 1), waiting)) && report === undefined) {
