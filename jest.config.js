@@ -32,8 +32,6 @@ module.exports = {
   // Jest reads the timeout from the top level when it runs projects (a project's own is not used).
   testTimeout: 60000,
   maxWorkers: 2,
-  // A global option: jest ignores it inside a project (there, every test had jest's 5 s default).
-  testTimeout: shared.testTimeout,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
     {
