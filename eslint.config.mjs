@@ -4,6 +4,11 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+/** The workflow types and messages Temporal records by name (workflows/*.ts). */
+const NAMES = ['signalWorkflow', 'accountWorkflow', 'callbackWorkflow', 'idempotencyWindowWorkflow', 'bridgeReportUpdate', 'bridgeReport', 'withdrawCommand', 'recordOperatorOutcome'];
+const WORKFLOW_NAMES = `/^(${NAMES.join('|')})$/`;
+const WORKFLOW_NAMES_INSIDE = `/(${NAMES.slice(0, 4).join('|')})/`;
+
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.run/**', 'coverage/**', 'bridges/**', 'demo/**', 'docs/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
   js.configs.recommended,
@@ -30,6 +35,55 @@ export default tseslint.config(
       // A method is async because its interface returns a promise, whether or not this implementation awaits.
       '@typescript-eslint/require-await': 'off',
     },
+  },
+  {
+    // A workflow type or message is named once, where it is defined (workflows/messages.ts, the workflow functions):
+    // everywhere else it is used typed (`start(signalWorkflow, …)`, `executeUpdate(bridgeReportUpdate, …)`) or by its
+    // definition's name (`signalWorkflow.name`), so renaming one or changing its arguments breaks the build.
+    files: ['src/**/*.ts', 'workflows/**/*.ts', 'activities/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'support/**/*.ts'],
+    ignores: ['workflows/messages.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: `Literal[value=${WORKFLOW_NAMES}]`,
+          message: 'A workflow or workflow message named by a string: use its definition (workflows/messages.ts, the workflow function, or its .name).',
+        },
+        {
+          selector: `TemplateElement[value.raw=${WORKFLOW_NAMES_INSIDE}]`,
+          message: 'A workflow named inside a string: interpolate its definition\'s .name.',
+        },
+      ],
+    },
+  },
+  {
+    // The two sides of the bridge wire (docs/architecture.md): src/bridge is the service's bridge API (queue, gateway,
+    // reports); src/bridge-kit is what bridges run (client loop, command log, stop-out watch, trade management). The
+    // bridges (src/paper, src/ctrader's connector) build on the kit and the domain; neither side imports the other.
+    files: ['src/bridge-kit/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/bridge/*', '**/http/*', '**/signals/*', '**/temporal/*', '**/registry/*', '**/owners/*', '**/trades/*', '**/callbacks/*'], message: 'src/bridge-kit runs in the bridges: it imports only the domain and itself.' },
+            { group: ['@temporalio/*', 'ioredis', 'express'], message: 'src/bridge-kit runs in the bridges: no Temporal, Redis or HTTP server there.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['src/**/*.ts', 'workflows/**/*.ts', 'activities/**/*.ts'],
+    ignores: ['src/bridge-kit/**', 'src/paper/**', 'src/ctrader/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['**/bridge-kit/*'], message: 'The service does not import what bridges run (src/bridge-kit).' }] }],
+    },
+  },
+  {
+    // A file a reader can hold: split by meaning past this (docs/architecture.md, "House rules").
+    files: ['**/*.ts'],
+    rules: { 'max-lines': ['error', { max: 400 }] },
   },
   {
     files: ['test/**/*.ts', 'support/**/*.ts', 'bench/**/*.ts'],

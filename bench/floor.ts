@@ -18,6 +18,7 @@ import { accountSnapshot } from '../src/signals/accept';
 import { signalWorkflowId } from '../src/domain/ids';
 import { ActionKey, SignalIdKey, SymbolKey } from '../src/temporal/search-attributes';
 import { summarize, type Summary } from './stats';
+import { signalWorkflow } from '../workflows/signal';
 
 export interface FloorSpec {
   temporalAddress: string;
@@ -85,7 +86,7 @@ async function main(): Promise<void> {
       targets: [{ account, seq: seq!, expiresAt: new Date(expiresAtMs).toISOString() }],
     };
     const t1 = performance.now();
-    await client.workflow.start('signalWorkflow', {
+    await client.workflow.start(signalWorkflow, {
       taskQueue: spec.taskQueue,
       workflowId: signalWorkflowId(signalId),
       args: [input],

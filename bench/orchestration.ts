@@ -25,6 +25,7 @@ import { runOverload } from './scenarios/overload';
 import { runPollWithoutWorker } from './scenarios/poll-without-worker';
 import { runSteady } from './scenarios/steady';
 import { runWakeUp } from './scenarios/wake-up';
+import { signalWorkflow } from '../workflows/signal';
 
 export async function runScenarios(stack: Stack, helpers: { infra: InfraModule }, opts: Options, plan: Plan, results: Results): Promise<void> {
   const want = (n: number) => opts.scenarios.has(n);
@@ -85,7 +86,7 @@ export async function runScenarios(stack: Stack, helpers: { infra: InfraModule }
     return measure(`drain after ${stage}`, () => drain(stack, what, signals, helpers));
   };
   /** How many signal workflows exist (after a drain: every one the phase started, answered 202 or not). */
-  const signalWorkflows = async () => (await stack.client.workflow.count('WorkflowType="signalWorkflow"')).count;
+  const signalWorkflows = async () => (await stack.client.workflow.count(`WorkflowType="${signalWorkflow.name}"`)).count;
   /** Signal workflows a phase started beyond its 202s: accepted by Temporal, yet the caller got a 503. */
   const unanswered = async (stage: string, before: number, load: LoadResult) => {
     const after = await signalWorkflows();

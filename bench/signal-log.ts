@@ -17,6 +17,7 @@ import { RedisCommandQueue } from '../src/bridge/queue';
 import { signalLog, type SignalLog } from '../src/signals/log';
 import { openSignalStore } from './signal-store';
 import { medianP95 } from './stats';
+import { accountWorkflow } from '../workflows/account';
 
 const SIGNALS = Number(process.env.SIGNALS ?? 10_000);
 const REPEAT = Number(process.env.REPEAT ?? 15);
@@ -74,7 +75,7 @@ async function main() {
       const res = await connection.workflowService.listWorkflowExecutions({ namespace: 'default', query, pageSize });
       return res.executions.length;
     };
-    const ownerA = `WorkflowType = 'accountWorkflow' AND OwnerId = '${a.owner}'`;
+    const ownerA = `WorkflowType = '${accountWorkflow.name}' AND OwnerId = '${a.owner}'`;
     await timed('raw: one visibility request, closed, 500 rows', raw(`${ownerA} AND ExecutionStatus != 'Running'`, 500), results);
     await timed('raw: one visibility request, closed, 50 rows', raw(`${ownerA} AND ExecutionStatus != 'Running'`, 50), results);
     await timed('raw: one visibility request, running, 50 rows', raw(`${ownerA} AND ExecutionStatus = 'Running'`, 50), results);

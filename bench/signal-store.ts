@@ -24,6 +24,8 @@ import {
   SignalIdKey,
   SymbolKey,
 } from '../src/temporal/search-attributes';
+import { accountWorkflow } from '../workflows/account';
+import { signalWorkflow } from '../workflows/signal';
 
 const CONCURRENCY = 32;
 const NOBODY = 'signal-log-bench-no-worker';
@@ -69,9 +71,10 @@ async function seed(client: Client, owner: string, count: number): Promise<Seede
       { key: OwnerIdKey, value: owner },
       { key: ReceivedAtKey, value: receivedAt },
     ];
-    // Closed within seconds, as a filled or rejected signal is; the running tenth waits as for its bridge.
+    // Closed within seconds, as a filled or rejected signal is; the running tenth waits as for its bridge. Started by
+    // name with no input on a queue no worker polls: only their visibility records matter here.
     const timeout = running ? {} : { workflowExecutionTimeout: '2s' as const };
-    await client.workflow.start('signalWorkflow', {
+    await client.workflow.start(signalWorkflow.name, {
       taskQueue: NOBODY,
       workflowId: signalWorkflowId(signalId),
       ...timeout,
@@ -88,7 +91,7 @@ async function seed(client: Client, owner: string, count: number): Promise<Seede
         : {},
       typedSearchAttributes: [...common, { key: AccountIdsKey, value: [accountId] }],
     });
-    await client.workflow.start('accountWorkflow', {
+    await client.workflow.start(accountWorkflow.name, {
       taskQueue: NOBODY,
       workflowId: accountWorkflowId(signalId, accountId),
       ...timeout,

@@ -35,6 +35,7 @@ import { cleanup, drain, startStack, warmUp, type Stack } from './stack';
 import { summarize, type Summary } from './stats';
 import { persistenceUsage, redisCommandsProcessed, scrapePersistence, type PersistenceUsage } from './work-counters';
 import { timeline } from './timeline';
+import { signalWorkflow } from '../workflows/signal';
 
 async function time(n: number, fn: (i: number) => unknown): Promise<Summary> {
   const out: number[] = [];
@@ -150,7 +151,7 @@ async function measureStages(stack: Stack, n: number): Promise<Record<string, Su
       signal: { action: 'buy', symbol: 'EURUSD', volume: 0.01 },
       targets: [{ account: { ...target, id: acc }, seq: seq!, expiresAt: new Date(acceptedAtMs + 30_000).toISOString() }],
     };
-    await stack.client.workflow.start('signalWorkflow', {
+    await stack.client.workflow.start(signalWorkflow, {
       taskQueue: stack.taskQueue,
       workflowId: signalWorkflowId(signalId),
       args: [input],

@@ -1,4 +1,5 @@
 import { OutcomeKey, ReasonKey } from '../src/temporal/search-attributes';
+import { accountWorkflow } from '../workflows/account';
 
 /**
  * The operator's at-a-glance view in the Temporal UI (docs/operating.md, "At a glance in the Temporal UI"): saved
@@ -10,8 +11,8 @@ import { OutcomeKey, ReasonKey } from '../src/temporal/search-attributes';
  *   node dist/scripts/temporal-ui-view.js [namespace] [ui-url]   prints the bookmarklet and the views' links
  */
 export const OPERATOR_VIEWS: readonly OperatorView[] = [
-  { name: 'Rejected accounts', query: `WorkflowType="accountWorkflow" AND ${OutcomeKey.name}="rejected"` },
-  { name: 'Accounts waiting for their bridge', query: 'WorkflowType="accountWorkflow" AND ExecutionStatus="Running"' },
+  { name: 'Rejected accounts', query: `WorkflowType="${accountWorkflow.name}" AND ${OutcomeKey.name}="rejected"` },
+  { name: 'Accounts waiting for their bridge', query: 'WorkflowType="${accountWorkflow.name}" AND ExecutionStatus="Running"' },
   { name: 'Signals waiting for an operator', query: `${ReasonKey.name}="account_workflow_failed"` },
 ];
 const OPERATOR_COLUMNS: readonly string[] = [OutcomeKey.name, ReasonKey.name];

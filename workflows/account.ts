@@ -1,7 +1,5 @@
 import {
   condition,
-  defineSignal,
-  defineUpdate,
   patched,
   proxyLocalActivities,
   proxySinks,
@@ -12,6 +10,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { OutcomeSinks } from './sinks';
+import { bridgeReportSignal, bridgeReportUpdate, withdrawCommandSignal, type WithdrawReason } from './messages';
 import type { Activities } from '../activities';
 import type { BridgeReport } from '../src/domain/bridge-protocol';
 import type { WithdrawResult } from '../src/bridge/queue';
@@ -20,19 +19,6 @@ import { outcomeOfReport, type AccountOutcome } from '../src/domain/outcome';
 import type { AccountWorkflowInput } from '../src/domain/workflow-input';
 import { OutcomeKey, ReasonKey } from '../src/temporal/search-attributes';
 
-/**
- * The bridge's report, as a workflow Update whose update id is the commandId: Temporal deduplicates a resent report,
- * the ingress learns at once that the workflow took it, and an idle workflow takes it in one speculative task.
- */
-export const bridgeReportUpdate = defineUpdate<'recorded' | 'duplicate', [BridgeReport]>('bridgeReportUpdate');
-/** The same report as a Signal: durable without a worker, for when the Update cannot be answered in time. */
-export const bridgeReportSignal = defineSignal<[BridgeReport]>('bridgeReport');
-/**
- * Someone pulled the command back before a bridge took it (the account changed owner: src/bridge/owner-change.ts):
- * the workflow withdraws it itself and, if no bridge took it meanwhile, ends rejected with this reason at once.
- */
-export const withdrawCommandSignal = defineSignal<[WithdrawReason]>('withdrawCommand');
-export type WithdrawReason = 'account_owner_changed';
 const WITHDRAW_REASONS: ReadonlySet<string> = new Set<WithdrawReason>(['account_owner_changed']);
 
 /**

@@ -1,4 +1,4 @@
-export { signalWorkflow, outcomesQuery } from './signal';
-export { accountWorkflow, bridgeReportSignal, bridgeReportUpdate } from './account';
+export { signalWorkflow } from './signal';
+export { accountWorkflow } from './account';
 export { idempotencyWindowWorkflow } from './idempotency';
 export { callbackWorkflow } from './callback';

@@ -2,8 +2,6 @@ import {
   ChildWorkflowFailure,
   ParentClosePolicy,
   condition,
-  defineQuery,
-  defineSignal,
   executeChild,
   log,
   setHandler,
@@ -20,22 +18,8 @@ import { exitOutcomeEvent, outcomeEvent } from '../src/domain/callback';
 import { ACCOUNT_WORKFLOW_FAILED } from '../src/domain/reason-codes';
 import { AccountIdKey, ActionKey, OwnerIdKey, ReasonKey, ReceivedAtKey, SignalIdKey, SymbolKey } from '../src/temporal/search-attributes';
 import { accountWorkflow } from './account';
+import { outcomesQuery, recordOperatorOutcomeSignal, type OperatorOutcome } from './messages';
 import { callbackWorkflow } from './callback';
-
-export const outcomesQuery = defineQuery<AccountOutcome[]>('outcomes');
-
-/**
- * An operator's word on an account whose workflow failed (terminated, timed out, a bug): what they found at the
- * broker. The poll then reports it; until then the account stays unreported, never `rejected`, since an order may be
- * live. `reason` is required for `rejected` and is recorded as `operator:<reason>`.
- */
-export interface OperatorOutcome {
-  accountId: string;
-  outcome: 'filled' | 'rejected' | 'done';
-  ticket?: string;
-  reason?: string;
-}
-export const recordOperatorOutcomeSignal = defineSignal<[OperatorOutcome]>('recordOperatorOutcome');
 
 /** How long a signal with a failed account waits for an operator before it completes with that account unreported. */
 const ATTENTION_WAIT = '7 days';

@@ -1,5 +1,5 @@
-import { commandLogLine } from '../bridge/command-log';
-import { BridgeClient, commandIdOf, toReport } from '../bridge/client';
+import { commandLogLine } from '../bridge-kit/command-log';
+import { BridgeClient, commandIdOf, toReport } from '../bridge-kit/client';
 import { commandSchema, instrumentSchema, type AccountFigures, type BridgeCommand, type BridgeReport, type Instrument } from '../domain/bridge-protocol';
 import { ACTIONS, isOpening } from '../domain/actions';
 import type { CtraderAccount } from './account';
@@ -8,8 +8,8 @@ import { protocolFigures, readAccount } from './figures';
 import { MarksFile } from './marks-file';
 import { OrderStatus, OrderType, type Order } from './messages';
 import { applyRisk, type MarksKeeper } from './risk';
-import { Serial } from '../bridge/serial';
-import type { StopOutWatch } from '../bridge/stop-out-watch';
+import { Serial } from '../bridge-kit/serial';
+import type { StopOutWatch } from '../bridge-kit/stop-out-watch';
 import { beforeEntry } from './entry-checks';
 import { CtraderManagement } from './management';
 import { ctraderStopOut } from './stop-out';

@@ -1,4 +1,4 @@
-import { entryRefusal } from '../bridge/trade-management';
+import { entryRefusal } from '../bridge-kit/trade-management';
 import type { BridgeCommand } from '../domain/bridge-protocol';
 import { FILLED } from './account';
 import { NotSentInTime, OpenApiError } from './connection';

@@ -1,7 +1,7 @@
-import { coalesced } from '../bridge/coalesced';
-import { ManagedTrades } from '../bridge/managed-trades';
-import type { Serial } from '../bridge/serial';
-import { resume, startManaging, type BrokerPosition, type Intent, type ManagedPosition, type ManagementAsked, type Quote } from '../bridge/trade-management';
+import { coalesced } from '../bridge-kit/coalesced';
+import { ManagedTrades } from '../bridge-kit/managed-trades';
+import type { Serial } from '../bridge-kit/serial';
+import { resume, startManaging, type BrokerPosition, type Intent, type ManagedPosition, type ManagementAsked, type Quote } from '../bridge-kit/trade-management';
 import type { BridgeCommand } from '../domain/bridge-protocol';
 import { FILLED, REPLACED, type CtraderAccount } from './account';
 import { OpenApiError } from './connection';
@@ -12,7 +12,7 @@ import { WaitingEntries, type WaitingEntry } from './waiting-entries';
 
 /**
  * The connector's trade management (protocol 1.6; docs/ctrader-connector.md "Trade management"): the bridge kit's
- * engine and state file (src/bridge/managed-trades.ts) fed with the account's spot events, its calls made with
+ * engine and state file (src/bridge-kit/managed-trades.ts) fed with the account's spot events, its calls made with
  * ProtoOAAmendPositionSLTPReq (the take profit kept) and ProtoOAClosePositionReq (the level's volume), one at a time
  * beside the commands. A position is managed from its fill: the entry's management fields wait in
  * `<accountId>.management-entries.json` under the order's label until an execution fills that label (a market order

@@ -1,4 +1,4 @@
-import type { CommandOutcome } from '../bridge/client';
+import type { CommandOutcome } from '../bridge-kit/client';
 import { isOpening } from '../domain/actions';
 import type { BridgeCommand } from '../domain/bridge-protocol';
 import { checkLossGuards, sizeEntry } from '../risk/entry-risk';

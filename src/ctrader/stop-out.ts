@@ -1,5 +1,5 @@
-import type { Serial } from '../bridge/serial';
-import { StopOutWatch } from '../bridge/stop-out-watch';
+import type { Serial } from '../bridge-kit/serial';
+import { StopOutWatch } from '../bridge-kit/stop-out-watch';
 import type { EquityMarks } from '../risk/equity-marks';
 import type { StopOutMark } from '../risk/stop-out';
 import { StopOutRunner, type OrderFate, type StopOutAccount } from '../risk/stop-out-runner';

@@ -1,9 +1,9 @@
 import fs from 'node:fs';
-import type { BridgeClient } from '../bridge/client';
-import { coalesced } from '../bridge/coalesced';
-import { writeFileWhole } from '../bridge/durable-file';
-import { TradeOutbox } from '../bridge/trade-outbox';
-import { TradeSender } from '../bridge/trade-sender';
+import type { BridgeClient } from '../bridge-kit/client';
+import { coalesced } from '../bridge-kit/coalesced';
+import { writeFileWhole } from '../bridge-kit/durable-file';
+import { TradeOutbox } from '../bridge-kit/trade-outbox';
+import { TradeSender } from '../bridge-kit/trade-sender';
 import type { Book } from '../domain/trade-events';
 import type { AccountFigures } from '../domain/bridge-protocol';
 import type { CtraderAccount } from './account';

@@ -1,4 +1,4 @@
-import { boundedBook } from '../bridge/trade-wire';
+import { boundedBook } from '../bridge-kit/trade-wire';
 import type { Book, BookOrder, BookPosition, TradeEvent } from '../domain/trade-events';
 import { DealStatus, OrderStatus, type Deal, type Order, type Position } from './messages';
 import {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CommandOutcome } from '../bridge/client';
+import type { CommandOutcome } from '../bridge-kit/client';
 import type { BridgeCommand } from '../domain/bridge-protocol';
 import { ACCEPTED, CANCELLED, FILLED, MARKET_DONE, REPLACED, type CtraderAccount } from './account';
 import { NotSentInTime, OpenApiError, OutcomeUnknown } from './connection';

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
-import { writeFileWhole } from '../bridge/durable-file';
-import type { ManagementAsked } from '../bridge/trade-management';
+import { writeFileWhole } from '../bridge-kit/durable-file';
+import type { ManagementAsked } from '../bridge-kit/trade-management';
 
 /**
  * Entries whose fill starts trade management: each command's management fields under its order's label, in one file

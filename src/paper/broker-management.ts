@@ -1,4 +1,4 @@
-import type { ManagementAsked, StopCause } from '../bridge/trade-management';
+import type { ManagementAsked, StopCause } from '../bridge-kit/trade-management';
 import type { BrokerBook } from './broker-book';
 import { setPositionStops } from './broker-positions';
 import { EPS, isMultiple, roundTo, volumeDecimals } from './numbers';

@@ -2,7 +2,7 @@ import type { BridgeCommand } from '../domain/bridge-protocol';
 import type { Action } from '../domain/actions';
 import type { SymbolNaming, SymbolSpec } from './instruments';
 import type { PriceFeed } from './feeds';
-import type { ManagementAsked } from '../bridge/trade-management';
+import type { ManagementAsked } from '../bridge-kit/trade-management';
 
 /** The paper broker's vocabulary: its state (positions, pending orders), the commands it runs, their results and the operations it reports. */
 

@@ -6,7 +6,7 @@ import { round2 } from './numbers';
 import { BrokerBook } from './broker-book';
 import { breakeven, closeAll, closeFiltered, closeOne, hitStops, marketEntry, modifyPosition, partialClose } from './broker-positions';
 import { closeOpposite, managedClose, managedStop } from './broker-management';
-import type { StopCause } from '../bridge/trade-management';
+import type { StopCause } from '../bridge-kit/trade-management';
 import { cancelPending, modifyPending, pendingEntry, triggerPending } from './broker-pending';
 
 /**

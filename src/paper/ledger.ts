@@ -70,7 +70,7 @@ export function journalFileFor(ledgerFile: string): string {
   return `${ledgerFile}.journal`;
 }
 
-/** The account's trade events not yet answered by the service (src/bridge/trade-outbox.ts). */
+/** The account's trade events not yet answered by the service (src/bridge-kit/trade-outbox.ts). */
 export function tradesFileFor(ledgerFile: string, accountId: string): string {
   return `${ledgerFile}.${accountId}.trades.json`;
 }
@@ -79,7 +79,7 @@ export function stateFileFor(ledgerFile: string, accountId: string): string {
   return `${ledgerFile}.${accountId}.state.json`;
 }
 
-/** The account's managed positions (trade management, protocol 1.6; src/bridge/managed-trades.ts). */
+/** The account's managed positions (trade management, protocol 1.6; src/bridge-kit/managed-trades.ts). */
 export function managementFileFor(ledgerFile: string, accountId: string): string {
   return `${ledgerFile}.${accountId}.managed.json`;
 }

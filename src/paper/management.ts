@@ -1,14 +1,14 @@
-import type { Serial } from '../bridge/serial';
+import type { Serial } from '../bridge-kit/serial';
 import { entrySide } from '../domain/actions';
 import { MANAGEMENT_FIELDS } from '../domain/management';
-import { ManagedTrades, type ManagementBroker } from '../bridge/managed-trades';
-import { entryRefusal, startManaging, type Intent, type ManagedPosition } from '../bridge/trade-management';
+import { ManagedTrades, type ManagementBroker } from '../bridge-kit/managed-trades';
+import { entryRefusal, startManaging, type Intent, type ManagedPosition } from '../bridge-kit/trade-management';
 import type { BrokerCommand, BrokerOp, ExecutionResult, ManagementCall, PaperBroker } from './broker';
 import type { Ledger } from './ledger';
 
 /**
  * A paper terminal's trade management (protocol 1.6; docs/paper-bridge.md, "Trade management"): the checks before an
- * entry (spread, take-profit level prices, closing the other side), and the shared engine (src/bridge/managed-trades.ts)
+ * entry (spread, take-profit level prices, closing the other side), and the shared engine (src/bridge-kit/managed-trades.ts)
  * fed with every quote the terminal sees, carrying out its calls on the paper broker. It is the terminal's ledger too:
  * every operation goes through it, so a fill starts the position's management and a close (its stop, its target, a
  * command, the trader's hand, the stop-out) ends it, whoever made it.

@@ -11,7 +11,7 @@ import type {
 type CloseCause = (typeof POSITION_CLOSE_CAUSES)[number];
 type ModifyCause = (typeof MODIFY_CAUSES_ALL)[number];
 type CancelCause = (typeof ORDER_CANCEL_CAUSES)[number];
-import { boundedBook } from '../bridge/trade-wire';
+import { boundedBook } from '../bridge-kit/trade-wire';
 import type { BrokerOp, PaperBroker } from './broker';
 
 /**

@@ -1,6 +1,6 @@
 import type { AccountFigures } from '../domain/bridge-protocol';
-import { TradeOutbox } from '../bridge/trade-outbox';
-import { TradeSender } from '../bridge/trade-sender';
+import { TradeOutbox } from '../bridge-kit/trade-outbox';
+import { TradeSender } from '../bridge-kit/trade-sender';
 import type { PaperBroker } from './broker';
 import type { Ledger } from './ledger';
 import { bookOf, tradeEventsOf } from './trade-events';

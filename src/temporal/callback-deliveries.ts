@@ -2,6 +2,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { CallbackDeliveryStarter } from '../callbacks/trade-events';
 import type { CallbackDeliveryInput } from '../domain/callback';
 import type { Regions } from './regions';
+import { callbackWorkflow } from '../../workflows/callback';
 
 /** Starts callback deliveries that no workflow starts as its child: the trade events' (src/callbacks/trade-events.ts). */
 export class TemporalCallbackDeliveries implements CallbackDeliveryStarter {
@@ -13,7 +14,7 @@ export class TemporalCallbackDeliveries implements CallbackDeliveryStarter {
   async start(region: string, workflowId: string, input: CallbackDeliveryInput): Promise<'started' | 'existed'> {
     try {
       await this.regions.call(region, (client) =>
-        client.workflow.start('callbackWorkflow', {
+        client.workflow.start(callbackWorkflow, {
           taskQueue: this.taskQueue,
           workflowId,
           args: [input],

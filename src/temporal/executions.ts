@@ -9,6 +9,8 @@ import { AmbiguousStartError, certainlyNotStarted, isTemporalBackpressure, launc
 import { AccountIdsKey, accountIdsValue, ActionKey, OwnerIdKey, ReceivedAtKey, SignalIdKey, SymbolKey } from './search-attributes';
 import { ExpiringCache } from './expiring-cache';
 import { LateReads } from './late-reads';
+import { signalWorkflow } from '../../workflows/signal';
+import { bridgeReportSignal, bridgeReportUpdate } from '../../workflows/messages';
 
 /** How long a start that certainly was not sent (no connection) is tried again, and the pause between tries. */
 const NOT_SENT_RETRY_MS = 500;
@@ -73,7 +75,7 @@ export class TemporalExecutions implements SignalExecutions {
     await this.regions.call(
       region,
       (client) =>
-        client.workflow.start('signalWorkflow', {
+        client.workflow.start(signalWorkflow, {
           taskQueue: this.taskQueue,
           workflowId: signalWorkflowId(input.signalId),
           args: [input],
@@ -145,7 +147,7 @@ export class TemporalExecutions implements SignalExecutions {
     try {
       await this.regions.call(
         region,
-        (client) => client.workflow.getHandle(report.commandId).executeUpdate('bridgeReportUpdate', { args: [report], updateId: report.commandId }),
+        (client) => client.workflow.getHandle(report.commandId).executeUpdate(bridgeReportUpdate, { args: [report], updateId: report.commandId }),
         Date.now() + this.reportUpdateWaitMs,
       );
       return 'delivered';
@@ -154,7 +156,7 @@ export class TemporalExecutions implements SignalExecutions {
       if (settled) return settled;
     }
     try {
-      await this.regions.call(region, (client) => client.workflow.getHandle(report.commandId).signal('bridgeReport', report));
+      await this.regions.call(region, (client) => client.workflow.getHandle(report.commandId).signal(bridgeReportSignal, report));
       return 'delivered';
     } catch (err) {
       const settled = settledDelivery(err);

@@ -1,4 +1,6 @@
 import type { RunFilter, RunPosition } from '../signals/account-runs';
+import { accountWorkflow } from '../../workflows/account';
+import { signalWorkflow } from '../../workflows/signal';
 import { ActionKey, AccountIdKey, OutcomeKey, OwnerIdKey, ReceivedAtKey, SignalIdKey, SymbolKey } from './search-attributes';
 
 /**
@@ -37,7 +39,7 @@ export type RunSection = 'running' | 'closed';
  * ReceivedAt, then SignalId, both descending).
  */
 export function accountRunsQuery(filter: RunFilter, section: RunSection, after?: RunPosition): string {
-  const terms = [`WorkflowType = 'accountWorkflow'`, `${OwnerIdKey.name} = ${keyword(filter.ownerId, 'the owner id')}`];
+  const terms = [`WorkflowType = '${accountWorkflow.name}'`, `${OwnerIdKey.name} = ${keyword(filter.ownerId, 'the owner id')}`];
   if (filter.accountId !== undefined) terms.push(`${AccountIdKey.name} = ${keyword(filter.accountId, 'the account id')}`);
   if (filter.action !== undefined) terms.push(`${ActionKey.name} = ${keyword(filter.action, 'the action')}`);
   if (filter.symbol !== undefined) terms.push(`${SymbolKey.name} = ${keyword(filter.symbol, 'the symbol')}`);
@@ -56,7 +58,7 @@ export function accountRunsQuery(filter: RunFilter, section: RunSection, after?:
 /** The account workflows of one owner on one signal. */
 export function signalRunsQuery(ownerId: string, signalId: string): string {
   return [
-    `WorkflowType = 'accountWorkflow'`,
+    `WorkflowType = '${accountWorkflow.name}'`,
     `${OwnerIdKey.name} = ${keyword(ownerId, 'the owner id')}`,
     `${SignalIdKey.name} = ${keyword(signalId, 'the signal id')}`,
   ].join(' AND ');
@@ -65,7 +67,7 @@ export function signalRunsQuery(ownerId: string, signalId: string): string {
 /** The parent workflows of these signals of one owner (their memos hold the recorded outcomes). */
 export function signalParentsQuery(ownerId: string, signalIds: readonly string[]): string {
   return [
-    `WorkflowType = 'signalWorkflow'`,
+    `WorkflowType = '${signalWorkflow.name}'`,
     `${OwnerIdKey.name} = ${keyword(ownerId, 'the owner id')}`,
     `${SignalIdKey.name} IN (${signalIds.map((id) => keyword(id, 'a signal id')).join(', ')})`,
   ].join(' AND ');

@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import { ReasonKey } from '../../src/temporal/search-attributes';
-import { recordOperatorOutcomeSignal } from '../../workflows/signal';
+import { recordOperatorOutcomeSignal } from '../../workflows/messages';
 import { testEnv } from '../../support/env';
 import { waitFor } from '../../support/infra';
 import { get, pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';

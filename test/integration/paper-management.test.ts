@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { RedisCommandQueue } from '../../src/bridge/queue';
 import { RedisAccountSequencer } from '../../src/bridge/ordering';
-import type { ManagedPosition } from '../../src/bridge/trade-management';
+import type { ManagedPosition } from '../../src/bridge-kit/trade-management';
 import type { BridgeCommand, BridgeReport } from '../../src/domain/bridge-protocol';
 import type { LedgerEntry } from '../../src/paper/ledger';
 import { ensureBuilt } from '../../support/service-process';

@@ -1,7 +1,7 @@
-import { Serial } from '../../src/bridge/serial';
+import { Serial } from '../../src/bridge-kit/serial';
 import { OrderType, PayloadType, TradeSide } from '../../src/ctrader/messages';
 import { ctraderStopOut } from '../../src/ctrader/stop-out';
-import type { StopOutWatch } from '../../src/bridge/stop-out-watch';
+import type { StopOutWatch } from '../../src/bridge-kit/stop-out-watch';
 import { CTID, harness } from '../helpers/ctrader-inprocess';
 import { expirePending, fillPending } from '../helpers/ctrader-pending';
 import { checkPayload } from '../helpers/ctrader-proto';

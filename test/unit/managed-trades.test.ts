@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ManagedTrades, type ManagementBroker } from '../../src/bridge/managed-trades';
-import { startManaging } from '../../src/bridge/trade-management';
+import { ManagedTrades, type ManagementBroker } from '../../src/bridge-kit/managed-trades';
+import { startManaging } from '../../src/bridge-kit/trade-management';
 
 const rules = { pip: 0.0001, digits: 5, volumeStep: 0.01, volumeMin: 0.01 };
 const fill = { ticket: '7', symbol: 'EURUSD', side: 'buy' as const, openPrice: 1.085, volume: 0.1, sl: 1.083, tp: null };

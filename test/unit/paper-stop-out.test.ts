@@ -1,5 +1,5 @@
-import { Serial } from '../../src/bridge/serial';
-import type { StopOutWatch } from '../../src/bridge/stop-out-watch';
+import { Serial } from '../../src/bridge-kit/serial';
+import type { StopOutWatch } from '../../src/bridge-kit/stop-out-watch';
 import { GONE_ORDERS_KEPT } from '../../src/paper/broker-book';
 import { ManualFeed, PaperBroker, type BrokerOp } from '../../src/paper/broker';
 import { EquityMarks } from '../../src/paper/risk';

@@ -10,7 +10,7 @@ import {
   type ManagedPosition,
   type ManagementAsked,
   type SymbolRules,
-} from '../../src/bridge/trade-management';
+} from '../../src/bridge-kit/trade-management';
 
 /** The shared vectors (test/fixtures/trade-management-vectors.json): the MT5 bridge's port runs the same file. */
 interface Step {

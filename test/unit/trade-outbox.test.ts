@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { TradeOutbox } from '../../src/bridge/trade-outbox';
+import { TradeOutbox } from '../../src/bridge-kit/trade-outbox';
 import type { TradeEvent } from '../../src/domain/trade-events';
 
-/** The bridge kit's trade-event outbox (src/bridge/trade-outbox.ts): durable, ordered, once per eventId, bounded. */
+/** The bridge kit's trade-event outbox (src/bridge-kit/trade-outbox.ts): durable, ordered, once per eventId, bounded. */
 
 const closed = (n: number): TradeEvent => ({
   eventId: `100${n}:closed:${n}`,

@@ -1,10 +1,10 @@
-import { BridgeClient } from '../../src/bridge/client';
-import { TradeOutbox } from '../../src/bridge/trade-outbox';
-import { fitBook, TradeSender } from '../../src/bridge/trade-sender';
+import { BridgeClient } from '../../src/bridge-kit/client';
+import { TradeOutbox } from '../../src/bridge-kit/trade-outbox';
+import { fitBook, TradeSender } from '../../src/bridge-kit/trade-sender';
 import type { Book, TradeEvent } from '../../src/domain/trade-events';
 
 /**
- * BridgeClient.sendTrades and the bridge kit's sender (src/bridge/trade-sender.ts) against a scripted ingress: what is
+ * BridgeClient.sendTrades and the bridge kit's sender (src/bridge-kit/trade-sender.ts) against a scripted ingress: what is
  * sent in which order with which book, and what stays in the outbox after each kind of answer.
  */
 

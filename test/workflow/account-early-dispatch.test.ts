@@ -1,4 +1,5 @@
-import { accountWorkflow, bridgeReportUpdate } from '../../workflows';
+import { accountWorkflow } from '../../workflows';
+import { bridgeReportUpdate } from '../../workflows/messages';
 import { accountWorkflowId } from '../../src/domain/ids';
 import type { AccountWorkflowInput } from '../../src/domain/workflow-input';
 import { BUY, newSignalId, queueDouble, target, useWorkflowKit } from './kit';

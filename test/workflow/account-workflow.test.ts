@@ -1,4 +1,5 @@
-import { accountWorkflow, bridgeReportSignal, bridgeReportUpdate } from '../../workflows';
+import { accountWorkflow } from '../../workflows';
+import { bridgeReportSignal, bridgeReportUpdate } from '../../workflows/messages';
 import { accountWorkflowId } from '../../src/domain/ids';
 import type { AccountWorkflowInput, SignalInstruction } from '../../src/domain/workflow-input';
 import { riskSettingsSchema } from '../../src/domain/risk-settings';

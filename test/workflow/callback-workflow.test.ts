@@ -1,5 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { bridgeReportUpdate, signalWorkflow } from '../../workflows';
+import { signalWorkflow } from '../../workflows';
+import { bridgeReportUpdate } from '../../workflows/messages';
 import { accountWorkflowId, callbackWorkflowId, signalWorkflowId } from '../../src/domain/ids';
 import type { SignalWorkflowInput } from '../../src/domain/workflow-input';
 import type { DeliverCallbackRequest } from '../../activities/callbacks';

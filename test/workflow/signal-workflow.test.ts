@@ -1,6 +1,7 @@
 import { WorkflowHandle } from '@temporalio/client';
-import { bridgeReportUpdate, signalWorkflow } from '../../workflows';
-import { recordOperatorOutcomeSignal } from '../../workflows/signal';
+import { signalWorkflow } from '../../workflows';
+import { bridgeReportUpdate } from '../../workflows/messages';
+import { recordOperatorOutcomeSignal } from '../../workflows/messages';
 import { accountWorkflowId, ATTENTION_MEMO_PREFIX, OUTCOME_MEMO_PREFIX, signalWorkflowId } from '../../src/domain/ids';
 import type { SignalWorkflowInput } from '../../src/domain/workflow-input';
 import { BUY, newSignalId, queueDouble, target, useWorkflowKit } from './kit';
