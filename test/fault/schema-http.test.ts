@@ -100,7 +100,7 @@ describe('the request schema over HTTP (fast-check against the running ingress)'
     );
     expect(new Set(accepted).size).toBe(VALID_RUNS);
     // Each 202 is a signal workflow in Temporal, and nothing else was started.
-    const view = await temporalClient(temporal!.address);
+    const view = await temporalClient({ address: temporal!.address, namespace: 'default' });
     try {
       // Visibility is eventually consistent: wait for the count to catch up, then it must be exactly one per 202.
       const query = `TaskQueue = "${env.TEMPORAL_TASK_QUEUE}" AND WorkflowType = "signalWorkflow"`;

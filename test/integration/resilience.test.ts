@@ -1,5 +1,4 @@
 import net from 'node:net';
-import { Connection } from '@temporalio/client';
 import { Redis } from 'ioredis';
 import { startIngress, type Ingress } from '../../src/server';
 import { startWorker, type RunningWorker } from '../../src/worker';
@@ -9,6 +8,7 @@ import { get, post, seedOwner, startStack, testConfig, type Stack } from '../hel
 import { testEnv } from '../../support/env';
 import { INDEXED_VALUE_TYPES, SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import { ScriptedTerminal } from '../helpers/terminal';
+import { temporalClient } from '../helpers/temporal';
 
 const buy = (secret: string) => ({ secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
 
@@ -159,7 +159,7 @@ describe('execution regions', () => {
 
   beforeAll(async () => {
     const env = t();
-    const connection = await Connection.connect({ address: env.temporalAddress });
+    const { connection, close } = await temporalClient({ address: env.temporalAddress });
     await connection.workflowService
       .registerNamespace({ namespace: 'region-c', workflowExecutionRetentionPeriod: { seconds: 86400 as unknown as import('long') } })
       .catch(() => undefined);
@@ -178,7 +178,7 @@ describe('execution regions', () => {
         searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTES.map((a) => [a.name, INDEXED_VALUE_TYPES[a.type]])),
       })
       .catch(() => undefined);
-    await connection.close();
+    await close();
     const [host, port] = env.temporalAddress.split(':');
     const proxyPort = await freePort();
     proxy = await switchableProxy(proxyPort, { host: host!, port: Number(port) });
@@ -298,9 +298,8 @@ describe('when Temporal answers slower than the ingress deadline', () => {
       expect([202, 503]).toContain(a.status);
       if (a.status === 503 && !a.body.signalId) expect(a.body).toEqual({ error: 'System under high load, retry later', backpressure: true });
     }
-    const connection = await Connection.connect({ address: testEnv().temporalAddress });
+    const { client, close } = await temporalClient();
     try {
-      const client = new (await import('@temporalio/client')).Client({ connection, namespace: testEnv().temporalNamespace });
       const list = async () => {
         const ids: string[] = [];
         for await (const w of client.workflow.list({ query: `TaskQueue = "${stack.config.temporal.taskQueue}" AND WorkflowType = "signalWorkflow"` })) {
@@ -340,7 +339,7 @@ describe('when Temporal answers slower than the ingress deadline', () => {
         );
       }
     } finally {
-      await connection.close();
+      await close();
     }
   });
 });

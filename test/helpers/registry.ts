@@ -1,0 +1,49 @@
+/**
+ * The one registry builder of the tests (docs/testing.md): an owner's import document, with fresh credentials. Each
+ * suite imports it its own way (in-process, or with the built admin CLI), but all build it here.
+ */
+import { newCredential } from '../../src/registry/credentials';
+
+export interface AccountSpec {
+  id: string;
+  platform: 'mt5' | 'ctrader';
+  /** Fresh unless given (a test that must know it before the document exists). */
+  bridgeToken?: string;
+  /** The bridge version the account declares; a current one of its platform unless given. */
+  bridgeVersion?: string;
+  risk?: Record<string, unknown>;
+}
+
+export interface OwnerDocument {
+  owner: string;
+  secret: string;
+  token: string;
+  accounts: { id: string; platform: 'mt5' | 'ctrader'; bridgeToken: string }[];
+  /** The admin import document: the accounts, one secret linking them all and one poll token granting them all. */
+  doc: {
+    accounts: (Required<Omit<AccountSpec, 'risk'>> & { owner: string; risk?: Record<string, unknown> })[];
+    secrets: { secret: string; owner: string; accounts: string[] }[];
+    tokens: { token: string; accounts: string[]; suspendedUntil: null }[];
+  };
+}
+
+const CURRENT_BRIDGE = { mt5: '2.1.0', ctrader: '1.2.0' } as const;
+
+export function ownerDocument(owner: string, specs: readonly AccountSpec[]): OwnerDocument {
+  const accounts = specs.map((s) => ({
+    ...s,
+    owner,
+    bridgeVersion: s.bridgeVersion ?? CURRENT_BRIDGE[s.platform],
+    bridgeToken: s.bridgeToken ?? newCredential('brg'),
+  }));
+  const ids = accounts.map((a) => a.id);
+  const secret = newCredential('whsec');
+  const token = newCredential('tok');
+  return {
+    owner,
+    secret,
+    token,
+    accounts: accounts.map((a) => ({ id: a.id, platform: a.platform, bridgeToken: a.bridgeToken })),
+    doc: { accounts, secrets: [{ secret, owner, accounts: ids }], tokens: [{ token, accounts: ids, suspendedUntil: null }] },
+  };
+}
