@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { newCredential } from '../../src/registry/credentials';
@@ -17,7 +16,7 @@ import {
   type ServiceProcess,
 } from '../../support/processes';
 import { importRegistry, writeRegistry, type RegistryFile } from './support';
-import { ownerDocument } from '../helpers/registry';
+import { mt5AndCtraderOwner } from '../helpers/registry';
 import { temporalClient } from '../helpers/temporal';
 
 /**
@@ -29,19 +28,7 @@ import { temporalClient } from '../helpers/temporal';
  * for each of those values. Also: every ingress log line about a request carries its correlationId.
  */
 
-const tag = randomBytes(4).toString('hex');
-const owner = `logs-owner-${tag}`;
-const mt5 = `logs-${tag}-mt5`;
-const ctrader = `logs-${tag}-ct`;
-const {
-  secret,
-  token,
-  accounts,
-  doc: registryDoc,
-} = ownerDocument(owner, [
-  { id: mt5, platform: 'mt5' },
-  { id: ctrader, platform: 'ctrader' },
-]);
+const { tag, mt5, ctrader, secret, token, accounts, doc: registryDoc } = mt5AndCtraderOwner('logs');
 const bridgeTokens = { mt5: accounts[0]!.bridgeToken, ctrader: accounts[1]!.bridgeToken };
 const wrongSecret = newCredential('whsec');
 const wrongToken = newCredential('tok');

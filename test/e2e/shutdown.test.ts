@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -16,7 +15,7 @@ import {
 } from '../../support/processes';
 import { describeOrUndefined, importRegistry, writeRegistry, type RegistryFile } from './support';
 import { commandIdOf } from '../helpers/commands';
-import { ownerDocument } from '../helpers/registry';
+import { mt5AndCtraderOwner } from '../helpers/registry';
 import { temporalClient, type TemporalView } from '../helpers/temporal';
 import { reportedStatus } from '../helpers/poll';
 import { MARKET_FILL } from '../helpers/poll-items';
@@ -28,19 +27,8 @@ import { MARKET_FILL } from '../helpers/poll-items';
  * worker mid-run: a new worker process finishes every accepted signal, each exactly once. Both exit 0.
  */
 
-const tag = randomBytes(4).toString('hex');
-const owner = `shut-owner-${tag}`;
-const mt5 = `shut-${tag}-mt5`;
-const ctrader = `shut-${tag}-ct`;
+const { tag, mt5, ctrader, secret, token, doc: registryDoc } = mt5AndCtraderOwner('shut');
 const accounts = [mt5, ctrader];
-const {
-  secret,
-  token,
-  doc: registryDoc,
-} = ownerDocument(owner, [
-  { id: mt5, platform: 'mt5' },
-  { id: ctrader, platform: 'ctrader' },
-]);
 
 /** The fetch failure's root cause (ECONNREFUSED, ECONNRESET, UND_ERR_SOCKET …), for the report. */
 function causeOf(err: unknown): string {

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { readLedger, type LedgerEntry } from '../../src/paper/ledger';
@@ -6,7 +5,7 @@ import { testEnv } from '../../support/env';
 import { REPO_ROOT, startRedis } from '../../support/infra';
 import { ensureBuilt, httpPost as post, processLogDir, runAdminProcess, serviceEnv, startProcessStack, type ProcessStack } from '../../support/processes';
 import { commandIdOf } from '../helpers/commands';
-import { ownerDocument } from '../helpers/registry';
+import { mt5AndCtraderOwner } from '../helpers/registry';
 import { reportedStatus } from '../helpers/poll';
 import { MARKET_FILL } from '../helpers/poll-items';
 
@@ -19,18 +18,7 @@ import { MARKET_FILL } from '../helpers/poll-items';
 /** How long a signal may take from its 202 to `reported` on the poll; a deadline, not a performance target. */
 const REPORTED_DEADLINE_MS = 10_000;
 
-const tag = randomBytes(4).toString('hex');
-const owner = `e2e-owner-${tag}`;
-const mt5 = `e2e-${tag}-mt5`;
-const ctrader = `e2e-${tag}-ct`;
-const {
-  secret,
-  token,
-  doc: registryDoc,
-} = ownerDocument(owner, [
-  { id: mt5, platform: 'mt5' },
-  { id: ctrader, platform: 'ctrader' },
-]);
+const { tag, mt5, ctrader, secret, token, doc: registryDoc } = mt5AndCtraderOwner('e2e');
 
 /** The lines of a command that placed an order: a market fill or a pending placement. */
 const ordersOf = (ledger: LedgerEntry[], commandId: string) => ledger.filter((l) => l.commandId === commandId && (l.op === 'open' || l.op === 'place'));

@@ -2,6 +2,7 @@
  * The one registry builder of the tests (docs/testing.md): an owner's import document, with fresh credentials. Each
  * suite imports it its own way (in-process, or with the built admin CLI), but all build it here.
  */
+import { randomBytes } from 'node:crypto';
 import { newCredential } from '../../src/registry/credentials';
 
 export interface AccountSpec {
@@ -46,4 +47,16 @@ export function ownerDocument(owner: string, specs: readonly AccountSpec[]): Own
     accounts: accounts.map((a) => ({ id: a.id, platform: a.platform, bridgeToken: a.bridgeToken })),
     doc: { accounts, secrets: [{ secret, owner, accounts: ids }], tokens: [{ token, accounts: ids, suspendedUntil: null }] },
   };
+}
+
+/** The e2e suites' owner: one MT5 and one cTrader account, ids and owner named `<label>-<tag>`. */
+export function mt5AndCtraderOwner(label: string): OwnerDocument & { tag: string; mt5: string; ctrader: string } {
+  const tag = randomBytes(4).toString('hex');
+  const mt5 = `${label}-${tag}-mt5`;
+  const ctrader = `${label}-${tag}-ct`;
+  const built = ownerDocument(`${label}-owner-${tag}`, [
+    { id: mt5, platform: 'mt5' },
+    { id: ctrader, platform: 'ctrader' },
+  ]);
+  return { ...built, tag, mt5, ctrader };
 }
