@@ -28,7 +28,7 @@ import { temporalClient } from '../helpers/temporal';
  * for each of those values. Also: every ingress log line about a request carries its correlationId.
  */
 
-const { tag, mt5, ctrader, secret, token, accounts, doc: registryDoc } = mt5AndCtraderOwner('logs');
+const { tag, mt5, secret, token, accounts, doc: registryDoc } = mt5AndCtraderOwner('logs');
 const bridgeTokens = { mt5: accounts[0]!.bridgeToken, ctrader: accounts[1]!.bridgeToken };
 const wrongSecret = newCredential('whsec');
 const wrongToken = newCredential('tok');
