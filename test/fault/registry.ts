@@ -9,7 +9,7 @@ import { ownerDocument } from '../helpers/registry';
 import { startTemporal, type TemporalServer } from '../../support/infra';
 import { ensureBuilt, processLogDir, runAdminProcess, serviceEnv, startProcessStack, type ProcessStack } from '../../support/processes';
 
-export interface FaultAccount {
+interface FaultAccount {
   id: string;
   platform: 'mt5' | 'ctrader';
   bridgeToken: string;

@@ -61,21 +61,6 @@ export async function runBounded<T>(opts: {
   return results.sort((a, b) => a.index - b.index);
 }
 
-/** `items` through `fn`, at most `concurrency` at once, in order. */
-export async function mapLimit<T, R>(items: readonly T[], concurrency: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        out[i] = await fn(items[i]!, i);
-      }
-    }),
-  );
-  return out;
-}
-
 /** Counts by a key, for messages: {"202": 290, "503": 10}. */
 export function tally<T>(items: readonly T[], key: (t: T) => string | number): Record<string, number> {
   const out: Record<string, number> = {};

@@ -2,16 +2,9 @@
  * The one "poll GET /v1/signals/:id until reported" of the tests (docs/testing.md: one helper per job). Every suite
  * waits on it, in-process stacks and process stacks alike, one signal or a burst.
  */
+import type { AccountOutcome } from '../../src/domain/outcome';
 import { get } from '../../support/http';
 import { waitFor } from '../../support/infra';
-
-export interface AccountOutcome {
-  accountId: string;
-  outcome: 'filled' | 'rejected';
-  ticket: string | null;
-  reason: string | null;
-  occurredAt: string;
-}
 
 /** The poll's 200 body (spec §4.3); `accounts` are the reported ones. */
 export interface SignalStatus {
