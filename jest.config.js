@@ -24,11 +24,12 @@ const shared = {
   },
   transformIgnorePatterns: ['/node_modules/(?!@noble/|@scure/)'],
   moduleFileExtensions: ['ts', 'js', 'json', 'node'],
-  testTimeout: 60000,
 };
 
 /** @type {import('jest').Config} */
 module.exports = {
+  // A global option: jest ignores testTimeout inside a project, and every test and hook then had 5 s.
+  testTimeout: 60000,
   watchPathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/.run/'],
   maxWorkers: 2,
   projects: [

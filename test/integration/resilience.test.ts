@@ -8,6 +8,7 @@ import { get, post, seedOwner, startStack, testConfig, type Stack } from '../hel
 import { testEnv } from '../../support/env';
 import { INDEXED_VALUE_TYPES, SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import { ScriptedTerminal } from '../helpers/terminal';
+import { reportedStatus } from '../helpers/poll';
 import { temporalClient } from '../helpers/temporal';
 
 const buy = (secret: string) => ({ secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
@@ -215,15 +216,8 @@ describe('execution regions', () => {
       const [c] = await terminals[i]!.nextCommands(1);
       await terminals[i]!.report([{ commandId: c!.commandId, status: 'filled', ticket: `T${i}` }]);
     }
-    const seen = await waitFor(
-      'the live regions to report',
-      async () => {
-        const r = await get(`${ingress.url}/v1/signals/${partial.body.signalId}`, { authorization: `Bearer ${f.token}` });
-        return r.status === 200 && r.body.reported === 2 ? r.body : undefined;
-      },
-      15_000,
-    );
-    expect(seen.accounts.map((a: { accountId: string }) => a.accountId).sort()).toEqual([f.accounts[0]!.id, f.accounts[1]!.id].sort());
+    const seen = await reportedStatus(ingress.url, f.token, partial.body.signalId, { count: 2 });
+    expect(seen.accounts.map((a) => a.accountId).sort()).toEqual([f.accounts[0]!.id, f.accounts[1]!.id].sort());
 
     // The region comes back; the same key re-attempts only it, under the same signalId.
     await proxy.on();
@@ -255,14 +249,7 @@ describe('execution regions', () => {
     const [c2] = await terminals[2]!.nextCommands(1);
     expect(c2!.signalId).toBe(partial.body.signalId);
     await terminals[2]!.report([{ commandId: c2!.commandId, status: 'filled', ticket: 'T2' }]);
-    await waitFor(
-      'all three regions to report',
-      async () => {
-        const r = await get(`${ingress.url}/v1/signals/${partial.body.signalId}`, { authorization: `Bearer ${f.token}` });
-        return r.body?.reported === 3 || undefined;
-      },
-      15_000,
-    );
+    await reportedStatus(ingress.url, f.token, partial.body.signalId, { count: 3 });
   });
 });
 
