@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { accountSchema, type Account } from '../domain/account';
 
 /** How the registry's records are laid out in Redis: the keys, and an account as a hash of JSON texts. */
@@ -30,3 +31,15 @@ export function accountFromFields(fields: Record<string, string>): Account {
 }
 
 export const isWrongType = (err: unknown): boolean => err instanceof Error && err.message.startsWith('WRONGTYPE');
+
+/** Every key matching `pattern`, by SCAN (never KEYS: a large registry must not stall Redis). */
+export async function scanKeys(redis: Redis, pattern: string): Promise<string[]> {
+  const keys = new Set<string>();
+  let cursor = '0';
+  do {
+    const [next, batch] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+    for (const k of batch) keys.add(k);
+    cursor = next;
+  } while (cursor !== '0');
+  return [...keys];
+}

@@ -1,22 +1,15 @@
 import type { Redis } from 'ioredis';
 import { accountSchema, type Account, type BridgeFeature, type SecretGrant, type TokenGrant } from '../domain/account';
 import { credentialId, hashCredential, sameHash } from './credentials';
-import {
-  ALREADY_EXISTS,
-  CHANGED_MEANWHILE,
-  CONVERT_ACCOUNT,
-  LEGACY_RECORD,
-  NO_ACCOUNT,
-  OWNER_DIFFERS,
-  runScript,
-  UNLOCK_AFTER_HELLO,
-  WRITE_ACCOUNT,
-  WRITE_GRANT,
-} from './scripts';
+import { runScript, UNLOCK_AFTER_HELLO } from './scripts';
 import type { Instrument } from '../domain/bridge-protocol';
 import type { VolumeRules } from '../domain/volume-rules';
 import { OwnerIndex } from './owner-index';
-import { accountFields, accountFromFields, isWrongType, key } from './records';
+import { accountFromFields, isWrongType, key, scanKeys } from './records';
+import { indexOwners, migrateRegistry, soleOwner } from './migrations';
+import { modifyGrant, RegistryRefusal, writeAccount, writeGrant, type AccountWriteMode, type WriteResult } from './writes';
+
+export { RegistryRefusal, type WriteResult } from './writes';
 
 /** The registry (the dashboard's data): accounts, hashed secrets and tokens, links, risk settings. */
 export interface Registry {
@@ -46,19 +39,6 @@ export interface Registry {
   volumeRules(lookups: readonly { accountId: string; symbols: string[] }[]): Promise<(VolumeRules | undefined)[]>;
 }
 
-/** 'owner_changed': the account went to another owner, and its bridge token was revoked unless a new one was set. */
-export type WriteResult = 'written' | 'owner_changed';
-
-/** A write the registry refused: the account is missing or exists, or belongs to another owner than required. */
-export class RegistryRefusal extends Error {
-  constructor(
-    readonly reason: 'no_account' | 'exists' | 'owner_differs' | 'changed_meanwhile',
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
 export class RedisRegistry implements Registry {
   readonly ownerIndex: OwnerIndex;
 
@@ -75,7 +55,7 @@ export class RedisRegistry implements Registry {
     if (!grant || grant.owner) return grant;
     // A token made before tokens had owners: it belongs to the one owner of its accounts. One spanning several
     // owners (or none) no longer works: it would show one owner's outcomes to another.
-    const owner = await this.soleOwner(grant.accounts);
+    const owner = soleOwner(await this.getAccounts(grant.accounts));
     if (owner === undefined) return null;
     const owned = { ...grant, owner };
     await this.writeGrant(key.token(grant.hash), JSON.stringify(grant), JSON.stringify(owned), [], undefined).catch(() => undefined);
@@ -287,134 +267,31 @@ export class RedisRegistry implements Registry {
     };
   }
 
-  /**
-   * Brings a registry written before field-level updates and token owners up to date (idempotent): accounts stored
-   * as one JSON string become hashes; a token without an owner gets the one owner of its accounts, and one that
-   * spans several owners (or none) is revoked, as it would show one owner's outcomes to another.
-   */
+  /** Brings a registry written before field-level updates and token owners up to date (src/registry/migrations.ts). */
   async migrate(): Promise<{ accountsConverted: number; tokensOwned: number; tokensRevoked: string[] }> {
-    let accountsConverted = 0;
-    for (const k of await this.scanKeys(key.account('*'))) {
-      if ((await this.redis.type(k)) === 'string' && (await this.convertAccount(k.slice(key.account('').length)))) accountsConverted++;
-    }
-    let tokensOwned = 0;
-    const tokensRevoked: string[] = [];
-    for (const grant of await this.findTokensByHashPrefix('')) {
-      if (grant.owner) continue;
-      const owner = await this.soleOwner(grant.accounts);
-      const after = await this.modifyToken(grant.hash, (g) => (g.owner ? g : owner === undefined ? null : { ...g, owner }));
-      if (after) tokensOwned++;
-      else tokensRevoked.push(grant.hash);
-    }
-    await this.indexOwners();
-    return { accountsConverted, tokensOwned, tokensRevoked };
+    return migrateRegistry(this.redis, this);
   }
 
   /** Lists every account, secret and token under its owner (a registry written before the owner index). Idempotent. */
   async indexOwners(): Promise<void> {
-    const accounts = await this.getAccounts(await this.listAccountIds());
-    for (const a of accounts) if (a) await this.ownerIndex.add(a.owner, 'accounts', a.id);
-    for (const g of await this.findSecretsByHashPrefix('')) await this.ownerIndex.add(g.owner, 'secrets', g.hash);
-    for (const g of await this.findTokensByHashPrefix('')) if (g.owner) await this.ownerIndex.add(g.owner, 'tokens', g.hash);
+    await indexOwners(this);
   }
 
-  private async writeAccount(
-    mode: 'update' | 'create' | 'replace',
-    id: string,
-    fields: Partial<Account>,
-    opts: { expectOwner?: string; bridgeTokenHash?: string },
-  ): Promise<WriteResult> {
-    const hash = opts.bridgeTokenHash ?? '';
-    const args = [
-      mode,
-      opts.expectOwner === undefined ? '' : JSON.stringify(opts.expectOwner),
-      id,
-      key.bridge(''),
-      hash,
-      hash ? JSON.stringify({ accountId: id, hash }) : '',
-      ...accountFields(fields),
-    ];
-    for (let attempt = 0; ; attempt++) {
-      const result = Number(await runScript(this.redis, WRITE_ACCOUNT, [key.account(id), key.accounts, key.accountBridge(id)], args));
-      if ((result === 1 || result === 2) && fields.owner !== undefined) await this.ownerIndex.add(fields.owner, 'accounts', id);
-      if (result === 1) return 'written';
-      if (result === 2) return 'owner_changed';
-      if (result === LEGACY_RECORD && attempt < 3) {
-        await this.convertAccount(id);
-        continue;
-      }
-      if (result === NO_ACCOUNT) throw new RegistryRefusal('no_account', `no account ${id}`);
-      if (result === ALREADY_EXISTS) throw new RegistryRefusal('exists', `account ${id} already exists`);
-      if (result === OWNER_DIFFERS) throw new RegistryRefusal('owner_differs', `account ${id} changed owner meanwhile`);
-      throw new RegistryRefusal('changed_meanwhile', `account ${id} kept changing; try again`);
-    }
+  private writeAccount(mode: AccountWriteMode, id: string, fields: Partial<Account>, opts: { expectOwner?: string; bridgeTokenHash?: string }) {
+    return writeAccount(this.redis, this.ownerIndex, mode, id, fields, opts);
   }
 
-  /** Converts one account stored as a JSON string to the hash; false when there was nothing to convert. */
-  private async convertAccount(id: string): Promise<boolean> {
-    for (let attempt = 0; attempt < 5; attempt++) {
-      let raw: string | null;
-      try {
-        raw = await this.redis.get(key.account(id));
-      } catch (err) {
-        if (isWrongType(err)) return false;
-        throw err;
-      }
-      if (raw === null) return false;
-      const fields = accountFields(accountSchema.parse(JSON.parse(raw)));
-      if (Number(await runScript(this.redis, CONVERT_ACCOUNT, [key.account(id)], [raw, ...fields])) === 1) return true;
-    }
-    throw new RegistryRefusal('changed_meanwhile', `account ${id} kept changing; try again`);
+  private writeGrant(recordKey: string, expected: string, next: string, accounts: readonly string[], owner: string | undefined) {
+    return writeGrant(this.redis, recordKey, expected, next, accounts, owner);
   }
 
-  /** Writes a grant if it is still `expected`, after checking its accounts' owner in the same step. */
-  private async writeGrant(recordKey: string, expected: string, next: string, accounts: readonly string[], owner: string | undefined): Promise<boolean> {
-    const keys = [recordKey, ...(owner === undefined ? [] : accounts.map(key.account))];
-    for (let attempt = 0; ; attempt++) {
-      const [code, index] = (await runScript(this.redis, WRITE_GRANT, keys, [expected, next, owner === undefined ? '' : JSON.stringify(owner)])) as number[];
-      if (code === 1) return true;
-      if (code === CHANGED_MEANWHILE) return false;
-      const account = accounts[(index ?? 1) - 1]!;
-      if (code === LEGACY_RECORD && attempt < 3) {
-        await this.convertAccount(account);
-        continue;
-      }
-      if (code === NO_ACCOUNT) throw new RegistryRefusal('no_account', `unknown account ${account}`);
-      throw new RegistryRefusal('owner_differs', `account ${account} belongs to another owner than ${owner}`);
-    }
-  }
-
-  private async modifyGrant<T extends { hash: string }>(recordKey: string, change: (grant: T) => T | null): Promise<T | null> {
-    for (let attempt = 0; attempt < 10; attempt++) {
-      const raw = await this.redis.get(recordKey);
-      if (raw === null) return null;
-      const next = change(JSON.parse(raw) as T);
-      if (await this.writeGrant(recordKey, raw, next === null ? '' : JSON.stringify(next), [], undefined)) return next;
-    }
-    throw new RegistryRefusal('changed_meanwhile', 'the record kept changing; try again');
-  }
-
-  /** The one owner of these accounts; undefined when they have several, or none exists. */
-  private async soleOwner(ids: readonly string[]): Promise<string | undefined> {
-    const owners = new Set((await this.getAccounts(ids)).map((a) => a?.owner));
-    const [owner] = owners;
-    return owners.size === 1 ? owner : undefined;
-  }
-
-  private async scanKeys(pattern: string): Promise<string[]> {
-    const keys = new Set<string>();
-    let cursor = '0';
-    do {
-      const [next, batch] = await this.redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-      for (const k of batch) keys.add(k);
-      cursor = next;
-    } while (cursor !== '0');
-    return [...keys];
+  private modifyGrant<T extends { hash: string }>(recordKey: string, change: (grant: T) => T | null) {
+    return modifyGrant(this.redis, recordKey, change);
   }
 
   private async scanGrants<T extends { hash: string }>(keyPrefix: string, hashPrefix: string): Promise<T[]> {
     if (!/^[0-9a-f]{0,64}$/.test(hashPrefix)) throw new Error('a hash prefix is lowercase hex, at most 64 characters');
-    const keys = await this.scanKeys(`${keyPrefix}${hashPrefix}*`);
+    const keys = await scanKeys(this.redis, `${keyPrefix}${hashPrefix}*`);
     if (keys.length === 0) return [];
     const raws = await this.redis.mget(keys);
     return raws.flatMap((raw) => (raw ? [JSON.parse(raw) as T] : [])).sort((a, b) => a.hash.localeCompare(b.hash));

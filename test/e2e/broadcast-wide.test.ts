@@ -2,7 +2,7 @@ import { waitFor } from '../../support/infra';
 import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../../support/processes';
 import { accountIdsValue } from '../../src/temporal/search-attributes';
 import { commandIdOf, httpPost, importRegistry, makeRegistry, ordersByCommand, pollUntilReported, scenarioFiles } from '../fault/kit';
-import { temporalAccess, type TemporalAccess } from './support';
+import { temporalClient, type TemporalView } from '../helpers/temporal';
 
 /**
  * A broadcast to more accounts than one search attribute value can name (Temporal refuses a value over 2 KB): 150
@@ -16,7 +16,7 @@ const reg = makeRegistry('wide', COUNT, { platform: 'mt5' });
 
 describe('a broadcast wider than one search attribute value', () => {
   let stack: ProcessStack | undefined;
-  let temporal: TemporalAccess | undefined;
+  let temporal: TemporalView | undefined;
   let ledgerFile = '';
 
   beforeAll(async () => {
@@ -24,7 +24,7 @@ describe('a broadcast wider than one search attribute value', () => {
     const files = scenarioFiles(reg);
     ledgerFile = files.ledgerFile;
     await importRegistry(files.registryFile, serviceEnv());
-    temporal = await temporalAccess();
+    temporal = await temporalClient();
     // One paper bridge serves all 150 accounts from 127.0.0.1 (a long-poll each, and reports beside them): over the
     // per-address connection cap (256) that is meant for many traders behind one address, so the cap is off here, as
     // in the bench. A CI run where it was on had the test's own POST reset.
@@ -44,7 +44,7 @@ describe('a broadcast wider than one search attribute value', () => {
     expect(res.body.accountsResolved).toBe(COUNT);
     const signalId = res.body.signalId as string;
 
-    const polled = (await pollUntilReported(() => stack!.ingress.url, reg.token, [signalId], { deadlineMs: 120_000, expected: COUNT })).get(signalId)!;
+    const polled = (await pollUntilReported(() => stack!.ingress.url, reg.token, [signalId], { deadlineMs: 120_000, count: COUNT })).get(signalId)!.accounts;
     expect(polled.filter((o) => o.outcome === 'filled')).toHaveLength(COUNT);
     const orders = ordersByCommand(ledgerFile);
     expect(ids.map((id) => orders.get(commandIdOf(signalId, id))?.length ?? 0)).toEqual(ids.map(() => 1));

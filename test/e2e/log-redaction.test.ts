@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { newCredential } from '../../src/registry/credentials';
@@ -16,7 +15,9 @@ import {
   type HttpResult,
   type ServiceProcess,
 } from '../../support/processes';
-import { importRegistry, temporalAccess, writeRegistry, type RegistryFile } from './support';
+import { importRegistry, writeRegistry, type RegistryFile } from './support';
+import { mt5AndCtraderOwner } from '../helpers/registry';
+import { temporalClient } from '../helpers/temporal';
 
 /**
  * No credential ever reaches a log. The built processes run at LOG_LEVEL=debug (ingress, worker, paper bridge) through
@@ -27,24 +28,11 @@ import { importRegistry, temporalAccess, writeRegistry, type RegistryFile } from
  * for each of those values. Also: every ingress log line about a request carries its correlationId.
  */
 
-const tag = randomBytes(4).toString('hex');
-const owner = `logs-owner-${tag}`;
-const mt5 = `logs-${tag}-mt5`;
-const ctrader = `logs-${tag}-ct`;
-const secret = newCredential('whsec');
-const token = newCredential('tok');
-const bridgeTokens = { mt5: newCredential('brg'), ctrader: newCredential('brg') };
+const { tag, mt5, secret, token, accounts, doc: registryDoc } = mt5AndCtraderOwner('logs');
+const bridgeTokens = { mt5: accounts[0]!.bridgeToken, ctrader: accounts[1]!.bridgeToken };
 const wrongSecret = newCredential('whsec');
 const wrongToken = newCredential('tok');
 const wrongBridgeToken = newCredential('brg');
-const registryDoc = {
-  accounts: [
-    { id: mt5, owner, platform: 'mt5', bridgeVersion: '2.1.0', bridgeToken: bridgeTokens.mt5 },
-    { id: ctrader, owner, platform: 'ctrader', bridgeVersion: '1.2.0', bridgeToken: bridgeTokens.ctrader },
-  ],
-  secrets: [{ secret, owner, accounts: [mt5, ctrader] }],
-  tokens: [{ token, accounts: [mt5, ctrader], suspendedUntil: null }],
-};
 
 /** What must never be written to a log, by name (the names, never the values, go into failure messages). */
 const NEEDLES: Record<string, string> = {
@@ -198,7 +186,7 @@ describe('credentials never reach the logs, at LOG_LEVEL=debug', () => {
   }, 90_000);
 
   test('no credential is in the Temporal histories of the run', async () => {
-    const temporal = await temporalAccess();
+    const temporal = await temporalClient();
     try {
       for (const id of signalIds) {
         for (const workflowId of [`signal/${id}`, `signal/${id}/account/${mt5}`]) {

@@ -1,9 +1,7 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { readLedger } from '../../src/paper/ledger';
-import { newCredential } from '../../src/registry/credentials';
 import { waitFor } from '../../support/infra';
 import {
   ensureBuilt,
@@ -15,7 +13,11 @@ import {
   type ProcessStack,
   type ServiceProcess,
 } from '../../support/processes';
-import { commandIdOf, describeOrUndefined, importRegistry, temporalAccess, writeRegistry, type RegistryFile, type TemporalAccess } from './support';
+import { describeOrUndefined, importRegistry, writeRegistry, type RegistryFile } from './support';
+import { commandIdOf } from '../helpers/commands';
+import { mt5AndCtraderOwner } from '../helpers/registry';
+import { temporalClient, type TemporalView } from '../helpers/temporal';
+import { reportedStatus } from '../helpers/poll';
 import { MARKET_FILL } from '../helpers/poll-items';
 
 /**
@@ -25,21 +27,8 @@ import { MARKET_FILL } from '../helpers/poll-items';
  * worker mid-run: a new worker process finishes every accepted signal, each exactly once. Both exit 0.
  */
 
-const tag = randomBytes(4).toString('hex');
-const owner = `shut-owner-${tag}`;
-const mt5 = `shut-${tag}-mt5`;
-const ctrader = `shut-${tag}-ct`;
+const { tag, mt5, ctrader, secret, token, doc: registryDoc } = mt5AndCtraderOwner('shut');
 const accounts = [mt5, ctrader];
-const secret = newCredential('whsec');
-const token = newCredential('tok');
-const registryDoc = {
-  accounts: [
-    { id: mt5, owner, platform: 'mt5', bridgeVersion: '2.1.0', bridgeToken: newCredential('brg') },
-    { id: ctrader, owner, platform: 'ctrader', bridgeVersion: '1.2.0', bridgeToken: newCredential('brg') },
-  ],
-  secrets: [{ secret, owner, accounts }],
-  tokens: [{ token, accounts, suspendedUntil: null }],
-};
 
 /** The fetch failure's root cause (ECONNREFUSED, ECONNRESET, UND_ERR_SOCKET …), for the report. */
 function causeOf(err: unknown): string {
@@ -66,7 +55,7 @@ describe('graceful shutdown of the built processes under load', () => {
   let registry: RegistryFile;
   let ledgerFile: string;
   let stack: ProcessStack | undefined;
-  let temporal: TemporalAccess;
+  let temporal: TemporalView;
   const extraWorkers: ServiceProcess[] = [];
   const notes: string[] = [];
 
@@ -77,7 +66,7 @@ describe('graceful shutdown of the built processes under load', () => {
     fs.mkdirSync(dir, { recursive: true });
     ledgerFile = path.join(dir, 'ledger.jsonl');
     expect(await importRegistry(registry.file)).toEqual({ accounts: 2, secrets: 1, tokens: 1 });
-    temporal = await temporalAccess();
+    temporal = await temporalClient();
     // A generous Temporal deadline: under a burst on a loaded machine a start can take over the default 1.5 s and get a
     // pollable 503 (test/integration/resilience.test.ts covers that). This suite is about shutdown: a 503 here must come
     // from shutting down.
@@ -98,21 +87,11 @@ describe('graceful shutdown of the built processes under load', () => {
 
   /** Polls until the signal is reported filled with a ticket (503 answers are retried: Temporal may be slow). */
   async function untilFilled(signalId: string, accountId: string, timeoutMs: number): Promise<string> {
-    const body = await waitFor(
-      `signal ${signalId} on ${accountId} to be reported`,
-      async () => {
-        const res = await poll(signalId);
-        if (res.status === 503) return undefined;
-        if (res.status !== 200) throw new Error(`poll answered ${res.status}: ${res.text}`);
-        return res.body.status === 'reported' ? res.body : undefined;
-      },
-      timeoutMs,
-      50,
-    );
+    const body = await reportedStatus(url, token, signalId, { deadlineMs: timeoutMs, intervalMs: 50 });
     expect(body.accounts).toEqual([
       { accountId, outcome: 'filled', ticket: expect.stringMatching(/^\d+$/), reason: null, occurredAt: expect.any(String), ...MARKET_FILL },
     ]);
-    return body.accounts[0].ticket as string;
+    return body.accounts[0]!.ticket as string;
   }
 
   /** Orders (market fills) in the ledger per commandId of an account. */

@@ -1,20 +1,12 @@
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { readLedger, type LedgerEntry } from '../../src/paper/ledger';
-import { newCredential } from '../../src/registry/credentials';
 import { testEnv } from '../../support/env';
-import { REPO_ROOT, startRedis, waitFor } from '../../support/infra';
-import {
-  ensureBuilt,
-  httpGet as get,
-  httpPost as post,
-  processLogDir,
-  runAdminProcess,
-  serviceEnv,
-  startProcessStack,
-  type ProcessStack,
-} from '../../support/processes';
+import { REPO_ROOT, startRedis } from '../../support/infra';
+import { ensureBuilt, httpPost as post, processLogDir, runAdminProcess, serviceEnv, startProcessStack, type ProcessStack } from '../../support/processes';
+import { commandIdOf } from '../helpers/commands';
+import { mt5AndCtraderOwner } from '../helpers/registry';
+import { reportedStatus } from '../helpers/poll';
 import { MARKET_FILL } from '../helpers/poll-items';
 
 /**
@@ -26,22 +18,8 @@ import { MARKET_FILL } from '../helpers/poll-items';
 /** How long a signal may take from its 202 to `reported` on the poll; a deadline, not a performance target. */
 const REPORTED_DEADLINE_MS = 10_000;
 
-const tag = randomBytes(4).toString('hex');
-const owner = `e2e-owner-${tag}`;
-const mt5 = `e2e-${tag}-mt5`;
-const ctrader = `e2e-${tag}-ct`;
-const secret = newCredential('whsec');
-const token = newCredential('tok');
-const registryDoc = {
-  accounts: [
-    { id: mt5, owner, platform: 'mt5', bridgeVersion: '2.1.0', bridgeToken: newCredential('brg') },
-    { id: ctrader, owner, platform: 'ctrader', bridgeVersion: '1.2.0', bridgeToken: newCredential('brg') },
-  ],
-  secrets: [{ secret, owner, accounts: [mt5, ctrader] }],
-  tokens: [{ token, accounts: [mt5, ctrader], suspendedUntil: null }],
-};
+const { tag, mt5, ctrader, secret, token, doc: registryDoc } = mt5AndCtraderOwner('e2e');
 
-const commandIdOf = (signalId: string, accountId: string) => `signal/${signalId}/account/${accountId}`;
 /** The lines of a command that placed an order: a market fill or a pending placement. */
 const ordersOf = (ledger: LedgerEntry[], commandId: string) => ledger.filter((l) => l.commandId === commandId && (l.op === 'open' || l.op === 'place'));
 
@@ -75,28 +53,18 @@ describe('a signal through the built processes (admin CLI, worker, ingress, pape
   });
 
   const url = () => stack!.ingress.url;
-  const poll = (signalId: string) => get(`${url()}/v1/signals/${signalId}`, { authorization: `Bearer ${token}` });
 
   /** Polls until `count` accounts are reported (deadline REPORTED_DEADLINE_MS from the 202); records the latency. */
   async function untilReported(what: string, signalId: string, acceptedAt: number, count: number) {
-    const body = await waitFor(
-      `signal ${signalId} (${what}) reported for ${count} account(s)`,
-      async () => {
-        const res = await poll(signalId);
-        // A 503 asks the client to retry (e.g. Temporal slow under a full parallel test run); anything else is wrong.
-        if (res.status === 503) return undefined;
-        if (res.status !== 200) throw new Error(`poll answered ${res.status}: ${res.text}`);
-        return res.body.reported === count ? res.body : undefined;
-      },
-      REPORTED_DEADLINE_MS - (Date.now() - acceptedAt),
-      25,
-    ).catch((err: Error) => {
-      throw new Error(
-        `${err.message}\n${stack!
+    const body = await reportedStatus(url, token, signalId, {
+      count,
+      deadlineMs: REPORTED_DEADLINE_MS - (Date.now() - acceptedAt),
+      intervalMs: 25,
+      describe: () =>
+        stack!
           .all()
           .map((p) => p.describe())
-          .join('\n')}`,
-      );
+          .join('\n'),
     });
     latencies.push({ what, ms: Date.now() - acceptedAt });
     return body;
@@ -122,7 +90,7 @@ describe('a signal through the built processes (admin CLI, worker, ingress, pape
       reported: 1,
       accounts: [{ accountId: mt5, outcome: 'filled', ticket: expect.stringMatching(/^\d+$/), reason: null, occurredAt: expect.any(String), ...MARKET_FILL }],
     });
-    const ticket = status.accounts[0].ticket;
+    const ticket = status.accounts[0]!.ticket;
 
     const orders = ordersOf(readLedger(ledgerFile), commandIdOf(signalId, mt5));
     expect(orders).toEqual([expect.objectContaining({ accountId: mt5, op: 'open', ticket, symbol: 'EURUSD', side: 'buy', volume: 0.1 })]);
@@ -141,7 +109,7 @@ describe('a signal through the built processes (admin CLI, worker, ingress, pape
 
     const status = await untilReported('broadcast sell on mt5 + ctrader', signalId, acceptedAt, 2);
     expect(status.status).toBe('reported');
-    const byAccount = Object.fromEntries(status.accounts.map((a: { accountId: string }) => [a.accountId, a]));
+    const byAccount = Object.fromEntries(status.accounts.map((a) => [a.accountId, a]));
     expect(Object.keys(byAccount).sort()).toEqual([ctrader, mt5].sort());
     const ledger = readLedger(ledgerFile);
     for (const accountId of [mt5, ctrader]) {
@@ -154,7 +122,7 @@ describe('a signal through the built processes (admin CLI, worker, ingress, pape
         ...MARKET_FILL,
       });
       expect(ordersOf(ledger, commandIdOf(signalId, accountId))).toEqual([
-        expect.objectContaining({ accountId, op: 'open', ticket: byAccount[accountId].ticket, symbol: 'GBPUSD', side: 'sell', volume: 0.2 }),
+        expect.objectContaining({ accountId, op: 'open', ticket: byAccount[accountId]!.ticket, symbol: 'GBPUSD', side: 'sell', volume: 0.2 }),
       ]);
     }
     // Nothing else of this signal in the ledger.

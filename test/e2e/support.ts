@@ -1,12 +1,11 @@
 /**
  * Shared by the process-level e2e suites (actions, shutdown, log-redaction): a private registry document imported
- * with the built admin CLI, a Temporal client on the run's server, and waits on workflow results. Not a test file.
+ * with the built admin CLI and waits on workflow results. Not a test file.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
-import { testEnv } from '../../support/env';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { waitFor } from '../../support/infra';
 import { runAdminProcess, serviceEnv } from '../../support/processes';
 
@@ -37,17 +36,9 @@ export async function admin(args: string[]): Promise<string> {
   return run.stdout;
 }
 
-export interface TemporalAccess {
-  client: Client;
-  close(): Promise<void>;
-}
-
-/** A client of the run's Temporal server, namespace `default` (where the processes run their workflows). */
-export async function temporalAccess(): Promise<TemporalAccess> {
-  const env = testEnv();
-  const connection = await Connection.connect({ address: env.temporalAddress });
-  return { client: new Client({ connection, namespace: env.temporalNamespace }), close: () => connection.close() };
-}
+// The conformance suite still imports these two by their old names here (the lead moves it to test/helpers).
+export { temporalClient as temporalAccess, type TemporalView as TemporalAccess } from '../helpers/temporal';
+export { commandIdOf } from '../helpers/commands';
 
 /** describe() of a workflow, or undefined while it does not exist. */
 export async function describeOrUndefined(client: Client, workflowId: string) {
@@ -76,6 +67,3 @@ export async function workflowResult<T>(client: Client, workflowId: string, time
   if (status !== 'COMPLETED') throw new Error(`workflow ${workflowId} ended ${status}`);
   return (await client.workflow.getHandle(workflowId).result()) as T;
 }
-
-/** The account workflow's id, which is also the bridge command's id. */
-export const commandIdOf = (signalId: string, accountId: string): string => `signal/${signalId}/account/${accountId}`;

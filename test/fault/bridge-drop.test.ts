@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { testEnv } from '../../support/env';
 import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../../support/processes';
 import {
   commandIdOf,
@@ -43,7 +42,7 @@ describe('the bridge drops its connection after placing an order and before repo
       ledgerFile,
       bridgeArgs: ['--fault', `drop-before-report:${DROPS}@${mt5.id},drop-before-report:${DROPS}@${ctrader.id}`],
     });
-    temporal = await temporalClient(testEnv().temporalAddress, testEnv().temporalNamespace);
+    temporal = await temporalClient();
   }, 120_000);
 
   afterAll(async () => {
@@ -67,8 +66,8 @@ describe('the bridge drops its connection after placing an order and before repo
       20_000,
       describeAll,
     );
-    const outcomes = await pollUntilReported(() => stack!.ingress.url, reg.token, [signalId], { expected: 2, deadlineMs: 30_000, describe: describeAll });
-    return { signalId, byAccount: new Map(outcomes.get(signalId)!.map((o) => [o.accountId, o])) };
+    const outcomes = await pollUntilReported(() => stack!.ingress.url, reg.token, [signalId], { count: 2, deadlineMs: 30_000, describe: describeAll });
+    return { signalId, byAccount: new Map(outcomes.get(signalId)!.accounts.map((o) => [o.accountId, o])) };
   }
 
   test(

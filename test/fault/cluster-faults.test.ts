@@ -126,7 +126,7 @@ describeOnCluster('the cluster profile: worker and ingress killed -9, PostgreSQL
       const orders = ordersByCommand(ledgerFile);
       expect([...orders.entries()].filter(([, lines]) => lines.length !== 1).map(([id]) => id)).toEqual([]);
       const verdicts = signals.map((x) => {
-        const [outcome] = outcomes.get(x.signalId)!;
+        const [outcome] = outcomes.get(x.signalId)!.accounts;
         const order = orders.get(commandIdOf(x.signalId, x.accountId))?.[0];
         if (outcome!.outcome === 'filled')
           return order && order.ticket === outcome!.ticket ? 'filled, its one order' : `filled ${outcome!.ticket} without that order`;

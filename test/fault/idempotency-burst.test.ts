@@ -49,7 +49,7 @@ describe('the same idempotency key, 20 times at once and once after the window',
     const registryFile = writeRegistryFile(dir, 'registry.json', reg);
     await importRegistry(registryFile, serviceEnv());
     stack = await startProcessStack({ registryFile, ledgerFile, env: { IDEMPOTENCY_WINDOW_MS: String(WINDOW_MS) } });
-    temporal = await temporalClient(testEnv().temporalAddress, testEnv().temporalNamespace);
+    temporal = await temporalClient();
   }, 120_000);
 
   afterAll(async () => {
@@ -107,7 +107,7 @@ describe('the same idempotency key, 20 times at once and once after the window',
       });
       for (const [i, signalId] of [first.signalId, again.body.signalId].entries()) {
         const ticket = orders.get(commands[i]!)![0]!.ticket;
-        expect(outcomes.get(signalId)).toEqual([
+        expect(outcomes.get(signalId)?.accounts).toEqual([
           { accountId: account.id, outcome: 'filled', ticket, reason: null, occurredAt: expect.any(String), ...MARKET_FILL },
         ]);
       }

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { testEnv } from '../../support/env';
 import { waitFor } from '../../support/infra';
 import { post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { temporalClient, type TemporalView } from './kit';
@@ -36,7 +35,7 @@ describe('meta: bounded, and only its origin is kept in Temporal', () => {
   beforeAll(async () => {
     stack = await startStack();
     f = await seedOwner(stack.registry);
-    view = await temporalClient(testEnv().temporalAddress, testEnv().temporalNamespace);
+    view = await temporalClient();
   });
   afterAll(async () => {
     await view?.close();

@@ -32,7 +32,7 @@ describe('the poll and the outcomes bridges reported', () => {
     const res = await httpPost(`${stack!.ingress.url}/webhook/custom`, { secret: reg.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 });
     expect(res.status).toBe(202);
     signalId = res.body.signalId as string;
-    const polled = (await pollUntilReported(() => stack!.ingress.url, reg.token, [signalId], { deadlineMs: 30_000, expected: 2 })).get(signalId)!;
+    const polled = (await pollUntilReported(() => stack!.ingress.url, reg.token, [signalId], { deadlineMs: 30_000, count: 2 })).get(signalId)!.accounts;
     expect(polled.map((o) => o.outcome)).toEqual(['filled', 'filled']);
 
     const redis = redisClient(testEnv().redisUrl);
@@ -41,7 +41,7 @@ describe('the poll and the outcomes bridges reported', () => {
     redis.disconnect();
     // The poll answers from the bridges' reports as soon as the ingress records them, which may be before the signal
     // workflow has written them to its memo: wait for both there.
-    const view = await temporalClient(temporal!.address);
+    const view = await temporalClient({ address: temporal!.address, namespace: 'default' });
     const fromMemo = await waitFor(
       'both outcomes in the signal workflow memo',
       async () => {

@@ -1,8 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
-import { startRedis, waitFor, type RedisServer } from '../../support/infra';
+import { startRedis, type RedisServer } from '../../support/infra';
 import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../../support/processes';
-import { httpGet, httpPost, importRegistry, makeRegistry, ordersByCommand, redisClient, scenarioFiles } from './kit';
+import { reportedStatus } from '../helpers/poll';
+import { httpPost, importRegistry, makeRegistry, ordersByCommand, redisClient, scenarioFiles } from './kit';
 
 /**
  * Redis loses every key (FLUSHALL: a restart without persistence, a failover to an empty replica) while paper bridges
@@ -23,19 +24,9 @@ async function buyAndTimeFill(ingressUrl: string, accountId: string): Promise<{ 
   const res = await httpPost(`${ingressUrl}/webhook/custom/${accountId}`, { secret: reg.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 });
   expect(res.status).toBe(202);
   const signalId = String(res.body.signalId);
-  let filledAt = 0;
-  await waitFor(
-    `signal ${signalId} to be filled`,
-    async () => {
-      const poll = await httpGet(`${ingressUrl}/v1/signals/${signalId}`, { authorization: `Bearer ${reg.token}` });
-      const outcome = poll.status === 200 ? (poll.body.accounts as { outcome: string }[])[0]?.outcome : undefined;
-      if (outcome !== undefined && outcome !== 'filled') throw new Error(`signal ${signalId} ended ${JSON.stringify(poll.body)}`);
-      if (outcome === 'filled') filledAt = Date.now();
-      return outcome === 'filled';
-    },
-    20_000,
-    25,
-  );
+  const status = await reportedStatus(ingressUrl, reg.token, signalId, { deadlineMs: 20_000, intervalMs: 25 });
+  const filledAt = Date.now();
+  if (status.accounts[0]?.outcome !== 'filled') throw new Error(`signal ${signalId} ended ${JSON.stringify(status)}`);
   return { ms: filledAt - sentAt, signalId };
 }
 

@@ -1,6 +1,7 @@
 import { importRegistry } from '../../src/registry/import';
 import { startRedis, waitFor, type RedisServer } from '../../support/infra';
-import { get, pollUntilReported, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import { get, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import { reportedStatus } from '../helpers/poll';
 import { ScriptedTerminal } from '../helpers/terminal';
 
 /**
@@ -55,7 +56,7 @@ describe('when Redis forgets a command a bridge already took', () => {
 
     const answer = await terminal.report([{ commandId: taken!.commandId, status: 'filled', ticket: '777', price: 1.1, executedAt: new Date().toISOString() }]);
     expect(answer.results).toEqual([{ commandId: taken!.commandId, result: 'recorded' }]);
-    const status = await pollUntilReported(stack.ingress.url, res.body.signalId, f.token, 1, 15_000);
+    const status = await reportedStatus(stack.ingress.url, f.token, res.body.signalId, { deadlineMs: 15_000 });
     expect(status.accounts[0]).toMatchObject({ accountId: f.accounts[0]!.id, outcome: 'filled', ticket: '777', reason: null });
   });
 
@@ -67,7 +68,7 @@ describe('when Redis forgets a command a bridge already took', () => {
     expect((await terminal.report([report])).results).toEqual([{ commandId: taken!.commandId, result: 'recorded' }]);
     // A resend is deduplicated (by Redis, and by Temporal's update id).
     expect((await terminal.report([report])).results).toEqual([{ commandId: taken!.commandId, result: 'duplicate' }]);
-    const status = await pollUntilReported(stack.ingress.url, res.body.signalId, f.token, 1, 15_000);
+    const status = await reportedStatus(stack.ingress.url, f.token, res.body.signalId, { deadlineMs: 15_000 });
     expect(status.accounts[0]).toMatchObject({ outcome: 'filled', ticket: '778' });
   });
 

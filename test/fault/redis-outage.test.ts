@@ -79,7 +79,7 @@ describe('Redis stops while the service runs, and comes back empty', () => {
     const outcome = await pollUntilReported(() => stack!.ingress.url, reg.token, [signalId], { deadlineMs: 30_000, describe: describeAll });
     const orders = ordersByCommand(ledgerFile).get(commandId)!;
     expect(orders.map((l) => l.op)).toEqual(['open']);
-    expect(outcome.get(signalId)).toEqual([
+    expect(outcome.get(signalId)?.accounts).toEqual([
       { accountId: mt5.id, outcome: 'filled', ticket: orders[0]!.ticket, reason: null, occurredAt: expect.any(String), ...MARKET_FILL },
     ]);
     return signalId;

@@ -98,7 +98,14 @@ describe('reports under steady load with a worker crash', () => {
 
       const signalIds = accepted.map((a) => a.body.signalId as string);
       const outcomes = await pollUntilReported(url, reg.token, signalIds, { deadlineMs: 120_000, concurrency: 8, describe: describeAll });
-      const all = [...outcomes.entries()].map(([signalId, [o]]) => ({ signalId, ...o! }));
+      const all = [...outcomes.entries()].map(
+        ([
+          signalId,
+          {
+            accounts: [o],
+          },
+        ]) => ({ signalId, ...o! }),
+      );
       const outcomeTally = tally(all, (o) => (o.outcome === 'filled' ? 'filled' : `rejected ${o.reason}`));
 
       // The reports calls as the ingress answered them, and the bridge's retries of a report call (timeouts, 5xx).

@@ -68,6 +68,8 @@ describe('the request schema over HTTP (fast-check against the running ingress)'
     const started = Date.now();
     const res = await httpPost(url, body, headers);
     answers.push({ status: res.status, ms: Date.now() - started });
+    // No answer may be a 5xx: each property fails on its own first one (a test of all of them at the end passed only
+    // after the others had run, and alone checked nothing).
     if (res.status >= 500) throw new Error(`${res.status} for ${typeof body === 'string' ? body : JSON.stringify(body)}: ${res.text}`);
     return res;
   }
@@ -100,7 +102,7 @@ describe('the request schema over HTTP (fast-check against the running ingress)'
     );
     expect(new Set(accepted).size).toBe(VALID_RUNS);
     // Each 202 is a signal workflow in Temporal, and nothing else was started.
-    const view = await temporalClient(temporal!.address);
+    const view = await temporalClient({ address: temporal!.address, namespace: 'default' });
     try {
       // Visibility is eventually consistent: wait for the count to catch up, then it must be exactly one per 202.
       const query = `TaskQueue = "${env.TEMPORAL_TASK_QUEUE}" AND WorkflowType = "signalWorkflow"`;
@@ -210,9 +212,4 @@ describe('the request schema over HTTP (fast-check against the running ingress)'
       { numRuns: SHAPE_RUNS, seed: SEED },
     );
   }, 120_000);
-
-  test('when every property has run, then no answer was a 5xx', () => {
-    expect(answers.length).toBeGreaterThanOrEqual(VALID_RUNS + INVALID_RUNS + SECRET_RUNS + SHAPE_RUNS);
-    expect(answers.filter((a) => a.status >= 500)).toEqual([]);
-  });
 });

@@ -79,7 +79,7 @@ describe('the Temporal server stops mid-burst and starts again on the same datab
       ),
     );
     redis.disconnect();
-    const view = await temporalClient(temporal!.address);
+    const view = await temporalClient({ address: temporal!.address, namespace: 'default' });
     const pending = signalIds.filter((id) => !ordersByCommand(ledgerFile).has(commandIdOf(id, reg.accounts[0]!.id)));
     const diag = pending.length
       ? await temporalDiagnosis(view.client, stack!.env.TEMPORAL_TASK_QUEUE!, [`signal/${pending[0]}`, commandIdOf(pending[0]!, reg.accounts[0]!.id)])
@@ -189,14 +189,14 @@ describe('the Temporal server stops mid-burst and starts again on the same datab
         // None lost: every signal reaches an outcome on both accounts. Filled means exactly one order at the broker with
         // that ticket; rejected (too late for the staleness guard) means no order at all; nothing else is in the ledger.
         const settleStarted = Date.now();
-        const outcomes = await pollUntilReported(() => url, reg.token, signalIds, { expected: 2, deadlineMs: 150_000, concurrency: 4 }).catch(
+        const outcomes = await pollUntilReported(() => url, reg.token, signalIds, { count: 2, deadlineMs: 150_000, concurrency: 4 }).catch(
           async (err: Error) => {
             throw new Error(`${err.message.split('\n')[0]}\n${await diagnose(signalIds)}\n--- processes:\n${describeAll()}`);
           },
         );
         const settledMs = Date.now() - settleStarted;
         const orders = ordersByCommand(ledgerFile);
-        const all = [...outcomes.entries()].flatMap(([signalId, accounts]) => accounts.map((o) => ({ signalId, ...o })));
+        const all = [...outcomes.entries()].flatMap(([signalId, { accounts }]) => accounts.map((o) => ({ signalId, ...o })));
         expect(all).toHaveLength(2 * signalIds.length);
         for (const o of all) {
           const lines = orders.get(commandIdOf(o.signalId, o.accountId)) ?? [];
@@ -230,7 +230,7 @@ describe('the Temporal server stops mid-burst and starts again on the same datab
         const outcomeTally = tally(all, (o) => (o.outcome === 'filled' ? 'filled' : `rejected ${o.reason}`));
 
         // Temporal kept everything across the restart: one completed signal workflow per signal.
-        const view = await temporalClient(temporal!.address);
+        const view = await temporalClient({ address: temporal!.address, namespace: 'default' });
         try {
           const signals = await waitFor(
             'visibility to list every signal workflow as completed',
@@ -293,7 +293,7 @@ describe('the Temporal server stops mid-burst and starts again on the same datab
       );
       const signalId = next.body.signalId as string;
       const outcome = await pollUntilReported(() => stack!.ingress.url, reg.token, [signalId], { deadlineMs: 15_000 });
-      expect(outcome.get(signalId)).toEqual([
+      expect(outcome.get(signalId)?.accounts).toEqual([
         { accountId: account.id, outcome: 'filled', ticket: expect.any(String), reason: null, occurredAt: expect.any(String), ...MARKET_FILL },
       ]);
     },

@@ -92,7 +92,7 @@ describe('the worker is killed with SIGKILL and restarted', () => {
       // (test/fault/report-load.test.ts runs a worker kill with it on).
       env: { ...ADMISSION_OFF, BRIDGE_MAX_WAIT_MS: '120000', TEMPORAL_ADDRESS: temporalServer.address, TEMPORAL_NAMESPACE: 'default' },
     });
-    temporal = await temporalClient(temporalServer.address);
+    temporal = await temporalClient({ address: temporalServer.address, namespace: 'default' });
     redis = redisClient(testEnv().redisUrl);
   }, 120_000);
 
@@ -203,7 +203,7 @@ describe('the worker is killed with SIGKILL and restarted', () => {
       const orders = ordersByCommand(ledgerFile);
       for (const r of ok) {
         const signalId = r.body.signalId as string;
-        const accounts = outcomes.get(signalId)!;
+        const accounts = outcomes.get(signalId)!.accounts;
         expect(accounts).toEqual([
           {
             accountId: r.meta.accountId,
@@ -240,7 +240,7 @@ describe('the worker is killed with SIGKILL and restarted', () => {
       );
       expect(new Set(executions.accounts.map((e) => e.workflowId))).toEqual(expectedCommands);
       const first = await temporal!.client.workflow.getHandle(commandIdOf(ok[0]!.body.signalId as string, ok[0]!.meta.accountId)).result();
-      expect(first).toMatchObject({ outcome: 'filled', ticket: outcomes.get(ok[0]!.body.signalId as string)![0]!.ticket });
+      expect(first).toMatchObject({ outcome: 'filled', ticket: outcomes.get(ok[0]!.body.signalId as string)!.accounts[0]!.ticket });
     },
     300_000,
   );
@@ -324,7 +324,7 @@ describe('the worker is killed with SIGKILL and restarted', () => {
 
       await restart(stack!.worker);
       const outcome = await pollUntilReported(url, reg.token, [signalId], { deadlineMs: 60_000, describe: describeAll });
-      expect(outcome.get(signalId)).toEqual([
+      expect(outcome.get(signalId)?.accounts).toEqual([
         { accountId: frozenAccount.id, outcome: 'filled', ticket, reason: null, occurredAt: expect.any(String), ...MARKET_FILL },
       ]);
       expect(await temporal!.client.workflow.getHandle(commandId).result()).toMatchObject({ outcome: 'filled', ticket });

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { hashCredential, newCredential } from '../../src/registry/credentials';
 import { accountSchema } from '../../src/domain/account';
 import { adminCli, adminCliJson } from '../helpers/admin';
-import { get, pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { get, post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { reportedStatus } from '../helpers/poll';
 import { ScriptedTerminal } from '../helpers/terminal';
 
 /**
@@ -37,7 +38,7 @@ describe('account ownership', () => {
       const [command] = await t.nextCommands(1);
       await t.report([{ commandId: command!.commandId, status: 'filled', ticket: `7${i}`, price: 1.1 }]);
     }
-    await pollUntilReported(stack.ingress.url, res.body.signalId, f.token, 2);
+    await reportedStatus(stack.ingress.url, f.token, res.body.signalId, { count: 2 });
     return res.body.signalId as string;
   }
 

@@ -1,8 +1,8 @@
-import { Client, Connection } from '@temporalio/client';
+import { type Client, type Connection } from '@temporalio/client';
+import { temporalClient } from '../helpers/temporal';
 import { Redis } from 'ioredis';
 import { AdmissionGate, RedisAdmissionLedger } from '../../src/signals/admission';
 import { startWorker, type RunningWorker } from '../../src/worker';
-import { testEnv } from '../../support/env';
 import { freePort, waitFor } from '../../support/infra';
 import { get, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 
@@ -26,8 +26,7 @@ describe('admission control: a 202 is a promise the execution path can keep', ()
       env: { DISPATCH_AT_ACCEPTANCE: 'false', ADMISSION_LATE_AFTER_MS: '300', ADMISSION_MAX_LATE: '2', ADMISSION_REFRESH_MS: '50' },
     });
     f = await seedOwner(stack.registry, [{}]);
-    connection = await Connection.connect({ address: testEnv().temporalAddress });
-    client = new Client({ connection, namespace: testEnv().temporalNamespace });
+    ({ connection, client } = await temporalClient());
   });
   afterAll(async () => {
     await worker?.shutdown();

@@ -1,6 +1,7 @@
 import net, { type AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
-import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { type Client, type Connection, WorkflowNotFoundError } from '@temporalio/client';
+import { temporalClient } from '../helpers/temporal';
 import { Webhook } from 'standardwebhooks';
 import type { PaperTerminal } from '../../src/paper/terminal';
 import { ownerCallbacks, CallbackRegistrationRefused, type OwnerCallbacks } from '../../src/callbacks/owner-callbacks';
@@ -51,8 +52,7 @@ describe('outcome callbacks', () => {
     reset = await notHttp('reset');
     stack = await startStack({ env: callbackEnv([loopback.origin(), garbage.origin, reset.origin]) });
     callbacks = ownerCallbacksOf(stack.config, stack.redis);
-    connection = await Connection.connect({ address: testEnv().temporalAddress });
-    client = new Client({ connection, namespace: testEnv().temporalNamespace });
+    ({ connection, client } = await temporalClient());
   });
   afterAll(async () => {
     await Promise.all(terminals.map((t) => t.stop()));

@@ -4,7 +4,8 @@ import { RedisAccountSequencer } from '../../src/bridge/ordering';
 import type { BridgeCommand } from '../../src/domain/bridge-protocol';
 import { waitFor } from '../../support/infra';
 import { testEnv } from '../../support/env';
-import { get, pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { get, post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { reportedStatus } from '../helpers/poll';
 import { ScriptedTerminal } from '../helpers/terminal';
 
 describe('the command queue holds later commands behind earlier pending ones (real Redis)', () => {
@@ -175,7 +176,7 @@ describe('execution engine over the bridge API', () => {
     const f = await seedOwner(stack.registry, [{ risk: { maxSignalAgeMs: 1500 } as never }]);
     const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
     expect(res.status).toBe(202);
-    const status = await pollUntilReported(stack.ingress.url, res.body.signalId, f.token, 1, 15_000);
+    const status = await reportedStatus(stack.ingress.url, f.token, res.body.signalId, { deadlineMs: 15_000 });
     expect(status.accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'bridge_offline', ticket: null });
     const late = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken);
     await late.hello();
@@ -192,7 +193,7 @@ describe('execution engine over the bridge API', () => {
     await waitFor('the command deadline to pass', async () => Date.now() > Date.parse(command!.expiresAt) + 1500, 10_000);
     expect((await poll(res.body.signalId, f.token)).body).toMatchObject({ status: 'pending_or_unknown', accounts: [] });
     await terminal.report([{ commandId: command!.commandId, status: 'filled', ticket: 'LATE-1' }]);
-    const status = await pollUntilReported(stack.ingress.url, res.body.signalId, f.token, 1, 10_000);
+    const status = await reportedStatus(stack.ingress.url, f.token, res.body.signalId, { deadlineMs: 10_000 });
     expect(status.accounts[0]).toMatchObject({ outcome: 'filled', ticket: 'LATE-1' });
   });
 
@@ -208,7 +209,7 @@ describe('execution engine over the bridge API', () => {
     expect((await terminal.report([{ commandId: command!.commandId, status: 'filled', ticket: 'X' }])).results).toEqual([
       { commandId: command!.commandId, result: 'duplicate' },
     ]);
-    const status = await pollUntilReported(stack.ingress.url, res.body.signalId, f.token, 1, 10_000);
+    const status = await reportedStatus(stack.ingress.url, f.token, res.body.signalId, { deadlineMs: 10_000 });
     expect(status.accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'signal_expired' });
   });
 
@@ -219,7 +220,7 @@ describe('execution engine over the bridge API', () => {
     const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
     const refused = await post(url, { secret: f.secret, action: 'buy', symbol: 'xauusd', volume: 0.1 });
     const allowed = await post(url, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
-    const status = await pollUntilReported(stack.ingress.url, refused.body.signalId, f.token, 1, 10_000);
+    const status = await reportedStatus(stack.ingress.url, f.token, refused.body.signalId, { deadlineMs: 10_000 });
     expect(status.accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'risk_symbol_blocked' });
     // The refused signal released its place: the next one is not held behind it.
     const [c] = await terminal.nextCommands(1);
@@ -282,7 +283,7 @@ describe('execution engine over the bridge API', () => {
     // The broker's own name (US30.m) is found; for gold the trader's name is (the bridge listed XAUUSD unsuffixed).
     const [c] = await terminal.nextCommands(1);
     expect(c).toMatchObject({ signalId: index.body.signalId, symbol: 'US30.m', volume: 0.2 });
-    const refused = await pollUntilReported(stack.ingress.url, gold.body.signalId, f.token);
+    const refused = await reportedStatus(stack.ingress.url, f.token, gold.body.signalId);
     expect(refused.accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'risk_volume_below_minimum' });
   });
 });

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
+import { type Client, type Connection } from '@temporalio/client';
+import { temporalClient } from '../helpers/temporal';
 import { Webhook } from 'standardwebhooks';
 import type { PaperTerminal } from '../../src/paper/terminal';
 import type { OwnerCallbacks } from '../../src/callbacks/owner-callbacks';
@@ -9,7 +10,6 @@ import type { TradeCallbackEvent } from '../../src/domain/callback';
 import { callbackWorkflowId, tradeCallbackWorkflowId } from '../../src/domain/ids';
 import { Regions } from '../../src/temporal/regions';
 import { waitFor } from '../../support/infra';
-import { testEnv } from '../../support/env';
 import { callbackEnv, callbackReceiver, type Received } from '../helpers/callback-receiver';
 import { pollUntilReported, post, seedOwner, startPaperTerminal, startStack, type Stack } from '../helpers/stack';
 import { closed, opened, sendTrades } from '../helpers/trades';
@@ -33,8 +33,7 @@ describe('exit outcomes and trade events at the callbacks', () => {
     receiver = await callbackReceiver('127.0.0.1');
     stack = await startStack({ env: callbackEnv([receiver.origin()]) });
     callbacks = ownerCallbacksOf(stack.config, stack.redis);
-    connection = await Connection.connect({ address: testEnv().temporalAddress });
-    client = new Client({ connection, namespace: testEnv().temporalNamespace });
+    ({ connection, client } = await temporalClient());
     regions = new Regions(stack.config.temporal.regions, 5_000);
     publishTradeEvent = tradeEventPublisherOf(stack.config, stack.redis, regions, stack.registry);
   });

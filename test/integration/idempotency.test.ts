@@ -1,5 +1,5 @@
-import { Client, Connection } from '@temporalio/client';
-import { testEnv } from '../../support/env';
+import { type Client, type Connection } from '@temporalio/client';
+import { temporalClient } from '../helpers/temporal';
 import { waitFor } from '../../support/infra';
 import { get, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
@@ -14,8 +14,7 @@ describe('idempotency window on Temporal workflow ids (spec §5 rules 4-5)', () 
   let client: Client;
   beforeAll(async () => {
     stack = await startStack({ env: { IDEMPOTENCY_WINDOW_MS: String(WINDOW_MS), FAIRNESS_ACCOUNT_MAX: '1000' } });
-    connection = await Connection.connect({ address: testEnv().temporalAddress });
-    client = new Client({ connection, namespace: testEnv().temporalNamespace });
+    ({ connection, client } = await temporalClient());
   });
   afterAll(async () => {
     await connection?.close();

@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
+import type { Connection } from '@temporalio/client';
 import Redis from 'ioredis';
 import { testEnv } from '../../support/env';
+import { temporalClient } from '../helpers/temporal';
 import { aofState, isPortOpen, redisPing, startRedis, TEMPORAL_SEARCH_ATTRIBUTES, waitFor, type RedisServer } from '../../support/infra';
 
 describe('test infrastructure', () => {
@@ -11,7 +12,7 @@ describe('test infrastructure', () => {
   describe('when globalSetup has run', () => {
     let connection: Connection;
     beforeAll(async () => {
-      connection = await Connection.connect({ address: env.temporalAddress, connectTimeout: 5_000 });
+      ({ connection } = await temporalClient());
     });
     afterAll(async () => {
       await connection?.close();

@@ -1,7 +1,8 @@
 import { RedisTradeJournal } from '../../src/trades/journal';
 import type { TradeRecord } from '../../src/domain/trade-events';
 import { waitFor } from '../../support/infra';
-import { post, pollUntilReported, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import { post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import { reportedStatus } from '../helpers/poll';
 import { MT5_BRIDGE_VERSION, Mt5BridgeDriver } from '../conformance/mt5-driver';
 
 /**
@@ -34,9 +35,9 @@ describe('the MT5 bridge reports what became of each trade', () => {
     const res = await post(`${stack.ingress.url}/webhook/custom/${accountId()}`, { secret: fixture.secret, ...body });
     expect(res.status).toBe(202);
     const signalId = res.body.signalId as string;
-    const outcome = (await pollUntilReported(stack.ingress.url, signalId, fixture.token, 1, 20_000)).accounts[0];
+    const outcome = (await reportedStatus(stack.ingress.url, fixture.token, signalId, { deadlineMs: 20_000 })).accounts[0];
     expect(outcome).toMatchObject({ outcome: 'filled' });
-    return { signalId, ticket: outcome.ticket as string };
+    return { signalId, ticket: outcome!.ticket as string };
   };
 
   const eurusd = (bid: number) => driver.setQuote(accountId(), 'EURUSD', { bid, ask: Number((bid + 0.0001).toFixed(5)) });

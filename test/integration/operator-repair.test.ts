@@ -1,9 +1,10 @@
-import { Client, Connection } from '@temporalio/client';
+import { type Client, type Connection } from '@temporalio/client';
+import { temporalClient } from '../helpers/temporal';
 import { ReasonKey } from '../../src/temporal/search-attributes';
 import { recordOperatorOutcomeSignal } from '../../workflows/messages';
-import { testEnv } from '../../support/env';
 import { waitFor } from '../../support/infra';
-import { get, pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { get, post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { reportedStatus } from '../helpers/poll';
 
 /**
  * An account workflow that fails (an operator terminates it, a bug) may have left an order live at the broker, so its
@@ -17,9 +18,7 @@ describe('an account workflow that fails waits for an operator', () => {
   let client: Client;
   beforeAll(async () => {
     stack = await startStack();
-    const t = testEnv();
-    connection = await Connection.connect({ address: t.temporalAddress });
-    client = new Client({ connection, namespace: t.temporalNamespace });
+    ({ connection, client } = await temporalClient());
   });
   afterAll(async () => {
     await connection?.close();
@@ -57,7 +56,7 @@ describe('an account workflow that fails waits for an operator', () => {
     expect((await get(`${stack.ingress.url}/v1/signals/${signalId}`, { authorization: `Bearer ${f.token}` })).body).toMatchObject({ reported: 0 });
 
     await parent.signal(recordOperatorOutcomeSignal, { accountId, outcome: 'rejected', reason: 'checked the broker: nothing was placed' });
-    const status = await pollUntilReported(stack.ingress.url, signalId, f.token, 1, 15_000);
+    const status = await reportedStatus(stack.ingress.url, f.token, signalId, { deadlineMs: 15_000 });
     expect(status.accounts).toEqual([
       { accountId, outcome: 'rejected', ticket: null, reason: 'operator:checked the broker: nothing was placed', occurredAt: expect.any(String) },
     ]);

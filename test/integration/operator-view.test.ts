@@ -1,7 +1,8 @@
-import { Client, Connection } from '@temporalio/client';
-import { testEnv } from '../../support/env';
+import { type Client, type Connection } from '@temporalio/client';
+import { temporalClient } from '../helpers/temporal';
 import { waitFor } from '../../support/infra';
-import { pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { reportedStatus } from '../helpers/poll';
 import { ScriptedTerminal } from '../helpers/terminal';
 
 /** What an operator finds in the Temporal UI (its list queries and timelines), against the real Temporal. */
@@ -11,8 +12,7 @@ describe('the operator view of a broadcast signal', () => {
   let client: Client;
   beforeAll(async () => {
     stack = await startStack();
-    connection = await Connection.connect({ address: testEnv().temporalAddress });
-    client = new Client({ connection, namespace: testEnv().temporalNamespace });
+    ({ connection, client } = await temporalClient());
   });
   afterAll(async () => {
     await connection?.close();
@@ -37,7 +37,7 @@ describe('the operator view of a broadcast signal', () => {
     const [toB] = await terminals[1]!.nextCommands(1);
     await terminals[0]!.report([{ commandId: toA!.commandId, status: 'filled', ticket: '501' }]);
     await terminals[1]!.report([{ commandId: toB!.commandId, status: 'rejected', retcode: 10019, message: 'No money' }]);
-    await pollUntilReported(stack.ingress.url, signalId, f.token, 2);
+    await reportedStatus(stack.ingress.url, f.token, signalId, { count: 2 });
 
     const child = (acc: string) => `signal/${signalId}/account/${acc}`;
     const rejected = await waitFor(

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { type Client, type Connection } from '@temporalio/client';
+import { temporalClient } from '../helpers/temporal';
 import { newCredential } from '../../src/registry/credentials';
 import type { AccountOutcome } from '../../src/domain/outcome';
 import { testEnv } from '../../support/env';
@@ -22,8 +23,7 @@ describe("an account's owner change withdraws the commands no bridge has taken",
   const temporalEnv = () => ({ TEMPORAL_ADDRESS: testEnv().temporalAddress, TEMPORAL_NAMESPACE: testEnv().temporalNamespace });
   beforeAll(async () => {
     stack = await startStack();
-    connection = await Connection.connect({ address: testEnv().temporalAddress });
-    client = new Client({ connection, namespace: testEnv().temporalNamespace });
+    ({ connection, client } = await temporalClient());
   });
   afterAll(async () => {
     await connection?.close();

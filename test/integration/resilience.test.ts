@@ -1,5 +1,4 @@
 import net from 'node:net';
-import { Connection } from '@temporalio/client';
 import { Redis } from 'ioredis';
 import { startIngress, type Ingress } from '../../src/server';
 import { startWorker, type RunningWorker } from '../../src/worker';
@@ -9,6 +8,8 @@ import { get, post, seedOwner, startStack, testConfig, type Stack } from '../hel
 import { testEnv } from '../../support/env';
 import { INDEXED_VALUE_TYPES, SEARCH_ATTRIBUTES } from '../../src/temporal/search-attributes';
 import { ScriptedTerminal } from '../helpers/terminal';
+import { reportedStatus } from '../helpers/poll';
+import { temporalClient } from '../helpers/temporal';
 
 const buy = (secret: string) => ({ secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
 
@@ -159,7 +160,7 @@ describe('execution regions', () => {
 
   beforeAll(async () => {
     const env = t();
-    const connection = await Connection.connect({ address: env.temporalAddress });
+    const { connection, close } = await temporalClient({ address: env.temporalAddress });
     await connection.workflowService
       .registerNamespace({ namespace: 'region-c', workflowExecutionRetentionPeriod: { seconds: 86400 as unknown as import('long') } })
       .catch(() => undefined);
@@ -178,7 +179,7 @@ describe('execution regions', () => {
         searchAttributes: Object.fromEntries(SEARCH_ATTRIBUTES.map((a) => [a.name, INDEXED_VALUE_TYPES[a.type]])),
       })
       .catch(() => undefined);
-    await connection.close();
+    await close();
     const [host, port] = env.temporalAddress.split(':');
     const proxyPort = await freePort();
     proxy = await switchableProxy(proxyPort, { host: host!, port: Number(port) });
@@ -215,15 +216,8 @@ describe('execution regions', () => {
       const [c] = await terminals[i]!.nextCommands(1);
       await terminals[i]!.report([{ commandId: c!.commandId, status: 'filled', ticket: `T${i}` }]);
     }
-    const seen = await waitFor(
-      'the live regions to report',
-      async () => {
-        const r = await get(`${ingress.url}/v1/signals/${partial.body.signalId}`, { authorization: `Bearer ${f.token}` });
-        return r.status === 200 && r.body.reported === 2 ? r.body : undefined;
-      },
-      15_000,
-    );
-    expect(seen.accounts.map((a: { accountId: string }) => a.accountId).sort()).toEqual([f.accounts[0]!.id, f.accounts[1]!.id].sort());
+    const seen = await reportedStatus(ingress.url, f.token, partial.body.signalId, { count: 2 });
+    expect(seen.accounts.map((a) => a.accountId).sort()).toEqual([f.accounts[0]!.id, f.accounts[1]!.id].sort());
 
     // The region comes back; the same key re-attempts only it, under the same signalId.
     await proxy.on();
@@ -255,14 +249,7 @@ describe('execution regions', () => {
     const [c2] = await terminals[2]!.nextCommands(1);
     expect(c2!.signalId).toBe(partial.body.signalId);
     await terminals[2]!.report([{ commandId: c2!.commandId, status: 'filled', ticket: 'T2' }]);
-    await waitFor(
-      'all three regions to report',
-      async () => {
-        const r = await get(`${ingress.url}/v1/signals/${partial.body.signalId}`, { authorization: `Bearer ${f.token}` });
-        return r.body?.reported === 3 || undefined;
-      },
-      15_000,
-    );
+    await reportedStatus(ingress.url, f.token, partial.body.signalId, { count: 3 });
   });
 });
 
@@ -298,9 +285,8 @@ describe('when Temporal answers slower than the ingress deadline', () => {
       expect([202, 503]).toContain(a.status);
       if (a.status === 503 && !a.body.signalId) expect(a.body).toEqual({ error: 'System under high load, retry later', backpressure: true });
     }
-    const connection = await Connection.connect({ address: testEnv().temporalAddress });
+    const { client, close } = await temporalClient();
     try {
-      const client = new (await import('@temporalio/client')).Client({ connection, namespace: testEnv().temporalNamespace });
       const list = async () => {
         const ids: string[] = [];
         for await (const w of client.workflow.list({ query: `TaskQueue = "${stack.config.temporal.taskQueue}" AND WorkflowType = "signalWorkflow"` })) {
@@ -340,7 +326,7 @@ describe('when Temporal answers slower than the ingress deadline', () => {
         );
       }
     } finally {
-      await connection.close();
+      await close();
     }
   });
 });

@@ -1,8 +1,8 @@
-import { Connection, Client } from '@temporalio/client';
 import { waitFor } from '../../support/infra';
-import { get, pollUntilReported, post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { get, post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { reportedStatus } from '../helpers/poll';
+import { temporalClient } from '../helpers/temporal';
 import { ScriptedTerminal } from '../helpers/terminal';
-import { testEnv } from '../../support/env';
 import { hashCredential } from '../../src/registry/credentials';
 
 describe('a signal from webhook to outcome (real Temporal, real Redis, bridge API over HTTP)', () => {
@@ -15,7 +15,7 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
   });
 
   const poll = (signalId: string, token: string) => get(`${stack.ingress.url}/v1/signals/${signalId}`, { authorization: `Bearer ${token}` });
-  const untilReported = (signalId: string, token: string, count: number) => pollUntilReported(stack.ingress.url, signalId, token, count);
+  const untilReported = (signalId: string, token: string, count: number) => reportedStatus(stack.ingress.url, token, signalId, { count });
 
   test('when a buy is accepted on the per-account URL and the bridge fills it, then the poll shows filled with the ticket', async () => {
     const f = await seedOwner(stack.registry);
@@ -130,9 +130,8 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
     await terminal.report([{ commandId: command!.commandId, status: 'filled', ticket: '77' }]);
     await untilReported(res.body.signalId, f.token, 1);
 
-    const connection = await Connection.connect({ address: testEnv().temporalAddress });
+    const { client, close } = await temporalClient();
     try {
-      const client = new Client({ connection, namespace: testEnv().temporalNamespace });
       const parent = await client.workflow.getHandle(`signal/${res.body.signalId}`).describe();
       expect(parent.type).toBe('signalWorkflow');
       const child = await client.workflow.getHandle(`signal/${res.body.signalId}/account/${f.accounts[0]!.id}`).describe();
@@ -152,7 +151,7 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
       const history = await client.workflow.getHandle(`signal/${res.body.signalId}`).fetchHistory();
       expect(JSON.stringify(history)).not.toContain(f.secret);
     } finally {
-      await connection.close();
+      await close();
     }
   });
 
@@ -161,9 +160,8 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
     const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
     const ids = [];
     for (const action of ['buy', 'sell', 'buy']) ids.push((await post(url, { secret: f.secret, action, symbol: 'EURUSD', volume: 0.1 })).body.signalId);
-    const connection = await Connection.connect({ address: testEnv().temporalAddress });
+    const { client, close } = await temporalClient();
     try {
-      const client = new Client({ connection, namespace: testEnv().temporalNamespace });
       const found = await waitFor(
         'visibility to list the account workflows',
         async () => {
@@ -176,7 +174,7 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
       );
       expect(found.sort()).toEqual(ids.map((id) => `signal/${id}/account/${f.accounts[0]!.id}`).sort());
     } finally {
-      await connection.close();
+      await close();
     }
   });
 

@@ -11,9 +11,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { testEnv } from '../../support/env';
-import { pollUntilReported, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import type { Client, Connection } from '@temporalio/client';
+import { post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import { reportedStatus } from '../helpers/poll';
+import { temporalClient } from '../helpers/temporal';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
@@ -58,8 +59,7 @@ recording('records the replay fixtures from the real service (RECORD_HISTORIES=1
         CALLBACK_ALLOW_HTTP: 'true',
       },
     });
-    connection = await Connection.connect({ address: testEnv().temporalAddress });
-    client = new Client({ connection, namespace: testEnv().temporalNamespace });
+    ({ connection, client } = await temporalClient());
     fs.mkdirSync(HISTORIES_DIR, { recursive: true });
     for (const file of fs.readdirSync(HISTORIES_DIR))
       if (file.endsWith('.json') && (only === undefined || file.startsWith(`${only}-`))) fs.rmSync(path.join(HISTORIES_DIR, file));
@@ -107,7 +107,7 @@ recording('records the replay fixtures from the real service (RECORD_HISTORIES=1
 
   recordCase('a', '(a) a buy filled on one account: the signal workflow and its account child', async () => {
     const { f, id } = await buyReported({ status: 'filled', ticket: '900001', price: 1.1 });
-    expect((await pollUntilReported(stack.ingress.url, id, f.token, 1)).accounts[0]).toMatchObject({ outcome: 'filled' });
+    expect((await reportedStatus(stack.ingress.url, f.token, id)).accounts[0]).toMatchObject({ outcome: 'filled' });
     await save('a-buy-filled.signal', signalId(id), 'a buy on one account, filled by the bridge: the parent signal workflow');
     await save(
       'a-buy-filled.account',
@@ -119,7 +119,7 @@ recording('records the replay fixtures from the real service (RECORD_HISTORIES=1
   recordCase('b', '(b) a risk refusal: a blocked symbol is rejected before anything is queued', async () => {
     const f = await seed([{ risk: { blockedSymbols: ['XAUUSD'] } as never }]);
     const id = await webhook(f, { action: 'buy', symbol: 'XAUUSD', volume: 0.1 }, f.accounts[0]!.id);
-    expect((await pollUntilReported(stack.ingress.url, id, f.token, 1)).accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'risk_symbol_blocked' });
+    expect((await reportedStatus(stack.ingress.url, f.token, id)).accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'risk_symbol_blocked' });
     await save(
       'b-risk-refused.account',
       accountId(id, f.accounts[0]!.id),
@@ -130,7 +130,7 @@ recording('records the replay fixtures from the real service (RECORD_HISTORIES=1
   recordCase('c', '(c) a market order no bridge takes before it expires: withdrawn, bridge_offline', async () => {
     const f = await seed([{ risk: { maxSignalAgeMs: 1500 } as never }]);
     const id = await webhook(f, { action: 'buy', symbol: 'EURUSD', volume: 0.1 }, f.accounts[0]!.id);
-    expect((await pollUntilReported(stack.ingress.url, id, f.token, 1)).accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'bridge_offline' });
+    expect((await reportedStatus(stack.ingress.url, f.token, id)).accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'bridge_offline' });
     await save(
       'c-bridge-offline.account',
       accountId(id, f.accounts[0]!.id),
@@ -150,7 +150,7 @@ recording('records the replay fixtures from the real service (RECORD_HISTORIES=1
     const [c1] = await terminals[1]!.nextCommands(1);
     await terminals[0]!.report([{ commandId: c0!.commandId, status: 'filled', ticket: 'T-0' }]);
     await terminals[1]!.report([{ commandId: c1!.commandId, status: 'rejected', retcode: 'TRADING_BAD_VOLUME', message: 'Bad volume' }]);
-    expect((await pollUntilReported(stack.ingress.url, id, f.token, 2)).reported).toBe(2);
+    expect((await reportedStatus(stack.ingress.url, f.token, id, { count: 2 })).reported).toBe(2);
     await save(
       'd-broadcast.signal',
       signalId(id),
@@ -166,7 +166,7 @@ recording('records the replay fixtures from the real service (RECORD_HISTORIES=1
 
   recordCase('e', '(e) a bridge that reports the command expired: rejected signal_expired', async () => {
     const { f, id } = await buyReported({ status: 'expired' });
-    expect((await pollUntilReported(stack.ingress.url, id, f.token, 1)).accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'signal_expired' });
+    expect((await reportedStatus(stack.ingress.url, f.token, id)).accounts[0]).toMatchObject({ outcome: 'rejected', reason: 'signal_expired' });
     await save('e-bridge-expired.account', accountId(id, f.accounts[0]!.id), 'a buy the bridge reported expired: rejected signal_expired');
   });
 
@@ -182,7 +182,7 @@ recording('records the replay fixtures from the real service (RECORD_HISTORIES=1
     const id = await webhook(f, { action: 'buy', symbol: 'EURUSD', volume: 0.1 }, f.accounts[0]!.id);
     const [command] = await terminal.nextCommands(1);
     await terminal.report([{ commandId: command!.commandId, status: 'filled', ticket: '900006' }]);
-    expect((await pollUntilReported(stack.ingress.url, id, f.token, 1)).accounts[0]).toMatchObject({ outcome: 'filled' });
+    expect((await reportedStatus(stack.ingress.url, f.token, id)).accounts[0]).toMatchObject({ outcome: 'filled' });
     await save('f-callback.signal', signalId(id), 'a buy filled for an owner with one callback endpoint: the parent, which starts the delivery child');
     await save('f-callback.delivery', `callback:${id}:${f.accounts[0]!.id}`, 'the delivery of that fill to the endpoint: one deliverCallback, delivered');
   });

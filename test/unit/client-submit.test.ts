@@ -1,64 +1,12 @@
-import { MAX_RETRY_SPAN_MS, SignalsClient, StatusError, UnexpectedResponseError, type ExternalSignal, type SubmitResult } from '../../src/client';
+import { MAX_RETRY_SPAN_MS, SignalsClient, UnexpectedResponseError, type ExternalSignal, type SubmitResult } from '../../src/client';
 import { backoffMs, BASE_BACKOFF_MS, MAX_BACKOFF_MS, retryAfterMs, retryWaitMs } from '../../src/client/retry';
 import { validateSignal } from '../../src/domain/signal';
+import { BASE, BUY, ACCEPTED, json, harness, keyOf } from '../helpers/client-harness';
 
 /**
- * The typed client against a scripted fetch: which answers are retried (spec §4.1, §5 rule 5, §7), with which key,
- * after which waits, within which deadline. The fake clock advances only when the client sleeps.
+ * The typed client's submit against a scripted fetch: which answers are retried (spec §4.1, §5 rule 5, §7), with which
+ * key, after which waits, within which deadline; and the retry policy itself.
  */
-
-const BASE = 'http://signals.test';
-const SECRET = 'whsec_unit_test_secret_0123456789';
-const BUY: ExternalSignal = { secret: SECRET, action: 'buy', symbol: 'EURUSD', volume: 0.1 };
-const ACCEPTED = { success: true, signalId: 'sig_0123456789abcdef0123456789abcdef', correlationId: 'req_1', accountsResolved: 2 };
-
-interface Call {
-  url: string;
-  method: string;
-  headers: Record<string, string>;
-  body: unknown;
-}
-
-type Scripted = { status: number; body?: unknown; headers?: Record<string, string> } | { network: string } | { hang: true };
-
-function json(status: number, body?: unknown, headers: Record<string, string> = {}) {
-  return { status, body, headers };
-}
-
-function harness(script: Scripted[], options: { random?: () => number; start?: number } = {}) {
-  const calls: Call[] = [];
-  const waits: number[] = [];
-  let now = options.start ?? 1_700_000_000_000;
-  const fetchImpl = (async (input: string | URL | Request, init?: RequestInit) => {
-    const headers = Object.fromEntries(Object.entries((init?.headers ?? {}) as Record<string, string>).map(([k, v]) => [k.toLowerCase(), v]));
-    calls.push({ url: String(input), method: init?.method ?? 'GET', headers, body: init?.body ? JSON.parse(String(init.body)) : undefined });
-    const next = script.shift();
-    if (!next) throw new Error('the script ran out of answers');
-    if ('network' in next) throw new TypeError('fetch failed', { cause: { code: next.network } });
-    if ('hang' in next) {
-      return new Promise<Response>((_resolve, reject) => {
-        init?.signal?.addEventListener('abort', () => reject(new DOMException('This operation was aborted', 'AbortError')));
-      });
-    }
-    return new Response(next.body === undefined ? '' : JSON.stringify(next.body), {
-      status: next.status,
-      headers: { 'content-type': 'application/json', 'x-request-id': `req_hdr_${calls.length}`, ...next.headers },
-    });
-  }) as typeof fetch;
-  const client = new SignalsClient({
-    baseUrl: `${BASE}/`,
-    fetch: fetchImpl,
-    sleep: async (ms) => {
-      waits.push(ms);
-      now += ms;
-    },
-    clock: () => now,
-    random: options.random ?? (() => 0.5),
-  });
-  return { client, calls, waits, advance: (ms: number) => (now += ms), now: () => now };
-}
-
-const keyOf = (c: Call) => c.headers['x-idempotency-key'];
 
 describe('SignalsClient.submit', () => {
   test('when the service accepts, then one POST with JSON, a generated UUID key, and an accepted result', async () => {
@@ -303,108 +251,6 @@ describe('SignalsClient.submit', () => {
     const result: SubmitResult = await h.client.submit(BUY);
     if (result.kind === 'accepted') expect(result.signalId).toBe(ACCEPTED.signalId);
     else throw new Error(`unexpected ${result.kind}`);
-  });
-});
-
-describe('SignalsClient.status', () => {
-  const STATUS = {
-    signalId: ACCEPTED.signalId,
-    status: 'reported',
-    reported: 1,
-    accounts: [{ accountId: 'acc-1', outcome: 'filled', ticket: '900001', reason: null, occurredAt: '2026-01-01T00:00:00.000Z' }],
-  };
-
-  test('when the poll answers 200, then a typed SignalStatus, with the bearer token sent', async () => {
-    const h = harness([json(200, STATUS)]);
-    expect(await h.client.status(ACCEPTED.signalId, { token: 'tok_abc' })).toEqual(STATUS);
-    expect(h.calls[0]).toMatchObject({ url: `${BASE}/v1/signals/${ACCEPTED.signalId}`, method: 'GET' });
-    expect(h.calls[0]!.headers.authorization).toBe('Bearer tok_abc');
-  });
-
-  test.each([
-    [401, { error: 'Missing or invalid API token' }, {}, { kind: 'unauthorized', retryable: false, info: { httpStatus: 401 } }],
-    [
-      403,
-      { error: 'token_suspended', suspendedUntil: '2030-01-01T00:00:00.000Z' },
-      {},
-      { kind: 'token_suspended', retryable: false, info: { httpStatus: 403, suspendedUntil: '2030-01-01T00:00:00.000Z' } },
-    ],
-    [
-      429,
-      { error: 'rate_limit_exceeded', scope: 'account_read', message: 'slow down', limit: 300, windowMs: 60000 },
-      { 'retry-after': '60' },
-      {
-        kind: 'rate_limited',
-        retryable: true,
-        message: 'slow down',
-        info: { httpStatus: 429, scope: 'account_read', limit: 300, windowMs: 60000, retryAfterSeconds: 60 },
-      },
-    ],
-    [500, { error: 'Internal error reading outcomes; safe to retry' }, {}, { kind: 'server_error', retryable: true, info: { httpStatus: 500 } }],
-    [
-      503,
-      { error: 'service_unavailable', retryAfterSeconds: 5 },
-      { 'retry-after': '5' },
-      { kind: 'unavailable', retryable: true, info: { httpStatus: 503, retryAfterSeconds: 5 } },
-    ],
-    [404, { error: 'nope' }, {}, { kind: 'unexpected', retryable: false }],
-  ])('when the poll answers %i, then a typed StatusError', async (status, body, headers, expected) => {
-    const h = harness([json(status, body, headers)]);
-    const err = await h.client.status('sig_x', { token: 't' }).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(StatusError);
-    expect(err).toMatchObject(expected);
-    expect((err as StatusError).info.correlationId).toBe('req_hdr_1');
-  });
-
-  test('when the network fails, then a retryable StatusError(network)', async () => {
-    const h = harness([{ network: 'ECONNREFUSED' }]);
-    await expect(h.client.status('sig_x', { token: 't' })).rejects.toMatchObject({
-      kind: 'network',
-      retryable: true,
-      message: expect.stringContaining('ECONNREFUSED'),
-    });
-  });
-});
-
-describe('SignalsClient.waitForOutcome', () => {
-  const pending = { signalId: 'sig_1', status: 'pending_or_unknown', reported: 0, accounts: [] };
-  const outcome = (accountId: string) => ({ accountId, outcome: 'filled', ticket: '1', reason: null, occurredAt: '2026-01-01T00:00:00.000Z' });
-  const reported = (n: number) => ({ signalId: 'sig_1', status: 'reported', reported: n, accounts: Array.from({ length: n }, (_, i) => outcome(`acc-${i}`)) });
-
-  test('when outcomes arrive, then it polls every intervalMs until reported >= expectAccounts', async () => {
-    const h = harness([json(200, pending), json(200, reported(1)), json(200, reported(2))]);
-    const result = await h.client.waitForOutcome('sig_1', { token: 't', expectAccounts: 2, deadlineMs: 10_000 });
-    expect(result).toEqual({ complete: true, status: reported(2), polls: 3 });
-    expect(h.waits).toEqual([250, 250]);
-  });
-
-  test('when the deadline passes first, then the last status with complete false (one last poll at the deadline)', async () => {
-    const h = harness(Array.from({ length: 10 }, () => json(200, reported(1))));
-    const result = await h.client.waitForOutcome('sig_1', { token: 't', expectAccounts: 2, deadlineMs: 1_000, intervalMs: 400 });
-    expect(result).toEqual({ complete: false, status: reported(1), polls: 4 });
-    expect(h.waits).toEqual([400, 400, 200]);
-  });
-
-  test('when a poll is rate limited, then the Retry-After is honoured and polling goes on', async () => {
-    const h = harness([
-      json(429, { error: 'rate_limit_exceeded', scope: 'account_read' }, { 'retry-after': '2' }),
-      json(500, { error: 'x' }),
-      json(200, reported(1)),
-    ]);
-    const result = await h.client.waitForOutcome('sig_1', { token: 't', expectAccounts: 1, deadlineMs: 10_000 });
-    expect(result.complete).toBe(true);
-    expect(h.waits).toEqual([2_000, 250]);
-  });
-
-  test('when the token is refused, then it throws at once', async () => {
-    const h = harness([json(401, { error: 'Missing or invalid API token' }), json(200, reported(1))]);
-    await expect(h.client.waitForOutcome('sig_1', { token: 't', expectAccounts: 1 })).rejects.toMatchObject({ kind: 'unauthorized' });
-    expect(h.calls).toHaveLength(1);
-  });
-
-  test('when no poll ever succeeds before the deadline, then the last error is thrown', async () => {
-    const h = harness(Array.from({ length: 10 }, () => json(500, { error: 'down' })));
-    await expect(h.client.waitForOutcome('sig_1', { token: 't', expectAccounts: 1, deadlineMs: 500 })).rejects.toMatchObject({ kind: 'server_error' });
   });
 });
 
