@@ -86,6 +86,27 @@ export default tseslint.config(
     rules: { 'max-lines': ['error', { max: 400 }] },
   },
   {
+    // Still over the bound, to be split by meaning (docs/architecture.md, "Files still too long"): this list only
+    // shrinks; any other file past 400 lines fails the lint.
+    files: [
+      'src/bridge/queue.ts',
+      'src/config.ts',
+      'src/ctrader/account.ts',
+      'src/ctrader/bridge.ts',
+      'src/paper/terminal.ts',
+      'test/conformance/suite.ts',
+      'test/helpers/ctrader-double.ts',
+      'test/helpers/ctrader-market.ts',
+      'test/helpers/signal-arbitraries.ts',
+      'test/unit/integrations-docs.test.ts',
+      'test/unit/paper-broker.test.ts',
+      'test/unit/paper-terminal.test.ts',
+      'test/unit/risk-rules.test.ts',
+      'test/unit/signal-schema.test.ts',
+    ],
+    rules: { 'max-lines': 'off' },
+  },
+  {
     files: ['test/**/*.ts', 'support/**/*.ts', 'bench/**/*.ts'],
     rules: {
       // Tests read JSON bodies of the service's answers as `any` on purpose: the assertion is the type check.

@@ -18,7 +18,7 @@ import { exitOutcomeEvent, outcomeEvent } from '../src/domain/callback';
 import { ACCOUNT_WORKFLOW_FAILED } from '../src/domain/reason-codes';
 import { AccountIdKey, ActionKey, OwnerIdKey, ReasonKey, ReceivedAtKey, SignalIdKey, SymbolKey } from '../src/temporal/search-attributes';
 import { accountWorkflow } from './account';
-import { outcomesQuery, recordOperatorOutcomeSignal, type OperatorOutcome } from './messages';
+import { outcomesQuery, recordOperatorOutcomeSignal } from './messages';
 import { callbackWorkflow } from './callback';
 
 /** How long a signal with a failed account waits for an operator before it completes with that account unreported. */

@@ -4,11 +4,12 @@ import { log } from '../common';
 import type { FloorResult, FloorSpec } from '../floor';
 import { CONCURRENCY, MAX_SIGNAL_AGE_MS } from '../parameters';
 import type { Context } from './context';
+import { signalWorkflow } from '../../workflows/signal';
 
 export async function runFloor(ctx: Context): Promise<void> {
   const { stack, plan, results, mark, measure, drainMeasured } = ctx;
   mark('floor');
-  log(`scenario 1 (floor): signalWorkflow started straight through @temporalio/client, concurrency ${CONCURRENCY}, ${plan.floorSec} s`);
+  log(`scenario 1 (floor): ${signalWorkflow.name} started straight through @temporalio/client, concurrency ${CONCURRENCY}, ${plan.floorSec} s`);
   const spec: FloorSpec = {
     temporalAddress: stack.temporal.address,
     namespace: 'default',

@@ -3,6 +3,7 @@ import type { AcceptanceRecord, IdempotencyWindows } from '../signals/idempotenc
 import { idempotencyWorkflowId } from '../domain/ids';
 import type { Regions } from './regions';
 import { translated } from './failures';
+import { idempotencyWindowWorkflow } from '../../workflows/idempotency';
 
 /**
  * Idempotency windows as Temporal workflow ids (never a cache that can forget): the first start of idem/<digest>
@@ -40,7 +41,7 @@ export class TemporalIdempotencyWindows implements IdempotencyWindows {
       await this.regions.call(
         this.homeRegion,
         (client) =>
-          client.workflow.start('idempotencyWindowWorkflow', {
+          client.workflow.start(idempotencyWindowWorkflow, {
             taskQueue: this.taskQueue,
             workflowId,
             args: [windowMs],

@@ -59,12 +59,12 @@ const events = (t: PaperTerminal): TradeEvent[] => t.trades.outbox.pending();
 const shapes = (list: TradeEvent[]) => list.map((e) => [e.type, 'cause' in e ? e.cause : undefined, e.ticket]);
 
 describe('trade events of the paper bridge', () => {
-  test('when a buy with SL and TP fills and the price reaches the TP, then opened (with its command) and closed by take_profit with the P&L', () => {
+  test('when a buy with SL and TP fills and the price reaches the TP, then opened (with its command) and closed by take_profit with the P&L', async () => {
     const p = paper();
     const t = p.make();
     const report = p.run(t, { action: 'buy', symbol: 'EURUSD', volume: 0.1, sl: 1.08, tp: 1.09 });
     p.feed.set('EURUSD', 1.0901, 1.0902);
-    t.tick();
+    await t.tick();
     const list = events(t);
     expect(list.map((e) => contractEvent.parse(e))).toEqual(list);
     expect(list).toEqual([
@@ -92,12 +92,12 @@ describe('trade events of the paper bridge', () => {
     expect(list[1]).not.toHaveProperty('commandId');
   });
 
-  test('when the price reaches the SL, then closed by stop_loss with the loss', () => {
+  test('when the price reaches the SL, then closed by stop_loss with the loss', async () => {
     const p = paper();
     const t = p.make();
     p.run(t, { action: 'sell', symbol: 'EURUSD', volume: 0.2, sl: 1.09, tp: 1.08 });
     p.feed.set('EURUSD', 1.0899, 1.09);
-    t.tick();
+    await t.tick();
     // sold at the bid 1.085, bought back at the ask 1.09: −0.005 × 100 000 × 0.2 = −100
     expect(events(t)[1]).toEqual(expect.objectContaining({ type: 'position_closed', cause: 'stop_loss', price: 1.09, profit: -100 }));
   });
@@ -118,7 +118,7 @@ describe('trade events of the paper bridge', () => {
     ]);
   });
 
-  test('when a pending order is placed, triggered, another expires and a third is cancelled, then each has its event', () => {
+  test('when a pending order is placed, triggered, another expires and a third is cancelled, then each has its event', async () => {
     const p = paper();
     const t = p.make();
     const limit = p.run(t, { action: 'buy_limit', symbol: 'EURUSD', volume: 0.1, price: 1.08, tp: 1.1 });
@@ -127,7 +127,7 @@ describe('trade events of the paper bridge', () => {
     const cancel = p.run(t, { action: 'cancel_pending', orderId: cancelled.ticket });
     p.feed.set('EURUSD', 1.0799, 1.08);
     p.advance(31_000);
-    t.tick();
+    await t.tick();
     const list = events(t);
     expect(list.map((e) => contractEvent.parse(e))).toEqual(list);
     expect(shapes(list)).toEqual([
@@ -146,12 +146,12 @@ describe('trade events of the paper bridge', () => {
     expect(list[5]).toEqual(expect.objectContaining({ fromOrder: limit.ticket, price: 1.08, tp: 1.1, commandId: limit.commandId }));
   });
 
-  test('when the trader closes a position and deletes an order by hand, then the events say manual and the ledger says close/cancel manual', () => {
+  test('when the trader closes a position and deletes an order by hand, then the events say manual and the ledger says close/cancel manual', async () => {
     const p = paper();
     const t = p.make();
     const ticket = p.run(t, { action: 'buy', symbol: 'EURUSD', volume: 0.1 }).ticket!;
     const order = p.run(t, { action: 'buy_limit', symbol: 'EURUSD', volume: 0.1, price: 1.07 }).ticket!;
-    t.tick(); // nothing happens
+    await t.tick(); // nothing happens
     expect(t.byHand({ op: 'close', ticket })).toEqual(expect.objectContaining({ status: 'done', ticket }));
     expect(t.byHand({ op: 'cancel', ticket: order })).toEqual(expect.objectContaining({ status: 'done', ticket: order }));
     expect(shapes(events(t)).slice(2)).toEqual([
@@ -183,7 +183,7 @@ describe('trade events of the paper bridge', () => {
     ]);
   });
 
-  test('when the terminal restarts, then the events not yet recorded are there once, with the same ids, and the book reads as the contract says', () => {
+  test('when the terminal restarts, then the events not yet recorded are there once, with the same ids, and the book reads as the contract says', async () => {
     const p = paper(true);
     const first = p.make();
     p.run(first, { action: 'buy', symbol: 'EURUSD', volume: 0.1, tp: 1.09 });
@@ -193,7 +193,7 @@ describe('trade events of the paper bridge', () => {
     const again = p.make();
     expect(events(again)).toEqual(before.slice(1));
     p.feed.set('EURUSD', 1.0901, 1.0902);
-    again.tick();
+    await again.tick();
     const ids = events(again).map((e) => e.eventId);
     expect(new Set(ids).size).toBe(ids.length);
     expect(events(again).at(-1)).toEqual(expect.objectContaining({ type: 'position_closed', cause: 'take_profit' }));
