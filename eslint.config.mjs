@@ -5,7 +5,16 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /** The workflow types and messages Temporal records by name (workflows/*.ts). */
-const NAMES = ['signalWorkflow', 'accountWorkflow', 'callbackWorkflow', 'idempotencyWindowWorkflow', 'bridgeReportUpdate', 'bridgeReport', 'withdrawCommand', 'recordOperatorOutcome'];
+const NAMES = [
+  'signalWorkflow',
+  'accountWorkflow',
+  'callbackWorkflow',
+  'idempotencyWindowWorkflow',
+  'bridgeReportUpdate',
+  'bridgeReport',
+  'withdrawCommand',
+  'recordOperatorOutcome',
+];
 const WORKFLOW_NAMES = `/^(${NAMES.join('|')})$/`;
 const WORKFLOW_NAMES_INSIDE = `/(${NAMES.slice(0, 4).join('|')})/`;
 
@@ -27,7 +36,10 @@ export default tseslint.config(
       '@typescript-eslint/no-non-null-assertion': 'off',
       // `() => void f()` and `(x) => set.add(x)` arrow shorthands are clear enough.
       '@typescript-eslint/no-confusing-void-expression': ['error', { ignoreArrowShorthand: true, ignoreVoidOperator: true }],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrors: 'none' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', caughtErrors: 'none' },
+      ],
       // Its reports here were mostly false: TypeScript's narrowing does not survive an await, so `this.closed` or
       // `signal.aborted` checked again after one is "always falsy" to it; and data from the network or Redis is
       // checked at run time even where a cast has given it a type.
@@ -51,7 +63,7 @@ export default tseslint.config(
         },
         {
           selector: `TemplateElement[value.raw=${WORKFLOW_NAMES_INSIDE}]`,
-          message: 'A workflow named inside a string: interpolate its definition\'s .name.',
+          message: "A workflow named inside a string: interpolate its definition's .name.",
         },
       ],
     },
@@ -66,7 +78,10 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['**/bridge/*', '**/http/*', '**/signals/*', '**/temporal/*', '**/registry/*', '**/owners/*', '**/trades/*', '**/callbacks/*'], message: 'src/bridge-kit runs in the bridges: it imports only the domain and itself.' },
+            {
+              group: ['**/bridge/*', '**/http/*', '**/signals/*', '**/temporal/*', '**/registry/*', '**/owners/*', '**/trades/*', '**/callbacks/*'],
+              message: 'src/bridge-kit runs in the bridges: it imports only the domain and itself.',
+            },
             { group: ['@temporalio/*', 'ioredis', 'express'], message: 'src/bridge-kit runs in the bridges: no Temporal, Redis or HTTP server there.' },
           ],
         },
@@ -77,7 +92,10 @@ export default tseslint.config(
     files: ['src/**/*.ts', 'workflows/**/*.ts', 'activities/**/*.ts'],
     ignores: ['src/bridge-kit/**', 'src/paper/**', 'src/ctrader/**'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/bridge-kit/*'], message: 'The service does not import what bridges run (src/bridge-kit).' }] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/bridge-kit/*'], message: 'The service does not import what bridges run (src/bridge-kit).' }] },
+      ],
     },
   },
   {

@@ -13,7 +13,7 @@ const seconds = (ms) => (ms % 60_000 === 0 ? `${ms / 60_000} min` : `${Math.roun
  * token when this page has just made it (shown once), else null. Each platform's own section (the MT5 package, the
  * cTrader sign-in) replaces its entry here.
  */
-export const CONNECT_SECTIONS = {
+const CONNECT_SECTIONS = {
   mt5: (a, token) => [
     h('h3', {}, 'Connect MetaTrader 5'),
     h(

@@ -4,7 +4,7 @@
 
 import { outcomeText } from './trade-model.js?v=__VERSION__';
 
-export const main = document.getElementById('main');
+const main = document.getElementById('main');
 export const session = { owner: null, csrf: null };
 
 /** An element with attributes (on* handlers as listeners) and children (strings become text). */

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What `make lint` runs (and CI, before the tests): ESLint with typescript-eslint's strict type-checked rules
-# (eslint.config.mjs), Prettier's check, no import cycle (madge), and the domain (src/domain) importing nothing of
-# ours but itself. Prints one line per check and exits non-zero when any fails.
+# (eslint.config.mjs: also no file over 400 lines, no workflow named by a string outside its definition, src/bridge
+# and src/bridge-kit never importing each other), Prettier's check, no import cycle (madge), no unused export, file or
+# dependency (knip, knip.json), and the domain (src/domain) importing nothing of ours but itself. Prints one line per check and exits non-zero when any fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-node-modules.sh >/dev/null || { echo "lint: npm ci failed" >&2; exit 1; }
@@ -21,5 +22,6 @@ domain_imports() {
   bad="$(grep -hoE "from '[^']+'" src/domain/*.ts | sed -E "s/from '([^']+)'/\1/" | grep -vE "^(node:|zod$|\./)" || true)"
   [ -z "$bad" ] || { echo "src/domain imports: $bad" >&2; return 1; }
 }
+check "no unused export, file or dependency (knip)" npx knip --no-progress
 check "src/domain imports nothing of ours" domain_imports
 exit "$rc"

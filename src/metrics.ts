@@ -79,4 +79,3 @@ export function createWorkerMetrics() {
     }),
   };
 }
-export type WorkerMetrics = ReturnType<typeof createWorkerMetrics>;

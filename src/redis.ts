@@ -23,7 +23,7 @@ export interface RedisTarget {
 }
 
 /** The PEM files are read once, at start: a missing file stops the process with its name, not a failed handshake later. */
-export function tlsOptions(files: RedisTlsFiles): ConnectionOptions {
+function tlsOptions(files: RedisTlsFiles): ConnectionOptions {
   const read = (what: string, file: string) => {
     try {
       return fs.readFileSync(file);

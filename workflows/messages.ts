@@ -36,4 +36,3 @@ export interface OperatorOutcome {
   reason?: string;
 }
 export const recordOperatorOutcomeSignal = defineSignal<[OperatorOutcome]>('recordOperatorOutcome');
-

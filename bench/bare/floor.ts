@@ -21,7 +21,7 @@ import { persistenceUsage, scrapePersistence, type PersistenceUsage } from '../w
 import { bareActivities } from './activities';
 import { bareParent, reportUpdate } from './workflows';
 
-export interface BareVariant {
+interface BareVariant {
   name: string;
   eager: boolean;
   searchAttributes: 'start' | 'upsert';
@@ -55,7 +55,7 @@ interface Timing {
   childId: string;
 }
 
-export interface BarePart {
+interface BarePart {
   signals: number;
   errors: number;
   firstError: string | null;
@@ -73,7 +73,7 @@ export interface BarePart {
   temporalCpuMsPerSignal: number | null;
 }
 
-export interface BareVariantResult extends BareVariant {
+interface BareVariantResult extends BareVariant {
   one: BarePart;
   sustained: BarePart & { concurrency: number };
   history?: { parentEvents: number; childEvents: number };

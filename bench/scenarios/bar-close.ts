@@ -7,7 +7,7 @@ import { tallyOutcomes, type OutcomeTally } from '../outcomes';
 import { summarize, type Summary } from '../stats';
 import type { Context } from './context';
 
-export interface BarClosePost {
+interface BarClosePost {
   accountId: string;
   /** The HTTP status, or the connection's error code when there was no answer (a reset, a timeout). */
   answer: string;

@@ -206,7 +206,7 @@ export class BridgeClient {
   }
 }
 
-export function seqOf(raw: unknown): number {
+function seqOf(raw: unknown): number {
   const seq = (raw as { seq?: unknown } | null)?.seq;
   return typeof seq === 'number' ? seq : Number.MAX_SAFE_INTEGER;
 }

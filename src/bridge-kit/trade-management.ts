@@ -36,7 +36,7 @@ export interface Fill {
   tp: number | null;
 }
 
-export interface Level {
+interface Level {
   price: number;
   closePercent: number;
   /** Lots this level closes, decided at the fill. */
@@ -66,7 +66,7 @@ export interface Quote {
 }
 
 const EPSILON = 1e-9;
-export const RETRY_AFTER_FAILURE_MS = 1000;
+const RETRY_AFTER_FAILURE_MS = 1000;
 
 const roundTo = (v: number, digits: number) => Number(v.toFixed(digits));
 const decimalsOf = (step: number) => {
@@ -232,11 +232,6 @@ export function resume(saved: ManagedPosition, broker: BrokerPosition | null): M
     if (p.trail.best === null || better(p, implied, p.trail.best)) p.trail = { ...p.trail, best: implied };
   }
   return p;
-}
-
-/** What the dashboard and trade events show of it. */
-export function managementSummary(p: ManagedPosition): { trailActiveAt: number | null; stopMoves: number; levelsHit: number; levels: number } {
-  return { trailActiveAt: p.trail?.activeAt ?? null, stopMoves: p.stopMoves, levelsHit: p.levels.filter((l) => l.hit).length, levels: p.levels.length };
 }
 
 /** Why an entry must not be placed at this quote (checked before anything is closed or placed), or undefined. */

@@ -14,7 +14,7 @@ import type { TradeEvent, TradeEventResult } from '../domain/trade-events';
  * replayed because the bridge died before saving its state) is not queued twice.
  */
 
-export const OUTBOX_MAX_EVENTS = 5_000;
+const OUTBOX_MAX_EVENTS = 5_000;
 const REMEMBERED_IDS = 1_000;
 
 interface OutboxFile {

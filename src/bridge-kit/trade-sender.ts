@@ -17,7 +17,7 @@ import { MAX_BOOK_ENTRIES, MAX_EVENTS_PER_CALL, type Book, type TradeEvent } fro
  */
 
 /** What one call may weigh (the service takes 512 KiB: a whole book), with room for the figures and the framing. */
-export const TRADES_BODY_BUDGET = 500 * 1024;
+const TRADES_BODY_BUDGET = 500 * 1024;
 
 export interface TradeSenderOptions {
   accountId: string;

@@ -17,7 +17,7 @@ export interface FiguresStore {
 }
 
 const KEEP_SECONDS = 7 * 24 * 3600;
-export const EQUITY_POINT_EVERY_MS = 60_000;
+const EQUITY_POINT_EVERY_MS = 60_000;
 const DEFAULT_CURVE_KEEP_MS = 90 * 86_400_000;
 
 // KEYS: figures, equity curve. ARGV: figures JSON, keep seconds, now ms, point, every ms, curve keep ms.

@@ -23,7 +23,7 @@ export const orderingKeys = {
 };
 
 /** A pending mark: the sequence number and the instant after which its command can never run. */
-export const pendingMember = (seq: number, deadlineMs: number) => `${seq}:${deadlineMs}`;
+const pendingMember = (seq: number, deadlineMs: number) => `${seq}:${deadlineMs}`;
 
 export interface MarkRetime {
   accountId: string;

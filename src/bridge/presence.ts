@@ -12,7 +12,7 @@ import { key } from '../registry/records';
  * bridge's long-polls cost Redis one write per account per `persistEveryMs`, never one per call.
  */
 export const ONLINE_WITHIN_MS = 8_000;
-export const PERSIST_EVERY_MS = 2_000;
+const PERSIST_EVERY_MS = 2_000;
 
 export class BridgePresence {
   private readonly lastCall = new Map<string, number>();

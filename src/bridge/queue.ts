@@ -96,9 +96,9 @@ const REPORT_RETENTION_SECONDS = 7 * 24 * 3600;
  * A report for a command Redis does not hold is delivered to Temporal before it is answered, so its record only has to
  * outlive a bridge's resend (answered `duplicate`) and a workflow's look at its expiry (DEFAULT_COMMAND_TTL_MS, 5 min).
  */
-export const ORPHAN_REPORT_TTL_MS = 10 * 60 * 1000;
+const ORPHAN_REPORT_TTL_MS = 10 * 60 * 1000;
 /** At most this many such records per account at once: a whole reports call of them (docs/reliability.md). */
-export const ORPHAN_REPORTS_MAX = 100;
+const ORPHAN_REPORTS_MAX = 100;
 /** A long-poll's generation counter outlives any poll by far (polls last at most BRIDGE_MAX_WAIT_MS). */
 const POLL_GENERATION_TTL_MS = 24 * 3600 * 1000;
 const SUPERSEDED = 'poll:';

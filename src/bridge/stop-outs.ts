@@ -49,7 +49,7 @@ export interface StopOutStore {
   latest(accountId: string): Promise<StopOutSummary | undefined>;
 }
 
-export function summariseStopOut(event: StopOutEvent, atMs: number): StopOutSummary {
+function summariseStopOut(event: StopOutEvent, atMs: number): StopOutSummary {
   const failed = [...event.closed, ...event.cancelled].filter((t) => t.result === 'failed').length;
   return {
     eventId: event.eventId,

@@ -41,17 +41,13 @@ export function parseAllowedOrigin(text: string): AllowedOrigin {
   return { scheme, host: hostOf(url), port: portOf(url) };
 }
 
-export function originText(o: AllowedOrigin): string {
-  return `${o.scheme}://${o.host.includes(':') ? `[${o.host}]` : o.host}:${o.port}`;
-}
-
 /** The URL's host as the allow-list keeps it: lower case, without an IPv6 address's brackets. */
 export function hostOf(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
 }
 
 /** The port a URL connects to: its own, or its scheme's default (URL drops a default port it was given). */
-export function portOf(url: URL): number {
+function portOf(url: URL): number {
   if (url.port !== '') return Number(url.port);
   return url.protocol === 'http:' ? DEFAULT_PORT.http : DEFAULT_PORT.https;
 }

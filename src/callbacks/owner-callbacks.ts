@@ -12,7 +12,7 @@ import { secretBinding } from './attempt';
  */
 
 /** An endpoint as its owner sees it: never the secret (shown once, at registration). */
-export interface EndpointView {
+interface EndpointView {
   id: string;
   url: string;
   createdAt: string;

@@ -14,7 +14,7 @@ import type { EndpointStore } from './endpoints';
  * same call would answer the same, so the caller must not retry it). A failure to start (Temporal down) throws
  * instead: that one is worth another try.
  */
-export type Published = 'started' | 'duplicate' | 'no_endpoints' | 'unknown_account' | 'foreign_account';
+type Published = 'started' | 'duplicate' | 'no_endpoints' | 'unknown_account' | 'foreign_account';
 
 /** Starts one delivery workflow (`callbackWorkflow`) with this id; `existed` when that id was started before. */
 export interface CallbackDeliveryStarter {

@@ -31,7 +31,7 @@ export interface VerbContext {
 }
 
 /** A verb's result: human text for a terminal, a value for `--json`. */
-export interface VerbResult {
+interface VerbResult {
   human: string;
   json: unknown;
 }

@@ -24,7 +24,7 @@ import { OWNER_VERBS } from './owner-verbs';
 import { CALLBACK_VERBS } from './callback-verbs';
 import { idOf, ONCE, plural, secretView, table, tokenView, type Verb, type VerbContext } from './verb';
 
-export type { Verb, VerbContext, VerbResult } from './verb';
+export type { Verb, VerbContext } from './verb';
 
 // ---------------------------------------------------------------------------------------------------------------
 // import

@@ -43,7 +43,7 @@ export interface TokenSink {
 }
 
 /** Completion of a request by the execution event types that end it. */
-export function byExecution(...types: number[]): Completion {
+function byExecution(...types: number[]): Completion {
   return (env) => env.payloadType === PayloadType.PROTO_OA_EXECUTION_EVENT && types.includes((env.payload as unknown as ExecutionEvent).executionType);
 }
 

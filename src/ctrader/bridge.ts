@@ -44,7 +44,7 @@ const CTRADER_FEATURES = ['risk_sizing', 'loss_guards', 'position_limits', 'stop
 const FIGURES_FOR_SERVICE_MS = 2_000;
 
 /** Bridge-side code when a command may have reached the broker and its outcome cannot be established. */
-export const OUTCOME_UNKNOWN = 'bridge_outcome_unknown';
+const OUTCOME_UNKNOWN = 'bridge_outcome_unknown';
 
 export interface CtraderBridgeOptions {
   account: CtraderAccount;

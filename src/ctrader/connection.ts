@@ -17,7 +17,7 @@ export interface WebSocketLike {
 }
 export type WebSocketFactory = (url: string) => WebSocketLike;
 
-export function builtinWebSocket(): WebSocketFactory {
+function builtinWebSocket(): WebSocketFactory {
   const Impl = (globalThis as { WebSocket?: new (url: string) => WebSocketLike }).WebSocket;
   if (!Impl) throw new Error('this Node has no WebSocket client: run Node 22 or later, or Node 20 with --experimental-websocket');
   return (url) => new Impl(url);

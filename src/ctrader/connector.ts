@@ -24,7 +24,7 @@ export interface RunningConnector {
 }
 
 /** Where one account's refreshed tokens go, and who hears that cTrader refused them. */
-export interface AccountHooks {
+interface AccountHooks {
   tokens?: TokenSink;
   onTokensRefused?: (errorCode: string) => void;
 }

@@ -10,7 +10,7 @@ import { SecretBox } from '../secret-box';
  * CTRADER_CREDENTIALS_KEY (no default), in one file written atomically with mode 0600. A refreshed token is saved at once (Open API hands out a new refresh token each time).
  */
 
-export const accountCredentialSchema = z.strictObject({
+const accountCredentialSchema = z.strictObject({
   /** Our account id (the registry's). */
   accountId: z.string().regex(/^[A-Za-z0-9._:-]{1,64}$/),
   /** ctidTraderAccountId of the cTrader account. */
@@ -24,7 +24,7 @@ export const accountCredentialSchema = z.strictObject({
 });
 export type AccountCredential = z.infer<typeof accountCredentialSchema>;
 
-export const credentialsSchema = z.strictObject({
+const credentialsSchema = z.strictObject({
   application: z.strictObject({ clientId: z.string().min(1).max(256), clientSecret: z.string().min(1).max(256) }).optional(),
   accounts: z.array(accountCredentialSchema).max(10_000).default([]),
 });

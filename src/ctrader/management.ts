@@ -1,7 +1,15 @@
 import { coalesced } from '../bridge-kit/coalesced';
 import { ManagedTrades } from '../bridge-kit/managed-trades';
 import type { Serial } from '../bridge-kit/serial';
-import { resume, startManaging, type BrokerPosition, type Intent, type ManagedPosition, type ManagementAsked, type Quote } from '../bridge-kit/trade-management';
+import {
+  resume,
+  startManaging,
+  type BrokerPosition,
+  type Intent,
+  type ManagedPosition,
+  type ManagementAsked,
+  type Quote,
+} from '../bridge-kit/trade-management';
 import type { BridgeCommand } from '../domain/bridge-protocol';
 import { FILLED, REPLACED, type CtraderAccount } from './account';
 import { OpenApiError } from './connection';

@@ -117,7 +117,6 @@ export const ErrorCode = {
   TRADING_BAD_PRICES: 'TRADING_BAD_PRICES',
   TRADING_BAD_EXPIRATION_DATE: 'TRADING_BAD_EXPIRATION_DATE',
 } as const;
-export type ErrorCodeName = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 /** Codes that mean "authorize this account again (after refreshing its token)", not "the order was refused". */
 export const REAUTH_CODES: ReadonlySet<string> = new Set([
@@ -171,7 +170,7 @@ export interface FullSymbol {
   lotSize?: number;
 }
 
-export interface TradeData {
+interface TradeData {
   symbolId: number;
   /** in cents of units */
   volume: number;
@@ -223,7 +222,7 @@ export interface Order {
 }
 
 /** ProtoOAClosePositionDetail: money fields × 10^moneyDigits, in the deposit currency. */
-export interface ClosePositionDetail {
+interface ClosePositionDetail {
   entryPrice: number;
   grossProfit: number;
   swap: number;

@@ -21,7 +21,7 @@ import { pipSize, volumeToLots, type SymbolSpec } from './units';
 export type RiskAccount = FiguresAccount & Pick<CtraderAccount, 'symbol' | 'symbolById' | 'quoteReceivedAt'>;
 
 /** How long the figures of one entry may take to read, all requests together (and never past its expiresAt). */
-export const FIGURES_TIMEOUT_MS = 5_000;
+const FIGURES_TIMEOUT_MS = 5_000;
 
 export interface MarksKeeper {
   marks: EquityMarks;

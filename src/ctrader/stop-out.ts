@@ -17,7 +17,7 @@ import { cancelOrderById, closeWholePosition } from './trading';
  * marks.
  */
 
-export type StopOutCtraderAccount = Pick<
+type StopOutCtraderAccount = Pick<
   CtraderAccount,
   | 'trader'
   | 'unrealizedPnl'
@@ -51,7 +51,7 @@ export interface CtraderStopOutOptions {
 }
 
 /** What the broker's ProtoOAOrderDetailsRes says became of an order (the position from the order, else its deals). */
-export function fateOf(details: { order: Order; deals: Deal[] } | undefined): OrderFate {
+function fateOf(details: { order: Order; deals: Deal[] } | undefined): OrderFate {
   if (!details) return { state: 'unknown', detail: 'not found' };
   const { order, deals } = details;
   switch (order.orderStatus) {

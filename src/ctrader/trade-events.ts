@@ -31,7 +31,7 @@ export function isPendingEntry(order: Order | undefined): order is Order {
   return !!order && PENDING_TYPES.has(order.orderType) && !order.closingOrder;
 }
 
-export const eventIds = {
+const eventIds = {
   deal: (dealId: number) => `deal:${dealId}`,
   placed: (orderId: number) => `order:${orderId}:placed`,
   triggered: (orderId: number) => `order:${orderId}:triggered`,
@@ -103,7 +103,7 @@ export function orderPlaced(o: Order, ctx: TradeContext, now: number): TradeEven
  * event) is the trader's hand in the terminal. `recovered`: read back from the history, where the connector cannot
  * tell its own lost request from a hand's, so a market close is `other`.
  */
-export function closeCause(
+function closeCause(
   order: Order | undefined,
   position: Pick<Position, 'stopLoss' | 'takeProfit'> | undefined,
   price: number,

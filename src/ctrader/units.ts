@@ -66,11 +66,6 @@ export function pipsToRelative(pips: number, spec: Pick<SymbolSpec, 'pipPosition
   return Math.round(pips * pipSize(spec) * 100_000);
 }
 
-/** A price distance in 1/100000 of a unit → a price distance. */
-export function relativeToPrice(relative: number): number {
-  return relative / 100_000;
-}
-
 export function roundPrice(price: number, digits: number): number {
   return Number(price.toFixed(digits));
 }

@@ -41,7 +41,7 @@ export interface ActionRule {
   oneOf?: OrderField[];
 }
 
-export type ActionKind = 'market' | 'pending' | 'stop_limit' | 'exit';
+type ActionKind = 'market' | 'pending' | 'stop_limit' | 'exit';
 
 export interface ActionDescription {
   kind: ActionKind;
@@ -146,11 +146,6 @@ export type Action = keyof typeof ACTION_TABLE;
 export const ACTIONS = Object.keys(ACTION_TABLE) as [Action, ...Action[]];
 
 const describe = (action: Action): ActionDescription => ACTION_TABLE[action];
-const ofKind = (kind: ActionKind): readonly Action[] => ACTIONS.filter((a) => describe(a).kind === kind);
-
-export const MARKET_ENTRIES: readonly Action[] = ofKind('market');
-export const PENDING_ENTRIES: readonly Action[] = ofKind('pending');
-export const STOP_LIMIT_ENTRIES: readonly Action[] = ofKind('stop_limit');
 
 /** The fields each action takes (the schema's per-action conditions, and the OpenAPI document's). */
 export const ACTION_RULES = Object.fromEntries(ACTIONS.map((a) => [a, describe(a).fields])) as Record<Action, ActionRule>;

@@ -116,7 +116,7 @@ export const commandSchema = z.object({
 });
 export type BridgeCommand = z.infer<typeof commandSchema>;
 
-export const reportSchema = z.strictObject({
+const reportSchema = z.strictObject({
   commandId: z.string().min(1).max(256),
   /** filled: an entry was placed (ticket is the position or order); done: a non-opening action ran. */
   status: z.enum(['filled', 'rejected', 'expired', 'done']),
@@ -160,7 +160,7 @@ const ticketResultOf = (ok: 'closed' | 'cancelled') =>
   z.strictObject({ ticket: z.string().min(1).max(64), result: z.enum([ok, 'failed']), message: z.string().max(512).optional() });
 
 /** A stop-out the bridge carried out (protocol 1.4): sent until the service acknowledges its eventId. */
-export const stopOutEventSchema = z.strictObject({
+const stopOutEventSchema = z.strictObject({
   type: z.literal('stop_out'),
   /** `stop-out/<drawdownResetAt or 'initial'>`: one per account and reset. */
   eventId: z.string().regex(/^stop-out\/[A-Za-z0-9:.+-]{1,64}$/),
@@ -174,11 +174,6 @@ export const stopOutEventSchema = z.strictObject({
   cancelled: z.array(ticketResultOf('cancelled')).max(500),
 });
 export type StopOutEvent = z.infer<typeof stopOutEventSchema>;
-
-/** The eventId a stop-out of this reset carries (protocol 1.4). */
-export function stopOutEventId(resetAt: string | null): string {
-  return `stop-out/${resetAt ?? 'initial'}`;
-}
 
 /** Reports, with the account's figures and events; no report and only figures is a heartbeat. */
 export const reportsBodySchema = z

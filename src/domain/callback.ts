@@ -7,7 +7,7 @@ import type { AccountOutcome, EntryOutcome } from './outcome';
  * trade at the broker (`position.*`, `order.*`, fed by the trade journal: docs/trades.md).
  */
 
-export const TRADE_CALLBACK_TYPES = [
+const TRADE_CALLBACK_TYPES = [
   'position.opened',
   'position.modified',
   'position.closed',
@@ -16,21 +16,17 @@ export const TRADE_CALLBACK_TYPES = [
   'order.expired',
   'order.cancelled',
 ] as const;
-export type TradeCallbackType = (typeof TRADE_CALLBACK_TYPES)[number];
+type TradeCallbackType = (typeof TRADE_CALLBACK_TYPES)[number];
 
 export const CALLBACK_EVENT_TYPES = ['signal.outcome', 'signal.exit_outcome', ...TRADE_CALLBACK_TYPES] as const;
 export type CallbackEventType = (typeof CALLBACK_EVENT_TYPES)[number];
-
-export function isCallbackEventType(value: string): value is CallbackEventType {
-  return (CALLBACK_EVENT_TYPES as readonly string[]).includes(value);
-}
 
 /**
  * What an endpoint that lists no types gets: the signals' outcomes, entries and exits. Trade events (every SL/TP hit,
  * every modify) are many and new: a receiver built for outcomes, or registered before they existed, gets them only
  * when it asks.
  */
-export const DEFAULT_CALLBACK_EVENT_TYPES: readonly CallbackEventType[] = ['signal.outcome', 'signal.exit_outcome'];
+const DEFAULT_CALLBACK_EVENT_TYPES: readonly CallbackEventType[] = ['signal.outcome', 'signal.exit_outcome'];
 
 /** An endpoint that lists no types gets DEFAULT_CALLBACK_EVENT_TYPES; one that lists some gets only those. */
 export function wantsEvent(endpoint: { eventTypes?: readonly string[] }, type: CallbackEventType): boolean {
@@ -73,7 +69,7 @@ interface TradeData {
   signalId?: string;
 }
 
-export interface TradeCallbackData {
+interface TradeCallbackData {
   'position.opened': TradeData & { side: Side; volume: number; price: number; sl?: Stop; tp?: Stop };
   'position.modified': TradeData & { sl: Stop; tp: Stop; cause: string };
   'position.closed': TradeData & {
@@ -107,7 +103,7 @@ export type TradeEventPayload = {
   [T in TradeCallbackType]: { type: T; timestamp: string; data: TradeCallbackData[T] };
 }[TradeCallbackType];
 
-export type CallbackEvent = OutcomeEvent | ExitOutcomeEvent | TradeEventPayload;
+type CallbackEvent = OutcomeEvent | ExitOutcomeEvent | TradeEventPayload;
 
 /** What the delivery workflow is given: the endpoints chosen when the event happened, never a URL or a secret. */
 export interface CallbackDeliveryInput {

@@ -20,7 +20,7 @@ const takeProfitLevel = z.strictObject({
   tp: price.optional().describe("The level's price."),
   closePercent: z.number().gt(0).lte(100).describe("Percent of the entry's volume to close at this level, greater than 0 and at most 100."),
 });
-export type TakeProfitLevel = z.infer<typeof takeProfitLevel>;
+type TakeProfitLevel = z.infer<typeof takeProfitLevel>;
 
 const levelKind = (level: TakeProfitLevel): 'tpPips' | 'tp' | undefined => (level.tpPips !== undefined ? 'tpPips' : level.tp !== undefined ? 'tp' : undefined);
 

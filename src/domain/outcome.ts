@@ -3,10 +3,10 @@ import type { BridgeReport } from './bridge-protocol';
 import { isReasonCode, REASON_CODES } from './reason-codes';
 
 /** What a filled entry became at the broker: a position (market entries) or a pending order (limit, stop, stop-limit). */
-export type EntryKind = 'position' | 'order';
+type EntryKind = 'position' | 'order';
 
 /** The price and lots a market entry filled at, as the bridge reported them. */
-export interface Fill {
+interface Fill {
   price: number;
   volume: number;
 }

@@ -6,8 +6,6 @@ import { z } from 'zod';
  * keep everything they had when an operator gives them a sign-in (docs/owners.md).
  */
 
-export const ownerIdSchema = z.string().min(1).max(128);
-
 /** Long passphrases welcome; the upper bound keeps a hash request from being a denial of service. */
 export const passwordSchema = z.string().min(12, 'at least 12 characters').max(256, 'at most 256 characters');
 

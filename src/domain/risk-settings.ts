@@ -6,7 +6,7 @@ import { SYMBOL_PATTERN } from './signal';
 const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$|^24:00$/, 'HH:MM');
 const symbol = z.string().regex(SYMBOL_PATTERN);
 
-export const tradingWindowSchema = z.strictObject({
+const tradingWindowSchema = z.strictObject({
   /** 0 = Sunday … 6 = Saturday, UTC. */
   days: z.array(z.number().int().min(0).max(6)).min(1),
   from: hhmm,
@@ -18,21 +18,20 @@ export const tradingWindowSchema = z.strictObject({
  * that lose `percent` of equity or balance, or `amount` of account currency, if the stop loss is hit. Sizing by risk
  * runs on the bridge, on its live account at execution; an entry without a stop loss is refused.
  */
-export const sizingSchema = z.discriminatedUnion('mode', [
+const sizingSchema = z.discriminatedUnion('mode', [
   z.strictObject({ mode: z.literal('signal') }),
   z.strictObject({ mode: z.literal('fixed'), lots: z.number().gt(0).lte(100) }),
   z.strictObject({ mode: z.literal('multiplier'), factor: z.number().gt(0).lte(100) }),
   z.strictObject({ mode: z.literal('risk_percent'), of: z.enum(['equity', 'balance']), percent: z.number().gt(0).lte(10) }),
   z.strictObject({ mode: z.literal('risk_amount'), amount: z.number().gt(0).max(1e9) }),
 ]);
-export type Sizing = z.infer<typeof sizingSchema>;
 
 /**
  * Loss guards (docs/risk-sizing.md): entries are refused while the account is down more than the daily limit from the
  * trading day's opening equity (the day in `timezone`), or more than `maxDrawdownPercent` from the highest equity
  * seen. Exits always pass. The bridge applies them on its live account, one command at a time.
  */
-export const lossGuardsSchema = z
+const lossGuardsSchema = z
   .strictObject({
     dailyLossAmount: z.number().gt(0).max(1e9).optional(),
     dailyLossPercent: z.number().gt(0).lte(100).optional(),
@@ -62,7 +61,6 @@ export const lossGuardsSchema = z
     message: 'stopOut closes everything when the drawdown guard trips: set maxDrawdownPercent with it',
     path: ['stopOut'],
   });
-export type LossGuards = z.infer<typeof lossGuardsSchema>;
 
 const pips = z.number().gt(0).max(1e6);
 const pipsOrZero = z.number().gte(0).max(1e6);
@@ -71,7 +69,7 @@ const pipsOrZero = z.number().gte(0).max(1e6);
  * The owner's defaults for trade management (docs/trade-management.md), applied to entries by the risk rules: a signal
  * that carries its own trail (or breakeven) fields uses those instead; the tighter max spread wins.
  */
-export const managementDefaultsSchema = z
+const managementDefaultsSchema = z
   .strictObject({
     trailDistancePips: pips.optional(),
     trailTriggerPips: pipsOrZero.optional(),

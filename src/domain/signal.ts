@@ -16,7 +16,7 @@ const price = z.number().gt(0).max(1e9);
 const pips = z.number().gt(0).max(1e6);
 const lots = z.number().gt(0).lte(100);
 const id = z.string().regex(ID_PATTERN, 'must be 1 to 64 letters, digits or ._:-');
-export const SECRET_MAX_LENGTH = 256;
+const SECRET_MAX_LENGTH = 256;
 /** meta is the caller's, not ours: bounded so that a body cannot nest deep enough to overflow a recursive walk. */
 export const META_MAX_DEPTH = 5;
 export const META_MAX_BYTES = 4096;
@@ -95,7 +95,7 @@ export const externalSignalShape = z.strictObject({
 export type ExternalSignal = z.infer<typeof externalSignalShape>;
 
 /** The whole ExternalSignal: shape plus the per-action table. `now` decides whether an expiry is in the future. */
-export function externalSignalSchema(now: () => number = Date.now) {
+function externalSignalSchema(now: () => number = Date.now) {
   return externalSignalShape.superRefine((signal, ctx) => {
     const rule = ACTION_RULES[signal.action];
     const present = (f: Field) => signal[f] !== undefined;

@@ -49,7 +49,7 @@ export const POSITION_CLOSE_CAUSES = [
 export const ORDER_CANCEL_CAUSES = ['command', 'broker', 'stop_out', 'manual'] as const;
 /** `trailing_stop` and `breakeven_trigger` (protocol 1.6): the bridge's trade management moved the stop. */
 export const MODIFY_CAUSES = ['command', 'broker', 'management', 'trailing_stop', 'breakeven_trigger'] as const;
-export const ORDER_TYPES = ['limit', 'stop', 'stop_limit'] as const;
+const ORDER_TYPES = ['limit', 'stop', 'stop_limit'] as const;
 
 export const tradeEventSchema = z.discriminatedUnion('type', [
   z.strictObject({
@@ -107,11 +107,11 @@ export const tradeEventSchema = z.discriminatedUnion('type', [
   z.strictObject({ ...common, type: z.literal('order_cancelled'), cause: z.enum(ORDER_CANCEL_CAUSES) }),
 ]);
 export type TradeEvent = z.infer<typeof tradeEventSchema>;
-export type TradeEventType = TradeEvent['type'];
+type TradeEventType = TradeEvent['type'];
 
 const most = (what: string) => ({ message: `at most ${MAX_BOOK_ENTRIES} ${what}` });
 
-export const bookPositionSchema = z.strictObject({
+const bookPositionSchema = z.strictObject({
   ticket,
   symbol: common.symbol,
   side,
@@ -126,7 +126,7 @@ export const bookPositionSchema = z.strictObject({
 });
 export type BookPosition = z.infer<typeof bookPositionSchema>;
 
-export const bookOrderSchema = z.strictObject({
+const bookOrderSchema = z.strictObject({
   ticket,
   symbol: common.symbol,
   side,
@@ -163,22 +163,20 @@ export const tradesBodySchema = z
 export type TradesBody = z.infer<typeof tradesBodySchema>;
 
 /** `journal_full`: the event would begin a trade past the most one account's journal holds (docs/trades.md). */
-export const TRADE_REFUSALS = ['foreign_ticket', 'future', 'too_old', 'journal_full'] as const;
-export type TradeRefusal = (typeof TRADE_REFUSALS)[number];
+type TradeRefusal = 'foreign_ticket' | 'future' | 'too_old' | 'journal_full';
 
-export const tradeEventResultSchema = z.strictObject({
-  eventId: z.string(),
-  result: z.enum(['recorded', 'duplicate', 'refused']),
-  reason: z.enum(TRADE_REFUSALS).optional(),
-});
-export type TradeEventResult = z.infer<typeof tradeEventResultSchema>;
+/** What became of one event of a trades call. */
+export interface TradeEventResult {
+  eventId: string;
+  result: 'recorded' | 'duplicate' | 'refused';
+  reason?: TradeRefusal;
+}
 
 /** The answer of `POST /bridge/v1/trades`. */
-export const tradesAnswerSchema = z.strictObject({
-  events: z.array(tradeEventResultSchema),
-  book: z.enum(['recorded', 'absent']),
-});
-export type TradesAnswer = z.infer<typeof tradesAnswerSchema>;
+export interface TradesAnswer {
+  events: TradeEventResult[];
+  book: 'recorded' | 'absent';
+}
 
 /** The journal's record of one trade (docs/trades.md). */
 export type TradeStatus = 'pending' | 'open' | 'closed' | 'cancelled' | 'expired';

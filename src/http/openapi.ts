@@ -28,7 +28,7 @@ import {
 // The response schemas are part of this module's interface: importers reach them through it.
 export * from './openapi-schemas';
 
-export const OPENAPI_VERSION = '3.1.0';
+const OPENAPI_VERSION = '3.1.0';
 export const API_VERSION = '1.0.0';
 
 // The spec's numbers (§8). The running service reads them from config, which only tests shorten.

@@ -14,7 +14,7 @@ export interface CookieSettings {
   ttlSeconds: number;
 }
 
-export const cookieName = (c: CookieSettings) => (c.secure ? '__Host-es_session' : 'es_session');
+const cookieName = (c: CookieSettings) => (c.secure ? '__Host-es_session' : 'es_session');
 
 export function sessionCookie(c: CookieSettings, token: string): string {
   return [`${cookieName(c)}=${token}`, 'Path=/', 'HttpOnly', 'SameSite=Strict', `Max-Age=${c.ttlSeconds}`, ...(c.secure ? ['Secure'] : [])].join('; ');
@@ -67,7 +67,7 @@ export function ownerAuth(deps: OwnerAuthDeps, cookies: CookieSettings): Request
 }
 
 /** One year: browsers keep to https for the host that long after they last saw the header. */
-export const HSTS = 'max-age=31536000';
+const HSTS = 'max-age=31536000';
 
 /**
  * Headers of the owners' surfaces, whatever the answer (a 401 and a 404 too). Every owner API answer is the owner's

@@ -22,8 +22,8 @@ export interface McpConfig {
   apiToken?: string;
 }
 
-export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
-export const MAX_WAIT_MS = 30_000;
+const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
+const MAX_WAIT_MS = 30_000;
 
 export function loadMcpConfig(env: NodeJS.ProcessEnv = process.env): McpConfig {
   const baseUrl = (env.SIGNALS_BASE_URL ?? '').trim() || DEFAULT_BASE_URL;
@@ -40,7 +40,7 @@ export function loadMcpConfig(env: NodeJS.ProcessEnv = process.env): McpConfig {
 }
 
 /** submit_signal's arguments: the ExternalSignal of spec §2.1 without `secret`, plus the target account. */
-export const submitSignalInput = externalSignalShape.omit({ secret: true }).extend({
+const submitSignalInput = externalSignalShape.omit({ secret: true }).extend({
   idempotencyKey: signalFields.idempotencyKey
     .optional()
     .describe(
@@ -50,7 +50,7 @@ export const submitSignalInput = externalSignalShape.omit({ secret: true }).exte
   accountId: z.string().min(1).max(128).optional().describe('Send to this one trading account. Omit to send to every account linked to the webhook secret.'),
 });
 
-export const getSignalStatusInput = z.strictObject({
+const getSignalStatusInput = z.strictObject({
   signalId: z
     .string()
     .min(1)
@@ -204,7 +204,7 @@ async function guard(credentials: string[], body: () => Promise<CallToolResult>)
   return redact(result, credentials);
 }
 
-export function redact<T>(value: T, credentials: string[]): T {
+function redact<T>(value: T, credentials: string[]): T {
   let json = JSON.stringify(value);
   for (const c of credentials) json = json.split(c).join('[redacted]');
   // A credential with JSON-escaped characters is caught in its escaped form too.
@@ -221,7 +221,7 @@ const REFUSAL_HINTS: Record<number, string> = {
   413: `the signal is larger than ${formatBytes(SPEC_LIMITS.bodyLimitBytes)}; shorten meta`,
 };
 
-export function describeSubmit(result: SubmitResult, action: ExternalSignal['action']): string {
+function describeSubmit(result: SubmitResult, action: ExternalSignal['action']): string {
   switch (result.kind) {
     case 'accepted': {
       const replay = result.replayed ? ' This was a replay: an earlier call with the same idempotencyKey had already been accepted; nothing new was sent.' : '';

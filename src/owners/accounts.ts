@@ -39,7 +39,7 @@ export interface OwnerAccountsDeps {
  * - waiting_for_new_token: a bridge called before, but not yet with the newest token ("New bridge token").
  * - connected: the bridge called with the current token; online or offline says whether it is there now.
  */
-export type BridgeConnection = 'no_token' | 'waiting_for_bridge' | 'waiting_for_new_token' | 'connected';
+type BridgeConnection = 'no_token' | 'waiting_for_bridge' | 'waiting_for_new_token' | 'connected';
 
 export interface OwnerAccountView {
   id: string;

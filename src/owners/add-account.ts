@@ -26,7 +26,7 @@ export const addAccountSchema = z.strictObject({
 });
 
 /** 96 random bits, in the characters an account id may have: unguessable, and short enough for a webhook URL. */
-export const newAccountId = (): string => `acc_${randomBytes(12).toString('base64url')}`;
+const newAccountId = (): string => `acc_${randomBytes(12).toString('base64url')}`;
 
 export async function addOwnerAccount(deps: AddAccountDeps, owner: string, body: unknown): Promise<{ account: OwnerAccountView; bridgeToken: string }> {
   const parsed = addAccountSchema.safeParse(body);

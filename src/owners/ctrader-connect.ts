@@ -224,7 +224,7 @@ export async function linkPickedAccounts(
  * connector only; returned by account id). The one place this branch creates accounts: the owner's own "Add
  * account" (POST /v1/owner/accounts) is meant to share it.
  */
-export async function createCtraderAccounts(deps: CtraderConnectDeps, owner: string, specs: readonly { id: string }[]): Promise<Map<string, string>> {
+async function createCtraderAccounts(deps: CtraderConnectDeps, owner: string, specs: readonly { id: string }[]): Promise<Map<string, string>> {
   const tokens = new Map<string, string>();
   if (specs.length === 0) return tokens;
   const batch = specs.map(({ id }) => {

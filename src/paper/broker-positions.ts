@@ -76,7 +76,7 @@ export function closeAll(book: BrokerBook, cmd: BrokerCommand, ops: BrokerOp[]):
 }
 
 /** Closes what it can; a symbol whose market is closed is skipped. Rejected only if everything was skipped. */
-export function closeMany(book: BrokerBook, cmd: BrokerCommand, positions: Position[], orders: PendingOrder[], ops: BrokerOp[]): ExecutionResult {
+function closeMany(book: BrokerBook, cmd: BrokerCommand, positions: Position[], orders: PendingOrder[], ops: BrokerOp[]): ExecutionResult {
   if (positions.length === 0 && orders.length === 0) return { status: 'done', ticket: null, message: 'nothing to close' };
   const closed: string[] = [];
   const cancelled: string[] = [];

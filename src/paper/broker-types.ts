@@ -127,7 +127,7 @@ export interface BrokerOp {
   trailActiveAt?: number;
 }
 
-export type ManagementCause = 'trailing_stop' | 'breakeven_trigger' | 'take_profit_level' | 'close_opposite';
+type ManagementCause = 'trailing_stop' | 'breakeven_trigger' | 'take_profit_level' | 'close_opposite';
 
 export interface BrokerOptions {
   platform: Platform;

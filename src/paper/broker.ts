@@ -21,9 +21,7 @@ import { cancelPending, modifyPending, pendingEntry, triggerPending } from './br
 export * from './broker-types';
 export * from './instruments';
 export * from './feeds';
-export { RETCODES, RISK_MAX_OPEN_POSITIONS, MT5_NO_CHANGES, type RejectionKind } from './retcodes';
-export { roundTo } from './numbers';
-
+export { RISK_MAX_OPEN_POSITIONS } from './retcodes';
 export type ManagementCall =
   | { op: 'stop'; ticket: string; sl: number; tp: number | null; cause: StopCause; trailActiveAt?: number }
   | { op: 'close_level'; ticket: string; volume: number };

@@ -16,7 +16,7 @@ export interface Journal {
   readonly size: number;
 }
 
-export interface JournalLine {
+interface JournalLine {
   accountId: string;
   commandId: string;
   recordedAt: string;

@@ -13,7 +13,7 @@ import type { ExecutionResult, PaperBroker } from './broker';
  * command's `figuresMaxAgeMs` old, or the entry is refused `risk_figures_stale`.
  */
 
-export { EquityMarks, type EquityMarksState } from '../risk/equity-marks';
+export { EquityMarks } from '../risk/equity-marks';
 
 type Refusal = Pick<ExecutionResult, 'status' | 'retcode' | 'message'> & { status: 'rejected' };
 

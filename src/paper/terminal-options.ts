@@ -58,4 +58,4 @@ export interface TerminalOptions {
 }
 
 /** `after_stop_out_mark`: the stop-out's mark is on disk, nothing is closed yet. */
-export type CrashPoint = 'before_fill' | 'after_fill' | 'after_stop_out_mark';
+type CrashPoint = 'before_fill' | 'after_fill' | 'after_stop_out_mark';

@@ -32,10 +32,10 @@ const FEATURES = ['risk_sizing', 'loss_guards', 'position_limits', 'stop_out', '
 export const DEFAULT_BRIDGE_VERSIONS: Record<Platform, string> = { mt5: '2.1.0', ctrader: '1.2.0' };
 
 /** The command as the paper bridge reads it: the shared schema plus the optional guard a server may add. */
-export const paperCommandSchema = commandSchema.extend({ maxOpenPositions: z.number().int().min(0).optional() });
+const paperCommandSchema = commandSchema.extend({ maxOpenPositions: z.number().int().min(0).optional() });
 export type PaperCommand = z.infer<typeof paperCommandSchema>;
 
-export type { TerminalOptions, CrashPoint } from './terminal-options';
+export type { TerminalOptions } from './terminal-options';
 
 export interface Handled {
   report: BridgeReport;

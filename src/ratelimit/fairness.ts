@@ -25,7 +25,7 @@ export interface Throttle {
 }
 
 /** One hit on a fixed-window counter: the count so far; the window starts with the first hit. */
-export const FIXED_WINDOW_HIT = `
+const FIXED_WINDOW_HIT = `
 local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return n`;

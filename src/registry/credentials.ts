@@ -12,7 +12,7 @@ export function newCredential(kind: CredentialKind): string {
 }
 
 /** The id a secret, token or API key is shown by (CLI, owner API): the first 12 hex characters of its SHA-256. */
-export const CREDENTIAL_ID_LENGTH = 12;
+const CREDENTIAL_ID_LENGTH = 12;
 export const credentialId = (hash: string): string => hash.slice(0, CREDENTIAL_ID_LENGTH);
 
 export function hashCredential(value: string): string {

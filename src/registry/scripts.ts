@@ -19,7 +19,7 @@ export const OWNER_DIFFERS = -3;
 export const CHANGED_MEANWHILE = -4;
 
 /** How long a replaced bridge token is remembered (only as its hash) to name it on the account page when it is used. */
-export const RETIRED_TOKEN_KEEP_SECONDS = 7 * 24 * 3600;
+const RETIRED_TOKEN_KEEP_SECONDS = 7 * 24 * 3600;
 
 /**
  * Writes an account. KEYS: account hash, set of account ids, the account's current bridge token hash.

@@ -14,7 +14,7 @@ import { featuresNeeded, missingFeatures, resolveManagement, type CommandManagem
  */
 
 /** Flat like the command: the entry's trade management with the owner's defaults merged and resolved (protocol 1.6). */
-export interface PlannedOrder extends CommandManagement {
+interface PlannedOrder extends CommandManagement {
   symbol?: string;
   /** Absent when the bridge sizes the entry by risk (riskSizing). */
   volume?: number;

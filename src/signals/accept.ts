@@ -45,7 +45,7 @@ export interface SignalNoTargets {
 }
 
 /** Where a new signal was routed, for the ingress's log line (absent on a replay). */
-export interface RoutingNote {
+interface RoutingNote {
   accounts: string[];
   skipped: SkippedAccount[];
 }
@@ -85,7 +85,7 @@ export interface AcceptDeps {
   now?: () => number;
 }
 
-export function newSignalId(): string {
+function newSignalId(): string {
   return `sig_${randomBytes(16).toString('hex')}`;
 }
 

@@ -9,14 +9,14 @@ import { Refusal } from './errors';
 /** What an owner may ask of their signal log, bounded; as query parameters, so numbers may come as text. */
 
 export const SIGNAL_LOG_MAX_PAGE = 100;
-export const SIGNAL_LOG_DEFAULT_PAGE = 25;
-export const SIGNAL_LOG_OUTCOMES = ['filled', 'done', 'rejected', 'pending'] as const;
+const SIGNAL_LOG_DEFAULT_PAGE = 25;
+const SIGNAL_LOG_OUTCOMES = ['filled', 'done', 'rejected', 'pending'] as const;
 /** A page token is small (a time and a signalId); anything longer is not one of ours. */
 const PAGE_TOKEN_MAX = 200;
 
 const instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
 
-export const signalLogQuerySchema = z
+const signalLogQuerySchema = z
   .strictObject({
     accountId: z.string().regex(ACCOUNT_ID_PATTERN).optional(),
     action: z.enum(ACTIONS).optional(),

@@ -26,7 +26,7 @@ export class SignalNotFound extends Error {
   }
 }
 
-export type AccountOutcomeView =
+type AccountOutcomeView =
   | { outcome: 'filled' | 'done'; ticket: string | null; reason: null; at: string }
   | { outcome: 'rejected'; ticket: null; reason: string; at: string }
   | { outcome: 'pending'; ticket: null; reason: null; at: null };
@@ -46,7 +46,7 @@ export interface SignalLogPage {
   nextPageToken?: string;
 }
 
-export interface AccountTimeline {
+interface AccountTimeline {
   accountId: string;
   accepted: { at: string };
   /** When the command was first handed to the account's bridge; null before that, or once Redis forgot it (7 days). */
@@ -56,7 +56,7 @@ export interface AccountTimeline {
   execution: ExecutionReport | null;
 }
 
-export interface SignalDetail {
+interface SignalDetail {
   signalId: string;
   receivedAt: string;
   action: string;
@@ -80,7 +80,7 @@ export function signalLog(deps: SignalLogDeps): SignalLog {
   return { list: (ownerId, query) => listSignals(deps, ownerId, query), detail: (ownerId, signalId) => signalDetail(deps, ownerId, signalId) };
 }
 
-export async function listSignals(deps: SignalLogDeps, ownerId: string, query: unknown): Promise<SignalLogPage> {
+async function listSignals(deps: SignalLogDeps, ownerId: string, query: unknown): Promise<SignalLogPage> {
   const owner = ownerIdSchema.parse(ownerId);
   const q = parseSignalLogQuery(query);
   const after = q.pageToken === undefined ? undefined : decodePageToken(q.pageToken);
@@ -112,7 +112,7 @@ export async function listSignals(deps: SignalLogDeps, ownerId: string, query: u
   };
 }
 
-export async function signalDetail(deps: SignalLogDeps, ownerId: string, signalId: string): Promise<SignalDetail> {
+async function signalDetail(deps: SignalLogDeps, ownerId: string, signalId: string): Promise<SignalDetail> {
   const owner = ownerIdSchema.parse(ownerId);
   // A handle we could never have issued is simply not found; it never reaches Temporal.
   if (!SIGNAL_ID_PATTERN.test(signalId)) throw new SignalNotFound();

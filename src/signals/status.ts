@@ -17,7 +17,7 @@ export interface SignalStatus {
 }
 
 /** The spec's account item (§2.4), and the additive `entry` and `fill` when known (docs/poll.md). */
-export type StatusAccount = EntryOutcome;
+type StatusAccount = EntryOutcome;
 
 export interface StatusDeps {
   registry: Registry;

@@ -26,7 +26,7 @@ export function keyword(value: string, what = 'a value'): string {
 }
 
 /** A Datetime literal, to the millisecond (the precision of acceptedAt). */
-export function datetime(at: Date): string {
+function datetime(at: Date): string {
   if (Number.isNaN(at.getTime())) throw new UnqueryableValue('a time');
   return `'${at.toISOString()}'`;
 }

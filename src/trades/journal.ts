@@ -6,7 +6,7 @@ import { runScript } from '../registry/scripts';
  * The trade journal's store (docs/trades.md): per account, each trade one record, each event recorded once. Behind
  * this interface so the use cases (src/trades/record.ts, src/trades/read.ts) do not know Redis.
  */
-export interface TradeWrite {
+interface TradeWrite {
   tradeId: string;
   /** The record as it was read (null: none); the write is refused when another call changed it since. */
   expect: string | null;
@@ -25,7 +25,7 @@ export interface JournalCommit {
 export type CommitResult = 'recorded' | 'duplicate' | 'conflict' | 'full';
 
 /** The most trades one account's journal holds (about 220 MB of Redis); past it, an event that begins a trade is refused. */
-export const MAX_TRADES_PER_ACCOUNT = 100_000;
+const MAX_TRADES_PER_ACCOUNT = 100_000;
 
 export interface TradeListQuery {
   status: 'open' | 'closed' | 'all';

@@ -100,7 +100,7 @@ export async function ownerBook(deps: OwnerTradesDeps, owner: string, accountId:
   };
 }
 
-export function reportedByBridge(account: Account): boolean {
+function reportedByBridge(account: Account): boolean {
   return (account.bridgeFeatures as readonly string[]).includes(TRADE_EVENTS_FEATURE);
 }
 

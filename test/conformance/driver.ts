@@ -6,7 +6,7 @@
  */
 
 export type Platform = 'mt5' | 'ctrader';
-export type Side = 'buy' | 'sell';
+type Side = 'buy' | 'sell';
 
 /** An account of the registry the bridge runs for, with its bridge token (give it to the bridge as a trader would). */
 export interface ConformanceAccount {
@@ -21,7 +21,7 @@ export interface ConformanceAccount {
  * - `after_fill`: after the broker side executed it and before the bridge's report left (the order exists, the
  *   service does not know). The process must end abnormally by itself (SIGKILL, os._exit): no cleanup, no report.
  */
-export type CrashPoint = 'before_fill' | 'after_fill';
+type CrashPoint = 'before_fill' | 'after_fill';
 
 export interface StartOptions {
   crash?: CrashPoint;

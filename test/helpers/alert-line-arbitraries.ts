@@ -11,7 +11,7 @@ import { signalArbitraries, type Body } from './signal-arbitraries';
  */
 
 /** A number as the line writes it: JSON's digits, never an exponent (1e-7 is 0.0000001). */
-export function decimal(n: number): string {
+function decimal(n: number): string {
   const s = String(n);
   const m = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(s);
   if (!m) return s;
@@ -33,7 +33,7 @@ function spellings(field: string): string[] {
 export type Pick = (options: string[]) => string;
 
 /** The line for a body, with a choice of spelling and of positional symbol; undefined when a line cannot carry it. */
-export function lineOf(body: Body, pick: Pick, positionalSymbol: boolean): string | undefined {
+function lineOf(body: Body, pick: Pick, positionalSymbol: boolean): string | undefined {
   const { secret, action, symbol, meta, takeProfits, ...rest } = body;
   const tokens = [String(secret), String(action)];
   if (symbol !== undefined && positionalSymbol) tokens.push(String(symbol));
@@ -56,7 +56,7 @@ export function lineOf(body: Body, pick: Pick, positionalSymbol: boolean): strin
 }
 
 /** Bodies a line can carry: meta reduced to a non-empty origin (the only meta a line sets). */
-export function lineable(body: Body): Body {
+function lineable(body: Body): Body {
   const { meta, ...rest } = body;
   const origin = (meta as { origin?: unknown } | undefined)?.origin;
   return typeof origin === 'string' && origin !== '' ? { ...rest, meta: { origin } } : rest;
@@ -64,7 +64,7 @@ export function lineable(body: Body): Body {
 
 /** Choices for `lineOf`, as plain numbers: fast-check may map a value more than once, so the picks must not be a stream. */
 const picksArb = fc.array(fc.nat(), { minLength: 16, maxLength: 16 });
-export function pickFrom(choices: number[]): Pick {
+function pickFrom(choices: number[]): Pick {
   let i = 0;
   return (options) => options[choices[i++ % choices.length]! % options.length]!;
 }
@@ -73,7 +73,7 @@ export function pickFrom(choices: number[]): Pick {
 const amount = (max: number) => fc.integer({ min: 1, max: max * 1000 }).map((n) => n / 1000);
 
 /** The trade-management fields of docs/trade-management.md §1, any subset, each in its type's range. */
-export const managementArb = fc.record(
+const managementArb = fc.record(
   {
     trailDistancePips: amount(1e6),
     trailTriggerPips: amount(1e6),

@@ -44,7 +44,7 @@ export interface ConnectorProcess extends ServiceProcess {
   commands(): Record<string, unknown>[];
 }
 
-export function connectorEnv(setup: ConnectorSetup, demoUrl: string, ingressUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+function connectorEnv(setup: ConnectorSetup, demoUrl: string, ingressUrl: string, extra: Record<string, string> = {}): Record<string, string> {
   const base: Record<string, string> = {};
   for (const n of ['PATH', 'HOME', 'TMPDIR', 'LANG', 'TZ']) if (process.env[n] !== undefined) base[n] = process.env[n]!;
   return {

@@ -8,7 +8,7 @@ import { REPO_ROOT } from '../../support/infra';
  * test checks src/ctrader/messages.ts against them, so neither can drift into guesses.
  */
 
-export interface ProtoField {
+interface ProtoField {
   label: 'required' | 'optional' | 'repeated';
   type: string;
 }
@@ -20,7 +20,7 @@ export interface ProtoDefinitions {
 }
 
 /** Where the reference lives: beside the checkout (CI, the lead's tree), or beside a worktree's parent. */
-export function referenceDir(): string | undefined {
+function referenceDir(): string | undefined {
   const candidates = [path.resolve(REPO_ROOT, '..', 'shared'), path.resolve(REPO_ROOT, '..', '..', 'shared')].map((d) =>
     path.join(d, 'reference', 'ctrader-open-api'),
   );

@@ -4,7 +4,7 @@ import path from 'node:path';
 
 /** The MT5 bridge package as a trader's PC sees it: unpacked with Python's own zip reader (not ours), files read back. */
 
-export const PYTHON = process.env.PYTHON ?? 'python3';
+const PYTHON = process.env.PYTHON ?? 'python3';
 
 export function python(args: string[], options: { env?: Record<string, string> } = {}): string {
   const run = spawnSync(PYTHON, args, { encoding: 'utf8', env: { ...process.env, ...options.env } });

@@ -35,17 +35,9 @@ export const REQUIRED: Record<Action, string[]> = {
   breakeven: ['positionId'],
 };
 
-export const STOPS = ['sl', 'tp', 'slPips', 'tpPips'];
+const STOPS = ['sl', 'tp', 'slPips', 'tpPips'];
 /** Trade management (docs/trade-management.md §1): on every entry; closeOpposite on market entries only. */
-export const MANAGEMENT = [
-  'trailDistancePips',
-  'trailTriggerPips',
-  'trailStepPips',
-  'breakevenTriggerPips',
-  'breakevenOffsetPips',
-  'takeProfits',
-  'maxSpreadPips',
-];
+const MANAGEMENT = ['trailDistancePips', 'trailTriggerPips', 'trailStepPips', 'breakevenTriggerPips', 'breakevenOffsetPips', 'takeProfits', 'maxSpreadPips'];
 const ENTRY = [...STOPS, ...MANAGEMENT];
 /** Every field each action may carry (besides secret, action and meta). */
 export const ALLOWED: Record<Action, string[]> = {
@@ -69,7 +61,7 @@ export const ALLOWED: Record<Action, string[]> = {
 };
 
 /** The "at least one of" choices of close and modify_pending. */
-export const ONE_OF: Partial<Record<Action, string[]>> = {
+const ONE_OF: Partial<Record<Action, string[]>> = {
   close: ['positionId', 'symbol', 'side', 'pnl'],
   modify_pending: ['price', 'stopLimitPrice', 'sl', 'tp', 'expiry'],
 };
@@ -120,7 +112,7 @@ export const NUMERIC_FIELDS = [
   'breakevenOffsetPips',
   'maxSpreadPips',
 ];
-export const KNOWN_KEYS = new Set(['secret', 'action', 'meta', 'idempotencyKey', ...FIELDS]);
+const KNOWN_KEYS = new Set(['secret', 'action', 'meta', 'idempotencyKey', ...FIELDS]);
 
 export const without = (b: Body, field: string): Body => {
   const copy = { ...b };

@@ -23,7 +23,7 @@ import { ScriptedTerminal } from '../helpers/terminal';
 import { historyToJsonObject } from './history-json';
 import { ownerCallbacksOf } from '../../src/callbacks/wiring';
 
-export const HISTORIES_DIR = path.join(__dirname, 'histories');
+const HISTORIES_DIR = path.join(__dirname, 'histories');
 
 /** What one fixture file holds: the history is Temporal's JSON form of it (as `temporal workflow show -o json`). */
 export interface RecordedHistory {

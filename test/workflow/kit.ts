@@ -19,7 +19,7 @@ const quiet = new DefaultLogger('WARN');
 if (!Runtime._instance) Runtime.install({ logger: quiet });
 
 /** What the workflow asked of the command queue, in order. */
-export interface QueueCalls {
+interface QueueCalls {
   dispatched: { commandId: string; resend: boolean }[];
   /** The commands dispatched, whole, as a bridge would receive them. */
   commands: BridgeCommand[];
@@ -90,7 +90,7 @@ async function startTimeSkipping(path: string): Promise<TestWorkflowEnvironment>
   }
 }
 
-export async function startWorkflowKit(): Promise<WorkflowKit> {
+async function startWorkflowKit(): Promise<WorkflowKit> {
   const path = process.env.TEMPORAL_TEST_SERVER_BIN;
   if (!path) throw new Error('TEMPORAL_TEST_SERVER_BIN is not set: scripts/test.sh builds it with scripts/ensure-test-server.sh');
   const env = await startTimeSkipping(path);

@@ -57,4 +57,4 @@ export function bridgeRoutes(deps: GatewayDeps, settings: BridgeRouteSettings): 
   return router;
 }
 
-export const TRADES_BODY_LIMIT_BYTES = 512 * 1024;
+const TRADES_BODY_LIMIT_BYTES = 512 * 1024;

@@ -12,7 +12,7 @@ import { Router, type Response } from 'express';
  * every load, so an upgrade of swagger-ui-dist or of the start script is picked up at once.
  */
 
-export const DOCS_TITLE = 'External Signals API';
+const DOCS_TITLE = 'External Signals API';
 
 /**
  * As tight as Swagger UI works with (test/integration/docs-page.test.ts fails on any CSP violation):

@@ -10,7 +10,7 @@ import { ownerAuth, requireJson, type CookieSettings } from '../owner-auth';
  * config a template to fill in), the same under its versioned name, and what the current version is. It holds no
  * secret. The personal copy, with this service's URL and a new bridge token in its config, is an owner API call.
  */
-export const MT5_DOWNLOADS = '/downloads/mt5-bridge';
+const MT5_DOWNLOADS = '/downloads/mt5-bridge';
 
 function current(packages: Mt5Packages): Mt5Package {
   const pkg = packages.current();
