@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SYMBOL_PATTERN } from './signal';
+import { SYMBOL_PATTERN } from './symbol';
 
 /** An account owner's risk rules, as stored in the registry and snapshotted into each signal at acceptance. */
 

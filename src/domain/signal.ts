@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ACTION_RULES, ACTIONS, type OrderField } from './actions';
 import { SPEC_LIMITS } from './limits';
+import { SYMBOL_PATTERN } from './symbol';
 import { managementIssues, managementSignalFields } from './management';
 
 /**
@@ -9,7 +10,6 @@ import { managementIssues, managementSignalFields } from './management';
  * Numbers are never coerced: "1.5" is not a volume.
  */
 
-export const SYMBOL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._#\-/]{0,31}$/;
 const ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
 
 const price = z.number().gt(0).max(1e9);

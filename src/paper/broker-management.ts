@@ -1,23 +1,15 @@
-import type { ManagementAsked, StopCause } from '../bridge-kit/trade-management';
+import type { StopCause } from '../bridge-kit/trade-management';
 import type { BrokerBook } from './broker-book';
 import { setPositionStops } from './broker-positions';
 import { EPS, isMultiple, roundTo, volumeDecimals } from './numbers';
 import { Rejected } from './retcodes';
-import type { BrokerCommand, BrokerOp, ExecutionResult, Side } from './broker-types';
+import type { BrokerOp, ExecutionResult, Side } from './broker-types';
 
 /**
  * What the paper broker does for trade management (protocol 1.6, docs/trade-management.md): the terminal's engine
  * moves a position's stop or closes a take-profit level's share, and an entry with closeOpposite first closes the
  * other side. Each is a broker operation of its own, with the management's cause in the ledger.
  */
-
-/** The entry's management fields as the position keeps them (none: the entry asked for no management). */
-export function managementOf(cmd: BrokerCommand): { management?: ManagementAsked } {
-  const { trailDistancePips, trailTriggerPips, trailStepPips, breakevenTriggerPips, breakevenOffsetPips, takeProfits } = cmd;
-  if (trailDistancePips === undefined && breakevenTriggerPips === undefined && (takeProfits?.length ?? 0) === 0) return {};
-  const asked = { trailDistancePips, trailTriggerPips, trailStepPips, breakevenTriggerPips, breakevenOffsetPips, takeProfits };
-  return { management: Object.fromEntries(Object.entries(asked).filter(([, v]) => v !== undefined)) };
-}
 
 /** Moves a managed position's stop (the take profit as given). */
 export function managedStop(

@@ -1,7 +1,7 @@
 import type { BrokerBook } from './broker-book';
 import type { Quote } from './feeds';
 import { EPS, iso, roundTo } from './numbers';
-import { managementOf } from './broker-management';
+import { managementOf } from './asked-management';
 import type { BrokerCommand, BrokerOp, ExecutionResult, OrderType, PendingOrder, Position, Side } from './broker-types';
 
 /** The paper broker's pending orders: placing, cancelling and modifying them, and what the market does to them. */

@@ -1,7 +1,7 @@
 import type { BrokerBook } from './broker-book';
 import type { SymbolSpec } from './instruments';
 import { EPS, isMultiple, iso, roundTo, volumeDecimals } from './numbers';
-import { managementOf } from './broker-management';
+import { managementOf } from './asked-management';
 import type { BrokerCommand, BrokerOp, ExecutionResult, PendingOrder, Position, Side } from './broker-types';
 
 /** The paper broker's open positions: market entries, the close family, SL/TP changes, and SL/TP hits as the market moves. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ACCOUNT_ID_PATTERN } from '../domain/account';
 import { ACTIONS } from '../domain/actions';
 import { SIGNAL_ID_PATTERN } from '../domain/ids';
-import { SYMBOL_PATTERN } from '../domain/signal';
+import { SYMBOL_PATTERN } from '../domain/symbol';
 import type { RunPosition } from './account-runs';
 import { Refusal } from './errors';
 
