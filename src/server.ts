@@ -22,7 +22,7 @@ import { RedisTradeJournal } from './trades/journal';
 import { tradeEventPublisherOf } from './callbacks/wiring';
 import { BridgePresence, RedisLastSeen } from './bridge/presence';
 import { BridgeCallLog } from './bridge/bridge-state';
-import { LaunchFailure } from './signals/errors';
+import { LaunchFailure } from './refusal';
 import { AdmissionGate, RedisAdmissionLedger } from './signals/admission';
 import type { AcceptanceDispatch } from './signals/dispatch';
 import { ConnectionCap } from './http/connections';

@@ -1,6 +1,6 @@
 import type { Registry } from '../registry/registry';
 import { BRIDGE_FEATURES, type Account } from '../domain/account';
-import { Refusal } from '../signals/errors';
+import { Refusal } from '../refusal';
 import type { ReportDelivery, SignalExecutions } from '../signals/executions';
 import type { ReportCourier } from './report-courier';
 import { isTemporalBackpressure } from '../temporal/failures';

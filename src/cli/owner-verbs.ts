@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { Refusal } from '../signals/errors';
+import { Refusal } from '../refusal';
 import { OwnerStore } from '../owners/owner-store';
 import { SessionStore } from '../owners/sessions';
 import { ApiKeyStore } from '../owners/api-keys';

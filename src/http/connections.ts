@@ -1,6 +1,6 @@
 import type { Server, Socket } from 'node:net';
 import type { RequestHandler } from 'express';
-import { Refusal } from '../signals/errors';
+import { Refusal } from '../refusal';
 
 /**
  * At most `max` open connections per client IP on this listener (MAX_CONNECTIONS_PER_IP), so that one client cannot

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { formatBytes, SPEC_LIMITS } from '../domain/limits';
 import type { Logger } from 'pino';
-import { Refusal } from '../signals/errors';
+import { Refusal } from '../refusal';
 import { isStoreFailure } from '../redis';
 
 /**

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { Logger } from 'pino';
-import { Refusal } from '../signals/errors';
+import { Refusal } from '../refusal';
 import { parseAlertLine } from '../domain/alert-line';
 import { sendRefusal, type Channel } from './errors';
 

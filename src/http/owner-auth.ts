@@ -1,6 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { Refusal } from '../signals/errors';
+import { Refusal } from '../refusal';
 import { apiKeyOwner, sessionOwner, type OwnerAuthDeps } from '../owners/sign-in';
 import { bearerToken } from './middleware';
 

@@ -5,7 +5,7 @@ import { riskSettingsSchema, symbolMapSchema } from '../domain/risk-settings';
 import type { AccountFigures } from '../domain/bridge-protocol';
 import type { RedisRegistry } from '../registry/registry';
 import { asOwnerSees } from './credentials';
-import { Refusal } from '../signals/errors';
+import { Refusal } from '../refusal';
 import { isOnline, ONLINE_WITHIN_MS, type LastSeenStore } from '../bridge/presence';
 import type { BridgeCallLog, BridgeCallState, BridgeRefusal } from '../bridge/bridge-state';
 import type { FiguresStore } from '../bridge/figures';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { accountSchema } from '../domain/account';
 import { hashCredential, newCredential } from '../registry/credentials';
 import type { OwnedAccounts } from '../registry/owned-accounts';
-import { Refusal } from '../signals/errors';
+import { Refusal } from '../refusal';
 import { showOwnerAccount, type OwnerAccountsDeps, type OwnerAccountView } from './accounts';
 
 /**

@@ -3,7 +3,7 @@ import { ACCOUNT_ID_PATTERN } from '../domain/account';
 import type { SecretGrant, TokenGrant } from '../domain/account';
 import { credentialId, hashCredential, newCredential } from '../registry/credentials';
 import { RegistryRefusal, type RedisRegistry } from '../registry/registry';
-import { Refusal } from '../signals/errors';
+import { Refusal } from '../refusal';
 import type { OwnerStore } from './owner-store';
 
 /**

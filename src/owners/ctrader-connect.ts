@@ -9,7 +9,7 @@ import { createAccountsUnderCap, undoCreatedAccounts } from '../registry/capped-
 import { hashCredential, newCredential, sameHash } from '../registry/credentials';
 import type { RedisRegistry } from '../registry/registry';
 import type { SecretBox } from '../secret-box';
-import { Refusal } from '../signals/errors';
+import { Refusal } from '../refusal';
 import type { OwnerStore } from './owner-store';
 
 /**

@@ -1,4 +1,4 @@
-import { Refusal } from '../signals/errors';
+import { Refusal } from '../refusal';
 import { ownerAccount, type OwnerAccountsDeps } from './accounts';
 import { rotateBridgeToken, type OwnerCredentialsDeps } from './credentials';
 import { configUrl, packageFileName, type Mt5Packages } from '../downloads/mt5-package';

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { hashCredential, newCredential } from '../registry/credentials';
-import { Refusal } from '../signals/errors';
+import { Refusal } from '../refusal';
 import { passwordSchema, totpCodeSchema } from '../domain/owner';
 import { PASSWORD_RULES, passwordProblem } from '../domain/password-policy';
 import { OwnerStore, type OwnerRecord } from './owner-store';

@@ -3,7 +3,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { rateLimit } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
 import { RedisStore } from 'rate-limit-redis';
-import { Refusal } from '../signals/errors';
+import { Refusal } from '../refusal';
 
 /**
  * express-rate-limit with rate-limit-redis, one store (and key prefix) per limiter. A store error reaches the error

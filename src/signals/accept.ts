@@ -5,7 +5,7 @@ import type { Throttle } from '../ratelimit/fairness';
 import { isMarketEntry, isOpening, requiresIdempotencyKey } from '../domain/actions';
 import { mapSymbol } from '../risk/symbols';
 import type { VolumeRules } from '../domain/volume-rules';
-import { ExecutionsUnavailable, LaunchFailure, Refusal } from './errors';
+import { ExecutionsUnavailable, LaunchFailure, Refusal } from '../refusal';
 import type { SignalExecutions } from './executions';
 import type { AccountSnapshot, AccountTarget, SignalInstruction, SignalWorkflowInput, SkippedAccount } from '../domain/workflow-input';
 import { validateSignal, type ExternalSignal } from '../domain/signal';

@@ -1,6 +1,6 @@
 import { ACCOUNT_ID_PATTERN, type SecretGrant } from '../domain/account';
 import type { Registry } from '../registry/registry';
-import { Refusal } from './errors';
+import { Refusal } from '../refusal';
 
 /**
  * Who is sending (design pipeline, before the route limiter): the secret must exist and, on the per-account URL,

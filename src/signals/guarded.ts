@@ -1,5 +1,5 @@
 import { isStoreFailure } from '../redis';
-import { Refusal } from './errors';
+import { Refusal } from '../refusal';
 
 /** Runs a step that needs the registry or a limiter's store; if the store cannot answer, fail closed. */
 export async function guarded<T>(retryAfterSeconds: number, step: () => Promise<T>): Promise<T> {

@@ -4,7 +4,7 @@ import { ACTIONS } from '../domain/actions';
 import { SIGNAL_ID_PATTERN } from '../domain/ids';
 import { SYMBOL_PATTERN } from '../domain/symbol';
 import type { RunPosition } from './account-runs';
-import { Refusal } from './errors';
+import { Refusal } from '../refusal';
 
 /** What an owner may ask of their signal log, bounded; as query parameters, so numbers may come as text. */
 

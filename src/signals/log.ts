@@ -2,7 +2,7 @@ import type { Registry } from '../registry/registry';
 import { SIGNAL_ID_PATTERN, accountWorkflowId } from '../domain/ids';
 import type { AccountOutcome } from '../domain/outcome';
 import { PageTooLarge, type AccountRun, type AccountRuns, type ExecutionReport, type RunFilter } from './account-runs';
-import { Refusal } from './errors';
+import { Refusal } from '../refusal';
 import { decodePageToken, encodePageToken, ownerIdSchema, parseSignalLogQuery } from './log-filters';
 import type { ReportedOutcomes } from './reported-outcomes';
 

@@ -1,7 +1,7 @@
 import type { Throttle } from '../ratelimit/fairness';
 import type { Registry } from '../registry/registry';
 import { SIGNAL_ID_PATTERN } from '../domain/ids';
-import { Refusal } from './errors';
+import { Refusal } from '../refusal';
 import type { SignalExecutions } from './executions';
 import { guarded } from './guarded';
 import type { ReportedOutcomes } from './reported-outcomes';

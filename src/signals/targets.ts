@@ -3,7 +3,7 @@ import type { Account, SecretGrant } from '../domain/account';
 import type { Registry } from '../registry/registry';
 import type { Action } from '../domain/actions';
 import type { ManagementRequest } from '../domain/management';
-import { Refusal } from './errors';
+import { Refusal } from '../refusal';
 import type { SkippedAccount } from '../domain/workflow-input';
 
 /** What routing looks at: the action, and the trade management an entry asks for (protocol 1.6). */

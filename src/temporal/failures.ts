@@ -1,5 +1,5 @@
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
-import { ExecutionsUnavailable, LaunchFailure } from '../signals/errors';
+import { ExecutionsUnavailable, LaunchFailure } from '../refusal';
 
 /** gRPC codes that mean Temporal cannot take work now (overloaded, unreachable, or too slow for our deadline). */
 const BACKPRESSURE_CODES = new Set([

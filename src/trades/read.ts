@@ -3,7 +3,7 @@ import type { Account } from '../domain/account';
 import { TRADE_EVENTS_FEATURE, MAX_BOOK_ENTRIES, type TradeManagement, type TradeRecord, type TradeSummary } from '../domain/trade-events';
 import type { FiguresStore } from '../bridge/figures';
 import { ownerAccount, type OwnerAccountsDeps } from '../owners/accounts';
-import { Refusal } from '../signals/errors';
+import { Refusal } from '../refusal';
 import type { TradeJournal } from './journal';
 import { dayFigures, type DayFigures } from './day';
 import { managementOf } from './management';

@@ -14,7 +14,7 @@ import {
 import { applyEvent, realizedBy, tradesTouched, type JournalInput } from './apply';
 import type { TradeJournal } from './journal';
 import { tradeCallbackEventOf, type PublishTradeEvent } from './callback-events';
-import { Refusal } from '../signals/errors';
+import { Refusal } from '../refusal';
 import { reconcile } from './reconcile';
 
 /**

@@ -4,7 +4,7 @@ import type { AccountSequencer, MarkRetime } from '../../src/bridge/ordering';
 import type { SignalExecutions } from '../../src/signals/executions';
 import type { AcceptanceRecord, IdempotencyWindows } from '../../src/signals/idempotency';
 import type { SignalWorkflowInput } from '../../src/domain/workflow-input';
-import { ExecutionsUnavailable, LaunchFailure, Refusal } from '../../src/signals/errors';
+import { ExecutionsUnavailable, LaunchFailure, Refusal } from '../../src/refusal';
 import type { Registry } from '../../src/registry/registry';
 
 /**

@@ -6,7 +6,7 @@ import { buildOpenApiDocument } from '../../src/http/openapi';
 import { errorHandler, sendRefusal, type Channel } from '../../src/http/errors';
 import { ACTIONS } from '../../src/domain/actions';
 import type { SignalAccepted, SignalNoTargets } from '../../src/signals/accept';
-import { Refusal, routeLimited } from '../../src/signals/errors';
+import { Refusal, routeLimited } from '../../src/refusal';
 import { externalSignalShape, validateSignal } from '../../src/domain/signal';
 import type { SignalStatus } from '../../src/signals/status';
 import { SPEC_ACTIONS } from '../helpers/spec-actions';

@@ -1,6 +1,6 @@
 import { accountRunsQuery, keyword, signalParentsQuery, UnqueryableValue } from '../../src/temporal/visibility-query';
 import { decodePageToken, encodePageToken, parseSignalLogQuery, SIGNAL_LOG_MAX_PAGE } from '../../src/signals/log-filters';
-import { Refusal } from '../../src/signals/errors';
+import { Refusal } from '../../src/refusal';
 
 describe('the visibility queries of the owner signal log', () => {
   test('when a value holds a single quote, then it is escaped and stays one literal', () => {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { routeLimited } from '../../signals/errors';
+import { routeLimited } from '../../refusal';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import { bridgeAccount, bridgeCommands, bridgeHello, bridgeReports, bridgeTrades, type GatewayDeps } from '../../bridge/gateway';

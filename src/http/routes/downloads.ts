@@ -1,5 +1,5 @@
 import { Router, type Response } from 'express';
-import { Refusal } from '../../signals/errors';
+import { Refusal } from '../../refusal';
 import { packageFileName, type Mt5Package, type Mt5Packages } from '../../downloads/mt5-package';
 import type { OwnerAuthDeps } from '../../owners/sign-in';
 import { personalMt5Package, type OwnerMt5PackageDeps } from '../../owners/mt5-package';

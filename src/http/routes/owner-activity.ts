@@ -1,6 +1,6 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
-import { Refusal } from '../../signals/errors';
+import { Refusal } from '../../refusal';
 import { SignalNotFound, type SignalLog } from '../../signals/log';
 import { CallbackRegistrationRefused, type OwnerCallbacks } from '../../callbacks/owner-callbacks';
 import { eventTypesSchema } from '../../callbacks/endpoints';

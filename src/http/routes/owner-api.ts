@@ -1,6 +1,6 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
-import { Refusal } from '../../signals/errors';
+import { Refusal } from '../../refusal';
 import { listOwnerAccounts, showOwnerAccount, updateOwnerAccount } from '../../owners/accounts';
 import { addOwnerAccount, type AddAccountDeps } from '../../owners/add-account';
 import { createCredential, listCredentials, relinkCredential, revokeCredential, rotateBridgeToken, type OwnerCredentialsDeps } from '../../owners/credentials';

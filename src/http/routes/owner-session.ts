@@ -1,7 +1,7 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
 import { z } from 'zod';
-import { routeLimited, Refusal } from '../../signals/errors';
+import { routeLimited, Refusal } from '../../refusal';
 import { guarded } from '../../signals/guarded';
 import type { PreAuthCap } from '../../ratelimit/preauth';
 import type { Slot } from '../../ratelimit/caps';

@@ -1,5 +1,5 @@
 import { Router, type Response } from 'express';
-import { Refusal } from '../../signals/errors';
+import { Refusal } from '../../refusal';
 import { ownerBook, ownerDay, ownerEquity, ownerSignalTrades, ownerTrade, ownerTrades, type OwnerTradesDeps } from '../../trades/read';
 
 /**

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { Refusal } from '../../signals/errors';
+import { Refusal } from '../../refusal';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config';

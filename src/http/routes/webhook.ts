@@ -1,5 +1,5 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
-import { routeLimited } from '../../signals/errors';
+import { routeLimited } from '../../refusal';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config';

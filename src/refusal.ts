@@ -1,4 +1,4 @@
-import type { ValidationDetail } from '../domain/signal';
+import type { ValidationDetail } from './domain/signal';
 
 /**
  * Why a request was refused, in the service's own terms. The HTTP layer maps each kind to a status and a body in
