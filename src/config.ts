@@ -120,6 +120,8 @@ export const envSchema = z.object({
    */
   REDIS_MIN_REPLICAS_ACK: int(0, 0, 5),
   REDIS_REPLICA_ACK_TIMEOUT_MS: int(200, 1, 5000),
+  /** A command a bridge took and has not reported on for this long is handed out again (the bridge dedups by commandId). */
+  BRIDGE_REDELIVER_AFTER_MS: int(15_000, 1000, 600_000),
   /** TLS to Redis (a `rediss://` URL): a private CA, an mTLS client certificate and key, a server name; files are PEM. */
   REDIS_TLS_CA_FILE: z.string().min(1).optional(),
   REDIS_TLS_CERT_FILE: z.string().min(1).optional(),
@@ -362,6 +364,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       url: e.REDIS_URL,
       commandTimeoutMs: e.REDIS_COMMAND_TIMEOUT_MS,
       replicaAck: { min: e.REDIS_MIN_REPLICAS_ACK, timeoutMs: e.REDIS_REPLICA_ACK_TIMEOUT_MS },
+      redeliverAfterMs: e.BRIDGE_REDELIVER_AFTER_MS,
       ...redisTls(e),
     },
     temporal: {

@@ -61,7 +61,7 @@ export async function startIngress(config: Config = loadConfig(), seams: Ingress
   const executions = new TemporalExecutions(regions, config.temporal.taskQueue);
   // Long-polls block on their own connection, never on the guards' fail-fast one.
   const queueRedis = connectRedis(config.redis, { commandTimeoutMs: config.redis.commandTimeoutMs, logger, name: 'ingress-bridge' });
-  const queue = new RedisCommandQueue(queueRedis, { redeliverAfterMs: 15_000, replicaAck: config.redis.replicaAck });
+  const queue = new RedisCommandQueue(queueRedis, { redeliverAfterMs: config.redis.redeliverAfterMs, replicaAck: config.redis.replicaAck });
   // Serve as soon as Redis answers, but never wait long: with Redis down the guards fail closed until it is back.
   await Promise.all([waitUntilReady(redis, 3000), waitUntilReady(queueRedis, 3000)]);
   const courier = new ReportCourier(executions, COURIER_DEFAULTS, logger);

@@ -45,7 +45,7 @@ export async function startWorker(config: Config = loadConfig()): Promise<Runnin
   logRedisErrors(redis, 'worker', logger);
   const metrics = createWorkerMetrics();
   const activities = createActivities({
-    queue: new RedisCommandQueue(redis, { redeliverAfterMs: 15_000, replicaAck: config.redis.replicaAck }),
+    queue: new RedisCommandQueue(redis, { redeliverAfterMs: config.redis.redeliverAfterMs, replicaAck: config.redis.replicaAck }),
     sequencer: new RedisAccountSequencer(redis, config.redis.replicaAck),
     admission: new RedisAdmissionLedger(redis, config.temporal.taskQueue, config.bridge.defaultCommandTtlMs),
     callbacks: { ...callbackAttemptDeps(config, redis), onAttempt: (result) => metrics.callbackAttempts.inc({ result }) },

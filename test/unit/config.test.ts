@@ -27,7 +27,7 @@ describe('loadConfig: spec defaults', () => {
   });
 
   test('when nothing is set, then Redis and Temporal are on loopback defaults with one region "default"', () => {
-    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', commandTimeoutMs: 500, replicaAck: { min: 0, timeoutMs: 200 } });
+    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', commandTimeoutMs: 500, replicaAck: { min: 0, timeoutMs: 200 }, redeliverAfterMs: 15_000 });
     expect(config.temporal.regions).toEqual([{ name: 'default', address: '127.0.0.1:7233', namespace: 'default' }]);
     expect(config.temporal.taskQueue).toBe('external-signals');
     expect(config.temporal.startTimeoutMs).toBe(1500);
@@ -196,7 +196,7 @@ describe('loadConfig: overrides', () => {
       RISK_FIGURES_MAX_AGE_MS: '5000',
       LOG_LEVEL: 'debug',
     });
-    expect(c.redis).toEqual({ url: 'redis://cache:6380', commandTimeoutMs: 250, replicaAck: { min: 0, timeoutMs: 200 } });
+    expect(c.redis).toEqual({ url: 'redis://cache:6380', commandTimeoutMs: 250, replicaAck: { min: 0, timeoutMs: 200 }, redeliverAfterMs: 15_000 });
     expect(c.temporal).toEqual({
       regions: [{ name: 'default', address: 'temporal:7233', namespace: 'prod' }],
       taskQueue: 'q',
