@@ -4,7 +4,8 @@ import type { AccountOutcome } from '../../src/domain/outcome';
 import type { JournalEvent, TradeRecord } from '../../src/domain/trade-events';
 import { waitFor } from '../../support/infra';
 import { journalTrade, journalTrades } from '../helpers/journal';
-import { CONFORMANCE_SYMBOLS, type BridgeUnderTest, type BrokerPosition, type ConformanceAccount, type Quote } from './driver';
+import { CONFORMANCE_SYMBOLS, type BridgeUnderTest, type BrokerPosition, type ConformanceAccount } from './driver';
+import { SYMBOL_SPECS, away, bidAt, askAt, baseQuote as base } from './market';
 
 /**
  * The conformance suite's trade-management cases (protocol 1.6; docs/trade-management.md), on a steered market: the
@@ -21,14 +22,8 @@ export interface ManagementCaseContext {
   manager: ConformanceAccount;
 }
 
-const SPEC = Object.fromEntries(CONFORMANCE_SYMBOLS.map((s) => [s.name, s]));
-const round = (symbol: string, v: number) => Number(v.toFixed(SPEC[symbol]!.digits));
-const away = (symbol: string, from: number, pips: number) => round(symbol, from + pips * SPEC[symbol]!.pip);
-const base = (symbol: string): Quote => ({ bid: SPEC[symbol]!.bid, ask: round(symbol, SPEC[symbol]!.bid + SPEC[symbol]!.spread) });
-const bidAt = (symbol: string, price: number): Quote => ({ bid: price, ask: round(symbol, price + SPEC[symbol]!.spread) });
-const askAt = (symbol: string, price: number): Quote => ({ bid: round(symbol, price - SPEC[symbol]!.spread), ask: price });
 /** Half a point: how far apart two prices of the symbol may be and still be the same price. */
-const same = (symbol: string, a: number | null, b: number) => a !== null && Math.abs(a - b) < 0.5 * 10 ** -SPEC[symbol]!.digits;
+const same = (symbol: string, a: number | null, b: number) => a !== null && Math.abs(a - b) < 0.5 * 10 ** -SYMBOL_SPECS[symbol]!.digits;
 
 export function managementCases(ctx: ManagementCaseContext): void {
   const { driver, manager } = ctx;

@@ -24,6 +24,7 @@ import {
 import { tradeEventCases } from './trade-cases';
 import { managementCases } from './management-cases';
 import { CONFORMANCE_SYMBOLS, type BridgeUnderTest, type BrokerEntry, type BrokerView, type ConformanceAccount, type RefusalKind } from './driver';
+import { away, baseQuote } from './market';
 
 /**
  * The bridge conformance suite (docs/bridge-conformance.md): what every bridge implementation must do, checked against
@@ -37,11 +38,6 @@ import { CONFORMANCE_SYMBOLS, type BridgeUnderTest, type BrokerEntry, type Broke
  * trade-management cases' (management-cases.ts, protocol 1.6).
  */
 
-const SPEC = Object.fromEntries(CONFORMANCE_SYMBOLS.map((s) => [s.name, s]));
-const round = (symbol: string, v: number) => Number(v.toFixed(SPEC[symbol]!.digits));
-/** `pips` away from `from`, at the symbol's digits. */
-const away = (symbol: string, from: number, pips: number) => round(symbol, from + pips * SPEC[symbol]!.pip);
-const baseQuote = (symbol: string) => ({ bid: SPEC[symbol]!.bid, ask: round(symbol, SPEC[symbol]!.bid + SPEC[symbol]!.spread) });
 const inHours = (h: number) => new Date(Date.now() + h * 3_600_000).toISOString().replace(/\.\d{3}Z$/, '.000Z');
 
 type Body = Record<string, unknown> & { action: Action };

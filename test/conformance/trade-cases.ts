@@ -5,7 +5,8 @@ import type { TradeRecord } from '../../src/domain/trade-events';
 import { RedisTradeJournal } from '../../src/trades/journal';
 import { waitFor } from '../../support/infra';
 import { journalEventIds, journalTrade } from '../helpers/journal';
-import { CONFORMANCE_SYMBOLS, type BridgeUnderTest, type ConformanceAccount, type Quote } from './driver';
+import { CONFORMANCE_SYMBOLS, type BridgeUnderTest, type ConformanceAccount } from './driver';
+import { away, bidAt, askAt, baseQuote as base } from './market';
 
 /**
  * The conformance suite's trade-event cases (protocol 1.5; docs/bridge-conformance.md, "Trade events"): each cause a
@@ -23,14 +24,6 @@ export interface TradeCaseContext {
   trader: ConformanceAccount;
   tstop: ConformanceAccount;
 }
-
-const SPEC = Object.fromEntries(CONFORMANCE_SYMBOLS.map((s) => [s.name, s]));
-const round = (symbol: string, v: number) => Number(v.toFixed(SPEC[symbol]!.digits));
-const away = (symbol: string, from: number, pips: number) => round(symbol, from + pips * SPEC[symbol]!.pip);
-const base = (symbol: string): Quote => ({ bid: SPEC[symbol]!.bid, ask: round(symbol, SPEC[symbol]!.bid + SPEC[symbol]!.spread) });
-/** A quote whose bid (or ask) is exactly `price`. */
-const bidAt = (symbol: string, price: number): Quote => ({ bid: price, ask: round(symbol, price + SPEC[symbol]!.spread) });
-const askAt = (symbol: string, price: number): Quote => ({ bid: round(symbol, price - SPEC[symbol]!.spread), ask: price });
 
 export function tradeEventCases(ctx: TradeCaseContext): void {
   const { driver, trader, tstop } = ctx;
