@@ -11,7 +11,7 @@ import { get, pollUntilReported, post, seedOwner, startPaperTerminal, startStack
 import { ScriptedTerminal } from '../helpers/terminal';
 
 /**
- * Dispatch at acceptance (DISPATCH_AT_ACCEPTANCE, on by default): the ingress queues a started signal's command itself
+ * Dispatch at acceptance (DISPATCH_AT_ACCEPTANCE, switched on here; off by default): the ingress queues a started signal's command itself
  * and the account workflow supervises it. Exactly one broker order per (signal, account) at each crash point this adds:
  * the ingress dies after the start and before the enqueue, or after the enqueue and before the 202 (seams that throw
  * where the process would die: nothing after them runs, the caller gets no 202 and sends again with its key); the
@@ -66,7 +66,7 @@ describe('dispatch at acceptance, worker up (Redis of its own, durable)', () => 
 
   beforeAll(async () => {
     redis = await startRedis({ durable: true });
-    stack = await startStack({ env: { REDIS_URL: redis.url }, seams });
+    stack = await startStack({ env: { REDIS_URL: redis.url, DISPATCH_AT_ACCEPTANCE: 'true' }, seams });
   });
   afterAll(async () => {
     for (const t of terminals) await t.stop();
@@ -167,7 +167,7 @@ describe('dispatch at acceptance, worker down (Redis of its own, throwaway)', ()
 
   beforeAll(async () => {
     redis = await startRedis();
-    stack = await startStack({ env: { REDIS_URL: redis.url }, seams, worker: false });
+    stack = await startStack({ env: { REDIS_URL: redis.url, DISPATCH_AT_ACCEPTANCE: 'true' }, seams, worker: false });
   });
   afterEach(async () => {
     await worker?.shutdown();

@@ -55,22 +55,25 @@ describe('loadConfig: spec defaults', () => {
     expect(config.ingress.maxConnectionsPerIp).toBe(1024);
     expect(config.ingress.maxOverCapConnections).toBe(4096);
     // Dispatch at acceptance is on: the door bounds Temporal's supervision lag, not the dispatch.
-    expect(config.admission).toEqual({ lateAfterMs: 10_000, maxLate: 40, refreshMs: 100 });
+    expect(config.admission).toEqual({ lateAfterMs: 1500, maxLate: 40, refreshMs: 100 });
     expect(config.bridge).toEqual({
       maxWaitMs: 25_000,
       limit: { max: 600, windowMs: 60_000 },
       defaultMaxSignalAgeMs: 30_000,
       defaultCommandTtlMs: 300_000,
       figuresMaxAgeMs: 60_000,
-      dispatchAtAcceptance: true,
+      dispatchAtAcceptance: false,
     });
   });
 
-  test('when dispatch at acceptance is switched off, then the workflows dispatch and the door bounds the dispatch itself, 1.5 s', () => {
-    const off = loadConfig({ DISPATCH_AT_ACCEPTANCE: 'false' });
+  test('when dispatch at acceptance is off (the default), then the workflows dispatch and the door bounds the dispatch itself, 1.5 s; on, the door bounds the supervision lag', () => {
+    const off = loadConfig({});
     expect(off.bridge.dispatchAtAcceptance).toBe(false);
     expect(off.admission.lateAfterMs).toBe(1500);
-    expect(loadConfig({ ADMISSION_SUPERVISION_LAG_MS: '3000' }).admission.lateAfterMs).toBe(3000);
+    const on = loadConfig({ DISPATCH_AT_ACCEPTANCE: 'true' });
+    expect(on.bridge.dispatchAtAcceptance).toBe(true);
+    expect(on.admission.lateAfterMs).toBe(10_000);
+    expect(loadConfig({ DISPATCH_AT_ACCEPTANCE: 'true', ADMISSION_SUPERVISION_LAG_MS: '3000' }).admission.lateAfterMs).toBe(3000);
     expect(() => loadConfig({ DISPATCH_AT_ACCEPTANCE: 'yes' })).toThrow(/DISPATCH_AT_ACCEPTANCE/);
   });
 
@@ -213,7 +216,7 @@ describe('loadConfig: overrides', () => {
       defaultMaxSignalAgeMs: 10000,
       defaultCommandTtlMs: 60000,
       figuresMaxAgeMs: 5000,
-      dispatchAtAcceptance: true,
+      dispatchAtAcceptance: false,
     });
     expect(c.logLevel).toBe('debug');
   });
