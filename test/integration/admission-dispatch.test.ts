@@ -17,7 +17,10 @@ describe('admission control with dispatch at acceptance', () => {
   const buy = () => ({ secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 });
 
   beforeAll(async () => {
-    stack = await startStack({ worker: false, env: { DISPATCH_AT_ACCEPTANCE: 'true', ADMISSION_SUPERVISION_LAG_MS: '3000', ADMISSION_MAX_LATE: '5', ADMISSION_REFRESH_MS: '50' } });
+    stack = await startStack({
+      worker: false,
+      env: { DISPATCH_AT_ACCEPTANCE: 'true', ADMISSION_SUPERVISION_LAG_MS: '3000', ADMISSION_MAX_LATE: '5', ADMISSION_REFRESH_MS: '50' },
+    });
     f = await seedOwner(stack.registry, [{}, {}]);
   });
   afterAll(async () => {
