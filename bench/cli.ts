@@ -29,6 +29,9 @@ export const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [-
   --ingress-node-options S
                    NODE_OPTIONS for the ingress process only (diagnosis: e.g. V8 heap flags against its peak RSS); the
                    flags of scripts/node-flags.ts come after NODE_OPTIONS on the command line and win
+  --dispatch at-acceptance|workflow
+                   where a command is queued (DISPATCH_AT_ACCEPTANCE): by the ingress before the 202 (the default), or by
+                   the account workflow (the path before issue 28): run both in one sitting for before and after
   --help`;
 
 export interface Options {
@@ -43,6 +46,8 @@ export interface Options {
   ingressNodeOptions?: string;
   temporal?: 'dev' | 'cluster';
   workers?: number;
+  /** DISPATCH_AT_ACCEPTANCE of the ingress and workers: undefined keeps the service's default. */
+  dispatch?: 'at-acceptance' | 'workflow';
 }
 
 export function parseOptions(argv: string[]): Options | 'help' {
@@ -89,6 +94,10 @@ export function parseOptions(argv: string[]): Options | 'help' {
       const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
       if (!value) throw new UsageError('--ingress-node-options needs a value, e.g. --ingress-node-options=--max-semi-space-size=4');
       opts.ingressNodeOptions = value;
+    } else if (arg === '--dispatch' || arg.startsWith('--dispatch=')) {
+      const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
+      if (value !== 'at-acceptance' && value !== 'workflow') throw new UsageError('--dispatch must be at-acceptance or workflow');
+      opts.dispatch = value;
     } else throw new UsageError(`unknown argument ${arg}`);
   }
   if (opts.scenarios.size === 0) for (let n = 1; n <= SCENARIOS; n++) opts.scenarios.add(n);

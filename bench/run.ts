@@ -116,6 +116,7 @@ async function main(argv: string[]): Promise<number> {
       ingressNodeOptions: opts.ingressNodeOptions ?? null,
       temporal: opts.temporal ?? 'dev',
       workers: opts.workers ?? 1,
+      dispatch: opts.dispatch ?? 'at-acceptance (the default)',
       temporalDb: opts.temporalDbDir ? `${opts.temporalDbDir} (fresh file)` : 'run directory (fresh file)',
     },
     goals: GOALS,

@@ -221,7 +221,7 @@ export const envSchema = z.object({
    * Dispatch at acceptance (docs/decisions.md): once a signal's start is durable, the ingress queues its commands for
    * the bridges itself and the account workflows supervise them; `false`, the workflows queue them, as before.
    */
-  DISPATCH_AT_ACCEPTANCE: z.enum(['true', 'false']).default('false'),
+  DISPATCH_AT_ACCEPTANCE: z.enum(['true', 'false']).default('true'),
   /** Default max signal age for market entries when an account sets none. */
   DEFAULT_MAX_SIGNAL_AGE_MS: int(30_000, 1),
   /** Max age of the other commands (pending entries, closes, modifies) when an account sets none. */

@@ -18,7 +18,7 @@ export interface AcceptanceDispatch {
   queue: Pick<CommandQueue, 'enqueue'>;
   logger?: Logger;
   /** Test seams for crash points (test/fault/dispatch-at-acceptance.test.ts): a throw here is the ingress dying there. */
-  faults?: { beforeDispatch?(signalId: string): void; afterDispatch?(signalId: string): void };
+  faults?: { beforeDispatch?(signalId: string): void; beforeEnqueue?(signalId: string): void; afterDispatch?(signalId: string): void };
 }
 
 /**
@@ -40,6 +40,7 @@ export async function dispatchStarted(
       // A refusal is the workflow's to record (with its number released); nothing goes to a bridge.
       if (!plan.ok) return undefined;
       try {
+        dispatch.faults?.beforeEnqueue?.(input.signalId);
         return (await dispatch.queue.enqueue(plan.command)) === 'queued' ? accountId : undefined;
       } catch (err) {
         dispatch.logger?.warn({ signalId: input.signalId, accountId, err: String(err) }, 'command not queued at acceptance: its workflow queues it');

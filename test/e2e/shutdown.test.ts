@@ -5,7 +5,6 @@ import { readLedger } from '../../src/paper/ledger';
 import { waitFor } from '../../support/infra';
 import {
   ensureBuilt,
-  httpGet as get,
   httpPost as post,
   processLogDir,
   startProcessStack,
@@ -16,7 +15,7 @@ import {
 import { describeOrUndefined, importRegistry, writeRegistry, type RegistryFile } from './support';
 import { commandIdOf } from '../helpers/commands';
 import { mt5AndCtraderOwner } from '../helpers/registry';
-import { temporalClient, type TemporalView } from '../helpers/temporal';
+import { accountWorkflowResult, temporalClient, type TemporalView } from '../helpers/temporal';
 import { reportedStatus } from '../helpers/poll';
 import { MARKET_FILL } from '../helpers/poll-items';
 
@@ -82,7 +81,6 @@ describe('graceful shutdown of the built processes under load', () => {
   });
 
   const url = () => stack!.ingress.url;
-  const poll = (signalId: string) => get(`${url()}/v1/signals/${signalId}`, { authorization: `Bearer ${token}` });
   const buy = (i: number, label: string) => ({ secret, action: 'buy', symbol: 'EURUSD', volume: 0.01, meta: { origin: `${label}-${i}` } });
 
   /** Polls until the signal is reported filled with a ticket (503 answers are retried: Temporal may be slow). */
@@ -179,41 +177,50 @@ describe('graceful shutdown of the built processes under load', () => {
     }
   }, 120_000);
 
-  test('SIGTERM to the worker mid-run: it exits 0; a new worker process completes every accepted signal exactly once', async () => {
+  test('SIGTERM to the worker mid-run: it exits 0; signals accepted meanwhile still reach the bridge; a new worker records every outcome exactly once', async () => {
     const N = 20;
-    const accepted: { accountId: string; signalId: string }[] = [];
-    let stopping: Promise<unknown> | undefined;
-    let sigtermAt = 0;
+    const accepted: { accountId: string; signalId: string; whileDown: boolean }[] = [];
+    let exitedAfterMs = 0;
     for (let i = 0; i < N; i++) {
       const accountId = accounts[i % 2]!;
+      if (i === 5) {
+        const sigtermAt = Date.now();
+        // Every later signal is accepted with no worker running at all.
+        expect(await stack!.worker.stop(30_000)).toEqual({ code: 0, signal: null });
+        exitedAfterMs = Date.now() - sigtermAt;
+      }
       const res = await post(`${url()}/webhook/custom/${accountId}`, buy(i, `worker-${tag}`));
       expect(res.status).toBe(202);
-      accepted.push({ accountId, signalId: res.body.signalId });
-      if (i === 4) {
-        sigtermAt = Date.now();
-        stopping = stack!.worker.stop(30_000);
-      }
+      accepted.push({ accountId, signalId: res.body.signalId, whileDown: i >= 5 });
     }
-    const exit = await stopping;
-    const exitedAfterMs = Date.now() - sigtermAt;
-    expect(exit).toEqual({ code: 0, signal: null });
 
-    // With no worker, the later signals cannot have run: the poll shows them pending.
-    const pending: string[] = [];
-    for (const a of accepted) {
-      const res = await poll(a.signalId);
-      expect(res.status).toBe(200);
-      if (res.body.status !== 'reported') pending.push(a.signalId);
+    // Dispatch at acceptance: the ingress queued each command itself, so the bridge fills the signals accepted while
+    // no worker runs, and the poll shows the bridge's reports the ingress recorded. Temporal records nothing yet.
+    const down = accepted.filter((a) => a.whileDown);
+    for (const a of down) await untilFilled(a.signalId, a.accountId, 40_000);
+    for (const a of down) {
+      const account = await temporal.client.workflow
+        .getHandle(commandIdOf(a.signalId, a.accountId))
+        .describe()
+        .catch(() => undefined);
+      expect({ signalId: a.signalId, closed: account !== undefined && account.status.name !== 'RUNNING' }).toEqual({ signalId: a.signalId, closed: false });
     }
-    expect(pending.length).toBeGreaterThan(0);
 
     const restartedAt = Date.now();
     const worker = await startWorkerProcess(stack!.env, { label: 'worker-2' });
     extraWorkers.push(worker);
-    const filledAfter = await Promise.all(accepted.map(async (a) => (await untilFilled(a.signalId, a.accountId, 40_000), Date.now() - restartedAt)));
+    // The new worker's account workflows adopt the commands the bridge already filled and record those very fills.
+    const recordedAfter = await Promise.all(
+      accepted.map(async (a) => {
+        const ticket = await untilFilled(a.signalId, a.accountId, 40_000);
+        const result = await accountWorkflowResult<{ outcome: string; ticket: string }>(temporal.client, commandIdOf(a.signalId, a.accountId));
+        expect({ signalId: a.signalId, ...result }).toMatchObject({ signalId: a.signalId, outcome: 'filled', ticket });
+        return Date.now() - restartedAt;
+      }),
+    );
     notes.push(
-      `worker: SIGTERM after 5 of ${N} accepted, exit 0 after ${exitedAfterMs} ms; ${pending.length} still pending without a worker; ` +
-        `filled, ms after the new worker was started (in acceptance order): ${filledAfter.join(' ')}`,
+      `worker: SIGTERM after 5 of ${N} accepted, exit 0 after ${exitedAfterMs} ms; ${down.length} accepted and filled with no worker; ` +
+        `recorded in Temporal, ms after the new worker was started (in acceptance order): ${recordedAfter.join(' ')}`,
     );
     for (const a of accepted) {
       const id = commandIdOf(a.signalId, a.accountId);

@@ -153,7 +153,7 @@ describe('one live long-poll per account, woken on announcements', () => {
   beforeAll(async () => {
     stack = await startStack({ worker: false });
     second = await startIngress(stack.config);
-    f = await seedOwner(stack.registry, [{}, {}, {}, {}]);
+    f = await seedOwner(stack.registry, [{}, {}, {}, {}, {}]);
     sequencer = new RedisAccountSequencer(stack.redis);
     queue = new RedisCommandQueue(stack.redis);
   });
@@ -234,18 +234,43 @@ describe('one live long-poll per account, woken on announcements', () => {
     }
   });
 
-  test("when a signal is accepted, then its number holds the account's later commands until the command's deadline (the start confirmed), not only for the start lease", async () => {
+  test('when a signal is accepted, then its command is on the queue before the 202 and no pending mark is left (dispatch at acceptance)', async () => {
     const accountId = f.accounts[3]!.id;
-    const before = Date.now();
     const res = await post(`${stack.ingress.url}/webhook/custom/${accountId}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 });
     expect(res.status).toBe(202);
-    const marks = await stack.redis.zrange(`es:bp:{${accountId}}`, 0, -1);
-    expect(marks).toHaveLength(1);
-    const lapsesAt = Number(marks[0]!.split(':')[1]);
-    // A market entry's deadline: its acceptance plus the default max signal age (30 s); the lease would end within
-    // the Temporal budget (3 s) and 5 s.
-    expect(lapsesAt).toBeGreaterThanOrEqual(before + 30_000);
-    expect(lapsesAt).toBeLessThanOrEqual(Date.now() + 30_000);
+    expect(await stack.redis.zrange(`es:bq:{${accountId}}`, 0, -1)).toContain(`signal/${res.body.signalId as string}/account/${accountId}`);
+    expect(await stack.redis.zrange(`es:bp:{${accountId}}`, 0, -1)).toEqual([]);
+  });
+
+  test("when the enqueue at acceptance fails, then the signal's number holds the account's later commands until the command's deadline (the start confirmed), not only for the start lease", async () => {
+    // Redis refused the ingress's enqueue: the account workflow queues the command when it runs, and meanwhile the
+    // number keeps the account's later commands behind it.
+    const refusing = await startStack({
+      worker: false,
+      seams: {
+        dispatchFaults: {
+          beforeEnqueue: () => {
+            throw new Error('enqueue refused (test)');
+          },
+        },
+      },
+    });
+    try {
+      const accountId = f.accounts[4]!.id;
+      const before = Date.now();
+      const res = await post(`${refusing.ingress.url}/webhook/custom/${accountId}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 });
+      expect(res.status).toBe(202);
+      expect(await stack.redis.zrange(`es:bq:{${accountId}}`, 0, -1)).toEqual([]);
+      const marks = await stack.redis.zrange(`es:bp:{${accountId}}`, 0, -1);
+      expect(marks).toHaveLength(1);
+      const lapsesAt = Number(marks[0]!.split(':')[1]);
+      // A market entry's deadline: its acceptance plus the default max signal age (30 s); the lease would end within
+      // the Temporal budget (3 s) and 5 s.
+      expect(lapsesAt).toBeGreaterThanOrEqual(before + 30_000);
+      expect(lapsesAt).toBeLessThanOrEqual(Date.now() + 30_000);
+    } finally {
+      await refusing.stop();
+    }
   });
 
   test('when a token is unknown, then 401 and no limiter counter is created for it', async () => {

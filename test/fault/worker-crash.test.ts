@@ -37,6 +37,7 @@ import {
   type TemporalView,
 } from './kit';
 import { MARKET_FILL } from '../helpers/poll-items';
+import { accountWorkflowResult } from '../helpers/temporal';
 
 /**
  * Fault injection: the worker dies by SIGKILL (no shutdown, activities and workflow tasks cut off mid-way) while
@@ -327,7 +328,7 @@ describe('the worker is killed with SIGKILL and restarted', () => {
       expect(outcome.get(signalId)?.accounts).toEqual([
         { accountId: frozenAccount.id, outcome: 'filled', ticket, reason: null, occurredAt: expect.any(String), ...MARKET_FILL },
       ]);
-      expect(await temporal!.client.workflow.getHandle(commandId).result()).toMatchObject({ outcome: 'filled', ticket });
+      expect(await accountWorkflowResult(temporal!.client, commandId)).toMatchObject({ outcome: 'filled', ticket });
       // Still exactly one order, after everything settled.
       expect(ordersByCommand(ledgerB).get(commandId)).toHaveLength(1);
     },

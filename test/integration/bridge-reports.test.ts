@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { startRedis, waitFor, type RedisServer } from '../../support/infra';
+import { startRedis, type RedisServer } from '../../support/infra';
 import { Regions } from '../../src/temporal/regions';
 import { TemporalExecutions } from '../../src/temporal/executions';
 import { accountWorkflowId } from '../../src/domain/ids';
 import { pollUntilReported, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
+import { waitForAccountWorkflowToHoldCommand } from '../helpers/temporal';
 
 /**
  * Reports of a bridge (issue 25, finding 2 and the test gaps): a bridge token cannot fill Redis with reports of
@@ -43,18 +44,9 @@ describe('bridge reports', () => {
     const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
     expect(res.status).toBe(202);
     const [command] = await terminal.nextCommands(1);
-    // Taken from the dispatch at acceptance, maybe before its workflow runs: these tests hand reports to a running one.
-    await waitFor(
-      'its account workflow to run',
-      () =>
-        regions
-          .call(region(), (client) => client.workflow.getHandle(command!.commandId).describe())
-          .then(
-            () => true,
-            () => false,
-          ),
-      15_000,
-    );
+    // Taken from the dispatch at acceptance, maybe before its workflow runs: these tests hand reports to a workflow
+    // that holds its command (or take Redis's record of it away once the workflow has adopted it).
+    await waitForAccountWorkflowToHoldCommand(regions.client(region()), command!.commandId);
     return { terminal, signalId: res.body.signalId as string, commandId: command!.commandId };
   }
 

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type Client, type Connection } from '@temporalio/client';
-import { temporalClient } from '../helpers/temporal';
+import { temporalClient, waitForAccountWorkflowToHoldCommand } from '../helpers/temporal';
 import { newCredential } from '../../src/registry/credentials';
 import type { AccountOutcome } from '../../src/domain/outcome';
 import { testEnv } from '../../support/env';
@@ -38,18 +38,7 @@ describe("an account's owner change withdraws the commands no bridge has taken",
     const commandId = `signal/${res.body.signalId as string}/account/${accountId}`;
     await waitFor('the command to be queued', async () => (await stack.redis.zscore(`es:bq:{${accountId}}`, commandId)) !== null, 15_000);
     // Queued at acceptance, before its workflow runs (dispatch at acceptance): here the workflow is there to be told.
-    await waitFor(
-      'its account workflow to run',
-      () =>
-        client.workflow
-          .getHandle(commandId)
-          .describe()
-          .then(
-            () => true,
-            () => false,
-          ),
-      15_000,
-    );
+    await waitForAccountWorkflowToHoldCommand(client, commandId);
     const command = JSON.parse((await stack.redis.hget(`es:bc:{${accountId}}:${commandId}`, 'command'))!) as { expiresAt: string };
     return { commandId, expiresAt: Date.parse(command.expiresAt) };
   }

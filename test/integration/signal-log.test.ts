@@ -2,6 +2,7 @@ import { waitFor } from '../../support/infra';
 import { testEnv } from '../../support/env';
 import { post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
+import { waitForAccountWorkflowToHoldCommand } from '../helpers/temporal';
 import { Regions } from '../../src/temporal/regions';
 import { TemporalAccountRuns } from '../../src/temporal/account-runs';
 import { RedisReportedOutcomes } from '../../src/signals/reported-outcomes';
@@ -215,6 +216,8 @@ describe('the owner signal log', () => {
     await terminal.hello();
     const signalId = await submit(e, `/${e.accounts[0]!.id}`, { action: 'buy_limit', symbol: 'EURUSD', volume: 0.1, price: 1, idempotencyKey: 'e' });
     const [command] = await terminal.nextCommands(1);
+    // The bridge may hold the command (dispatched at acceptance) before its account workflow runs.
+    await waitForAccountWorkflowToHoldCommand(regions.client('default'), command!.commandId);
     await regions.client('default').workflow.getHandle(command!.commandId).terminate('operator test');
     await waitFor(
       'the terminated account workflow to be listed closed',

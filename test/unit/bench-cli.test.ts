@@ -23,7 +23,15 @@ describe('the bench command line', () => {
     expect(opts.steadySec).toBeUndefined();
   });
 
+  test('when --dispatch is given either way, then the run queues commands where it says; absent, the service default holds', () => {
+    expect(parse('--dispatch', 'workflow', '--quick')).toMatchObject({ dispatch: 'workflow', quick: true });
+    expect(parse('--dispatch=at-acceptance').dispatch).toBe('at-acceptance');
+    expect(parse().dispatch).toBeUndefined();
+  });
+
   test.each([
+    [['--dispatch', 'ingress']],
+    [['--dispatch']],
     [['--bar-close', '0']],
     [['--bar-close', '201']],
     [['--bar-close', '1.5']],

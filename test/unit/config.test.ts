@@ -54,23 +54,22 @@ describe('loadConfig: spec defaults', () => {
     expect(config.ingress.bodyReadTimeoutMs).toBe(5_000);
     expect(config.ingress.maxConnectionsPerIp).toBe(1024);
     expect(config.ingress.maxOverCapConnections).toBe(4096);
-    // Dispatch at acceptance is on: the door bounds Temporal's supervision lag, not the dispatch.
-    expect(config.admission).toEqual({ lateAfterMs: 1500, maxLate: 40, refreshMs: 100 });
+    expect(config.admission).toEqual({ lateAfterMs: 10_000, maxLate: 40, refreshMs: 100 });
     expect(config.bridge).toEqual({
       maxWaitMs: 25_000,
       limit: { max: 600, windowMs: 60_000 },
       defaultMaxSignalAgeMs: 30_000,
       defaultCommandTtlMs: 300_000,
       figuresMaxAgeMs: 60_000,
-      dispatchAtAcceptance: false,
+      dispatchAtAcceptance: true,
     });
   });
 
-  test('when dispatch at acceptance is off (the default), then the workflows dispatch and the door bounds the dispatch itself, 1.5 s; on, the door bounds the supervision lag', () => {
-    const off = loadConfig({});
+  test('when dispatch at acceptance is on (the default), then the door bounds the supervision lag, 10 s; off, the workflows dispatch and the door bounds the dispatch itself, 1.5 s', () => {
+    const off = loadConfig({ DISPATCH_AT_ACCEPTANCE: 'false' });
     expect(off.bridge.dispatchAtAcceptance).toBe(false);
     expect(off.admission.lateAfterMs).toBe(1500);
-    expect(loadConfig({ DISPATCH_AT_ACCEPTANCE: 'true' })).toMatchObject({ bridge: { dispatchAtAcceptance: true }, admission: { lateAfterMs: 10_000 } });
+    expect(loadConfig({})).toMatchObject({ bridge: { dispatchAtAcceptance: true }, admission: { lateAfterMs: 10_000 } });
     expect(loadConfig({ DISPATCH_AT_ACCEPTANCE: 'true', ADMISSION_SUPERVISION_LAG_MS: '3000' }).admission.lateAfterMs).toBe(3000);
     expect(() => loadConfig({ DISPATCH_AT_ACCEPTANCE: 'yes' })).toThrow(/DISPATCH_AT_ACCEPTANCE/);
   });
@@ -195,6 +194,7 @@ describe('loadConfig: overrides', () => {
       DEFAULT_MAX_SIGNAL_AGE_MS: '10000',
       DEFAULT_COMMAND_TTL_MS: '60000',
       RISK_FIGURES_MAX_AGE_MS: '5000',
+      DISPATCH_AT_ACCEPTANCE: 'false',
       LOG_LEVEL: 'debug',
     });
     expect(c.redis).toEqual({ url: 'redis://cache:6380', commandTimeoutMs: 250, replicaAck: { min: 0, timeoutMs: 200 }, redeliverAfterMs: 15_000 });
