@@ -14,7 +14,7 @@ import { Redis } from 'ioredis';
 import { RedisAccountSequencer } from '../src/bridge/ordering';
 import { RedisRegistry } from '../src/registry/registry';
 import type { SignalWorkflowInput } from '../src/domain/workflow-input';
-import { accountSnapshot } from '../src/signals/accept';
+import { accountSnapshot } from '../src/signals/launch';
 import { signalWorkflowId } from '../src/domain/ids';
 import { ActionKey, SignalIdKey, SymbolKey } from '../src/temporal/search-attributes';
 import { summarize, type Summary } from './stats';

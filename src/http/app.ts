@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
 import type { GatewayDeps } from '../bridge/gateway';
-import type { AcceptDeps } from '../signals/accept';
+import type { AcceptDeps } from '../signals/acceptance';
 import type { StatusDeps } from '../signals/status';
 import { errorHandler, type Channel } from './errors';
 import { accessLog, requestId } from './middleware';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SignalAccepted, SignalNoTargets } from '../signals/accept';
+import type { SignalAccepted, SignalNoTargets } from '../signals/acceptance';
 import type { SignalStatus } from '../signals/status';
 
 /**

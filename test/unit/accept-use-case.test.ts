@@ -1,4 +1,5 @@
-import { acceptSignal, type AcceptDeps } from '../../src/signals/accept';
+import { acceptSignal } from '../../src/signals/accept';
+import type { AcceptDeps } from '../../src/signals/acceptance';
 import { accountSchema, type Account } from '../../src/domain/account';
 import type { AccountSequencer, MarkRetime } from '../../src/bridge/ordering';
 import type { SignalExecutions } from '../../src/signals/executions';

@@ -5,7 +5,7 @@ import type { Request, Response } from 'express';
 import { buildOpenApiDocument } from '../../src/http/openapi';
 import { errorHandler, sendRefusal, type Channel } from '../../src/http/errors';
 import { ACTIONS } from '../../src/domain/actions';
-import type { SignalAccepted, SignalNoTargets } from '../../src/signals/accept';
+import type { SignalAccepted, SignalNoTargets } from '../../src/signals/acceptance';
 import { Refusal, routeLimited } from '../../src/refusal';
 import { externalSignalShape, validateSignal } from '../../src/domain/signal';
 import type { SignalStatus } from '../../src/signals/status';

@@ -1,0 +1,194 @@
+import { isMarketEntry, isOpening } from '../domain/actions';
+import { mapSymbol } from '../risk/symbols';
+import type { VolumeRules } from '../domain/volume-rules';
+import { LaunchFailure, Refusal } from '../refusal';
+import type { AccountSnapshot, AccountTarget, SignalInstruction, SignalWorkflowInput } from '../domain/workflow-input';
+import type { MarkRetime } from '../bridge/ordering';
+import type { Account } from '../domain/account';
+import { guarded } from './guarded';
+import { dispatchStarted } from './dispatch';
+import type { AcceptDeps, AcceptResult, LaunchBase } from './acceptance';
+
+/** How long an account's later commands wait behind a start that may or may not have happened. */
+const AMBIGUOUS_HOLD_MS = 10_000;
+/**
+ * A new number holds the account's later commands for the start's budget and this much more, then for its command's
+ * deadline once the start is known (src/bridge/ordering.ts): the margin covers the confirmation's round trip and the
+ * clocks of two ingresses.
+ */
+const START_LEASE_MARGIN_MS = 5_000;
+
+/** The targets of one launch, grouped by the region whose Temporal runs them. */
+interface RegionPlan {
+  regions: string[];
+  byRegion: Record<string, AccountTarget[]>;
+  /** Each account's start lease: until when its number holds later commands before the start is confirmed. */
+  leaseOf: Map<string, number>;
+  inputOf(region: string): SignalWorkflowInput;
+}
+
+type StartResult = PromiseSettledResult<'created' | 'existed'>;
+
+/** Numbers the accounts' commands in acceptance order, then starts the signal in every region that holds targets. */
+export async function launch(
+  deps: AcceptDeps,
+  base: LaunchBase,
+  accounts: Account[],
+  deadline: number,
+  replayed: boolean,
+  someMayRun = false,
+): Promise<AcceptResult> {
+  const plan = await planRegions(deps, base, accounts, deadline);
+  const results = await Promise.allSettled(plan.regions.map((region) => deps.executions.launch(region, plan.inputOf(region), deadline)));
+  await dispatchCreated(deps, plan, results);
+  const confirmed = settleStarts(deps, base, plan, results);
+  // Before the answer: a 202 whose later signals may overtake it only if this ingress dies in this round trip (the
+  // queue then refuses it as overtaken rather than run it out of order). A failed confirmation leaves the lease.
+  await deps.sequencer.retime(confirmed).catch((err: unknown) => deps.logger?.warn({ signalId: base.signalId, err: String(err) }, 'start lease not extended'));
+  return answerOf(base, accounts.length, results, replayed, someMayRun);
+}
+
+/**
+ * One Redis round of everything the workflows need decided at acceptance (the sequence numbers, the admission ledger,
+ * the volume rules, the callback endpoints), then the targets grouped by region.
+ */
+async function planRegions(deps: AcceptDeps, base: LaunchBase, accounts: Account[], deadline: number): Promise<RegionPlan> {
+  const acceptedAtMs = Date.parse(base.acceptedAt);
+  const expiries = accounts.map((account) => acceptedAtMs + maxAgeMs(account, base.signal, deps.settings));
+  const lease = deadline + START_LEASE_MARGIN_MS;
+  const leases = expiries.map((expiry) => Math.min(expiry, lease));
+  const symbol = isOpening(base.signal.action) ? base.signal.symbol : undefined;
+  // An entry's outcome goes out as signal.outcome, an exit's as signal.exit_outcome: only endpoints that want it are
+  // snapshotted (one Redis read beside the others), so an owner whose endpoints want neither costs the workflows nothing.
+  const owners = !deps.callbacks ? [] : [...new Set(accounts.map((a) => a.owner))];
+  const eventType = isOpening(base.signal.action) ? 'signal.outcome' : 'signal.exit_outcome';
+  const [seqs, rules, endpointIds] = await guarded(deps.settings.failClosedRetryAfterSeconds, () =>
+    Promise.all([
+      deps.sequencer.next(accounts.map((a, i) => ({ accountId: a.id, deadlineMs: leases[i]! }))),
+      deps.admission.ledger.accepted(
+        base.signalId,
+        accounts.map((a) => a.id),
+        acceptedAtMs,
+      ),
+      symbol === undefined
+        ? Promise.resolve(accounts.map(() => undefined))
+        : deps.registry.volumeRules(accounts.map((a) => ({ accountId: a.id, symbols: [mapSymbol(symbol, a.symbols), symbol] }))),
+      owners.length === 0 ? Promise.resolve([]) : deps.callbacks!.enabledIds(owners, eventType),
+    ]).then(([seqs, , rules, ids]) => [seqs, rules, Object.fromEntries(owners.flatMap((o, i) => (ids[i]!.length > 0 ? [[o, ids[i]!]] : [])))] as const),
+  );
+  const callbacks = Object.keys(endpointIds).length > 0 ? { callbackEndpoints: endpointIds } : {};
+  const byRegion = groupBy(
+    accounts.map((account, i) => ({
+      ...toTarget(account, seqs[i]!, expiries[i]!, rules[i]),
+      // Decided at acceptance, like the risk snapshot: the account workflow puts it on an entry it sizes or guards.
+      ...(symbol !== undefined && deps.settings.figuresMaxAgeMs !== undefined ? { figuresMaxAgeMs: deps.settings.figuresMaxAgeMs } : {}),
+      // In the input before the start: the workflow must know the ingress may have queued its command.
+      ...(deps.dispatch ? { dispatchedAtAcceptance: true as const } : {}),
+    })),
+    (t) => t.account.region,
+    (t) => t,
+  );
+  return {
+    regions: Object.keys(byRegion),
+    byRegion,
+    leaseOf: new Map(accounts.map((a, i) => [a.id, leases[i]!])),
+    inputOf: (region) => ({ ...base, ...callbacks, targets: byRegion[region]! }),
+  };
+}
+
+/**
+ * Durably started by this request: its commands go to the bridges now, ahead of Temporal's supervision. A region a
+ * concurrent replay started first is that request's to queue; one whose start is in doubt, its workflow's.
+ */
+async function dispatchCreated(deps: AcceptDeps, plan: RegionPlan, results: StartResult[]): Promise<void> {
+  const created = plan.regions.filter((_, i) => results[i]!.status === 'fulfilled' && (results[i] as PromiseFulfilledResult<string>).value === 'created');
+  if (!deps.dispatch || created.length === 0) return;
+  const dispatch = deps.dispatch;
+  const now = (deps.now ?? Date.now)();
+  await Promise.all(created.map((region) => dispatchStarted(dispatch, plan.inputOf(region), plan.byRegion[region]!, now)));
+}
+
+/**
+ * What each region's start means for its accounts' numbers: the marks to extend to their command's deadline (started
+ * by this request), released (a concurrent replay started it, or it definitely did not start), or held briefly (the
+ * start's answer was lost).
+ */
+function settleStarts(deps: AcceptDeps, base: LaunchBase, plan: RegionPlan, results: StartResult[]): MarkRetime[] {
+  const confirmed: MarkRetime[] = [];
+  const mark = (t: AccountTarget, toMs: number): MarkRetime => ({ accountId: t.account.id, seq: t.seq, fromMs: plan.leaseOf.get(t.account.id)!, toMs });
+  for (const [i, r] of results.entries()) {
+    const targets = plan.byRegion[plan.regions[i]!]!;
+    if (r.status === 'fulfilled') {
+      // Started: its commands will come, so later ones wait for them until their deadline. A concurrent replay
+      // started this region first: the numbers given here will never be queued.
+      if (r.value === 'existed') for (const t of targets) void deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt)).catch(() => undefined);
+      else confirmed.push(...targets.map((t) => mark(t, Date.parse(t.expiresAt))));
+      continue;
+    }
+    deps.logger?.warn(
+      { correlationId: base.correlationId, signalId: base.signalId, region: plan.regions[i], err: String(failureOf(r.reason).cause ?? r.reason) },
+      'region did not start the signal',
+    );
+    deps.onStartError?.(plan.regions[i]!, r.reason);
+    // Those accounts' later signals must not wait for commands that will never come. One that may come (a start whose
+    // answer was lost) they wait for, but only briefly: if it did start, its command is queued within seconds.
+    const done = !failureOf(r.reason).mayHaveStarted
+      ? Promise.all(
+          targets.flatMap((t) => [
+            deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt)),
+            deps.admission.ledger.settled(base.signalId, t.account.id),
+          ]),
+        )
+      : deps.sequencer.retime(targets.map((t) => mark(t, Math.min(Date.parse(t.expiresAt), (deps.now ?? Date.now)() + AMBIGUOUS_HOLD_MS))));
+    void done.catch(() => undefined);
+  }
+  return confirmed;
+}
+
+/** The caller's answer from the regions' starts: accepted, partially accepted (pollable), or a refusal. */
+function answerOf(base: LaunchBase, accountsResolved: number, results: StartResult[], replayed: boolean, someMayRun: boolean): AcceptResult {
+  const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+  const body = { success: failed.length === 0, signalId: base.signalId, correlationId: base.correlationId, accountsResolved };
+  if (failed.length === 0) return { kind: 'accepted', body, replayed };
+  // A start that may have happened is never answered "not accepted": the caller gets the signalId and polls.
+  const mayRun = failed.some((f) => failureOf(f.reason).mayHaveStarted);
+  if (failed.length < results.length || someMayRun || mayRun) return { kind: 'partially_accepted', body, replayed };
+  if (failed.every((f) => failureOf(f.reason).overloaded)) throw new Refusal('backpressure', 'System under high load, retry later', { retryAfterSeconds: 1 });
+  // A definite refusal that is not overload (a bad namespace): the error handler answers it as what it is.
+  const first = failureOf(failed[0]!.reason);
+  throw first.cause instanceof Error ? first.cause : first;
+}
+
+/** A failed start as the executions port reports it; anything else failed in a way nobody classified: it may have started. */
+function failureOf(reason: unknown): LaunchFailure {
+  return reason instanceof LaunchFailure ? reason : new LaunchFailure(true, false, { cause: reason });
+}
+
+export function groupBy<T, V>(items: T[], keyOf: (t: T) => string, valueOf: (t: T) => V): Record<string, V[]> {
+  const out: Record<string, V[]> = {};
+  for (const item of items) (out[keyOf(item)] ??= []).push(valueOf(item));
+  return out;
+}
+
+/** Market entries go stale fast (the owner's max signal age, 30 s by default); other commands keep longer. */
+function maxAgeMs(account: Account, signal: Pick<SignalInstruction, 'action'>, settings: AcceptDeps['settings']): number {
+  return isMarketEntry(signal.action) ? (account.risk.maxSignalAgeMs ?? settings.defaultMaxSignalAgeMs) : settings.defaultCommandTtlMs;
+}
+
+/** The account's settings as the signal carries them: the rules run on this snapshot, not on later edits. */
+export function accountSnapshot(account: Account): AccountSnapshot {
+  return {
+    id: account.id,
+    owner: account.owner,
+    platform: account.platform,
+    region: account.region,
+    bridgeVersion: account.bridgeVersion,
+    ...(account.bridgeFeatures.length > 0 ? { bridgeFeatures: account.bridgeFeatures } : {}),
+    risk: account.risk,
+    symbols: account.symbols,
+  };
+}
+
+function toTarget(account: Account, seq: number, expiresAtMs: number, volumeRules: VolumeRules | undefined): AccountTarget {
+  return { account: accountSnapshot(account), seq, expiresAt: new Date(expiresAtMs).toISOString(), ...(volumeRules ? { volumeRules } : {}) };
+}
