@@ -40,6 +40,13 @@ export interface OneAtATime {
   filledMs: Summary;
   /** 202 → the first poll that shows the outcome (polled every 2 ms). */
   visibleMs: Summary;
+  /**
+   * The POST sent → the fill: what the trader's order waits in all. With dispatch at acceptance the bridge may fill
+   * before the 202 reaches the caller (the command is queued before the answer), so 202 → filled can be negative.
+   */
+  sentToFilledMs: Summary;
+  /** The POST sent → its 202 received. */
+  answerMs: Summary;
 }
 
 /**
@@ -58,14 +65,18 @@ export async function oneAtATime(opts: {
 }): Promise<OneAtATime> {
   const filled: number[] = [];
   const visible: number[] = [];
+  const sentToFilled: number[] = [];
+  const answered: number[] = [];
   for (let i = 0; i < opts.count; i++) {
     const account = opts.accounts[i % opts.accounts.length]!;
+    const sent = Date.now();
     const res = await opts.http(`${opts.ingressUrl}/webhook/custom/${account}`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ secret: opts.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 }),
     });
     const t202 = Date.now();
+    answered.push(t202 - sent);
     if (res.status !== 202) throw new Error(`one at a time: signal ${i} answered ${res.status} ${JSON.stringify(res.body)}`);
     const id = res.body.signalId as string;
     for (;;) {
@@ -82,11 +93,18 @@ export async function oneAtATime(opts: {
       const fill = opts.fillTimeOf(id);
       if (fill !== undefined) {
         filled.push(fill - t202);
+        sentToFilled.push(fill - sent);
         break;
       }
       if (Date.now() > deadline) throw new Error(`one at a time: ${id} has no fill in the ledger`);
       await sleep(5);
     }
   }
-  return { signals: opts.count, filledMs: summarize(filled), visibleMs: summarize(visible) };
+  return {
+    signals: opts.count,
+    filledMs: summarize(filled),
+    visibleMs: summarize(visible),
+    sentToFilledMs: summarize(sentToFilled),
+    answerMs: summarize(answered),
+  };
 }

@@ -65,6 +65,8 @@ export function rowsOf(r: Results, opts: Options): Row[] {
         o ? `p99 ${o.visibleMs.p99} ms` : undefined,
       ),
     );
+    rows.push(infoRow('7 one at a time', 'POST sent → filled p50', o?.sentToFilledMs.p50 ?? null, 'ms', o ? `p99 ${o.sentToFilledMs.p99} ms` : undefined));
+    rows.push(infoRow('7 one at a time', 'POST sent → 202 p50', o?.answerMs.p50 ?? null, 'ms', o ? `p99 ${o.answerMs.p99} ms` : undefined));
   }
   if (want(3)) {
     const st = r.steady;
