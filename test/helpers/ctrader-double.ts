@@ -85,6 +85,8 @@ export class CtraderDouble {
   maxPerSecond = 0;
   /** Requests refused with BLOCKED_PAYLOAD_TYPE. */
   blocked = 0;
+  /** The envelopes of `received` that were refused by the rate limit (they did nothing; a client may send them again). */
+  readonly rateLimited = new WeakSet<Envelope>();
   limitPerSecond = 50;
   connections = 0;
 
@@ -313,6 +315,7 @@ export class CtraderDouble {
     }
     if (conn.received.length > this.limitPerSecond) {
       this.blocked++;
+      this.rateLimited.add(env);
       this.error(conn, id, ErrorCode.BLOCKED_PAYLOAD_TYPE, `rate limit of ${this.limitPerSecond} requests per second reached`, undefined, { retryAfter: 1 });
       return;
     }

@@ -1,5 +1,5 @@
 import { type Client, type Connection } from '@temporalio/client';
-import { temporalClient } from '../helpers/temporal';
+import { temporalClient, waitForAccountWorkflowToHoldCommand } from '../helpers/temporal';
 import { waitFor } from '../../support/infra';
 import { post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { reportedStatus } from '../helpers/poll';
@@ -35,6 +35,9 @@ describe('the operator view of a broadcast signal', () => {
     const signalId = res.body.signalId as string;
     const [toA] = await terminals[0]!.nextCommands(1);
     const [toB] = await terminals[1]!.nextCommands(1);
+    // Dispatched at acceptance, the commands may reach the bridges before their workflows run: a report that is there
+    // when the workflow adopts its command ends it at once, with no labelled wait to look at (asserted below).
+    await waitForAccountWorkflowToHoldCommand(client, toA!.commandId);
     await terminals[0]!.report([{ commandId: toA!.commandId, status: 'filled', ticket: '501' }]);
     await terminals[1]!.report([{ commandId: toB!.commandId, status: 'rejected', retcode: 10019, message: 'No money' }]);
     await reportedStatus(stack.ingress.url, f.token, signalId, { count: 2 });
