@@ -11,7 +11,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { REPO_ROOT } from '../support/infra';
 import { Regions } from '../src/temporal/regions';
-import { TemporalAccountRuns } from '../src/temporal/account-runs';
+import { TemporalAccountRuns } from '../src/temporal/temporal-account-runs';
 import { RedisReportedOutcomes } from '../src/signals/reported-outcomes';
 import { RedisCommandQueue } from '../src/bridge/queue';
 import { signalLog, type SignalLog } from '../src/signals/log';

@@ -9,7 +9,7 @@ import { RedisAccountSequencer } from './bridge/ordering';
 import { RedisCommandQueue } from './bridge/queue';
 import { COURIER_DEFAULTS, ReportCourier } from './bridge/report-courier';
 import { Regions } from './temporal/regions';
-import { TemporalExecutions } from './temporal/executions';
+import { TemporalExecutions } from './temporal/temporal-executions';
 import { TemporalIdempotencyWindows } from './temporal/idempotency-windows';
 import type { Express } from 'express';
 import { createApp } from './http/app';

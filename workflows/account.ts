@@ -50,7 +50,7 @@ const REPORT_LOOK_MAX_MS = 10 * 60_000;
  * then the bridge's report. Never reports `rejected` for a command a bridge may have executed.
  */
 export async function accountWorkflow(input: AccountWorkflowInput): Promise<AccountOutcome> {
-  const run = new AccountRun(input);
+  const run = new AccountSupervision(input);
   const plan = commandFor(input, run.commandId, Date.now());
   if (plan.ok) return run.supervise(plan.command);
   // Late past its expiry, a command the ingress may have queued is decided by the queue and the bridge, never by the
@@ -60,7 +60,7 @@ export async function accountWorkflow(input: AccountWorkflowInput): Promise<Acco
 }
 
 /** The account workflow's state (the report, a withdrawal asked for) and its steps. */
-class AccountRun {
+class AccountSupervision {
   readonly accountId: string;
   readonly commandId = workflowInfo().workflowId;
   /** The ingress may have queued the command at acceptance (dispatch at acceptance): then this workflow supervises it. */

@@ -64,7 +64,7 @@ export function forbiddenAddress(address: string): string | undefined {
  * The IPv4 address an IPv6 one carries and is routed to, for the two forms still in use: IPv4-mapped
  * (::ffff:a.b.c.d, what a dual-stack socket turns into a connection to a.b.c.d) and the well-known NAT64 prefix
  * (64:ff9b::/96, what DNS64 answers on an IPv6-only network). `::ffff:127.0.0.1` reaches 127.0.0.1, so it must be
- * judged as that. The other embeddings (IPv4-compatible, IPv4-translated, local-use NAT64, 6to4, Teredo) are
+ * judged as that. The other embeddings (IPv4-compatible, IPv4-unavailableOnBackpressure, local-use NAT64, 6to4, Teredo) are
  * deprecated or local and refused whatever they carry.
  */
 export function embeddedIPv4(words: number[]): string | undefined {

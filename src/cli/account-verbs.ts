@@ -3,7 +3,7 @@ import { accountSchema, type Account } from '../domain/account';
 import type { RedisRegistry } from '../registry/registry';
 import { riskSettingsSchema, symbolMapSchema } from '../domain/risk-settings';
 import { accountId, boolFlag, CliError, expectPositionals, jsonFlag, parseJsonFlag, requireStr, str, summariseZod } from './args';
-import { idOf, ONCE, secretView, table, tokenView, type Verb, type VerbContext } from './verb';
+import { idOf, ONCE, secretView, table, tokenView, type Verb, type VerbContext } from './verb-context';
 import type { OwnerChangeWithdrawal } from '../bridge/owner-change';
 import { RedisStopOuts, type StopOutSummary } from '../bridge/stop-outs';
 

@@ -2,7 +2,7 @@ import { CallbackRegistrationRefused } from '../callbacks/owner-callbacks';
 import { ENDPOINT_ID_PATTERN, eventTypesSchema } from '../callbacks/endpoints';
 import { CALLBACK_EVENT_TYPES, type CallbackEventType } from '../domain/callback';
 import { CliError, expectPositionals, owner as ownerArg, requireStr, str } from './args';
-import { ONCE, plural, table, type Verb } from './verb';
+import { ONCE, plural, table, type Verb } from './verb-context';
 
 /** The owner's callback endpoints (docs/callbacks.md), until owners manage their own through the owner API. */
 

@@ -5,7 +5,7 @@ import { SessionStore } from '../owners/sessions';
 import { ApiKeyStore } from '../owners/api-keys';
 import { disableOwner, openSetup, type SetupDeps } from '../owners/sign-in';
 import { CliError, expectPositionals, owner as ownerArg } from './args';
-import { table, type Verb, type VerbContext } from './verb';
+import { table, type Verb, type VerbContext } from './verb-context';
 import { OwnedAccounts } from '../registry/owned-accounts';
 
 /** The operator's side of owners (docs/owners.md): create one and hand over its setup link, reset, disable, list. */

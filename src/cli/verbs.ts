@@ -22,9 +22,9 @@ import {
 } from './args';
 import { OWNER_VERBS } from './owner-verbs';
 import { CALLBACK_VERBS } from './callback-verbs';
-import { idOf, ONCE, plural, secretView, table, tokenView, type Verb, type VerbContext } from './verb';
+import { idOf, ONCE, plural, secretView, table, tokenView, type Verb, type VerbContext } from './verb-context';
 
-export type { Verb, VerbContext } from './verb';
+export type { Verb, VerbContext } from './verb-context';
 
 // ---------------------------------------------------------------------------------------------------------------
 // import

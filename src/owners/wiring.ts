@@ -18,7 +18,7 @@ import type { Regions } from '../temporal/regions';
 import type { ReportedOutcomes } from '../signals/reported-outcomes';
 import type { DeliveryTimes } from '../signals/log';
 import { signalLog } from '../signals/log';
-import { TemporalAccountRuns } from '../temporal/account-runs';
+import { TemporalAccountRuns } from '../temporal/temporal-account-runs';
 import { ownerCallbacksOf } from '../callbacks/wiring';
 import { CtraderLinks } from '../ctrader/links';
 import { accountsOfToken } from '../ctrader/account-list';

@@ -6,7 +6,7 @@ import { validateSignal, type ExternalSignal } from '../domain/signal';
 import { idempotencyDigest, requestHash, type AcceptanceRecord } from './idempotency';
 import { resolveTargets } from './targets';
 import { requireJsonObject } from './authenticate';
-import { guarded, temporalStep } from './guarded';
+import { failClosedOnStoreError, backpressureOnUnavailable } from './fail-closed';
 import { groupBy, launch } from './launch';
 import { replay } from './replay';
 import type { AcceptDeps, AcceptRequest, AcceptResult, LaunchBase, RoutingNote } from './acceptance';
@@ -52,7 +52,7 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
       (a) => a.id,
     ),
   };
-  const claim = await temporalStep(() => deps.windows.claim(digest, record, deps.settings.idempotencyWindowMs, deadline));
+  const claim = await backpressureOnUnavailable(() => deps.windows.claim(digest, record, deps.settings.idempotencyWindowMs, deadline));
   if (claim.first) return { ...(await launch(deps, base, accounts, deadline, false)), routing };
   return replay(deps, claim.record, record.bodyHash, base.signal, deadline);
 }
@@ -63,7 +63,7 @@ function newSignalId(): string {
 
 /** The accounts the signal goes to (spec §4 step 7); a 412 for a bridge too old is also said on the account's page. */
 async function targetsOf(deps: AcceptDeps, req: AcceptRequest, signal: ExternalSignal) {
-  return guarded(deps.settings.failClosedRetryAfterSeconds, () => resolveTargets(deps.registry, req.grant, signal, req.routeAccountId)).catch(
+  return failClosedOnStoreError(deps.settings.failClosedRetryAfterSeconds, () => resolveTargets(deps.registry, req.grant, signal, req.routeAccountId)).catch(
     (err: unknown) => {
       // Only after the account was found to be the sender's (an unknown or foreign one is the 401 before this).
       if (err instanceof Refusal && err.kind === 'bridge_too_old' && req.routeAccountId !== undefined) deps.onBridgeTooOld?.(req.routeAccountId, err.message);
@@ -75,7 +75,9 @@ async function targetsOf(deps: AcceptDeps, req: AcceptRequest, signal: ExternalS
 /** The fairness throttle (spec §4 step 8): per account on the per-account URL, per owner on the broadcast URL. */
 async function throttle(deps: AcceptDeps, req: AcceptRequest): Promise<void> {
   const scope = req.routeAccountId !== undefined ? 'account_write' : 'broadcast';
-  const throttled = await guarded(deps.settings.failClosedRetryAfterSeconds, () => deps.throttle.hit(scope, req.routeAccountId ?? req.grant.owner));
+  const throttled = await failClosedOnStoreError(deps.settings.failClosedRetryAfterSeconds, () =>
+    deps.throttle.hit(scope, req.routeAccountId ?? req.grant.owner),
+  );
   if (throttled.allowed) return;
   throw new Refusal(
     'throttled',
@@ -89,7 +91,7 @@ async function throttle(deps: AcceptDeps, req: AcceptRequest): Promise<void> {
 /** Admission control: a new signal is refused at the door when the execution path is behind; a replay, promised already, is not. */
 async function admit(deps: AcceptDeps, digest: string | undefined, deadline: number): Promise<void> {
   const admission = await deps.admission.decide();
-  if (admission.admitted || (digest !== undefined && (await temporalStep(() => deps.windows.held(digest, deadline))))) return;
+  if (admission.admitted || (digest !== undefined && (await backpressureOnUnavailable(() => deps.windows.held(digest, deadline))))) return;
   throw new Refusal('backpressure', 'System under high load, retry later', { retryAfterSeconds: admission.retryAfterSeconds });
 }
 

@@ -5,7 +5,7 @@ import { LaunchFailure, Refusal } from '../refusal';
 import type { AccountSnapshot, AccountTarget, SignalInstruction, SignalWorkflowInput } from '../domain/workflow-input';
 import type { MarkRetime } from '../bridge/ordering';
 import type { Account } from '../domain/account';
-import { guarded } from './guarded';
+import { failClosedOnStoreError } from './fail-closed';
 import { dispatchStarted } from './dispatch';
 import type { AcceptDeps, AcceptResult, LaunchBase } from './acceptance';
 
@@ -62,7 +62,7 @@ async function planRegions(deps: AcceptDeps, base: LaunchBase, accounts: Account
   // snapshotted (one Redis read beside the others), so an owner whose endpoints want neither costs the workflows nothing.
   const owners = !deps.callbacks ? [] : [...new Set(accounts.map((a) => a.owner))];
   const eventType = isOpening(base.signal.action) ? 'signal.outcome' : 'signal.exit_outcome';
-  const [seqs, rules, endpointIds] = await guarded(deps.settings.failClosedRetryAfterSeconds, () =>
+  const [seqs, rules, endpointIds] = await failClosedOnStoreError(deps.settings.failClosedRetryAfterSeconds, () =>
     Promise.all([
       deps.sequencer.next(accounts.map((a, i) => ({ accountId: a.id, deadlineMs: leases[i]! }))),
       deps.admission.ledger.accepted(

@@ -2,7 +2,7 @@ import { ExecutionsUnavailable, Refusal } from '../refusal';
 import type { SignalInstruction } from '../domain/workflow-input';
 import type { AcceptanceRecord } from './idempotency';
 import type { Account } from '../domain/account';
-import { guarded, temporalStep } from './guarded';
+import { failClosedOnStoreError, backpressureOnUnavailable } from './fail-closed';
 import { launch } from './launch';
 import type { AcceptDeps, AcceptResult, LaunchBase } from './acceptance';
 
@@ -20,12 +20,14 @@ export async function replay(deps: AcceptDeps, first: AcceptanceRecord, bodyHash
       details: [{ path: 'X-Idempotency-Key', message: 'already used with a different request' }],
     });
   }
-  const { missing, unknown } = await temporalStep(() => regionsNotStarted(deps, first, deadline));
+  const { missing, unknown } = await backpressureOnUnavailable(() => regionsNotStarted(deps, first, deadline));
   const base: LaunchBase = { signalId: first.signalId, correlationId: first.correlationId, acceptedAt: first.acceptedAt, signal };
   const accounts =
     missing.length === 0
       ? []
-      : (await guarded(deps.settings.failClosedRetryAfterSeconds, () => deps.registry.getAccounts(missing))).filter((a): a is Account => a !== null);
+      : (await failClosedOnStoreError(deps.settings.failClosedRetryAfterSeconds, () => deps.registry.getAccounts(missing))).filter(
+          (a): a is Account => a !== null,
+        );
   const result = await launch(deps, base, accounts, deadline, true, unknown || missing.length < first.accountsResolved);
   return { ...result, body: { ...result.body, accountsResolved: first.accountsResolved } } as AcceptResult;
 }

@@ -3,7 +3,7 @@ import type { Registry } from '../registry/registry';
 import { SIGNAL_ID_PATTERN } from '../domain/ids';
 import { Refusal } from '../refusal';
 import type { SignalExecutions } from './executions';
-import { guarded } from './guarded';
+import { failClosedOnStoreError } from './fail-closed';
 import type { ReportedOutcomes } from './reported-outcomes';
 import type { AccountOutcome, EntryOutcome } from '../domain/outcome';
 
@@ -33,7 +33,7 @@ export interface StatusDeps {
 
 export async function readSignalStatus(deps: StatusDeps, req: { token: string | undefined; signalId: string }): Promise<SignalStatus> {
   const now = deps.now ?? Date.now;
-  const grant = await guarded(deps.failClosedRetryAfterSeconds, async () => {
+  const grant = await failClosedOnStoreError(deps.failClosedRetryAfterSeconds, async () => {
     if (!req.token) throw new Refusal('unauthorized', 'Missing or invalid API token');
     const g = await deps.registry.authenticateToken(req.token);
     if (!g) throw new Refusal('unauthorized', 'Missing or invalid API token');
@@ -64,7 +64,7 @@ export async function readSignalStatus(deps: StatusDeps, req: { token: string | 
   if (visible.length === 0) return empty;
   // An account that went to another owner is no longer this token's to read, even before the admin CLI has unlinked
   // it from the token. Only the accounts this signal reports are read (a token may grant hundreds).
-  const owners = await guarded(deps.failClosedRetryAfterSeconds, () => deps.registry.getAccounts(visible.map((o) => o.accountId)));
+  const owners = await failClosedOnStoreError(deps.failClosedRetryAfterSeconds, () => deps.registry.getAccounts(visible.map((o) => o.accountId)));
   const owned = visible.filter((_, i) => owners[i]?.owner === grant.owner);
   if (owned.length === 0) return empty;
   return {
@@ -93,7 +93,7 @@ export async function readSignalStatus(deps: StatusDeps, req: { token: string | 
  */
 async function knownOutcomes(deps: StatusDeps, signalId: string): Promise<AccountOutcome[]> {
   const [fromBridges, soon] = await Promise.all([
-    guarded(deps.failClosedRetryAfterSeconds, () => deps.reported.read(signalId)),
+    failClosedOnStoreError(deps.failClosedRetryAfterSeconds, () => deps.reported.read(signalId)),
     deps.executions.outcomes(signalId, deps.temporalWaitMs).then(
       (outcomes) => ({ outcomes }),
       (err: unknown) => ({ err }),

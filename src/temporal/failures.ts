@@ -84,7 +84,7 @@ function grpcCode(err: unknown): number | undefined {
 }
 
 /** A Temporal call in the ingress's terms: overload or unreachability becomes ExecutionsUnavailable (backpressure). */
-export async function translated<T>(call: () => Promise<T>): Promise<T> {
+export async function unavailableOnBackpressure<T>(call: () => Promise<T>): Promise<T> {
   try {
     return await call();
   } catch (err) {

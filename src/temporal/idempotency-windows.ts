@@ -2,7 +2,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@te
 import type { AcceptanceRecord, IdempotencyWindows } from '../signals/idempotency';
 import { idempotencyWorkflowId } from '../domain/ids';
 import type { Regions } from './regions';
-import { translated } from './failures';
+import { unavailableOnBackpressure } from './failures';
 import { idempotencyWindowWorkflow } from '../../workflows/idempotency';
 
 /**
@@ -27,7 +27,7 @@ export class TemporalIdempotencyWindows implements IdempotencyWindows {
     windowMs: number,
     deadline?: number,
   ): Promise<{ first: true } | { first: false; record: AcceptanceRecord }> {
-    return translated(() => this.claimOnce(digest, record, windowMs, deadline));
+    return unavailableOnBackpressure(() => this.claimOnce(digest, record, windowMs, deadline));
   }
 
   private async claimOnce(
@@ -67,7 +67,7 @@ export class TemporalIdempotencyWindows implements IdempotencyWindows {
   }
 
   async held(digest: string, deadline?: number): Promise<boolean> {
-    return translated(async () => {
+    return unavailableOnBackpressure(async () => {
       try {
         const description = await this.regions.call(this.homeRegion, (client) => client.workflow.getHandle(idempotencyWorkflowId(digest)).describe(), deadline);
         return description.status.name === 'RUNNING';

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { startRedis, type RedisServer } from '../../support/infra';
 import { Regions } from '../../src/temporal/regions';
-import { TemporalExecutions } from '../../src/temporal/executions';
+import { TemporalExecutions } from '../../src/temporal/temporal-executions';
 import { accountWorkflowId } from '../../src/domain/ids';
 import { pollUntilReported, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';

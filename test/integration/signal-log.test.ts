@@ -4,7 +4,7 @@ import { post, seedOwner, startStack, type Fixture, type Stack } from '../helper
 import { ScriptedTerminal } from '../helpers/terminal';
 import { waitForAccountWorkflowToHoldCommand } from '../helpers/temporal';
 import { Regions } from '../../src/temporal/regions';
-import { TemporalAccountRuns } from '../../src/temporal/account-runs';
+import { TemporalAccountRuns } from '../../src/temporal/temporal-account-runs';
 import { RedisReportedOutcomes } from '../../src/signals/reported-outcomes';
 import { RedisCommandQueue } from '../../src/bridge/queue';
 import { signalLog, SignalNotFound, type SignalLog, type SignalLogPage, type SignalLogRow } from '../../src/signals/log';

@@ -2,7 +2,7 @@ import { Router, type NextFunction, type Request, type RequestHandler, type Resp
 import { ipKeyGenerator } from 'express-rate-limit';
 import { z } from 'zod';
 import { routeLimited, Refusal } from '../../refusal';
-import { guarded } from '../../signals/guarded';
+import { failClosedOnStoreError } from '../../signals/fail-closed';
 import type { PreAuthCap } from '../../ratelimit/preauth';
 import type { Slot } from '../../ratelimit/caps';
 import { beginSetup, completeSetup, signIn, type OwnerAuthDeps } from '../../owners/sign-in';
@@ -39,7 +39,7 @@ export function ownerSessionRoutes(deps: OwnerSessionDeps): Router {
   // A slot of the address's cap before the body is read and before any lookup or password hash, taken and checked in
   // one step; it stays taken only when the attempt fails as a guess would (below).
   const capped: RequestHandler = async (req, res, next) => {
-    const verdict = await guarded(deps.failClosedRetryAfterSeconds, () => deps.signInCap.take(address(req)));
+    const verdict = await failClosedOnStoreError(deps.failClosedRetryAfterSeconds, () => deps.signInCap.take(address(req)));
     if (!verdict.taken) throw routeLimited(deps.signInCap.limit.max, deps.signInCap.limit.windowMs, Math.max(1, Math.ceil(verdict.retryAfterMs / 1000)));
     res.locals.signInSlot = verdict.slot;
     next();

@@ -7,7 +7,7 @@ import type { SecretGrant } from '../../domain/account';
 import { acceptSignal } from '../../signals/accept';
 import type { AcceptDeps } from '../../signals/acceptance';
 import { authenticateSender } from '../../signals/authenticate';
-import { guarded } from '../../signals/guarded';
+import { failClosedOnStoreError } from '../../signals/fail-closed';
 import { inFlightCap, jsonBody } from '../middleware';
 import { createRouteLimiter } from '../../ratelimit/route-limiter';
 import { PreAuthCap } from '../../ratelimit/preauth';
@@ -35,13 +35,15 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
   // A slot of the address's pre-auth cap before anything else (taken and checked in one step); given back once the
   // sender authenticates. Whatever ends a request before that (a bad secret, a broken body) keeps it: a failure.
   const preAuthSlot: RequestHandler = async (req, res, next) => {
-    const verdict = await guarded(failClosed, () => preAuth.take(address(req)));
+    const verdict = await failClosedOnStoreError(failClosed, () => preAuth.take(address(req)));
     if (!verdict.taken) throw routeLimited(preAuth.limit.max, preAuth.limit.windowMs, Math.max(1, Math.ceil(verdict.retryAfterMs / 1000)));
     res.locals.preAuthSlot = verdict.slot;
     next();
   };
   const authenticate: RequestHandler = async (req, res, next) => {
-    res.locals.grant = await guarded(failClosed, () => authenticateSender(deps.accept.registry, req.body, (req.params as { accountId?: string }).accountId));
+    res.locals.grant = await failClosedOnStoreError(failClosed, () =>
+      authenticateSender(deps.accept.registry, req.body, (req.params as { accountId?: string }).accountId),
+    );
     // A store that cannot give the slot back leaves it charged: the sender's own good traffic is at stake, nobody else's.
     await preAuth.giveBack(res.locals.preAuthSlot as Slot).catch(() => undefined);
     next();

@@ -2,7 +2,7 @@ import { isStoreFailure } from '../redis';
 import { ExecutionsUnavailable, Refusal } from '../refusal';
 
 /** Runs a step that needs the registry or a limiter's store; if the store cannot answer, fail closed. */
-export async function guarded<T>(retryAfterSeconds: number, step: () => Promise<T>): Promise<T> {
+export async function failClosedOnStoreError<T>(retryAfterSeconds: number, step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (err) {
@@ -13,7 +13,7 @@ export async function guarded<T>(retryAfterSeconds: number, step: () => Promise<
 }
 
 /** A call to where signals execute: overloaded or unreachable is backpressure, not a 500. */
-export async function temporalStep<T>(step: () => Promise<T>): Promise<T> {
+export async function backpressureOnUnavailable<T>(step: () => Promise<T>): Promise<T> {
   try {
     return await step();
   } catch (err) {

@@ -5,7 +5,7 @@ import type { AccountOutcome } from '../domain/outcome';
 import type { SignalWorkflowInput } from '../domain/workflow-input';
 import { OUTCOME_MEMO_PREFIX, signalWorkflowId } from '../domain/ids';
 import type { Regions } from './regions';
-import { AmbiguousStartError, certainlyNotStarted, isTemporalBackpressure, launchFailure, translated } from './failures';
+import { AmbiguousStartError, certainlyNotStarted, isTemporalBackpressure, launchFailure, unavailableOnBackpressure } from './failures';
 import { AccountIdsKey, accountIdsValue, ActionKey, OwnerIdKey, ReceivedAtKey, SignalIdKey, SymbolKey } from './search-attributes';
 import { ExpiringCache } from './expiring-cache';
 import { LateReads } from './late-reads';
@@ -98,7 +98,7 @@ export class TemporalExecutions implements SignalExecutions {
   }
 
   async started(region: string, signalId: string, deadline?: number): Promise<boolean> {
-    return translated(async () => {
+    return unavailableOnBackpressure(async () => {
       try {
         await this.regions.call(region, (client) => client.workflow.getHandle(signalWorkflowId(signalId)).describe(), deadline);
         return true;
