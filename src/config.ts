@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { z } from 'zod';
 import { SPEC_LIMITS } from './domain/limits';
 import { allowedOriginsSchema, type AllowedOrigin } from './callbacks/origins';
+import { RATE_LIMIT_KEY_PREFIX } from './redis-keys';
 
 /**
  * The one place that reads the environment. Every number the spec leaves open has a default here and an
@@ -197,7 +198,7 @@ export const envSchema = z.object({
   RATE_LIMIT_KEY_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9:_-]{1,32}$/)
-    .default('es:rl:'),
+    .default(RATE_LIMIT_KEY_PREFIX),
   /** Seconds a client is told to wait when a limiter cannot reach its store. */
   FAIL_CLOSED_RETRY_AFTER_SECONDS: int(5, 1),
 

@@ -4,7 +4,8 @@
  * is in the bridge's hands. The bench is the bridge of an account no paper terminal serves (stack.probe).
  */
 import { Redis } from 'ioredis';
-import { orderingKeys, RedisAccountSequencer } from '../../src/bridge/ordering';
+import { RedisAccountSequencer } from '../../src/bridge/ordering';
+import { bridgeKeys } from '../../src/redis-keys';
 import { RedisCommandQueue } from '../../src/bridge/queue';
 import { buyCommand } from '../../support/commands';
 import { httpJson, log, StageError, withDeadline } from '../common';
@@ -39,7 +40,7 @@ export async function runWakeUp(ctx: Context): Promise<void> {
     subscriber.on('message', (_channel: string, message: string) => {
       if (message.startsWith(NEW_POLL_PREFIX)) announced?.();
     });
-    await subscriber.subscribe(orderingKeys.wake(accountId));
+    await subscriber.subscribe(bridgeKeys.wakeChannel(accountId));
     const hello = await httpJson(`${stack.ingress.url}/bridge/v1/hello`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...auth },

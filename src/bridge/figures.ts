@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { accountFiguresSchema, type AccountFigures } from '../domain/bridge-protocol';
 import { equityMember, journalKeys } from '../trades/journal';
 import { runScript } from '../registry/scripts';
+import { bridgeKeys } from '../redis-keys';
 
 /**
  * The latest account figures each bridge sent (balance, equity, margin, free margin, currency), with when: what an
@@ -41,7 +42,7 @@ export class RedisFigures implements FiguresStore {
   ) {}
 
   private key(accountId: string): string {
-    return `es:figures:{${accountId}}`;
+    return bridgeKeys.figures(accountId);
   }
 
   async record(accountId: string, figures: AccountFigures, atMs: number): Promise<void> {

@@ -1,6 +1,7 @@
 import type { Cluster, Redis } from 'ioredis';
 import { awaitReplicas, type ReplicaAck } from '../redis';
 import { MONOTONIC_NEXT_LUA } from './monotonic';
+import { bridgeKeys } from '../redis-keys';
 
 /**
  * Per-account acceptance order. Each accepted signal gets the account's next sequence number and is marked pending
@@ -14,13 +15,6 @@ import { MONOTONIC_NEXT_LUA } from './monotonic';
  * until the deadline of a command that will never come. A command whose mark lapsed while a later number of its
  * account was handed out is refused by the queue (`signal_overtaken`) rather than run out of order.
  */
-
-export const orderingKeys = {
-  counter: (acc: string) => `es:seq:{${acc}}`,
-  pending: (acc: string) => `es:bp:{${acc}}`,
-  /** The account's announcements to waiting long-polls: a command queued, or one held back now free to go. */
-  wake: (acc: string) => `es:bn:{${acc}}`,
-};
 
 /** A pending mark: the sequence number and the instant after which its command can never run. */
 const pendingMember = (seq: number, deadlineMs: number) => `${seq}:${deadlineMs}`;
@@ -73,7 +67,7 @@ export class RedisAccountSequencer implements AccountSequencer {
     // One script per account, all sent at once (one round trip on one connection): not a MULTI or a pipeline
     // object, which a Redis Cluster refuses when the accounts' keys live in different slots.
     const seqs = await Promise.all(
-      targets.map(async (t) => Number(await this.redis.eval(NEXT, 2, orderingKeys.counter(t.accountId), orderingKeys.pending(t.accountId), t.deadlineMs))),
+      targets.map(async (t) => Number(await this.redis.eval(NEXT, 2, bridgeKeys.sequence(t.accountId), bridgeKeys.pendingMarks(t.accountId), t.deadlineMs))),
     );
     await awaitReplicas(this.redis, this.replicaAck);
     return seqs;
@@ -84,9 +78,9 @@ export class RedisAccountSequencer implements AccountSequencer {
     await this.redis.eval(
       `if redis.call('ZREMRANGEBYSCORE', KEYS[1], ARGV[1], ARGV[1]) > 0 then redis.call('PUBLISH', ARGV[2], 'released') end return 1`,
       1,
-      orderingKeys.pending(accountId),
+      bridgeKeys.pendingMarks(accountId),
       seq,
-      orderingKeys.wake(accountId),
+      bridgeKeys.wakeChannel(accountId),
     );
   }
 
@@ -98,11 +92,11 @@ export class RedisAccountSequencer implements AccountSequencer {
         this.redis.eval(
           RETIME,
           1,
-          orderingKeys.pending(m.accountId),
+          bridgeKeys.pendingMarks(m.accountId),
           pendingMember(m.seq, m.fromMs),
           pendingMember(m.seq, m.toMs),
           m.seq,
-          orderingKeys.wake(m.accountId),
+          bridgeKeys.wakeChannel(m.accountId),
           m.toMs < m.fromMs ? '1' : '0',
         ),
       ),

@@ -1,8 +1,8 @@
 import type { Cluster, Redis } from 'ioredis';
 import type { BridgeCommand, BridgeReport } from '../domain/bridge-protocol';
-import { orderingKeys } from './ordering';
 import { awaitReplicas, type ReplicaAck } from '../redis';
 import { MONOTONIC_NEXT_LUA } from './monotonic';
+import { accountOfWakeChannel, bridgeKeys } from '../redis-keys';
 
 /**
  * The per-account command queue in Redis. A command stays queued until the bridge reports it, so delivery is
@@ -80,15 +80,13 @@ export type RecordedReport =
   | { kind: 'closed' | 'full' };
 
 const k = {
-  queue: (acc: string) => `es:bq:{${acc}}`,
-  command: (acc: string, id: string) => `es:bc:{${acc}}:${id}`,
-  session: (acc: string) => `es:bs:{${acc}}`,
-  channel: orderingKeys.wake,
-  poll: (acc: string) => `es:bw:{${acc}}`,
-  /** The highest sequence number of the account ever handed to a bridge. */
-  handedOut: (acc: string) => `es:bh:{${acc}}`,
-  /** The account's brief records of reports for commands Redis does not hold, scored by when each lapses. */
-  orphans: (acc: string) => `es:bo:{${acc}}`,
+  queue: bridgeKeys.commandQueue,
+  command: bridgeKeys.commandRecord,
+  session: bridgeKeys.bridgeSession,
+  channel: bridgeKeys.wakeChannel,
+  poll: bridgeKeys.longPollGeneration,
+  handedOut: bridgeKeys.handedOutSeq,
+  orphans: bridgeKeys.orphanReports,
 };
 
 const REPORT_RETENTION_SECONDS = 7 * 24 * 3600;
@@ -250,7 +248,7 @@ function queueArgs(command: BridgeCommand, resend: boolean): (string | number)[]
   return [
     k.queue(acc),
     k.command(acc, command.commandId),
-    orderingKeys.pending(acc),
+    bridgeKeys.pendingMarks(acc),
     k.handedOut(acc),
     JSON.stringify(command),
     command.seq,
@@ -303,7 +301,7 @@ export class RedisCommandQueue implements CommandQueue {
       4,
       k.queue(accountId),
       k.session(accountId),
-      orderingKeys.pending(accountId),
+      bridgeKeys.pendingMarks(accountId),
       k.handedOut(accountId),
       Date.now(),
       this.options.redeliverAfterMs,
@@ -444,7 +442,7 @@ export class RedisCommandQueue implements CommandQueue {
         : (this.redis as Redis).duplicate(options);
       this.subscriber.on('error', () => undefined);
       this.subscriber.on('message', (channel: string, message: string) => {
-        const acc = /^es:bn:\{(.*)\}$/.exec(channel)?.[1];
+        const acc = accountOfWakeChannel(channel);
         if (acc === undefined) return;
         if (message.startsWith(SUPERSEDED)) {
           this.supersede(acc, Number(message.slice(SUPERSEDED.length)));

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { StopOutEvent } from '../domain/bridge-protocol';
+import { bridgeKeys } from '../redis-keys';
 
 /**
  * The stop-outs bridges carried out (docs/risk-sizing.md, "Stop-out"), one per (account, eventId): a bridge resends
@@ -83,7 +84,7 @@ export class RedisStopOuts implements StopOutStore {
   constructor(private readonly redis: Redis) {}
 
   private keys(accountId: string): [string, string, string] {
-    return [`es:stop-outs:{${accountId}}`, `es:stop-out-latest:{${accountId}}`, `es:stop-outs-unaudited:{${accountId}}`];
+    return [bridgeKeys.stopOuts(accountId), bridgeKeys.latestStopOut(accountId), bridgeKeys.unauditedStopOuts(accountId)];
   }
 
   async record(accountId: string, event: StopOutEvent, atMs: number): Promise<'recorded' | 'unaudited' | 'duplicate'> {

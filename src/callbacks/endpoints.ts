@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { takeSlot } from '../ratelimit/caps';
 import { CALLBACK_EVENT_TYPES, wantsEvent, type CallbackEventType } from '../domain/callback';
+import { ownerKeys } from '../redis-keys';
 
 /** An owner's callback endpoint as stored: the secret only sealed (src/callbacks/secret-box.ts). */
 export interface CallbackEndpoint {
@@ -59,7 +60,7 @@ const endpointSchema = z.object({
 });
 
 /** The hash tag keeps an owner's endpoints and attempts on one Redis Cluster slot. */
-export const ownerKey = (owner: string, what: 'ep' | 'at'): string => `es:cb:{${owner}}:${what}`;
+export const ownerKey = ownerKeys.callbacks;
 
 const SET_ENABLED = `
 local text = redis.call('HGET', KEYS[1], ARGV[1])

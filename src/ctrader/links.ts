@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { SecretBox } from '../secret-box';
+import { ctraderKeys } from '../redis-keys';
 
 /**
  * cTrader accounts linked by their owner through "Connect with cTrader" (docs/ctrader-connector.md): what the
@@ -36,12 +37,12 @@ export interface OpenedLink extends LinkView {
   version: number;
 }
 
-export const LINKS_CHANGED_CHANNEL = 'es:ctrader:links-changed';
+export const LINKS_CHANGED_CHANNEL = ctraderKeys.linksChanged;
 
 const key = {
-  all: 'es:ctrader:links',
-  link: (accountId: string) => `es:ctrader:link:${accountId}`,
-  ctid: (ctid: number) => `es:ctrader:ctid:${ctid}`,
+  all: ctraderKeys.links,
+  link: ctraderKeys.link,
+  ctid: ctraderKeys.byCtid,
 };
 const binding = { tokens: (id: string) => `ctrader-tokens:${id}`, bridge: (id: string) => `ctrader-bridge:${id}` };
 

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { giveBackSlot, takeSlot } from '../ratelimit/caps';
 import { credentialId, hashCredential, newCredential, sameHash } from '../registry/credentials';
+import { ownerKeys } from '../redis-keys';
 
 /**
  * Owner API keys (`oak_…`): what a script or n8n uses instead of a browser session, with the owner's rights on the
@@ -13,8 +14,8 @@ export interface ApiKeyView {
 }
 
 const key = {
-  byHash: (hash: string) => `es:owner-key:${hash}`,
-  ofOwner: (owner: string) => `es:owner-keys:${owner}`,
+  byHash: ownerKeys.apiKey,
+  ofOwner: ownerKeys.apiKeysOf,
 };
 
 export const MAX_API_KEYS_PER_OWNER = 20;

@@ -11,6 +11,7 @@ import type { RedisRegistry } from '../registry/registry';
 import type { SecretBox } from '../secret-box';
 import { Refusal } from '../refusal';
 import type { OwnerStore } from './owner-store';
+import { ownerKeys } from '../redis-keys';
 
 /**
  * "Connect with cTrader" (docs/owners.md): the OAuth 2.0 authorisation-code flow of Spotware's Open API, for one
@@ -41,8 +42,8 @@ export interface CtraderConnectDeps {
 
 const TEN_MINUTES = 600;
 const key = {
-  state: (hash: string) => `es:ctrader:oauth-state:${hash}`,
-  pending: (hash: string) => `es:ctrader:oauth-pending:${hash}`,
+  state: ownerKeys.ctraderOAuthState,
+  pending: ownerKeys.ctraderOAuthPending,
 };
 
 interface StateRecord {

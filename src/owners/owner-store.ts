@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { AuditEntry, Owner, OwnerStatus } from '../domain/owner';
+import { ownerKeys } from '../redis-keys';
 
 /**
  * Owners as Redis hashes: status, the argon2id hash of the password, the sealed TOTP seed, the last TOTP step used
@@ -17,10 +18,10 @@ export interface OwnerRecord extends Owner {
 }
 
 const key = {
-  owner: (id: string) => `es:owner:${id}`,
-  owners: 'es:owners',
-  setup: (hash: string) => `es:owner-setup:${hash}`,
-  audit: (id: string) => `es:owner-audit:${id}`,
+  owner: ownerKeys.owner,
+  owners: ownerKeys.owners,
+  setup: ownerKeys.setup,
+  audit: ownerKeys.audit,
 };
 
 const AUDIT_KEEP = 1000;

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { hashCredential } from '../registry/credentials';
+import { ownerKeys } from '../redis-keys';
 
 /**
  * Dashboard sessions, server-side in Redis: the cookie holds a random token, Redis only its SHA-256, so a copy of
@@ -14,8 +15,8 @@ export interface Session {
 }
 
 const key = {
-  session: (hash: string) => `es:session:${hash}`,
-  ofOwner: (owner: string) => `es:owner-sessions:${owner}`,
+  session: ownerKeys.session,
+  ofOwner: ownerKeys.sessionsOf,
 };
 
 export class SessionStore {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { RATE_LIMIT_KEY_PREFIX } from '../redis-keys';
 
 /**
  * The fairness throttle (spec §8): always on, per target account on the per-account URL (scope account_write) and per
@@ -47,7 +48,7 @@ export class RedisThrottle implements Throttle {
   constructor(
     private readonly redis: Redis,
     private readonly limits: Record<ThrottleScope, { max: number; windowMs: number }>,
-    private readonly keyPrefix = 'es:rl:',
+    private readonly keyPrefix = RATE_LIMIT_KEY_PREFIX,
   ) {}
 
   async hit(scope: ThrottleScope, key: string): Promise<ThrottleHit> {

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { takeSlot } from '../ratelimit/caps';
+import { registryKeys } from '../redis-keys';
 
 /**
  * Which accounts, secrets and tokens each owner has, as sets the owner API lists from (never a scan of the registry).
@@ -8,7 +9,7 @@ import { takeSlot } from '../ratelimit/caps';
  */
 export type IndexedKind = 'accounts' | 'secrets' | 'tokens';
 
-export const ownerIndexKey = (owner: string, kind: IndexedKind) => `es:owner-index:${kind}:${owner}`;
+export const ownerIndexKey = (owner: string, kind: IndexedKind) => registryKeys.ownerIndex(kind, owner);
 const key = ownerIndexKey;
 
 export class OwnerIndex {

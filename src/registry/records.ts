@@ -1,24 +1,25 @@
 import type { Redis } from 'ioredis';
 import { accountSchema, type Account } from '../domain/account';
+import { registryKeys } from '../redis-keys';
 
 /** How the registry's records are laid out in Redis: the keys, and an account as a hash of JSON texts. */
 
 export const key = {
-  account: (id: string) => `es:account:${id}`,
-  accounts: 'es:accounts',
-  secret: (hash: string) => `es:secret:${hash}`,
-  token: (hash: string) => `es:token:${hash}`,
-  bridge: (hash: string) => `es:bridge:${hash}`,
-  accountBridge: (id: string) => `es:account-bridge:${id}`,
+  account: registryKeys.account,
+  accounts: registryKeys.accounts,
+  secret: registryKeys.secret,
+  token: registryKeys.token,
+  bridge: registryKeys.bridgeToken,
+  accountBridge: registryKeys.accountBridgeToken,
   /** A bridge token replaced by a new one, kept a week so a bridge still calling with it is told apart from a stranger. */
-  retiredBridge: (hash: string) => `es:bridge-retired:${hash}`,
+  retiredBridge: registryKeys.retiredBridgeToken,
   /** The operator's cap on the accounts an owner may have when adding one (absent: the configured default). */
-  accountCap: (owner: string) => `es:owner-account-cap:${owner}`,
+  accountCap: registryKeys.ownerAccountCap,
   /** What the owner's page says of the bridge's calls (src/bridge/bridge-state.ts); cleared when the owner changes. */
-  bridgeState: (id: string) => `es:bridge-state:{${id}}`,
+  bridgeState: registryKeys.bridgeState,
   /** When the account's bridge was last seen (src/bridge/presence.ts); cleared when the owner changes. */
-  bridgeSeen: (id: string) => `es:bridge-seen:{${id}}`,
-  instruments: (id: string) => `es:instruments:{${id}}`,
+  bridgeSeen: registryKeys.bridgeSeen,
+  instruments: registryKeys.instruments,
 };
 
 /** An account as hash fields: each top-level field's JSON text. */

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { signalKeys } from '../redis-keys';
 
 /**
  * Admission control: a 202 is a promise that the signal reaches its bridge while it is still fresh. Every accepted
@@ -49,7 +50,7 @@ export class RedisAdmissionLedger implements AdmissionLedger {
     /** Past this, a pending target is taken as lost and forgotten (the longest command lifetime). */
     private readonly horizonMs: number,
   ) {
-    this.key = `es:admission:{${taskQueue}}`;
+    this.key = signalKeys.admissionPending(taskQueue);
   }
 
   async accepted(signalId: string, accountIds: readonly string[], acceptedAtMs: number): Promise<void> {

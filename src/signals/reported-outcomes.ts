@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { AccountOutcome } from '../domain/outcome';
+import { signalKeys } from '../redis-keys';
 
 /**
  * The outcomes bridges reported, kept in Redis by the ingress the moment it recorded the report as its command's
@@ -35,7 +36,7 @@ export class RedisReportedOutcomes implements ReportedOutcomes {
   ) {}
 
   private key(signalId: string): string {
-    return `es:ro:{${signalId}}`;
+    return signalKeys.reportedOutcomes(signalId);
   }
 
   async record(signalId: string, outcome: AccountOutcome): Promise<void> {

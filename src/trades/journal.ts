@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Book, TradeRecord } from '../domain/trade-events';
 import { runScript } from '../registry/scripts';
+import { bridgeKeys } from '../redis-keys';
 
 /**
  * The trade journal's store (docs/trades.md): per account, each trade one record, each event recorded once. Behind
@@ -68,7 +69,7 @@ export const QUARTER_HOUR_MS = 15 * 60_000;
 
 /** Every key of one account's journal shares its hash tag, so each script runs on one Redis Cluster slot. */
 export function journalKeys(accountId: string) {
-  const base = `es:trades:{${accountId}}:`;
+  const base = bridgeKeys.tradesPrefix(accountId);
   return {
     records: `${base}records`,
     seen: `${base}seen`,

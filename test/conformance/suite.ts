@@ -25,6 +25,7 @@ import { tradeEventCases } from './trade-cases';
 import { managementCases } from './management-cases';
 import { CONFORMANCE_SYMBOLS, type BridgeUnderTest, type BrokerEntry, type BrokerView, type ConformanceAccount, type RefusalKind } from './driver';
 import { away, baseQuote } from './market';
+import { bridgeKeys } from '../../src/redis-keys';
 
 /**
  * The bridge conformance suite (docs/bridge-conformance.md): what every bridge implementation must do, checked against
@@ -547,7 +548,7 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       const stopOuts = new RedisStopOuts(redis!);
       const recorded = await waitFor('the service to record the stop-out', () => stopOuts.latest(stopper.id), 20_000);
       expect(recorded).toMatchObject({ eventId: 'stop-out/initial', closed: 2, cancelled: 1, failed: 0, maxDrawdownPercent: 5, currency: 'USD' });
-      const event = JSON.parse((await redis!.hget(`es:stop-outs:{${stopper.id}}`, 'stop-out/initial'))!) as StopOutEvent;
+      const event = JSON.parse((await redis!.hget(bridgeKeys.stopOuts(stopper.id), 'stop-out/initial'))!) as StopOutEvent;
       expect(event.closed.map((t) => t.ticket).sort()).toEqual([...positions].sort());
       expect(event.cancelled.map((t) => t.ticket)).toEqual([order]);
       refused(await run(stopper, { action: 'buy', symbol: 'EURUSD', volume: 0.1 }), 'risk_max_drawdown');

@@ -7,6 +7,7 @@ import { startIngress, type Ingress } from '../../src/server';
 import { startRedis, waitFor, type RedisServer } from '../../support/infra';
 import { buyCommand } from '../helpers/commands';
 import { post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import { bridgeKeys } from '../../src/redis-keys';
 
 /**
  * Bridge long-polls (issue 12 item 6): one live long-poll per account (the newest wins, the older answers at once
@@ -167,13 +168,13 @@ describe('one live long-poll per account, woken on announcements', () => {
     const { id: accountId, bridgeToken } = f.accounts[0]!;
     const first = longPoll(stack.ingress.url, bridgeToken, 8_000);
     // The first poll is waiting once the account's poll counter has counted it.
-    await waitFor('the first poll to wait', async () => Number(await stack.redis.get(`es:bw:{${accountId}}`)) >= 1, 5_000);
+    await waitFor('the first poll to wait', async () => Number(await stack.redis.get(bridgeKeys.longPollGeneration(accountId))) >= 1, 5_000);
     const secondPoll = longPoll(second.url, bridgeToken, 8_000);
     const a = await first;
     expect({ status: a.status, commands: a.body.commands, superseded: a.body.superseded }).toEqual({ status: 200, commands: [], superseded: true });
     expect(a.ms).toBeLessThan(3_000);
 
-    await waitFor('the second poll to wait', async () => Number(await stack.redis.get(`es:bw:{${accountId}}`)) >= 2, 5_000);
+    await waitFor('the second poll to wait', async () => Number(await stack.redis.get(bridgeKeys.longPollGeneration(accountId))) >= 2, 5_000);
     const [seq] = await sequencer.next([{ accountId, deadlineMs: Date.now() + 60_000 }]);
     await queue.enqueue(command(accountId, seq!, Date.now() + 60_000));
     const b = await secondPoll;
@@ -207,7 +208,7 @@ describe('one live long-poll per account, woken on announcements', () => {
       const [next] = await sequencer.next([{ accountId, deadlineMs: far }]);
       await queue.enqueue(command(accountId, next!, far));
       const poll = longPoll(stack.ingress.url, bridgeToken, 8_000);
-      await waitFor('the poll to wait', async () => Number(await stack.redis.get(`es:bw:{${accountId}}`)) >= 1, 5_000);
+      await waitFor('the poll to wait', async () => Number(await stack.redis.get(bridgeKeys.longPollGeneration(accountId))) >= 1, 5_000);
       const freed = performance.now();
       if (how === 'release') await sequencer.release(accountId, held!, far);
       else await sequencer.retime([{ accountId, seq: held!, fromMs: far, toMs: Date.now() - 1 }]);
@@ -238,8 +239,8 @@ describe('one live long-poll per account, woken on announcements', () => {
     const accountId = f.accounts[3]!.id;
     const res = await post(`${stack.ingress.url}/webhook/custom/${accountId}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 });
     expect(res.status).toBe(202);
-    expect(await stack.redis.zrange(`es:bq:{${accountId}}`, 0, -1)).toContain(`signal/${res.body.signalId as string}/account/${accountId}`);
-    expect(await stack.redis.zrange(`es:bp:{${accountId}}`, 0, -1)).toEqual([]);
+    expect(await stack.redis.zrange(bridgeKeys.commandQueue(accountId), 0, -1)).toContain(`signal/${res.body.signalId as string}/account/${accountId}`);
+    expect(await stack.redis.zrange(bridgeKeys.pendingMarks(accountId), 0, -1)).toEqual([]);
   });
 
   test("when the enqueue at acceptance fails, then the signal's number holds the account's later commands until the command's deadline (the start confirmed), not only for the start lease", async () => {
@@ -260,8 +261,8 @@ describe('one live long-poll per account, woken on announcements', () => {
       const before = Date.now();
       const res = await post(`${refusing.ingress.url}/webhook/custom/${accountId}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 });
       expect(res.status).toBe(202);
-      expect(await stack.redis.zrange(`es:bq:{${accountId}}`, 0, -1)).toEqual([]);
-      const marks = await stack.redis.zrange(`es:bp:{${accountId}}`, 0, -1);
+      expect(await stack.redis.zrange(bridgeKeys.commandQueue(accountId), 0, -1)).toEqual([]);
+      const marks = await stack.redis.zrange(bridgeKeys.pendingMarks(accountId), 0, -1);
       expect(marks).toHaveLength(1);
       const lapsesAt = Number(marks[0]!.split(':')[1]);
       // A market entry's deadline: its acceptance plus the default max signal age (30 s); the lease would end within

@@ -9,6 +9,7 @@ import { testEnv } from '../../support/env';
 import { startRedis, waitFor, type RedisServer } from '../../support/infra';
 import { get, pollUntilReported, post, seedOwner, startPaperTerminal, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
+import { bridgeKeys } from '../../src/redis-keys';
 
 /**
  * Dispatch at acceptance (DISPATCH_AT_ACCEPTANCE, switched on here; off by default): the ingress queues a started signal's command itself
@@ -27,7 +28,10 @@ const ordersOf = (terminal: PaperTerminal, commandId: string) =>
 
 /** The queue's record of a command (src/bridge/queue.ts key layout): whether it is held, and whether it is still queued. */
 async function queued(redis: Redis, accountId: string, commandId: string): Promise<{ held: boolean; inQueue: boolean }> {
-  const [command, score] = await Promise.all([redis.hget(`es:bc:{${accountId}}:${commandId}`, 'command'), redis.zscore(`es:bq:{${accountId}}`, commandId)]);
+  const [command, score] = await Promise.all([
+    redis.hget(bridgeKeys.commandRecord(accountId, commandId), 'command'),
+    redis.zscore(bridgeKeys.commandQueue(accountId), commandId),
+  ]);
   return { held: command !== null, inQueue: score !== null };
 }
 

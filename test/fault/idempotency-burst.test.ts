@@ -21,6 +21,7 @@ import {
   type TemporalView,
 } from './kit';
 import { MARKET_FILL } from '../helpers/poll-items';
+import { bridgeKeys } from '../../src/redis-keys';
 
 /**
  * Fault injection at the edge: a caller (a TradingView alert retried by a flaky network, a script in a loop) sends the
@@ -131,7 +132,7 @@ describe('the same idempotency key, 20 times at once and once after the window',
       // nothing may hold the account's later commands back until a deadline.
       const redis = redisClient(testEnv().redisUrl);
       try {
-        await waitFor('released numbers to clear', async () => (await redis.zcard(`es:bp:{${account.id}}`)) === 0, 5_000);
+        await waitFor('released numbers to clear', async () => (await redis.zcard(bridgeKeys.pendingMarks(account.id))) === 0, 5_000);
       } finally {
         redis.disconnect();
       }

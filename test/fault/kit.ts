@@ -7,6 +7,7 @@
  * Not a test file (jest picks up *.test.ts only).
  */
 import { Redis } from 'ioredis';
+import { bridgeKeys } from '../../src/redis-keys';
 
 export { httpGet, httpPost } from '../../support/processes';
 export { commandIdOf } from '../helpers/commands';
@@ -27,7 +28,7 @@ export interface CommandState {
 
 export async function commandState(redis: Redis, accountId: string, commandId: string): Promise<CommandState> {
   // Key layout of src/bridge/queue.ts: es:bc:{<account>}:<commandId>, fields command, deliveredAt, session, report.
-  const [command, deliveredAt, report] = await redis.hmget(`es:bc:{${accountId}}:${commandId}`, 'command', 'deliveredAt', 'report');
+  const [command, deliveredAt, report] = await redis.hmget(bridgeKeys.commandRecord(accountId, commandId), 'command', 'deliveredAt', 'report');
   return { exists: command !== null, deliveredAt: deliveredAt === null ? undefined : Number(deliveredAt), reported: report !== null };
 }
 

@@ -2,6 +2,7 @@ import { testEnv } from '../../support/env';
 import { waitFor, type TemporalServer } from '../../support/infra';
 import type { ProcessStack } from '../../support/processes';
 import { httpGet, httpPost, makeRegistry, pollUntilReported, redisClient, stackOnOwnTemporal, temporalClient } from './kit';
+import { signalKeys } from '../../src/redis-keys';
 
 /**
  * The poll answers from what bridges reported (docs/poll.md), kept by the ingress once it recorded the report: the
@@ -36,8 +37,8 @@ describe('the poll and the outcomes bridges reported', () => {
     expect(polled.map((o) => o.outcome)).toEqual(['filled', 'filled']);
 
     const redis = redisClient(testEnv().redisUrl);
-    const kept = Object.values(await redis.hgetall(`es:ro:{${signalId}}`)).map((t) => JSON.parse(t) as Record<string, unknown>);
-    expect(await redis.ttl(`es:ro:{${signalId}}`)).toBeGreaterThan(0);
+    const kept = Object.values(await redis.hgetall(signalKeys.reportedOutcomes(signalId))).map((t) => JSON.parse(t) as Record<string, unknown>);
+    expect(await redis.ttl(signalKeys.reportedOutcomes(signalId))).toBeGreaterThan(0);
     redis.disconnect();
     // The poll answers from the bridges' reports as soon as the ingress records them, which may be before the signal
     // workflow has written them to its memo: wait for both there.
@@ -72,7 +73,11 @@ describe('the poll and the outcomes bridges reported', () => {
     const id = res.body.signalId as string;
     const redis = redisClient(testEnv().redisUrl);
     let kept: Record<string, string> = {};
-    await waitFor('the bridge report kept for the poll', async () => Object.keys((kept = await redis.hgetall(`es:ro:{${id}}`))).length === 1, 30_000);
+    await waitFor(
+      'the bridge report kept for the poll',
+      async () => Object.keys((kept = await redis.hgetall(signalKeys.reportedOutcomes(id)))).length === 1,
+      30_000,
+    );
     redis.disconnect();
     await temporal!.stop();
 

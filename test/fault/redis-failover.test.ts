@@ -13,6 +13,7 @@ import {
   tally,
   type BuyMeta,
 } from './kit';
+import { bridgeKeys } from '../../src/redis-keys';
 
 /**
  * Fault injection: Redis fails over while signals flow. A master and a replica (both with their append-only files) and
@@ -66,10 +67,10 @@ async function orderingState(ports: number[], accountIds: string[]): Promise<str
       const role = /role:(\S+)/.exec(await c.info('replication'))?.[1];
       for (const acc of accountIds) {
         const [seq, handed, marks, queued] = await Promise.all([
-          c.get(`es:seq:{${acc}}`),
-          c.get(`es:bh:{${acc}}`),
-          c.zrange(`es:bp:{${acc}}`, 0, 4),
-          c.zcard(`es:bq:{${acc}}`),
+          c.get(bridgeKeys.sequence(acc)),
+          c.get(bridgeKeys.handedOutSeq(acc)),
+          c.zrange(bridgeKeys.pendingMarks(acc), 0, 4),
+          c.zcard(bridgeKeys.commandQueue(acc)),
         ]);
         lines.push(`redis :${port} (${role}) ${acc}: seq ${seq}, handed out ${handed}, marks [${marks.join(' ')}], queued ${queued}`);
       }

@@ -4,6 +4,7 @@ import { startRedis, type RedisServer } from '../../support/infra';
 import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../../support/processes';
 import { reportedStatus } from '../helpers/poll';
 import { httpPost, importRegistry, makeRegistry, ordersByCommand, redisClient, scenarioFiles } from './kit';
+import { bridgeKeys } from '../../src/redis-keys';
 
 /**
  * Redis loses every key (FLUSHALL: a restart without persistence, a failover to an empty replica) while paper bridges
@@ -64,7 +65,7 @@ describe('when Redis loses its data under connected bridges and the registry is 
     // A bridge connected for a while has had its long-polls numbered far past 1 (one a poll's length, a command, or a
     // reconnect): as if each had made 1,000 polls already. The buys below number the next ones, which the ingress
     // remembers.
-    for (const a of reg.accounts) await reader.set(`es:bw:{${a.id}}`, '1000', 'PX', 3_600_000);
+    for (const a of reg.accounts) await reader.set(bridgeKeys.longPollGeneration(a.id), '1000', 'PX', 3_600_000);
     const before: number[] = [];
     for (let i = 0; i < BEFORE; i++) before.push((await buyAndTimeFill(url, reg.accounts[i % 2]!.id)).ms);
     const supersededBefore = superseded();

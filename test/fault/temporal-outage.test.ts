@@ -23,6 +23,7 @@ import {
   type Sent,
 } from './kit';
 import { MARKET_FILL } from '../helpers/poll-items';
+import { bridgeKeys } from '../../src/redis-keys';
 
 /**
  * Fault injection: the Temporal server goes away in the middle of a burst of signals (SIGTERM to its process group,
@@ -74,8 +75,8 @@ describe('the Temporal server stops mid-burst and starts again on the same datab
     const marks = await Promise.all(
       reg.accounts.map(
         async (a) =>
-          `${a.id}: last seq ${await redis.get(`es:seq:{${a.id}}`).catch(() => '?')}, pending marks ${JSON.stringify(await redis.zrange(`es:bp:{${a.id}}`, 0, 4).catch(() => '?'))}, ` +
-          `queued ${await redis.zcard(`es:bq:{${a.id}}`).catch(() => '?')}`,
+          `${a.id}: last seq ${await redis.get(bridgeKeys.sequence(a.id)).catch(() => '?')}, pending marks ${JSON.stringify(await redis.zrange(bridgeKeys.pendingMarks(a.id), 0, 4).catch(() => '?'))}, ` +
+          `queued ${await redis.zcard(bridgeKeys.commandQueue(a.id)).catch(() => '?')}`,
       ),
     );
     redis.disconnect();

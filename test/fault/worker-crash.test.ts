@@ -38,6 +38,7 @@ import {
 } from './kit';
 import { MARKET_FILL } from '../helpers/poll-items';
 import { accountWorkflowResult } from '../helpers/temporal';
+import { bridgeKeys } from '../../src/redis-keys';
 
 /**
  * Fault injection: the worker dies by SIGKILL (no shutdown, activities and workflow tasks cut off mid-way) while
@@ -266,7 +267,7 @@ describe('the worker is killed with SIGKILL and restarted', () => {
       // does not mean the terminal has sent its first poll yet.
       await waitFor(
         "the terminal's long-poll to be open",
-        async () => Number(((await redis!.pubsub('NUMSUB', `es:bn:{${frozenAccount.id}}`)) as [string, number])[1]) >= 1,
+        async () => Number(((await redis!.pubsub('NUMSUB', bridgeKeys.wakeChannel(frozenAccount.id))) as [string, number])[1]) >= 1,
         30_000,
       );
       signalGroup(bridgeB.pid, 'SIGSTOP');

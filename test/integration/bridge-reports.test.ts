@@ -7,6 +7,7 @@ import { accountWorkflowId } from '../../src/domain/ids';
 import { pollUntilReported, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 import { waitForAccountWorkflowToHoldCommand } from '../helpers/temporal';
+import { bridgeKeys } from '../../src/redis-keys';
 
 /**
  * Reports of a bridge (issue 25, finding 2 and the test gaps): a bridge token cannot fill Redis with reports of
@@ -96,7 +97,7 @@ describe('bridge reports', () => {
       expect(keysMax - keysBefore).toBeLessThanOrEqual(110);
       expect(keysAfter - keysBefore).toBeLessThanOrEqual(10);
       expect(memoryAfter - memoryBefore).toBeLessThan(2 * 1024 * 1024);
-      expect(await redis.keys(`es:bc:{${account.id}}:*`)).toEqual([]);
+      expect(await redis.keys(bridgeKeys.commandRecord(account.id, '*'))).toEqual([]);
 
       // The bridge's genuine report still lands.
       const { terminal, signalId, commandId } = await buyTaken(f);
@@ -110,7 +111,7 @@ describe('bridge reports', () => {
   test('when Redis lost a command a bridge took, then its report is delivered to the workflow before it is answered, and kept only briefly', async () => {
     const f = await seedOwner(stack.registry);
     const { terminal, signalId, commandId } = await buyTaken(f);
-    const key = `es:bc:{${f.accounts[0]!.id}}:${commandId}`;
+    const key = bridgeKeys.commandRecord(f.accounts[0]!.id, commandId);
     await redis.del(key);
     expect((await terminal.report([{ commandId, status: 'filled', ticket: '902', price: 1.1 }])).results).toEqual([{ commandId, result: 'recorded' }]);
     const ttl = await redis.pttl(key);
@@ -148,7 +149,7 @@ describe('bridge reports', () => {
     const { terminal, signalId, commandId } = await buyTaken(f);
     expect((await terminal.report([{ commandId, status: 'filled', ticket: '904', price: 1.1 }])).results).toEqual([{ commandId, result: 'recorded' }]);
     expect(await resultOf(commandId)).toMatchObject({ outcome: 'filled', ticket: '904' });
-    await redis.del(`es:bc:{${f.accounts[0]!.id}}:${commandId}`);
+    await redis.del(bridgeKeys.commandRecord(f.accounts[0]!.id, commandId));
     // A resend that differs (a bridge whose journal was rewritten) makes "the first one wins" visible. With Redis's
     // record gone, Temporal answers it: its update-id dedup gives back the first update's answer, so the bridge may
     // read `recorded` again; either is an acknowledgement, and the outcome is the first report's.

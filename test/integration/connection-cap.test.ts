@@ -2,6 +2,7 @@ import net from 'node:net';
 import { postFrom, type HttpResult } from '../../support/http';
 import { waitFor } from '../../support/infra';
 import { seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import { bridgeKeys } from '../../src/redis-keys';
 
 /**
  * A burst from one address is answered, never reset (issue 28): TradingView posts every user's alerts from a handful
@@ -94,7 +95,7 @@ describe('with 50 connections per IP, its 50 slots held by half-sent requests', 
       expect(a.headers.get('x-request-id')).toBeTruthy();
     }
     // Refused at the door: nothing of them reached Temporal or the bridge queue.
-    expect(await stack.redis.zcard(`es:bq:{${f.accounts[0]!.id}}`)).toBe(0);
+    expect(await stack.redis.zcard(bridgeKeys.commandQueue(f.accounts[0]!.id))).toBe(0);
     const other = await postFrom('127.0.0.9', `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, buy(f.secret));
     expect(other.status).toBe(202);
     // Once the held connections are gone, the address is served again.

@@ -7,6 +7,7 @@ import { testEnv } from '../../support/env';
 import { get, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { reportedStatus } from '../helpers/poll';
 import { ScriptedTerminal } from '../helpers/terminal';
+import { bridgeKeys } from '../../src/redis-keys';
 
 describe('the command queue holds later commands behind earlier pending ones (real Redis)', () => {
   let redis: Redis;
@@ -50,7 +51,7 @@ describe('the command queue holds later commands behind earlier pending ones (re
   test("when Redis forgets an account's counters, then new numbers and new long-polls still come after the old ones", async () => {
     const acc = `forget-${Date.now()}`;
     const deadline = Date.now() + 60_000;
-    const generation = `es:bw:{${acc}}`;
+    const generation = bridgeKeys.longPollGeneration(acc);
     const [before] = await sequencer.next([{ accountId: acc, deadlineMs: deadline }]);
     await sequencer.release(acc, before!, deadline);
     // A few long-polls, so that this ingress remembers a generation above what a restarted counter would give.
@@ -59,7 +60,7 @@ describe('the command queue holds later commands behind earlier pending ones (re
     const older = queue.takeOrWait(acc, 10, 20_000, new AbortController().signal);
     await waitFor('the older long-poll to be numbered', async () => (await redis.get(generation)) !== remembered, 5_000, 10);
 
-    await redis.del(`es:seq:{${acc}}`, generation);
+    await redis.del(bridgeKeys.sequence(acc), generation);
     const [after] = await sequencer.next([{ accountId: acc, deadlineMs: deadline }]);
     expect(after).toBeGreaterThan(before!);
     await sequencer.release(acc, after!, deadline);

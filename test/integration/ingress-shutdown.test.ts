@@ -5,6 +5,7 @@ import { seedOwner, testConfig } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 import { testEnv } from '../../support/env';
 import { waitFor } from '../../support/infra';
+import { bridgeKeys } from '../../src/redis-keys';
 
 describe('ingress shutdown with bridges connected', () => {
   test('when the ingress stops while a bridge long-polls on a kept-alive connection, then the poll is answered and the ingress is down within 2 s', async () => {
@@ -18,7 +19,7 @@ describe('ingress shutdown with bridges connected', () => {
       // The long-poll is waiting when the stop begins: the ingress subscribed to the account's channel to wait.
       await waitFor(
         'the long-poll to wait',
-        async () => Number(((await redis.pubsub('NUMSUB', `es:bn:{${f.accounts[0]!.id}}`)) as [string, number])[1]) === 1,
+        async () => Number(((await redis.pubsub('NUMSUB', bridgeKeys.wakeChannel(f.accounts[0]!.id))) as [string, number])[1]) === 1,
         5_000,
       );
       const started = Date.now();

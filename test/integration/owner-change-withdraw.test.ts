@@ -10,6 +10,7 @@ import { waitFor } from '../../support/infra';
 import { adminCliJson } from '../helpers/admin';
 import { post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
+import { bridgeKeys } from '../../src/redis-keys';
 
 /**
  * An account that changes owner while its bridge is offline (docs/registry.md, "Changing an account's owner"): the
@@ -36,10 +37,10 @@ describe("an account's owner change withdraws the commands no bridge has taken",
     const res = await post(`${stack.ingress.url}/webhook/custom/${accountId}`, { secret: owner.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
     expect(res.status).toBe(202);
     const commandId = `signal/${res.body.signalId as string}/account/${accountId}`;
-    await waitFor('the command to be queued', async () => (await stack.redis.zscore(`es:bq:{${accountId}}`, commandId)) !== null, 15_000);
+    await waitFor('the command to be queued', async () => (await stack.redis.zscore(bridgeKeys.commandQueue(accountId), commandId)) !== null, 15_000);
     // Queued at acceptance, before its workflow runs (dispatch at acceptance): here the workflow is there to be told.
     await waitForAccountWorkflowToHoldCommand(client, commandId);
-    const command = JSON.parse((await stack.redis.hget(`es:bc:{${accountId}}:${commandId}`, 'command'))!) as { expiresAt: string };
+    const command = JSON.parse((await stack.redis.hget(bridgeKeys.commandRecord(accountId, commandId), 'command'))!) as { expiresAt: string };
     return { commandId, expiresAt: Date.parse(command.expiresAt) };
   }
 
@@ -69,7 +70,7 @@ describe("an account's owner change withdraws the commands no bridge has taken",
     // Told at once: it did not wait for its expiry (30 s after acceptance) to find the command withdrawn.
     expect(Date.parse(outcome.occurredAt)).toBeLessThan(Math.min(expiresAt, changedAt + 10_000));
     expect(await handedTo(changed.bridgeToken)).toEqual([]);
-    expect(await stack.redis.hget(`es:bc:{${alice.accounts[0]!.id}}:${commandId}`, 'withdrawn')).toBe('1');
+    expect(await stack.redis.hget(bridgeKeys.commandRecord(alice.accounts[0]!.id, commandId), 'withdrawn')).toBe('1');
   });
 
   test('when an import document gives it to another owner, then the same: rejected account_owner_changed, nothing for the new bridge', async () => {

@@ -1,5 +1,6 @@
 import { Cluster } from 'ioredis';
-import { orderingKeys, RedisAccountSequencer } from '../../src/bridge/ordering';
+import { RedisAccountSequencer } from '../../src/bridge/ordering';
+import { bridgeKeys } from '../../src/redis-keys';
 import { RedisCommandQueue } from '../../src/bridge/queue';
 import { buyCommand } from '../helpers/commands';
 import { startRedisCluster, type RedisClusterServers } from '../helpers/redis-cluster';
@@ -35,12 +36,19 @@ describe('the command queue and the per-account ordering on a real Redis Cluster
     const slotsOf = async (acc: string) =>
       new Set(
         await Promise.all(
-          [orderingKeys.counter(acc), orderingKeys.pending(acc), orderingKeys.wake(acc), `es:bq:{${acc}}`, `es:bc:{${acc}}:x`, `es:bh:{${acc}}`].map(keySlot),
+          [
+            bridgeKeys.sequence(acc),
+            bridgeKeys.pendingMarks(acc),
+            bridgeKeys.wakeChannel(acc),
+            bridgeKeys.commandQueue(acc),
+            bridgeKeys.commandRecord(acc, 'x'),
+            bridgeKeys.handedOutSeq(acc),
+          ].map(keySlot),
         ),
       );
     for (const acc of accounts) expect((await slotsOf(acc)).size).toBe(1);
     const nodesUsed = new Set(
-      await Promise.all(accounts.map(async (acc) => nodeOf((await cluster.call('CLUSTER', 'KEYSLOT', orderingKeys.counter(acc))) as number))),
+      await Promise.all(accounts.map(async (acc) => nodeOf((await cluster.call('CLUSTER', 'KEYSLOT', bridgeKeys.sequence(acc))) as number))),
     );
     expect(nodesUsed.size).toBeGreaterThan(1);
     const far = Date.now() + 60_000;

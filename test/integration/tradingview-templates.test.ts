@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { signalFields } from '../../src/domain/signal';
 import { post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { bridgeKeys } from '../../src/redis-keys';
 
 /**
  * The TradingView templates of docs/integrations against the real service (Temporal and Redis): posted the way
@@ -80,7 +81,7 @@ describe('TradingView templates on the real service', () => {
     expect(first.status).toBe(202);
     expect(first.body).toEqual({ success: true, signalId: expect.stringMatching(/^sig_/), correlationId: expect.any(String), accountsResolved: 1 });
     expect(first.headers.get('idempotent-replayed')).toBeNull();
-    const counter = `es:seq:{${f.accounts[0]!.id}}`;
+    const counter = bridgeKeys.sequence(f.accounts[0]!.id);
     const numbered = await stack.redis.get(counter);
     expect(numbered).not.toBeNull();
 
