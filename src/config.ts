@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
-import { isIP } from 'node:net';
 import { z } from 'zod';
 import { SPEC_LIMITS } from './domain/limits';
 import { allowedOriginsSchema, type AllowedOrigin } from './callbacks/origins';
 import { RATE_LIMIT_KEY_PREFIX } from './redis-keys';
+import { int, trustProxy } from './config-fields';
+import { parseRegions, singleRegion, type RegionConfig } from './config-regions';
 
 /**
  * The one place that reads the environment. Every number the spec leaves open has a default here and an
@@ -11,91 +12,12 @@ import { RATE_LIMIT_KEY_PREFIX } from './redis-keys';
  * There are no secrets in the environment: webhook secrets, API tokens and bridge tokens live hashed in the registry.
  */
 
-/** A whole decimal number; an empty variable counts as unset (so its default applies), never as 0. */
-export const int = (def: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
-  z.preprocess(
-    (v) => (v === undefined || (typeof v === 'string' && v.trim() === '') ? String(def) : v),
-    z
-      .string()
-      .regex(/^\s*\d+\s*$/, 'must be a whole number')
-      .transform(Number)
-      .pipe(z.number().int().min(min).max(max)),
-  );
-
 /** The callbacks' allow-list under its name or its old one; both at once is a mistake to point out, not to merge. */
 function allowedOrigins(e: z.infer<typeof envSchema>): AllowedOrigin[] {
   if (e.CALLBACK_ALLOWED_ORIGINS.length > 0 && e.CALLBACK_ALLOWED_HOSTS.length > 0) {
     throw new Error('Invalid configuration:\nCALLBACK_ALLOWED_HOSTS: the old name of CALLBACK_ALLOWED_ORIGINS; set one of them');
   }
   return e.CALLBACK_ALLOWED_ORIGINS.length > 0 ? e.CALLBACK_ALLOWED_ORIGINS : e.CALLBACK_ALLOWED_HOSTS;
-}
-
-/**
- * How a region's Temporal connection is secured: TLS (with a private CA, a server name, an mTLS client certificate)
- * and an API key (Temporal Cloud). Files, never the secrets themselves: the config holds paths.
- */
-const temporalSecuritySchema = z
-  .object({
-    tls: z
-      .union([
-        z.literal(true),
-        z
-          .object({
-            caFile: z.string().min(1).optional(),
-            certFile: z.string().min(1).optional(),
-            keyFile: z.string().min(1).optional(),
-            serverName: z.string().min(1).optional(),
-          })
-          .strict(),
-      ])
-      .optional(),
-    apiKeyFile: z.string().min(1).optional(),
-  })
-  .refine((r) => r.tls === undefined || r.tls === true || !r.tls.certFile === !r.tls.keyFile, {
-    message: 'tls.certFile and tls.keyFile go together (an mTLS client certificate and its key)',
-    path: ['certFile'],
-  })
-  .refine((r) => r.apiKeyFile === undefined || r.tls !== undefined, { message: 'an API key is only sent over TLS: set tls too', path: ['apiKeyFile'] });
-
-const regionSchema = z
-  .object({
-    name: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,62}$/),
-    address: z.string().min(1),
-    namespace: z.string().min(1),
-  })
-  .and(temporalSecuritySchema);
-export type RegionConfig = z.infer<typeof regionSchema>;
-
-/** A whole number of proxies, or addresses / CIDR ranges / Express's names for them, of the proxies in front. */
-const PROXY_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
-const trustProxy = z
-  .string()
-  .optional()
-  .transform((raw, ctx): false | number | string[] => {
-    const v = (raw ?? '').trim();
-    if (v === '' || /^(false|off|0)$/i.test(v)) return false;
-    if (/^\d+$/.test(v)) {
-      const hops = Number(v);
-      if (hops > 10) ctx.addIssue({ code: 'custom', message: 'at most 10 proxy hops' });
-      return hops;
-    }
-    if (/^(true|on|yes)$/i.test(v)) {
-      // Express would then believe any X-Forwarded-For a caller sends, and every per-IP limit could be dodged.
-      ctx.addIssue({ code: 'custom', message: 'trusting every proxy is refused: give the number of proxies in front, or their addresses' });
-      return false;
-    }
-    const entries = v.split(',').map((e) => e.trim());
-    const bad = entries.filter((e) => !PROXY_NAMES.includes(e) && !isAddressOrRange(e));
-    if (bad.length > 0) ctx.addIssue({ code: 'custom', message: `not an address, a CIDR range or one of ${PROXY_NAMES.join(', ')}: ${bad.join(', ')}` });
-    return entries;
-  });
-
-function isAddressOrRange(entry: string): boolean {
-  const [address = '', prefix, ...rest] = entry.split('/');
-  const family = isIP(address);
-  if (family === 0 || rest.length > 0) return false;
-  if (prefix === undefined) return true;
-  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
 /** Exported so test/unit/configuration-doc.test.ts can hold docs/configuration.md to its keys and defaults. */
@@ -274,48 +196,6 @@ export const envSchema = z.object({
 });
 
 export type Config = ReturnType<typeof loadConfig>;
-
-function parseRegions(raw: string): RegionConfig[] {
-  let json: unknown;
-  try {
-    json = JSON.parse(raw);
-  } catch {
-    throw new Error('Invalid configuration:\nTEMPORAL_REGIONS: must be JSON, e.g. [{"name":"eu","address":"host:7233","namespace":"default"}]');
-  }
-  const parsed = z.array(regionSchema).min(1).safeParse(json);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `TEMPORAL_REGIONS${i.path.length ? `[${i.path.join('].')}` : ''}: ${i.message}`);
-    throw new Error(`Invalid configuration:\n${lines.join('\n')}`);
-  }
-  const names = parsed.data.map((r) => r.name);
-  if (new Set(names).size !== names.length) throw new Error('Invalid configuration:\nTEMPORAL_REGIONS: region names must be unique');
-  return parsed.data;
-}
-
-/** The one region of TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE, secured by the TEMPORAL_TLS_* and API key settings. */
-function singleRegion(e: z.infer<typeof envSchema>): RegionConfig {
-  const files = {
-    caFile: e.TEMPORAL_TLS_CA_FILE,
-    certFile: e.TEMPORAL_TLS_CERT_FILE,
-    keyFile: e.TEMPORAL_TLS_KEY_FILE,
-    serverName: e.TEMPORAL_TLS_SERVER_NAME,
-  };
-  const given = Object.fromEntries(Object.entries(files).filter(([, v]) => v !== undefined));
-  const tls = Object.keys(given).length > 0 ? given : e.TEMPORAL_TLS === 'true' ? true : undefined;
-  const region = {
-    name: 'default',
-    address: e.TEMPORAL_ADDRESS,
-    namespace: e.TEMPORAL_NAMESPACE,
-    ...(tls ? { tls } : {}),
-    ...(e.TEMPORAL_API_KEY_FILE ? { apiKeyFile: e.TEMPORAL_API_KEY_FILE } : {}),
-  };
-  const parsed = regionSchema.safeParse(region);
-  if (!parsed.success) {
-    const env: Record<string, string> = { certFile: 'TEMPORAL_TLS_CERT_FILE', keyFile: 'TEMPORAL_TLS_KEY_FILE', apiKeyFile: 'TEMPORAL_API_KEY_FILE' };
-    throw new Error(`Invalid configuration:\n${parsed.error.issues.map((i) => `${env[String(i.path.at(-1))] ?? 'TEMPORAL_TLS'}: ${i.message}`).join('\n')}`);
-  }
-  return parsed.data;
-}
 
 /** TLS settings for Redis go with a TLS URL, and a client certificate with its key; anything else is a mistake. */
 function redisTls(e: z.infer<typeof envSchema>): { tls?: RedisTlsFiles } {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { int, parseEnv, readSecretFile } from '../config';
+import { parseEnv, readSecretFile } from '../config';
+import { int } from '../config-fields';
 
 /**
  * The cTrader connector's own settings (npm run ctrader-connector), read only by that program; parsed the same way as

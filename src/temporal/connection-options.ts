@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import type { TLSConfig } from '@temporalio/client';
-import type { RegionConfig } from '../config';
+import type { RegionConfig } from '../config-regions';
 
 /** What both the client's and the worker's connections take: the address, TLS and an API key. */
 export interface TemporalConnectionOptions {

@@ -1,6 +1,6 @@
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { temporalConnectionOptions } from './connection-options';
-import type { RegionConfig } from '../config';
+import type { RegionConfig } from '../config-regions';
 import { neverSent, NotSentError } from './failures';
 
 /**
