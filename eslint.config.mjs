@@ -115,7 +115,6 @@ export default tseslint.config(
       'test/helpers/ctrader-market.ts',
       'test/helpers/signal-arbitraries.ts',
       'test/unit/integrations-docs.test.ts',
-      'test/unit/paper-broker.test.ts',
       'test/unit/paper-terminal.test.ts',
       'test/unit/risk-rules.test.ts',
       'test/unit/signal-schema.test.ts',

@@ -565,9 +565,10 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       const afterCrash = await view(crash);
       expect(afterCrash.entries).toHaveLength(1);
       const ticket = afterCrash.entries[0]!.ticket;
-      // The service does not know yet: the account workflow waits for the report.
+      // The service does not know yet: the account workflow waits for the report (dispatched at acceptance, the bridge
+      // may have had the command before the workflow started: it starts, and waits).
       const commandId = commandIdOf(s.signalId, crash.id);
-      expect((await describeOrUndefined(temporal!.client, commandId))?.status.name).toBe('RUNNING');
+      await waitFor('the account workflow to wait for the report', async () => (await describeOrUndefined(temporal!.client, commandId))?.status.name === 'RUNNING', 20_000);
 
       await driver.start(crash, url());
       const r = await settle(crash, s);
