@@ -568,7 +568,11 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       // The service does not know yet: the account workflow waits for the report (dispatched at acceptance, the bridge
       // may have had the command before the workflow started: it starts, and waits).
       const commandId = commandIdOf(s.signalId, crash.id);
-      await waitFor('the account workflow to wait for the report', async () => (await describeOrUndefined(temporal!.client, commandId))?.status.name === 'RUNNING', 20_000);
+      await waitFor(
+        'the account workflow to wait for the report',
+        async () => (await describeOrUndefined(temporal!.client, commandId))?.status.name === 'RUNNING',
+        20_000,
+      );
 
       await driver.start(crash, url());
       const r = await settle(crash, s);
