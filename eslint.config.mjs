@@ -115,7 +115,6 @@ export default tseslint.config(
       'test/helpers/ctrader-market.ts',
       'test/unit/integrations-docs.test.ts',
       'test/unit/paper-terminal.test.ts',
-      'test/unit/signal-schema.test.ts',
     ],
     rules: { 'max-lines': 'off' },
   },

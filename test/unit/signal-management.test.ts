@@ -1,5 +1,6 @@
 import { ACTIONS, type Action } from '../../src/domain/actions';
-import { validateSignal, type ValidationDetail } from '../../src/domain/signal';
+import type { ValidationDetail } from '../../src/domain/signal';
+import { MINIMAL, SECRET, validate } from '../helpers/signal-schema';
 import type { Body } from '../helpers/signal-arbitraries';
 
 /**
@@ -8,35 +9,13 @@ import type { Body } from '../helpers/signal-arbitraries';
  * from the schema.
  */
 
-const NOW_MS = Date.parse('2024-06-12T12:00:00Z');
-const validate = (b: unknown) => validateSignal(b, () => NOW_MS);
-
 const MARKET: Action[] = ['buy', 'sell'];
 const OTHER_ENTRIES: Action[] = ['buy_limit', 'sell_limit', 'buy_stop', 'sell_stop', 'buy_stop_limit', 'sell_stop_limit'];
-const ENTRY_FIELDS: Record<string, Body> = {
-  buy: { symbol: 'EURUSD', volume: 1 },
-  sell: { symbol: 'EURUSD', volume: 1 },
-  buy_limit: { symbol: 'EURUSD', volume: 1, price: 1.08 },
-  sell_limit: { symbol: 'EURUSD', volume: 1, price: 1.09 },
-  buy_stop: { symbol: 'EURUSD', volume: 1, price: 1.09 },
-  sell_stop: { symbol: 'EURUSD', volume: 1, price: 1.08 },
-  buy_stop_limit: { symbol: 'EURUSD', volume: 1, price: 1.09, stopLimitPrice: 1.095 },
-  sell_stop_limit: { symbol: 'EURUSD', volume: 1, price: 1.08, stopLimitPrice: 1.075 },
-};
+// The smallest valid body of each action, on the same fixed clock as the schema's own tests.
+const ENTRY_FIELDS: Partial<Record<Action, Body>> = Object.fromEntries([...MARKET, ...OTHER_ENTRIES].map((a) => [a, MINIMAL[a]]));
 const EXITS = ACTIONS.filter((a) => !(a in ENTRY_FIELDS));
-const EXIT_FIELDS: Partial<Record<Action, Body>> = {
-  close: { positionId: '1001' },
-  close_all: {},
-  partial_close: { positionId: '1001', partialVolume: 0.05 },
-  cancel_pending: { orderId: '2001' },
-  modify_sl: { positionId: '1001', sl: 1.07 },
-  modify_tp: { positionId: '1001', tp: 1.1 },
-  modify_pending: { orderId: '2001', price: 1.081 },
-  modify_pending_expiry: { orderId: '2001', expiry: '2024-06-12T13:00:00Z' },
-  breakeven: { positionId: '1001' },
-};
 
-const entry = (action: Action, extra: Body = {}): Body => ({ secret: 'whsec_test', action, ...(ENTRY_FIELDS[action] ?? EXIT_FIELDS[action]), ...extra });
+const entry = (action: Action, extra: Body = {}): Body => ({ secret: SECRET, action, ...MINIMAL[action], ...extra });
 const buy = (extra: Body) => entry('buy', extra);
 
 function accepted(b: Body): void {
