@@ -113,7 +113,6 @@ export default tseslint.config(
       'test/conformance/suite.ts',
       'test/helpers/ctrader-double.ts',
       'test/helpers/ctrader-market.ts',
-      'test/unit/integrations-docs.test.ts',
       'test/unit/paper-terminal.test.ts',
     ],
     rules: { 'max-lines': 'off' },

@@ -1,6 +1,4 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { signalFields } from '../../src/domain/signal';
+import { render, templates } from '../helpers/integration-docs';
 import { post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { bridgeKeys } from '../../src/redis-keys';
 
@@ -8,34 +6,6 @@ import { bridgeKeys } from '../../src/redis-keys';
  * The TradingView templates of docs/integrations against the real service (Temporal and Redis): posted the way
  * TradingView posts them (the filled-in alert message as text/plain, no headers), including TradingView's resend.
  */
-
-type Template = Record<string, unknown>;
-const templates = JSON.parse(fs.readFileSync(path.resolve(__dirname, '..', '..', 'docs', 'integrations', 'tradingview-templates.json'), 'utf8')) as Record<
-  string,
-  Template
->;
-
-const NUMERIC_FIELDS = new Set(
-  Object.entries(signalFields)
-    .filter(([, schema]) => (schema as unknown as { def: { type: string } }).def.type === 'number')
-    .map(([field]) => field),
-);
-
-/** The alert message as pasted into TradingView (same rendering as test/unit/integrations-docs.test.ts checks). */
-function render(template: Template): string {
-  const value = (field: string, v: unknown): string => {
-    if (NUMERIC_FIELDS.has(field) && typeof v === 'string' && /^\{\{[^{}]+\}\}$/.test(v)) return v;
-    if (v !== null && typeof v === 'object') {
-      return `{ ${Object.entries(v)
-        .map(([k, x]) => `${JSON.stringify(k)}: ${JSON.stringify(x)}`)
-        .join(', ')} }`;
-    }
-    return JSON.stringify(v);
-  };
-  return `{\n${Object.entries(template)
-    .map(([field, v]) => `  ${JSON.stringify(field)}: ${value(field, v)}`)
-    .join(',\n')}\n}`;
-}
 
 /** What TradingView sends when the alert fires: placeholders filled in as text, and the trader's own values. */
 function fire(action: string, secret: string, firedAt: Date): string {
