@@ -109,11 +109,9 @@ export default tseslint.config(
     files: [
       'src/ctrader/account.ts',
       'src/ctrader/bridge.ts',
-      'src/paper/terminal.ts',
       'test/conformance/suite.ts',
       'test/helpers/ctrader-double.ts',
       'test/helpers/ctrader-market.ts',
-      'test/unit/paper-terminal.test.ts',
     ],
     rules: { 'max-lines': 'off' },
   },

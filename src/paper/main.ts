@@ -4,7 +4,8 @@ import type { Platform } from './broker';
 import { FileJournal, MemoryJournal } from './journal';
 import { FileLedger, journalFileFor, managementFileFor, MemoryLedger, stateFileFor, tradesFileFor } from './ledger';
 import { FileMarket } from './market-file';
-import { DEFAULT_BRIDGE_VERSIONS, parseFaults, PaperTerminal, type Fault } from './terminal';
+import { DEFAULT_BRIDGE_VERSIONS, PaperTerminal } from './terminal';
+import { parseFaults, type Fault } from './faults';
 
 /**
  * The paper bridge (docs/paper-bridge.md): one simulated terminal per account of a registry document that has a

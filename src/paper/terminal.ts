@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { commandLogLine } from '../bridge-kit/command-log';
 import { CAPABILITIES, compareVersions } from '../domain/capabilities';
-import { BridgeClient, toReport } from '../bridge-kit/client';
+import { BridgeClient, commandIdOf, toReport } from '../bridge-kit/client';
 import { commandSchema, type AccountFigures, type BridgeReport } from '../domain/bridge-protocol';
 import { ACTIONS, type Action } from '../domain/actions';
 import { PaperBroker, type BrokerOp, type ExecutionResult, type Platform } from './broker';
@@ -17,7 +17,6 @@ import { MANAGEMENT_FEATURES, PaperManagement } from './management';
 import type { TerminalOptions } from './terminal-options';
 import { TraderFile } from './trader-file';
 
-export { parseFaults, type Fault } from './faults';
 
 /**
  * One simulated terminal (an MT5 EA or a cTrader cBot) for one account, speaking the bridge API like a real one
@@ -212,11 +211,8 @@ export class PaperTerminal {
    * then journaled. Undefined only for something that has no commandId to report against.
    */
   handle(raw: unknown): Handled | undefined {
-    const commandId =
-      typeof raw === 'object' && raw !== null && typeof (raw as { commandId?: unknown }).commandId === 'string'
-        ? (raw as { commandId: string }).commandId
-        : undefined;
-    if (commandId === undefined || commandId.length === 0) return undefined;
+    const commandId = commandIdOf(raw);
+    if (commandId === undefined) return undefined;
     const recorded = this.journal.get(commandId);
     if (recorded) {
       this.stats.replayed++;
