@@ -17,7 +17,6 @@ import { MANAGEMENT_FEATURES, PaperManagement } from './management';
 import type { TerminalOptions } from './terminal-options';
 import { TraderFile } from './trader-file';
 
-
 /**
  * One simulated terminal (an MT5 EA or a cTrader cBot) for one account, speaking the bridge API like a real one
  * (docs/paper-bridge.md): hello, long-poll commands, execute them in order on the paper broker, report.

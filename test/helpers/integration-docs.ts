@@ -21,7 +21,7 @@ export const NUMERIC_FIELDS = new Set(
     .filter(([, schema]) => (schema as unknown as { def: { type: string } }).def.type === 'number')
     .map(([field]) => field),
 );
-export const PLACEHOLDER = /^\{\{[^{}]+\}\}$/;
+const PLACEHOLDER = /^\{\{[^{}]+\}\}$/;
 
 /**
  * The alert message as the trader pastes it into TradingView: one field per line, objects on one line, and a numeric

@@ -5,8 +5,8 @@ import { sampleValues, type Body } from './signal-arbitraries';
 /** What the ExternalSignal schema's unit tests share: a fixed clock, the smallest body of each action, and the checks of a refusal. */
 
 export const NOW_MS = Date.parse('2024-06-12T12:00:00Z');
-export const now = () => NOW_MS;
-export const FUTURE = '2024-06-12T13:00:00Z';
+const now = () => NOW_MS;
+const FUTURE = '2024-06-12T13:00:00Z';
 export const SECRET = 'whsec_test';
 
 export const validate = (body: unknown): SignalValidation => validateSignal(body, now);
