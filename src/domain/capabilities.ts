@@ -1,6 +1,7 @@
 import type { Account, Platform } from './account';
 import { ACTION_TABLE, ACTIONS, type Action, type ActionDescription } from './actions';
-import { featuresNeeded, missingFeatures, type ManagementRequest } from './management';
+import type { ManagementRequest } from './management';
+import { featuresNeeded, missingFeatures } from './management-plan';
 
 /**
  * Which bridge version an action needs, by platform (docs/capabilities.md). Every other action needs only the
