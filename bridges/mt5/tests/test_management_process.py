@@ -125,6 +125,8 @@ def test_a_bridge_killed_mid_trail_resumes_it_and_moves_no_stop_twice(double: Do
         assert (saved["stopMoves"], saved["pending"], saved["trail"]["best"]) == (len(after_restart), None, 1.0866)
         modified = [e for e in service.events if e["type"] == "position_modified"]
         assert all(e["cause"] == "trailing_stop" and e["trailActiveAt"] == 1.086 for e in modified)
+        # One event per move the broker holds, also for a move whose event the kill cut off (after_fill).
+        assert sorted({e["eventId"]: e["sl"] for e in modified}.values()) == after_restart
 
         double.set_quote("EURUSD", 1.0868, 1.0869)  # on: the next step
         until("the next step", lambda: sl_of(double) == 1.0858)

@@ -120,7 +120,14 @@ class Manager:
             saved = trades.positions[ticket]
             if not self._squared or saved.get("pending") or pos is None:
                 # After a restart, or a call whose outcome the terminal did not say: the broker tells what happened.
+                intent, moves = saved.get("pending"), int(saved.get("stopMoves") or 0)
                 trades.resume(ticket, None if pos is None else {"sl": _level(pos.sl), "tp": _level(pos.tp), "volume": float(pos.volume)})
+                after = trades.positions.get(ticket)
+                # A move the broker made before a restart cut off its event: the event now, under the id the live path
+                # gives it (position:<ticket>:managed:<move>), so it is sent once whichever path gets there.
+                if intent and intent.get("kind") == "modify" and after is not None and int(after.get("stopMoves") or 0) > moves \
+                        and self.on_moved is not None:
+                    self.on_moved(after, intent, int(after["stopMoves"]))
             else:
                 # What changed outside management (a command, the trader's own hand) is the position now.
                 saved.update(sl=_level(pos.sl), tp=_level(pos.tp), volume=float(pos.volume))
