@@ -1,7 +1,6 @@
 import type { Account, Platform } from './account';
 import { ACTION_TABLE, ACTIONS, type Action, type ActionDescription } from './actions';
-import type { ManagementRequest } from './management';
-import { featuresNeeded, missingFeatures } from './management-plan';
+import { featuresNeeded, missingFeatures, type ManagementRequest } from './management';
 
 /**
  * Which bridge version an action needs, by platform (docs/capabilities.md). Every other action needs only the

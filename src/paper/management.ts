@@ -1,6 +1,6 @@
 import type { Serial } from '../bridge-kit/serial';
 import { entrySide } from '../domain/actions';
-import { MANAGEMENT_FIELDS } from '../domain/management-plan';
+import { MANAGEMENT_FIELDS } from '../domain/management';
 import { ManagedTrades, type ManagementBroker } from '../bridge-kit/managed-trades';
 import { entryRefusal, startManaging, type Intent, type ManagedPosition } from '../bridge-kit/trade-management';
 import type { BrokerCommand, BrokerOp, ExecutionResult, ManagementCall, PaperBroker } from './broker';

@@ -2,7 +2,7 @@ import { isOpening } from '../domain/actions';
 import type { BridgeCommand } from '../domain/bridge-protocol';
 import type { RiskReason } from '../domain/reason-codes';
 import type { AccountWorkflowInput } from '../domain/workflow-input';
-import { withoutManagement } from '../domain/management-plan';
+import { withoutManagement } from '../domain/management';
 import { planOrder } from './rules';
 
 /**

@@ -5,7 +5,7 @@ import type { RiskSettings } from '../domain/risk-settings';
 import { DEFAULT_VOLUME_RULES, type VolumeRules } from '../domain/volume-rules';
 import { mapSymbol } from './symbols';
 import type { BridgeCommand } from '../domain/bridge-protocol';
-import { featuresNeeded, missingFeatures, resolveManagement, type CommandManagement } from '../domain/management-plan';
+import { featuresNeeded, missingFeatures, resolveManagement, type CommandManagement } from '../domain/management';
 
 /**
  * The account owner's risk rules, as pure functions of the signal, the settings snapshot taken at acceptance and

@@ -1,6 +1,6 @@
 import { CURRENT_BRIDGE_VERSION } from '../../src/domain/capabilities';
 import { BRIDGE_FEATURES, type BridgeFeature } from '../../src/domain/account';
-import { MANAGEMENT_FIELDS } from '../../src/domain/management-plan';
+import { MANAGEMENT_FIELDS } from '../../src/domain/management';
 import type { BridgeCommand } from '../../src/domain/bridge-protocol';
 import { pollUntilReported, post, seedOwner, startStack, type AccountSpec, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
@@ -16,7 +16,7 @@ import { ScriptedTerminal } from '../helpers/terminal';
 /** Every feature of the older protocols, and the five of protocol 1.6. */
 const OLDER: BridgeFeature[] = ['risk_sizing', 'loss_guards', 'position_limits', 'stop_out', 'trade_events'];
 const MANAGEMENT: BridgeFeature[] = BRIDGE_FEATURES.filter((f) => !OLDER.includes(f));
-const MANAGEMENT_KEYS: readonly string[] = MANAGEMENT_FIELDS;
+const MANAGEMENT_KEYS: string[] = MANAGEMENT_FIELDS;
 
 describe('trade management at the webhook and in the command', () => {
   let stack: Stack;

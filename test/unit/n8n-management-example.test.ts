@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { validateSignal } from '../../src/domain/signal';
-import { featuresNeeded } from '../../src/domain/management-plan';
+import { featuresNeeded } from '../../src/domain/management';
 
 /**
  * The n8n workflow's trade-management example (docs/integrations/n8n/): a Code node, not connected, whose signal the

@@ -1,7 +1,6 @@
 import { CURRENT_BRIDGE_VERSION, managementGap } from '../../src/domain/capabilities';
 import { accountSchema, BRIDGE_FEATURES, type BridgeFeature } from '../../src/domain/account';
-import { featuresNeeded, MANAGEMENT_FIELDS, resolveManagement, withoutManagement } from '../../src/domain/management-plan';
-import { managementSignalFields } from '../../src/domain/management';
+import { featuresNeeded, resolveManagement, withoutManagement } from '../../src/domain/management';
 import { commandSchema } from '../../src/domain/bridge-protocol';
 import { riskSettingsSchema, symbolMapSchema } from '../../src/domain/risk-settings';
 import { planOrder } from '../../src/risk/rules';
@@ -34,10 +33,6 @@ const levels = [
   { tpPips: 10, closePercent: 50 },
   { tpPips: 20, closePercent: 50 },
 ];
-
-test('when the schema gains or loses a management field, then the zod-free list the workflows use follows it', () => {
-  expect([...MANAGEMENT_FIELDS]).toEqual(Object.keys(managementSignalFields));
-});
 
 describe('featuresNeeded: one feature per kind of management (contract §2)', () => {
   test.each([
