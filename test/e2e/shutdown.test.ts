@@ -15,7 +15,7 @@ import {
 import { describeOrUndefined, importRegistry, writeRegistry, type RegistryFile } from './support';
 import { commandIdOf } from '../helpers/commands';
 import { mt5AndCtraderOwner } from '../helpers/registry';
-import { accountWorkflowResult, temporalClient, type TemporalView } from '../helpers/temporal';
+import { workflowResult, temporalClient, type TemporalView } from '../helpers/temporal';
 import { reportedStatus } from '../helpers/poll';
 import { MARKET_FILL } from '../helpers/poll-items';
 
@@ -213,7 +213,7 @@ describe('graceful shutdown of the built processes under load', () => {
     const recordedAfter = await Promise.all(
       accepted.map(async (a) => {
         const ticket = await untilFilled(a.signalId, a.accountId, 40_000);
-        const result = await accountWorkflowResult<{ outcome: string; ticket: string }>(temporal.client, commandIdOf(a.signalId, a.accountId));
+        const result = await workflowResult<{ outcome: string; ticket: string }>(temporal.client, commandIdOf(a.signalId, a.accountId), 60_000);
         expect({ signalId: a.signalId, ...result }).toMatchObject({ signalId: a.signalId, outcome: 'filled', ticket });
         return Date.now() - restartedAt;
       }),

@@ -5,8 +5,6 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { waitFor } from '../../support/infra';
 import { runAdminProcess, serviceEnv } from '../../support/processes';
 
 /** A registry document in a private temporary directory (never under the run's log directory: it holds credentials). */
@@ -37,33 +35,5 @@ export async function admin(args: string[]): Promise<string> {
 }
 
 // The conformance suite still imports these two by their old names here (the lead moves it to test/helpers).
-export { temporalClient as temporalAccess, type TemporalView as TemporalAccess } from '../helpers/temporal';
+export { temporalClient as temporalAccess, type TemporalView as TemporalAccess, describeOrUndefined, workflowResult } from '../helpers/temporal';
 export { commandIdOf } from '../helpers/commands';
-
-/** describe() of a workflow, or undefined while it does not exist. */
-export async function describeOrUndefined(client: Client, workflowId: string) {
-  try {
-    return await client.workflow.getHandle(workflowId).describe();
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return undefined;
-    throw err;
-  }
-}
-
-/**
- * Waits until the workflow exists and has closed, then returns its result. Throws when it closed other than
- * COMPLETED or did not close within the deadline.
- */
-export async function workflowResult<T>(client: Client, workflowId: string, timeoutMs = 20_000): Promise<T> {
-  const status = await waitFor(
-    `workflow ${workflowId} to complete`,
-    async () => {
-      const d = await describeOrUndefined(client, workflowId);
-      return d && d.status.name !== 'RUNNING' ? d.status.name : undefined;
-    },
-    timeoutMs,
-    50,
-  );
-  if (status !== 'COMPLETED') throw new Error(`workflow ${workflowId} ended ${status}`);
-  return (await client.workflow.getHandle(workflowId).result()) as T;
-}

@@ -14,7 +14,7 @@ import {
   type TemporalView,
 } from './kit';
 import { MARKET_FILL } from '../helpers/poll-items';
-import { accountWorkflowResult } from '../helpers/temporal';
+import { workflowResult } from '../helpers/temporal';
 
 /**
  * Fault injection at the terminal: the paper bridge places the order and then loses its connection before it can
@@ -93,7 +93,7 @@ describe('the bridge drops its connection after placing an order and before repo
           occurredAt: expect.any(String),
           ...MARKET_FILL,
         });
-        expect(await accountWorkflowResult(temporal!.client, commandId)).toMatchObject({ accountId: account.id, outcome: 'filled', ticket });
+        expect(await workflowResult(temporal!.client, commandId, 60_000)).toMatchObject({ accountId: account.id, outcome: 'filled', ticket });
         // The terminal executed it once, dropped the report, said hello again, and answered the redelivery from its
         // journal with the same ticket.
         expect(

@@ -10,7 +10,7 @@ import { startRedis, waitFor, type RedisServer } from '../../support/infra';
 import { get, pollUntilReported, post, seedOwner, startPaperTerminal, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 import { bridgeKeys } from '../../src/redis-keys';
-import { accountWorkflowResult } from '../helpers/temporal';
+import { workflowResult } from '../helpers/temporal';
 
 /**
  * Dispatch at acceptance (DISPATCH_AT_ACCEPTANCE, switched on here; off by default): the ingress queues a started signal's command itself
@@ -103,7 +103,7 @@ describe('dispatch at acceptance, worker up (Redis of its own, durable)', () => 
       const status = await pollUntilReported(stack.ingress.url, again.body.signalId, f.token, 1, 20_000);
       expect(status.accounts[0]).toMatchObject({ outcome: 'filled', reason: null });
       // The account workflow recorded it (not only the poll's early copy), and the broker saw one order.
-      await accountWorkflowResult(temporal, commandId);
+      await workflowResult(temporal, commandId, 60_000);
       expect(ordersOf(bridges[0]!, commandId)).toBe(1);
       expect(bridges[0]!.stats.executed).toBe(1);
     });
@@ -115,7 +115,7 @@ describe('dispatch at acceptance, worker up (Redis of its own, durable)', () => 
     expect(answers.map((a) => a.status)).toEqual([202, 202, 202]);
     expect(new Set(answers.map((a) => a.body.signalId)).size).toBe(1);
     const commandId = accountWorkflowId(answers[0]!.body.signalId, f.accounts[0]!.id);
-    await accountWorkflowResult(temporal, commandId);
+    await workflowResult(temporal, commandId, 60_000);
     expect(ordersOf(bridges[0]!, commandId)).toBe(1);
     expect(bridges[0]!.stats.executed).toBe(1);
   });

@@ -37,7 +37,7 @@ import {
   type TemporalView,
 } from './kit';
 import { MARKET_FILL } from '../helpers/poll-items';
-import { accountWorkflowResult } from '../helpers/temporal';
+import { workflowResult } from '../helpers/temporal';
 import { bridgeKeys } from '../../src/redis-keys';
 
 /**
@@ -329,7 +329,7 @@ describe('the worker is killed with SIGKILL and restarted', () => {
       expect(outcome.get(signalId)?.accounts).toEqual([
         { accountId: frozenAccount.id, outcome: 'filled', ticket, reason: null, occurredAt: expect.any(String), ...MARKET_FILL },
       ]);
-      expect(await accountWorkflowResult(temporal!.client, commandId)).toMatchObject({ outcome: 'filled', ticket });
+      expect(await workflowResult(temporal!.client, commandId, 60_000)).toMatchObject({ outcome: 'filled', ticket });
       // Still exactly one order, after everything settled.
       expect(ordersByCommand(ledgerB).get(commandId)).toHaveLength(1);
     },

@@ -2,7 +2,7 @@
  * The one Temporal client of the tests (docs/testing.md): the run's server and namespace unless told otherwise (a
  * fault scenario on a Temporal server of its own passes its address). The caller closes it.
  */
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, WorkflowNotFoundError } from '@temporalio/client';
 import { testEnv } from '../../support/env';
 import { waitFor } from '../../support/run';
 
@@ -37,22 +37,31 @@ export async function waitForAccountWorkflowToHoldCommand(client: Client, comman
   );
 }
 
+/** describe() of a workflow, or undefined while it does not exist. */
+export async function describeOrUndefined(client: Client, workflowId: string) {
+  try {
+    return await client.workflow.getHandle(workflowId).describe();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return undefined;
+    throw err;
+  }
+}
+
 /**
- * The account workflow's result. With dispatch at acceptance the poll can show a bridge's report (recorded by the
- * ingress) before the account workflow exists (no worker ran its parent yet): wait for the workflow, then its end.
+ * Waits until the workflow exists and has closed, then returns its result. Throws when it closed other than
+ * COMPLETED or did not close within the deadline. With dispatch at acceptance the poll can show a bridge's report
+ * before the account workflow exists: this waits for the workflow, not for the poll.
  */
-export async function accountWorkflowResult<T = unknown>(client: Client, commandId: string, timeoutMs = 60_000): Promise<T> {
-  await waitFor(
-    `account workflow ${commandId} to exist`,
-    () =>
-      client.workflow
-        .getHandle(commandId)
-        .describe()
-        .then(
-          () => true,
-          () => false,
-        ),
+export async function workflowResult<T>(client: Client, workflowId: string, timeoutMs = 20_000): Promise<T> {
+  const status = await waitFor(
+    `workflow ${workflowId} to complete`,
+    async () => {
+      const d = await describeOrUndefined(client, workflowId);
+      return d && d.status.name !== 'RUNNING' ? d.status.name : undefined;
+    },
     timeoutMs,
+    50,
   );
-  return (await client.workflow.getHandle(commandId).result()) as T;
+  if (status !== 'COMPLETED') throw new Error(`workflow ${workflowId} ended ${status}`);
+  return (await client.workflow.getHandle(workflowId).result()) as T;
 }

@@ -1,7 +1,7 @@
 import { waitFor } from '../../support/infra';
 import { get, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { reportedStatus } from '../helpers/poll';
-import { accountWorkflowResult, temporalClient } from '../helpers/temporal';
+import { workflowResult, temporalClient } from '../helpers/temporal';
 import { ScriptedTerminal } from '../helpers/terminal';
 import { hashCredential } from '../../src/registry/credentials';
 
@@ -133,7 +133,7 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
     const { client, close } = await temporalClient();
     try {
       // The poll shows the bridge's report as soon as the ingress has it; the account workflow may record it later.
-      await accountWorkflowResult(client, command!.commandId);
+      await workflowResult(client, command!.commandId, 60_000);
       const parent = await client.workflow.getHandle(`signal/${res.body.signalId}`).describe();
       expect(parent.type).toBe('signalWorkflow');
       const child = await client.workflow.getHandle(`signal/${res.body.signalId}/account/${f.accounts[0]!.id}`).describe();
