@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type Client, type Connection } from '@temporalio/client';
-import { temporalClient, waitForAccountWorkflowToHoldCommand } from '../helpers/temporal';
+import { temporalClient, waitForAccountWorkflowToHoldCommand, workflowResult } from '../helpers/temporal';
 import { newCredential } from '../../src/registry/credentials';
 import type { AccountOutcome } from '../../src/domain/outcome';
 import { testEnv } from '../../support/env';
@@ -45,7 +45,8 @@ describe("an account's owner change withdraws the commands no bridge has taken",
   }
 
   /** The signal's outcome on the account, as its account workflow ended it. */
-  const outcomeOf = (commandId: string) => client.workflow.getHandle(commandId).result() as Promise<AccountOutcome>;
+  // The account workflow may start after the bridge has its command (dispatch at acceptance): wait for it to exist.
+  const outcomeOf = (commandId: string) => workflowResult<AccountOutcome>(client, commandId);
 
   /** The new bridge's hello and one poll: what it is handed. */
   async function handedTo(bridgeToken: string): Promise<string[]> {
