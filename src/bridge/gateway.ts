@@ -76,7 +76,7 @@ async function refuse(deps: GatewayDeps, accountId: string, reason: BridgeRefusa
 
 export async function bridgeHello(deps: GatewayDeps, token: string | undefined, body: unknown) {
   const account = await bridgeAccount(deps, token);
-  deps.presence?.seen(account.id);
+  deps.presence?.seen(account);
   const parsed = helloSchema.safeParse(body);
   if (!parsed.success) {
     const details = parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
@@ -120,7 +120,7 @@ export async function bridgeCommands(
   waitMs: number,
   signal: AbortSignal,
 ): Promise<{ commands: BridgeCommand[]; serverTime: string; superseded?: true; stopOut?: StopOutDirective }> {
-  const pollEnded = deps.presence?.pollOpened(account.id);
+  const pollEnded = deps.presence?.pollOpened(account);
   const wait = Math.max(0, Math.min(Number.isFinite(waitMs) ? waitMs : 0, deps.maxWaitMs));
   let taken;
   try {
@@ -145,7 +145,7 @@ export async function bridgeCommands(
 
 export async function bridgeReports(deps: GatewayDeps, token: string | undefined, body: unknown) {
   const account = await bridgeAccount(deps, token);
-  deps.presence?.seen(account.id);
+  deps.presence?.seen(account);
   const parsed = reportsBodySchema.safeParse(body);
   if (!parsed.success) {
     const details = parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
@@ -176,7 +176,7 @@ export async function bridgeReports(deps: GatewayDeps, token: string | undefined
 
 /** Trade events and the book of an authenticated bridge (protocol 1.5; docs/trades.md). */
 export async function bridgeTrades(deps: GatewayDeps, account: Account, body: unknown): Promise<TradesAnswer> {
-  deps.presence?.seen(account.id);
+  deps.presence?.seen(account);
   const parsed = tradesBodySchema.safeParse(body);
   if (!parsed.success) {
     const details = parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));

@@ -10,14 +10,26 @@ import { key } from '../registry/records';
  * poll. A bridge that stops closes its poll (the process goes, its socket closes), so its last-seen stops moving at
  * once and the page turns offline `ONLINE_WITHIN_MS` later; an ingress that dies stops writing, the same way. A
  * bridge's long-polls cost Redis one write per account per `persistEveryMs`, never one per call.
+ *
+ * Each last-seen is written with the owner the account had at the call, and read for the owner it has now: a write of
+ * the old owner's bridge that lands after the account changed hands (a flush already under way) shows on no page.
  */
 export const ONLINE_WITHIN_MS = 8_000;
 const PERSIST_EVERY_MS = 2_000;
 
+/** An account as its bridge's call found it: whose it was then. */
+export interface SeenAccount {
+  id: string;
+  owner: string;
+}
+
 export class BridgePresence {
   private readonly lastCall = new Map<string, number>();
+  /** The owner of each account as its last call found it. */
+  private readonly ownerOf = new Map<string, string>();
   private readonly openPolls = new Map<string, number>();
-  private readonly persisted = new Map<string, number>();
+  /** What this ingress last wrote of each account: when, for which owner. */
+  private readonly persisted = new Map<string, { at: number; owner: string }>();
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -34,16 +46,20 @@ export class BridgePresence {
   }
 
   /** A call of this account's bridge was authenticated. */
-  seen(accountId: string): void {
+  seen(account: SeenAccount): void {
     const now = this.clock();
+    const accountId = account.id;
     this.lastCall.set(accountId, now);
-    // A bridge this ingress has not written yet is written at once: the page turns online with its first call.
-    if (!this.persisted.has(accountId)) void this.write(accountId, now);
+    this.ownerOf.set(accountId, account.owner);
+    // A bridge this ingress has not written yet (for this owner) is written at once: the page turns online with its
+    // first call.
+    if (this.persisted.get(accountId)?.owner !== account.owner) void this.write(accountId, now);
   }
 
   /** A long-poll of this account's bridge began; the answer says when it ended (answered, superseded or cut). */
-  pollOpened(accountId: string): () => void {
-    this.seen(accountId);
+  pollOpened(account: SeenAccount): () => void {
+    const accountId = account.id;
+    this.seen(account);
     this.openPolls.set(accountId, (this.openPolls.get(accountId) ?? 0) + 1);
     let closed = false;
     return () => {
@@ -62,17 +78,19 @@ export class BridgePresence {
     const writes: Promise<void>[] = [];
     for (const [id, at] of this.lastCall) {
       const seenAt = this.openPolls.has(id) ? now : at;
-      if (seenAt > (this.persisted.get(id) ?? 0)) writes.push(this.write(id, seenAt));
+      if (seenAt > (this.persisted.get(id)?.at ?? 0)) writes.push(this.write(id, seenAt));
     }
     await Promise.all(writes);
   }
 
   private write(accountId: string, at: number): Promise<void> {
-    this.persisted.set(accountId, at);
+    const owner = this.ownerOf.get(accountId)!;
+    const written = { at, owner };
+    this.persisted.set(accountId, written);
     // Best effort: the page's online state is information, never a guard; a failed write is tried at the next flush.
     return (
-      this.store?.record(accountId, at).catch(() => {
-        if (this.persisted.get(accountId) === at) this.persisted.set(accountId, 0);
+      this.store?.record(accountId, at, owner).catch(() => {
+        if (this.persisted.get(accountId) === written) this.persisted.set(accountId, { at: 0, owner });
       }) ?? Promise.resolve()
     );
   }
@@ -84,6 +102,7 @@ export class BridgePresence {
       if (at >= since || this.openPolls.has(id)) n++;
       else {
         this.lastCall.delete(id);
+        this.ownerOf.delete(id);
         this.persisted.delete(id);
       }
     }
@@ -99,9 +118,10 @@ export class BridgePresence {
 export const isOnline = (seen: Date | undefined, now: Date): boolean => seen !== undefined && now.getTime() - seen.getTime() <= ONLINE_WITHIN_MS;
 
 export interface LastSeenStore {
-  record(accountId: string, atMs: number): Promise<void>;
-  /** When each account's bridge last polled any ingress (undefined: not in the last week). */
-  lastSeen(accountIds: readonly string[]): Promise<(Date | undefined)[]>;
+  /** The account's bridge called at `atMs`, while the account was `owner`'s. */
+  record(accountId: string, atMs: number, owner: string): Promise<void>;
+  /** When each account's bridge last polled any ingress while it was its owner's now (undefined: not in the last week). */
+  lastSeen(accounts: readonly SeenAccount[]): Promise<(Date | undefined)[]>;
 }
 
 const KEEP_SECONDS = 7 * 24 * 3600;
@@ -113,14 +133,21 @@ export class RedisLastSeen implements LastSeenStore {
     return key.bridgeSeen(accountId);
   }
 
-  async record(accountId: string, atMs: number): Promise<void> {
-    await this.redis.set(this.key(accountId), String(atMs), 'EX', KEEP_SECONDS);
+  async record(accountId: string, atMs: number, owner: string): Promise<void> {
+    await this.redis.set(this.key(accountId), `${atMs} ${owner}`, 'EX', KEEP_SECONDS);
   }
 
-  async lastSeen(accountIds: readonly string[]): Promise<(Date | undefined)[]> {
-    if (accountIds.length === 0) return [];
+  async lastSeen(accounts: readonly SeenAccount[]): Promise<(Date | undefined)[]> {
+    if (accounts.length === 0) return [];
     const pipeline = this.redis.pipeline();
-    for (const id of accountIds) pipeline.get(this.key(id));
-    return ((await pipeline.exec()) ?? []).map(([err, v]) => (err || v === null ? undefined : new Date(Number(v))));
+    for (const a of accounts) pipeline.get(this.key(a.id));
+    return ((await pipeline.exec()) ?? []).map(([err, v], i) => (err || typeof v !== 'string' ? undefined : seenFor(v, accounts[i]!.owner)));
   }
+}
+
+/** "<ms> <owner>" as written for this owner; anything else (another owner's, unreadable) is not seen. */
+function seenFor(value: string, owner: string): Date | undefined {
+  const space = value.indexOf(' ');
+  const at = Number(value.slice(0, space));
+  return space > 0 && value.slice(space + 1) === owner && Number.isFinite(at) ? new Date(at) : undefined;
 }

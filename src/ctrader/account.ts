@@ -2,7 +2,6 @@ import type { AccountCredential } from './credentials';
 import { OpenApiError, type Completion, type OpenApiConnection } from './connection';
 import {
   ErrorCode,
-  ExecutionType,
   PayloadType,
   REAUTH_CODES,
   type Asset,
@@ -15,6 +14,7 @@ import {
   type Position,
   type Trader,
 } from './messages';
+import { SpotQuotes } from './spot-quotes';
 import { symbolSpec, type SymbolSpec } from './units';
 
 /**
@@ -42,11 +42,6 @@ export interface TokenSink {
   updateTokens(accountId: string, tokens: Pick<AccountCredential, 'accessToken' | 'refreshToken' | 'accessTokenExpiresAt'>): unknown;
 }
 
-/** Completion of a request by the execution event types that end it. */
-function byExecution(...types: number[]): Completion {
-  return (env) => env.payloadType === PayloadType.PROTO_OA_EXECUTION_EVENT && types.includes((env.payload as unknown as ExecutionEvent).executionType);
-}
-
 export class CtraderAccount {
   readonly accountId: string;
   readonly ctid: number;
@@ -56,10 +51,7 @@ export class CtraderAccount {
   private refreshTimer: NodeJS.Timeout | undefined;
   private symbols = new Map<string, SymbolSpec>();
   private symbolsById = new Map<number, SymbolSpec>();
-  /** Latest spot per symbolId (ProtoOASpotEvent), while subscribed in the current session, and when it came. */
-  private quotes = new Map<number, { bid?: number; ask?: number; receivedAt: number }>();
-  private subscribed = new Set<number>();
-  private quoteWaiters: (() => void)[] = [];
+  private readonly spots: SpotQuotes;
   /** Asset names by assetId (ProtoOAAssetListReq): they do not change while the connector runs. */
   private assetNames: Map<number, string> | undefined;
   /** Conversion chains by "from:to" asset ids (ProtoOASymbolsForConversionReq), for the current session. */
@@ -73,6 +65,7 @@ export class CtraderAccount {
     this.accountId = opts.credential.accountId;
     this.ctid = opts.credential.ctidTraderAccountId;
     this.diag = opts.diag ?? (() => undefined);
+    this.spots = new SpotQuotes(this.ctid, (type, payload) => this.call(type, payload));
     opts.connection.onReady(async () => {
       // The connection outlives an account taken off it (an unlinked or re-linked account): it has no handler to remove.
       if (this.stopped) return;
@@ -194,27 +187,13 @@ export class CtraderAccount {
 
   /** Subscriptions belong to an account session: a new session subscribes again. */
   private endSession(): void {
-    this.subscribed.clear();
-    this.quotes.clear();
+    this.spots.endSession();
     this.chains.clear();
   }
 
   private onEvent(env: Envelope): void {
+    if (this.spots.take(env)) return;
     const p = (env.payload ?? {}) as { ctidTraderAccountId?: number; ctidTraderAccountIds?: number[] };
-    if (env.payloadType === PayloadType.PROTO_OA_SPOT_EVENT && p.ctidTraderAccountId === this.ctid) {
-      const spot = env.payload as { symbolId: number; bid?: number; ask?: number };
-      const prev: { bid?: number; ask?: number } = this.quotes.get(spot.symbolId) ?? {};
-      // bid and ask are "in 1/100000 of unit of a price"; an event may carry only one of them.
-      this.quotes.set(spot.symbolId, {
-        bid: spot.bid !== undefined ? spot.bid / 100_000 : prev.bid,
-        ask: spot.ask !== undefined ? spot.ask / 100_000 : prev.ask,
-        // Open API's spot events carry no time of their own: the price is as old as its arrival here.
-        receivedAt: Date.now(),
-      });
-      for (const w of this.quoteWaiters.splice(0)) w();
-      for (const l of this.spotListeners) l(spot.symbolId);
-      return;
-    }
     const mine =
       (env.payloadType === PayloadType.PROTO_OA_ACCOUNTS_TOKEN_INVALIDATED_EVENT && (p.ctidTraderAccountIds ?? []).includes(this.ctid)) ||
       (env.payloadType === PayloadType.PROTO_OA_ACCOUNT_DISCONNECT_EVENT && p.ctidTraderAccountId === this.ctid);
@@ -287,36 +266,11 @@ export class CtraderAccount {
     return this.symbolsById.get(id);
   }
 
-  /**
-   * The current bid and ask of a symbol: subscribes to its spots once per session (ProtoOASubscribeSpotsReq; the
-   * first ProtoOASpotEvent after it carries the latest prices) and keeps the latest.
-   */
-  async quote(symbolId: number, timeoutMs = 5_000): Promise<{ bid: number; ask: number }> {
-    if (!this.subscribed.has(symbolId)) {
-      try {
-        await this.call(PayloadType.PROTO_OA_SUBSCRIBE_SPOTS_REQ, { symbolId: [symbolId] });
-      } catch (err) {
-        if (!(err instanceof OpenApiError && err.errorCode === ErrorCode.ALREADY_SUBSCRIBED)) throw err;
-      }
-      this.subscribed.add(symbolId);
-    }
-    const until = Date.now() + timeoutMs;
-    for (;;) {
-      const q = this.quotes.get(symbolId);
-      if (q?.bid !== undefined && q.ask !== undefined) return { bid: q.bid, ask: q.ask };
-      const left = until - Date.now();
-      if (left <= 0) throw new OpenApiError('NO_QUOTES', `no spot price for symbol ${symbolId} within ${timeoutMs} ms`, PayloadType.PROTO_OA_SPOT_EVENT);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, left);
-        this.quoteWaiters.push(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
-    }
+  /** The current bid and ask of a symbol (subscribed to once per session: src/ctrader/spot-quotes.ts). */
+  quote(symbolId: number, timeoutMs = 5_000): Promise<{ bid: number; ask: number }> {
+    return this.spots.quote(symbolId, timeoutMs);
   }
 
-  private readonly spotListeners: ((symbolId: number) => void)[] = [];
   private readonly executionListeners: ((e: ExecutionEvent, answered: boolean) => void)[] = [];
   private readonly sessionListeners: (() => void)[] = [];
 
@@ -332,18 +286,17 @@ export class CtraderAccount {
 
   /** Told every spot of a subscribed symbol (the stop-out's watch looks on them, at most once a second). */
   onSpot(listener: (symbolId: number) => void): void {
-    this.spotListeners.push(listener);
+    this.spots.onSpot(listener);
   }
 
   /** The latest bid and ask of a symbol subscribed in this session, or undefined before its first spot. */
   lastQuote(symbolId: number): { bid: number; ask: number } | undefined {
-    const q = this.quotes.get(symbolId);
-    return q?.bid !== undefined && q.ask !== undefined ? { bid: q.bid, ask: q.ask } : undefined;
+    return this.spots.last(symbolId);
   }
 
   /** When the last spot of a symbol reached the connector (ms since the epoch), or undefined before the first. */
   quoteReceivedAt(symbolId: number): number | undefined {
-    return this.quotes.get(symbolId)?.receivedAt;
+    return this.spots.receivedAt(symbolId);
   }
 
   // ---- state -------------------------------------------------------------------------------------------------------
@@ -436,12 +389,6 @@ export class CtraderAccount {
 }
 
 const THROTTLED: ReadonlySet<string> = new Set([ErrorCode.BLOCKED_PAYLOAD_TYPE, ErrorCode.REQUEST_FREQUENCY_EXCEEDED]);
-
-export const MARKET_DONE = byExecution(ExecutionType.ORDER_FILLED, ExecutionType.ORDER_CANCELLED, ExecutionType.ORDER_EXPIRED);
-export const ACCEPTED = byExecution(ExecutionType.ORDER_ACCEPTED);
-export const REPLACED = byExecution(ExecutionType.ORDER_REPLACED);
-export const CANCELLED = byExecution(ExecutionType.ORDER_CANCELLED);
-export const FILLED = byExecution(ExecutionType.ORDER_FILLED);
 
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);

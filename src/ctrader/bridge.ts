@@ -1,6 +1,15 @@
 import { commandLogLine } from '../bridge-kit/command-log';
-import { BridgeClient, commandIdOf, toReport } from '../bridge-kit/client';
-import { commandSchema, instrumentSchema, type AccountFigures, type BridgeCommand, type BridgeReport, type Instrument } from '../domain/bridge-protocol';
+import { commandIdOf, toReport } from '../bridge-kit/client';
+import { BridgeSession, connectionOf } from '../bridge-kit/session';
+import {
+  commandSchema,
+  instrumentSchema,
+  type AccountFigures,
+  type BridgeCommand,
+  type BridgeHello,
+  type BridgeReport,
+  type Instrument,
+} from '../domain/bridge-protocol';
 import { ACTIONS, isOpening } from '../domain/actions';
 import type { CtraderAccount } from './account';
 import { OutcomeUnknown } from './connection';
@@ -71,16 +80,12 @@ export interface CtraderBridgeOptions {
 }
 
 export class CtraderBridge {
-  readonly stats = { hellos: 0, polls: 0, executed: 0, replayed: 0, resolved: 0, heartbeats: 0 };
-  private running = false;
-  private abort = new AbortController();
-  private loopDone: Promise<void> = Promise.resolve();
-  private client!: BridgeClient;
+  readonly stats = { hellos: 0, polls: 0, executed: 0, replayed: 0, resolved: 0, heartbeats: 0, reportsSent: 0 };
+  private readonly session: BridgeSession;
+  /** How many symbols the last hello listed, for its diagnostic line. */
+  private helloSymbols = 0;
   private readonly log: (line: Record<string, unknown>) => void;
   private readonly diag: (line: Record<string, unknown>) => void;
-  private lastError: string | undefined;
-  /** When the account's figures last went to the service (with the hello, reports or alone). */
-  private figuresSentAt = 0;
   /** The loss guards' day's opening equity and peak, as this connector has seen the account; on disk. */
   private readonly keeper: MarksKeeper;
   /** Whatever touches the broker, one at a time: the delivered commands and the stop-out. */
@@ -123,6 +128,34 @@ export class CtraderBridge {
       around: (cause, run) => this.trades.during(cause, run),
       diag: this.diag,
     });
+    this.session = new BridgeSession(
+      {
+        ...connectionOf(opts),
+        accountId: this.accountId,
+        serial: this.serial,
+        stopOut: this.stopOut,
+        stats: this.stats,
+        diag: this.diag,
+      },
+      {
+        helloBody: () => this.helloBody(),
+        helloDone: (answer) => {
+          this.diag({
+            time: now(),
+            event: 'hello',
+            accountId: this.accountId,
+            serverAccountId: answer.accountId,
+            symbols: this.helloSymbols,
+            bridgeVersion: CTRADER_CONNECTOR_VERSION,
+          });
+          // Not awaited: reading back the history must not hold up the commands waiting behind the hello.
+          void this.trades.helloDone();
+          void this.management.helloDone();
+        },
+        handle: (raw) => this.handle(raw),
+        figures: () => this.figures(),
+      },
+    );
   }
 
   get accountId(): string {
@@ -130,82 +163,22 @@ export class CtraderBridge {
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.abort = new AbortController();
-    const { ingressUrl, bridgeToken, fetch, backoff } = this.opts;
-    this.client = new BridgeClient({ ingressUrl, bridgeToken, fetch, backoff, signal: this.abort.signal, accountId: this.accountId, diag: this.diag });
-    this.stopOut.start(this.client, () => this.figures());
-    this.trades.start(this.client);
-    this.loopDone = this.loop();
+    this.session.start((client) => {
+      this.stopOut.start(client, () => this.figures());
+      this.trades.start(client);
+    });
   }
 
   async stop(): Promise<void> {
-    if (!this.running) return this.loopDone;
-    this.running = false;
-    this.abort.abort();
     this.stopOut.stop();
     this.trades.stop();
     this.management.stop();
-    await this.loopDone;
+    await this.session.stop();
   }
 
-  private async loop(): Promise<void> {
-    let delay = this.client.initialBackoff;
-    let connected = false;
-    while (this.running) {
-      try {
-        if (!connected) {
-          await this.hello();
-          connected = true;
-        }
-        const commands = await this.client.poll(this.opts.waitMs ?? 20_000);
-        this.stats.polls++;
-        delay = this.client.initialBackoff;
-        this.lastError = undefined;
-        if (commands.length === 0) {
-          await this.heartbeatIfDue();
-          continue;
-        }
-        const reports: BridgeReport[] = [];
-        let lost: unknown;
-        // Never beside the stop-out, which looks again after the batch.
-        await this.serial.run(async () => {
-          for (const raw of commands) {
-            if (!this.running) break;
-            try {
-              const report = await this.handle(raw);
-              if (report) reports.push(report);
-            } catch (err) {
-              // The answer to an Open API request was lost: stop here (later commands must wait for this one) and
-              // start a new session, which hands this command out again to be resolved from the broker's state.
-              lost = err;
-              break;
-            }
-          }
-          if (lost === undefined)
-            await this.stopOut
-              .look()
-              .catch((err: unknown) => this.diag({ time: now(), event: 'stop_out_error', accountId: this.accountId, error: String(err) }));
-        });
-        // Every report carries the account's figures as they are now (protocol 1.2), unless Open API is out of reach.
-        if (reports.length > 0) await this.sendReports(reports, lost === undefined ? await this.figures() : undefined);
-        if (lost !== undefined) throw lost instanceof Error ? lost : new Error('a command failed', { cause: lost });
-      } catch (err) {
-        if (!this.running) break;
-        connected = false;
-        const message = (err as Error)?.message ?? String(err);
-        if (message !== this.lastError) this.diag({ time: now(), event: 'connection_error', accountId: this.accountId, error: message, retryInMs: delay });
-        this.lastError = message;
-        await this.client.sleep(delay);
-        delay = Math.min(delay * 2, this.client.maxBackoff);
-      }
-    }
-  }
-
-  private async hello(): Promise<void> {
-    const acct = this.opts.account;
-    const specs = await acct.loadSymbols();
+  /** The hello's body: the account's symbols (as many as the ingress takes) and figures. */
+  private async helloBody(): Promise<BridgeHello> {
+    const specs = await this.opts.account.loadSymbols();
     const all = specs.map(toInstrument).filter((s) => instrumentSchema.safeParse(s).success);
     const symbols = fitHello(all);
     if (symbols.length < all.length) {
@@ -218,27 +191,15 @@ export class CtraderBridge {
         lastSent: symbols[symbols.length - 1]?.name,
       });
     }
+    this.helloSymbols = symbols.length;
     const figures = await this.figures();
-    const answer = await this.client.hello({
+    return {
       platform: 'ctrader',
       bridgeVersion: CTRADER_CONNECTOR_VERSION,
       capabilities: [...ACTIONS, ...CTRADER_FEATURES],
       symbols,
       ...(figures ? { account: figures } : {}),
-    });
-    if (figures) this.figuresSentAt = Date.now();
-    this.stats.hellos++;
-    this.diag({
-      time: now(),
-      event: 'hello',
-      accountId: this.accountId,
-      serverAccountId: answer.accountId,
-      symbols: symbols.length,
-      bridgeVersion: CTRADER_CONNECTOR_VERSION,
-    });
-    // Not awaited: reading back the history must not hold up the commands waiting behind the hello.
-    void this.trades.helloDone();
-    void this.management.helloDone();
+    };
   }
 
   /**
@@ -402,21 +363,6 @@ export class CtraderBridge {
       this.diag({ time: now(), event: 'figures_unavailable', accountId: this.accountId, error: (err as Error)?.message ?? String(err) });
       return undefined;
     }
-  }
-
-  private async sendReports(reports: BridgeReport[], figures: AccountFigures | undefined): Promise<void> {
-    await this.client.sendReports(reports, figures);
-    if (figures) this.figuresSentAt = Date.now();
-  }
-
-  private async heartbeatIfDue(): Promise<void> {
-    const every = this.opts.heartbeatMs ?? 30_000;
-    if (every <= 0 || Date.now() - this.figuresSentAt < every) return;
-    const figures = await this.figures();
-    if (!figures) return;
-    await this.client.sendReports([], figures);
-    this.figuresSentAt = Date.now();
-    this.stats.heartbeats++;
   }
 
   private logCommand(raw: unknown, report: BridgeReport, replayed: boolean): void {

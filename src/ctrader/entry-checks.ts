@@ -1,6 +1,6 @@
 import { entryRefusal } from '../bridge-kit/trade-management';
 import type { BridgeCommand } from '../domain/bridge-protocol';
-import { FILLED } from './account';
+import { FILLED } from './completions';
 import { NotSentInTime, OpenApiError } from './connection';
 import { PayloadType, TradeSide } from './messages';
 import type { TradeCause } from './trade-feed';

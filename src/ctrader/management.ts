@@ -11,7 +11,8 @@ import {
   type Quote,
 } from '../bridge-kit/trade-management';
 import type { BridgeCommand } from '../domain/bridge-protocol';
-import { FILLED, REPLACED, type CtraderAccount } from './account';
+import type { CtraderAccount } from './account';
+import { FILLED, REPLACED } from './completions';
 import { OpenApiError } from './connection';
 import { ExecutionType, PayloadType, PositionStatus, TradeSide, type ExecutionEvent, type Position } from './messages';
 import type { TradeCause } from './trade-feed';

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { CommandOutcome } from '../bridge-kit/client';
 import type { BridgeCommand } from '../domain/bridge-protocol';
-import { ACCEPTED, CANCELLED, FILLED, MARKET_DONE, REPLACED, type CtraderAccount } from './account';
+import type { CtraderAccount } from './account';
+import { ACCEPTED, CANCELLED, FILLED, MARKET_DONE, REPLACED } from './completions';
 import { NotSentInTime, OpenApiError, OutcomeUnknown } from './connection';
 import { ErrorCode, ExecutionType, OrderType, PayloadType, TimeInForce, TradeSide, type ExecutionEvent, type Order, type Position } from './messages';
 import type { Attempt } from '../risk/stop-out-runner';

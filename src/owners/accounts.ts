@@ -75,7 +75,7 @@ export interface OwnerAccountView {
 export async function listOwnerAccounts(deps: OwnerAccountsDeps, owner: string): Promise<OwnerAccountView[]> {
   const accounts = await deps.registry.accountsOf(owner);
   const ids = accounts.map((a) => a.id);
-  const [seen, calls] = await Promise.all([deps.lastSeen.lastSeen(ids), deps.calls.read(ids)]);
+  const [seen, calls] = await Promise.all([deps.lastSeen.lastSeen(accounts), deps.calls.read(ids)]);
   return Promise.all(accounts.map((a, i) => viewOf(deps, a, seen[i], calls[i]!)));
 }
 
@@ -87,7 +87,7 @@ export async function ownerAccount(deps: OwnerAccountsDeps, owner: string, id: s
 
 export async function showOwnerAccount(deps: OwnerAccountsDeps, owner: string, id: string): Promise<OwnerAccountView> {
   const account = await ownerAccount(deps, owner, id);
-  const [[seen], [calls]] = await Promise.all([deps.lastSeen.lastSeen([account.id]), deps.calls.read([account.id])]);
+  const [[seen], [calls]] = await Promise.all([deps.lastSeen.lastSeen([account]), deps.calls.read([account.id])]);
   return viewOf(deps, account, seen, calls!);
 }
 

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { commandLogLine } from '../bridge-kit/command-log';
 import { CAPABILITIES, compareVersions } from '../domain/capabilities';
-import { BridgeClient, commandIdOf, toReport } from '../bridge-kit/client';
-import { commandSchema, type AccountFigures, type BridgeReport } from '../domain/bridge-protocol';
+import { commandIdOf, toReport } from '../bridge-kit/client';
+import { BridgeSession, connectionOf } from '../bridge-kit/session';
+import { commandSchema, type AccountFigures, type BridgeHello, type BridgeReport } from '../domain/bridge-protocol';
 import { ACTIONS, type Action } from '../domain/actions';
 import { PaperBroker, type BrokerOp, type ExecutionResult, type Platform } from './broker';
 import { MemoryJournal, type Journal } from './journal';
@@ -57,14 +58,8 @@ export class PaperTerminal {
   private readonly log: (line: Record<string, unknown>) => void;
   private readonly diag: (line: Record<string, unknown>) => void;
   private dropsLeft: number;
-  private running = false;
-  private abort = new AbortController();
-  private client!: BridgeClient;
-  private loopDone: Promise<void> = Promise.resolve();
+  private readonly session: BridgeSession;
   private ticker: NodeJS.Timeout | undefined;
-  private lastError: string | undefined;
-  /** When the account's figures last went to the service (with reports or alone). */
-  private figuresSentAt = 0;
   /**
    * The equity marks of the loss guards (day's opening, peak), as this terminal has seen its account; kept in its
    * state file beside the broker's, so a restart does not forget a bad day or the peak.
@@ -129,6 +124,27 @@ export class PaperTerminal {
       ...(options.stopOutWatchMs !== undefined ? { everyMs: options.stopOutWatchMs } : {}),
       ...(crash?.at === 'after_stop_out_mark' ? { afterMark: () => crash.die() } : {}),
     });
+    this.session = new BridgeSession(
+      {
+        ...connectionOf(options),
+        accountId: this.accountId,
+        serial: this.serial,
+        stopOut: this.stopOut,
+        stats: this.stats,
+        clock: this.clock,
+        diag: this.diag,
+      },
+      {
+        helloBody: () => Promise.resolve(this.helloBody()),
+        helloDone: (answer) => {
+          this.diag({ time: this.now(), event: 'hello', accountId: this.accountId, serverAccountId: answer.accountId, bridgeVersion: this.bridgeVersion });
+          void this.trades.sender.helloDone();
+        },
+        handle: (raw) => Promise.resolve(this.delivered(raw)),
+        figures: () => Promise.resolve(this.figures()),
+        dropReports: (reports) => this.dropReports(reports),
+      },
+    );
   }
 
   /** Fault hook: the next `times` report sends are dropped (the connection "fails" after the orders were placed). */
@@ -143,30 +159,23 @@ export class PaperTerminal {
   }
 
   start(): void {
-    if (this.running) return;
-    this.running = true;
-    this.abort = new AbortController();
-    const { ingressUrl, bridgeToken, fetch, backoff } = this.opts;
-    this.client = new BridgeClient({ ingressUrl, bridgeToken, fetch, backoff, signal: this.abort.signal, accountId: this.accountId, diag: this.diag });
-    const tickMs = this.opts.tickMs ?? 250;
-    if (tickMs > 0) {
-      this.ticker = setInterval(() => void this.tick(), tickMs);
-      this.ticker.unref();
-    }
-    this.stopOut.start(this.client, () => Promise.resolve(this.figures()));
-    if (!this.opts.holdTradeEvents) this.trades.sender.start(this.client);
-    this.loopDone = this.loop();
+    this.session.start((client) => {
+      const tickMs = this.opts.tickMs ?? 250;
+      if (tickMs > 0) {
+        this.ticker = setInterval(() => void this.tick(), tickMs);
+        this.ticker.unref();
+      }
+      this.stopOut.start(client, () => Promise.resolve(this.figures()));
+      if (!this.opts.holdTradeEvents) this.trades.sender.start(client);
+    });
   }
 
   async stop(): Promise<void> {
-    if (!this.running) return this.loopDone;
-    this.running = false;
-    this.abort.abort();
     this.stopOut.stop();
     this.trades.sender.stop();
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = undefined;
-    await this.loopDone;
+    await this.session.stop();
   }
 
   /**
@@ -266,68 +275,31 @@ export class PaperTerminal {
     return note && run.result.status === 'filled' ? { ...run.result, message: note } : run.result;
   }
 
-  // ---- the bridge loop ------------------------------------------------------------------------------------------
+  // ---- the session's peer (src/bridge-kit/session.ts) ------------------------------------------------------------
 
-  private async loop(): Promise<void> {
-    let delay = this.client.initialBackoff;
-    let connected = false;
-    while (this.running) {
-      try {
-        if (!connected) {
-          await this.hello();
-          connected = true;
-        }
-        const commands = await this.poll();
-        delay = this.client.initialBackoff;
-        this.lastError = undefined;
-        if (commands.length === 0) {
-          await this.heartbeatIfDue();
-          continue;
-        }
-        const reports: BridgeReport[] = [];
-        // Never beside the stop-out, which looks again after the batch.
-        await this.serial.run(async () => {
-          for (const raw of commands) {
-            const handled = this.handle(raw);
-            if (!handled) {
-              this.diag({ time: this.now(), event: 'command_without_id', accountId: this.accountId });
-              continue;
-            }
-            reports.push(handled.report);
-            this.logHandled(handled, raw);
-          }
-          await this.stopOut
-            .look()
-            .catch((err: unknown) => this.diag({ time: this.now(), event: 'stop_out_error', accountId: this.accountId, error: String(err) }));
-        });
-        if (reports.length === 0) {
-          await this.heartbeatIfDue();
-          continue;
-        }
-        if (this.dropsLeft > 0) {
-          this.dropsLeft--;
-          this.stats.drops++;
-          connected = false;
-          this.diag({ time: this.now(), event: 'fault_drop_before_report', accountId: this.accountId, commandIds: reports.map((r) => r.commandId) });
-          await this.client.sleep(delay);
-          continue;
-        }
-        await this.sendReports(reports);
-      } catch (err) {
-        if (!this.running) break;
-        connected = false;
-        const message = (err as Error)?.message ?? String(err);
-        if (message !== this.lastError) this.diag({ time: this.now(), event: 'connection_error', accountId: this.accountId, error: message, retryInMs: delay });
-        this.lastError = message;
-        await this.client.sleep(delay);
-        delay = Math.min(delay * 2, this.client.maxBackoff);
-      }
+  /** One delivered command of a batch → its report, logged. */
+  private delivered(raw: unknown): BridgeReport | undefined {
+    const handled = this.handle(raw);
+    if (!handled) {
+      this.diag({ time: this.now(), event: 'command_without_id', accountId: this.accountId });
+      return undefined;
     }
+    this.logHandled(handled, raw);
+    return handled.report;
   }
 
-  private async hello(): Promise<void> {
+  /** The drop-before-report fault: the orders were placed, the connection "fails" before the reports go. */
+  private dropReports(reports: BridgeReport[]): boolean {
+    if (this.dropsLeft <= 0) return false;
+    this.dropsLeft--;
+    this.stats.drops++;
+    this.diag({ time: this.now(), event: 'fault_drop_before_report', accountId: this.accountId, commandIds: reports.map((r) => r.commandId) });
+    return true;
+  }
+
+  private helloBody(): BridgeHello {
     const account = this.broker.account();
-    const body = {
+    return {
       platform: this.platform,
       bridgeVersion: this.bridgeVersion,
       capabilities: [...ACTIONS.filter((a) => this.supports(a)), ...FEATURES],
@@ -341,34 +313,6 @@ export class PaperTerminal {
       })),
       account: { balance: account.balance, equity: account.equity, margin: account.margin, freeMargin: account.freeMargin, currency: account.currency },
     };
-    const answer = await this.client.hello(body);
-    // The hello carried the figures: the next heartbeat is due a whole interval from now.
-    this.figuresSentAt = this.clock();
-    this.stats.hellos++;
-    const serverAccount = answer.accountId;
-    this.diag({ time: this.now(), event: 'hello', accountId: this.accountId, serverAccountId: serverAccount, bridgeVersion: this.bridgeVersion });
-    void this.trades.sender.helloDone();
-  }
-
-  private async poll(): Promise<unknown[]> {
-    const commands = await this.client.poll(this.opts.waitMs ?? 20_000);
-    this.stats.polls++;
-    return commands;
-  }
-
-  /** Every report carries the account's figures as they are now (protocol 1.2). */
-  private async sendReports(reports: BridgeReport[]): Promise<void> {
-    await this.client.sendReports(reports, this.figures());
-    this.figuresSentAt = this.clock();
-    this.stats.reportsSent += reports.length;
-  }
-
-  private async heartbeatIfDue(): Promise<void> {
-    const every = this.opts.heartbeatMs ?? 30_000;
-    if (every <= 0 || this.clock() - this.figuresSentAt < every) return;
-    await this.client.sendReports([], this.figures());
-    this.figuresSentAt = this.clock();
-    this.stats.heartbeats++;
   }
 
   private figures(): AccountFigures {

@@ -4,7 +4,7 @@ import { CTRADER_CONNECTOR_VERSION } from '../../src/ctrader/bridge';
 import { OrderType, TradeSide, type Order, type Position } from '../../src/ctrader/messages';
 import { connectorSetup, startConnectorProcess, type ConnectorProcess, type ConnectorSetup } from '../helpers/ctrader-connector';
 import { CtraderDouble } from '../helpers/ctrader-double';
-import type { DoubleSymbol } from '../helpers/ctrader-market';
+import type { DoubleSymbol } from '../helpers/ctrader-symbols';
 import { waitFor } from '../../support/infra';
 import { CONFORMANCE_SYMBOLS, CTRADER_CODES, type BridgeUnderTest, type BrokerView, type ConformanceAccount, type Quote, type StartOptions } from './driver';
 

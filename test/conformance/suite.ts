@@ -1,125 +1,58 @@
-import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { RedisRegistry } from '../../src/registry/registry';
-import { RedisFigures } from '../../src/bridge/figures';
-import { RedisStopOuts } from '../../src/bridge/stop-outs';
-import { OwnerStore } from '../../src/owners/owner-store';
-import type { StopOutEvent } from '../../src/domain/bridge-protocol';
-import { newCredential } from '../../src/registry/credentials';
-import { isOpening, type Action } from '../../src/domain/actions';
-import type { AccountOutcome } from '../../src/domain/outcome';
-import { commandIdOf, describeOrUndefined, importRegistry, temporalAccess, workflowResult, writeRegistry, type TemporalAccess } from '../e2e/support';
+import { temporalClient, workflowResult, type TemporalView } from '../helpers/temporal';
+import { importRegistry, writeRegistry } from '../e2e/support';
 import { testEnv } from '../../support/env';
-import { waitFor } from '../../support/infra';
-import {
-  ensureBuilt,
-  httpGet,
-  httpPost,
-  serviceEnv,
-  startIngressProcess,
-  startWorkerProcess,
-  type IngressProcess,
-  type ServiceProcess,
-} from '../../support/processes';
+import { ensureBuilt, httpGet, serviceEnv, startIngressProcess, startWorkerProcess, type IngressProcess, type ServiceProcess } from '../../support/processes';
 import { tradeEventCases } from './trade-cases';
 import { managementCases } from './management-cases';
-import { CONFORMANCE_SYMBOLS, type BridgeUnderTest, type BrokerEntry, type BrokerView, type ConformanceAccount, type RefusalKind } from './driver';
+import { guardCases } from './guard-cases';
+import { restartCases } from './restart-cases';
+import {
+  brokerCode as brokerCodeOf,
+  caseContext,
+  conformanceAccounts,
+  conformanceRegistry,
+  done,
+  filled,
+  order,
+  position,
+  refused,
+  type Body,
+  type Run,
+} from './case-context';
+import { CONFORMANCE_SYMBOLS, type BridgeUnderTest, type BrokerEntry, type BrokerView, type RefusalKind } from './driver';
 import { away, baseQuote } from './market';
-import { bridgeKeys } from '../../src/redis-keys';
 
 /**
  * The bridge conformance suite (docs/bridge-conformance.md): what every bridge implementation must do, checked against
  * the real service (ingress and worker processes, the run's Temporal and Redis) with the bridge as its own process.
  * A bridge file calls `bridgeConformance(() => driver)`; the driver starts the bridge and reads its broker side.
  *
- * Accounts: `main` runs the 17 actions one after another (its book carries over between tests, in file order);
- * `guard` has a max-open-positions rule; `risky` sizes by risk and has a daily loss limit; `crash` is killed between fill and report and while idle; `late` dies
- * holding a command and comes back after the command's expiresAt; `stopper` has the copy-trading stop-out at 5 % (protocol 1.4);
- * `trader` and `tstop` (stop-out at 5 %) are the trade-event cases' (trade-cases.ts, protocol 1.5); `manager` the
- * trade-management cases' (management-cases.ts, protocol 1.6).
+ * Accounts: `main` runs the 17 actions one after another (its book carries over between tests, in file order); the
+ * others are their cases' own: `guard`, `risky` and `stopper` the risk rules' (guard-cases.ts), `crash` and `late` the
+ * restarts' (restart-cases.ts), `trader` and `tstop` the trade events' (trade-cases.ts, protocol 1.5), `manager` trade
+ * management's (management-cases.ts, protocol 1.6).
  */
 
 const inHours = (h: number) => new Date(Date.now() + h * 3_600_000).toISOString().replace(/\.\d{3}Z$/, '.000Z');
 
-type Body = Record<string, unknown> & { action: Action };
-
-interface Run {
-  signalId: string;
-  commandId: string;
-  outcome: AccountOutcome;
-  /** Milliseconds from the 202 to the account workflow's end. */
-  ms: number;
-}
-
 export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
   const driver = makeDriver();
-  const tag = randomBytes(4).toString('hex');
-  const owner = `conf-owner-${tag}`;
-  const secret = newCredential('whsec');
-  const token = newCredential('tok');
-  const account = (name: string): ConformanceAccount => ({ id: `conf-${tag}-${name}`, platform: driver.platform, bridgeToken: newCredential('brg') });
-  const main = account('main');
-  const guard = account('guard');
-  const crash = account('crash');
-  const late = account('late');
-  const risky = account('risky');
-  const stopper = account('stopper');
-  const trader = account('trader');
-  const tstop = account('tstop');
-  const manager = account('manager');
-  const LATE_AGE_MS = 3_000;
-  const all = [main, guard, crash, late, risky, stopper, trader, tstop, manager];
+  const setup = conformanceAccounts(driver);
+  const { owner, token, accounts: a } = setup;
+  const { main, guard, risky } = a;
 
   let ingress: IngressProcess | undefined;
   let worker: ServiceProcess | undefined;
-  let temporal: TemporalAccess | undefined;
+  let temporal: TemporalView | undefined;
   let redis: Redis | undefined;
   let removeRegistry: (() => void) | undefined;
   const url = () => ingress!.url;
-
-  async function submit(acc: ConformanceAccount, body: Body): Promise<{ signalId: string; at: number }> {
-    const headers: Record<string, string> = isOpening(body.action) ? {} : { 'x-idempotency-key': `k-${randomBytes(8).toString('hex')}` };
-    const res = await httpPost(`${url()}/webhook/custom/${acc.id}`, { secret, ...body }, headers);
-    if (res.status !== 202) throw new Error(`${body.action} on ${acc.id}: ${res.status} ${res.text}`);
-    return { signalId: res.body.signalId as string, at: Date.now() };
-  }
-
-  async function settle(acc: ConformanceAccount, s: { signalId: string; at: number }, timeoutMs = 20_000): Promise<Run> {
-    const commandId = commandIdOf(s.signalId, acc.id);
-    const outcome = await workflowResult<AccountOutcome>(temporal!.client, commandId, timeoutMs);
-    return { signalId: s.signalId, commandId, outcome, ms: Date.now() - s.at };
-  }
-
-  /** Submits back to back (they execute in this acceptance order), then waits for every outcome. */
-  async function runAll(acc: ConformanceAccount, bodies: Body[]): Promise<Run[]> {
-    const submitted = [];
-    for (const b of bodies) submitted.push(await submit(acc, b));
-    return Promise.all(submitted.map((s) => settle(acc, s)));
-  }
-  const run = async (acc: ConformanceAccount, body: Body) => (await runAll(acc, [body]))[0]!;
-
-  const filled = (r: Run): string => {
-    expect(r.outcome).toMatchObject({ outcome: 'filled', ticket: expect.stringMatching(/^\d+$/), reason: null });
-    return r.outcome.ticket!;
-  };
-  const done = (r: Run, ticket?: string | null) => {
-    expect(r.outcome).toMatchObject({ outcome: 'done', reason: null, ...(ticket === undefined ? {} : { ticket }) });
-  };
-  const refused = (r: Run, reasonStart: string) => {
-    expect({ outcome: r.outcome.outcome, reason: r.outcome.reason?.slice(0, reasonStart.length) }).toEqual({ outcome: 'rejected', reason: reasonStart });
-  };
-  const brokerCode = (kind: RefusalKind) => `broker:${driver.codes[kind]} `;
-  const view = (acc: ConformanceAccount) => driver.broker(acc.id);
-  const position = (v: BrokerView, ticket: string) => {
-    const p = v.positions.find((x) => x.ticket === ticket);
-    if (!p) throw new Error(`no position ${ticket} on the broker side: ${JSON.stringify(v.native)}`);
-    return p;
-  };
-  const order = (v: BrokerView, ticket: string) => {
-    const o = v.orders.find((x) => x.ticket === ticket);
-    if (!o) throw new Error(`no order ${ticket} on the broker side: ${JSON.stringify(v.native)}`);
-    return o;
-  };
+  const ctx = caseContext({ driver, owner, secret: setup.secret, url, redis: () => redis!, temporal: () => temporal! });
+  const { runAll, run } = ctx;
+  const brokerCode = (kind: RefusalKind) => brokerCodeOf(driver, kind);
+  const view = (acc: { id: string }) => driver.broker(acc.id);
   const entriesOf = (v: BrokerView, tickets: string[]): BrokerEntry[] => v.entries.filter((e) => tickets.includes(e.ticket));
 
   /** What the main account holds between tests. */
@@ -128,45 +61,15 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
   describe(`bridge conformance: ${driver.name}`, () => {
     beforeAll(async () => {
       ensureBuilt();
-      const doc = {
-        accounts: [
-          ...[main, crash, trader, manager].map((a) => ({ id: a.id, owner, platform: a.platform, bridgeToken: a.bridgeToken })),
-          { id: guard.id, owner, platform: guard.platform, bridgeToken: guard.bridgeToken, risk: { maxOpenPositions: 1 } },
-          { id: late.id, owner, platform: late.platform, bridgeToken: late.bridgeToken, risk: { maxSignalAgeMs: LATE_AGE_MS } },
-          {
-            id: risky.id,
-            owner,
-            platform: risky.platform,
-            bridgeToken: risky.bridgeToken,
-            risk: { sizing: { mode: 'risk_percent', of: 'equity', percent: 1 }, lossGuards: { dailyLossAmount: 500, timezone: 'UTC' } },
-          },
-          {
-            id: stopper.id,
-            owner,
-            platform: stopper.platform,
-            bridgeToken: stopper.bridgeToken,
-            risk: { lossGuards: { maxDrawdownPercent: 5, stopOut: true, timezone: 'UTC' } },
-          },
-          {
-            id: tstop.id,
-            owner,
-            platform: tstop.platform,
-            bridgeToken: tstop.bridgeToken,
-            risk: { lossGuards: { maxDrawdownPercent: 5, stopOut: true, timezone: 'UTC' } },
-          },
-        ],
-        secrets: [{ secret, owner, accounts: all.map((a) => a.id) }],
-        tokens: [{ token, accounts: all.map((a) => a.id), suspendedUntil: null }],
-      };
-      const registry = writeRegistry(doc, 'conformance');
+      const registry = writeRegistry(conformanceRegistry(setup), 'conformance');
       removeRegistry = () => registry.remove();
       expect(await importRegistry(registry.file)).toEqual({ accounts: 9, secrets: 1, tokens: 1 });
       const env = serviceEnv();
       [worker, ingress] = await Promise.all([startWorkerProcess(env), startIngressProcess(env)]);
-      temporal = await temporalAccess();
+      temporal = await temporalClient();
       redis = new Redis(testEnv().redisUrl);
-      await Promise.all([main, guard, risky].map((a) => driver.start(a, url())));
-      for (const a of [main, guard, risky]) for (const s of CONFORMANCE_SYMBOLS) await driver.setQuote(a.id, s.name, baseQuote(s.name));
+      await Promise.all([main, guard, risky].map((acc) => driver.start(acc, url())));
+      for (const acc of [main, guard, risky]) for (const s of CONFORMANCE_SYMBOLS) await driver.setQuote(acc.id, s.name, baseQuote(s.name));
     }, 120_000);
 
     afterAll(async () => {
@@ -484,130 +387,9 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       expect({ positions: after.positions, orders: after.orders }).toEqual({ positions: [], orders: [] });
     }, 60_000);
 
-    test('when the owner limits open positions, then the bridge refuses an entry beyond the limit with risk_max_open_positions', async () => {
-      const [first, second] = await runAll(guard, [
-        { action: 'buy', symbol: 'EURUSD', volume: 0.01 },
-        { action: 'sell', symbol: 'GBPUSD', volume: 0.01 },
-      ]);
-      const t = filled(first!);
-      expect(second!.outcome).toMatchObject({ outcome: 'rejected', reason: 'risk_max_open_positions' });
-      expect((await view(guard)).entries.map((e) => e.ticket)).toEqual([t]);
-    }, 60_000);
-
-    test("when the owner sizes by risk and has a daily loss limit, then the bridge places the lots the formula gives on its live account, refuses entries once equity is that far below the day's opening, and still runs exits", async () => {
-      // 1 % of equity 100,000 USD = 1,000 USD at risk. EURUSD: a tick (0.00001) of a lot (100,000 EUR) is 1 USD; the
-      // stop 20 pips = 0.0020 = 200 ticks away costs 200 USD a lot; 1,000 / 200 = 5.00 lots, not the signal's 0.3.
-      // A live market keeps quoting: the figures rest on prices within RISK_FIGURES_MAX_AGE_MS, not the ones set at start.
-      for (const s of CONFORMANCE_SYMBOLS) await driver.setQuote(risky.id, s.name, baseQuote(s.name));
-      const t = filled(await run(risky, { action: 'buy', symbol: 'EURUSD', volume: 0.3, slPips: 20 }));
-      expect(position(await view(risky), t).volume).toBe(5);
-      // The day opened at 100,000 (read before that buy). At the bid 1.08400 the 5 lots bought at the ask 1.08510 are
-      // 0.0011 × 500,000 = 550 USD down, past the 500 USD limit (their stop, 1.08310, is not reached).
-      await driver.setQuote(risky.id, 'EURUSD', { bid: 1.084, ask: 1.0841 });
-      refused(await run(risky, { action: 'sell', symbol: 'USDJPY', volume: 0.3, slPips: 20 }), 'risk_daily_loss_limit');
-      done(await run(risky, { action: 'close_all' }));
-      const after = await view(risky);
-      expect({ positions: after.positions, entries: after.entries.map((e) => e.ticket) }).toEqual({ positions: [], entries: [t] });
-      // The account's figures come with the reports (protocol 1.2): once everything is closed, equity is the balance and
-      // no margin is used; the balance lost about the 550 USD the 5 lots were down (less any commission).
-      const figures = new RedisFigures(redis!);
-      const latest = await waitFor(
-        "the account's figures after close_all",
-        async () => {
-          const l = await figures.latest(risky.id);
-          return l && l.figures.margin === 0 && l.figures.balance < 100_000 ? l : undefined;
-        },
-        20_000,
-      );
-      const { balance } = latest.figures;
-      expect(latest.figures).toEqual({ balance, equity: balance, margin: 0, freeMargin: balance, currency: 'USD' });
-      expect(balance).toBeGreaterThan(99_000);
-    }, 60_000);
-
-    test('when equity falls past the stop-out limit, then the bridge closes every position and cancels every pending order once, the service records it once, and entries are refused risk_max_drawdown', async () => {
-      await driver.start(stopper, url());
-      for (const s of CONFORMANCE_SYMBOLS) await driver.setQuote(stopper.id, s.name, baseQuote(s.name));
-      const [eur, gbp, limit] = await runAll(stopper, [
-        { action: 'buy', symbol: 'EURUSD', volume: 5 },
-        { action: 'buy', symbol: 'GBPUSD', volume: 5 },
-        { action: 'buy_limit', symbol: 'EURUSD', volume: 1, price: 1.05 },
-      ]);
-      const positions = [filled(eur!), filled(gbp!)];
-      const order = filled(limit!);
-      expect((await view(stopper)).positions).toHaveLength(2);
-      // 5 lots bought at the ask 1.08510, now bid 1.07500: 0.0101 × 500,000 = 5,050 USD, with the spreads past 5 % of 100,000.
-      await driver.setQuote(stopper.id, 'EURUSD', { bid: 1.075, ask: 1.0751 });
-      await waitFor(
-        'the stop-out to close everything',
-        async () => {
-          const v = await view(stopper);
-          return v.positions.length === 0 && v.orders.length === 0;
-        },
-        20_000,
-      );
-      const stopOuts = new RedisStopOuts(redis!);
-      const recorded = await waitFor('the service to record the stop-out', () => stopOuts.latest(stopper.id), 20_000);
-      expect(recorded).toMatchObject({ eventId: 'stop-out/initial', closed: 2, cancelled: 1, failed: 0, maxDrawdownPercent: 5, currency: 'USD' });
-      const event = JSON.parse((await redis!.hget(bridgeKeys.stopOuts(stopper.id), 'stop-out/initial'))!) as StopOutEvent;
-      expect(event.closed.map((t) => t.ticket).sort()).toEqual([...positions].sort());
-      expect(event.cancelled.map((t) => t.ticket)).toEqual([order]);
-      refused(await run(stopper, { action: 'buy', symbol: 'EURUSD', volume: 0.1 }), 'risk_max_drawdown');
-      expect((await view(stopper)).entries.map((e) => e.ticket)).toEqual([...positions, order]);
-      expect((await new OwnerStore(redis!).auditLog(owner, 100)).filter((e) => e.action === 'account.stopped_out' && e.accountId === stopper.id)).toHaveLength(
-        1,
-      );
-    }, 90_000);
-
-    test("when the bridge dies between the broker's fill and its report, then after its restart and new hello the command is reported with that fill's ticket and the broker holds one order", async () => {
-      await driver.start(crash, url(), { crash: 'after_fill' });
-      const s = await submit(crash, { action: 'buy', symbol: 'EURUSD', volume: 0.1 });
-      await driver.exited(crash.id, 20_000);
-      const afterCrash = await view(crash);
-      expect(afterCrash.entries).toHaveLength(1);
-      const ticket = afterCrash.entries[0]!.ticket;
-      // The service does not know yet: the account workflow waits for the report (dispatched at acceptance, the bridge
-      // may have had the command before the workflow started: it starts, and waits).
-      const commandId = commandIdOf(s.signalId, crash.id);
-      await waitFor(
-        'the account workflow to wait for the report',
-        async () => (await describeOrUndefined(temporal!.client, commandId))?.status.name === 'RUNNING',
-        20_000,
-      );
-
-      await driver.start(crash, url());
-      const r = await settle(crash, s);
-      expect(r.outcome).toMatchObject({ outcome: 'filled', ticket });
-      const v = await view(crash);
-      expect(v.entries).toHaveLength(1);
-      expect(v.positions.map((p) => p.ticket)).toEqual([ticket]);
-    }, 90_000);
-
-    test('when the bridge was down while a signal was accepted, then after its hello it gets the command and executes it once', async () => {
-      await driver.kill(crash.id);
-      const s = await submit(crash, { action: 'sell', symbol: 'GBPUSD', volume: 0.05 });
-      await driver.start(crash, url());
-      const ticket = filled(await settle(crash, s));
-      const v = await view(crash);
-      expect(v.entries.map((e) => [e.ticket, e.symbol, e.side, e.volume])).toEqual([
-        [expect.any(String), 'EURUSD', 'buy', 0.1],
-        [ticket, 'GBPUSD', 'sell', 0.05],
-      ]);
-    }, 90_000);
-
-    test('when the bridge holds a command past its expiresAt (died before the fill, back after the deadline), then it reports expired and never fills it', async () => {
-      await driver.start(late, url(), { crash: 'before_fill' });
-      const s = await submit(late, { action: 'buy', symbol: 'EURUSD', volume: 0.1 });
-      await driver.exited(late.id, 20_000);
-      expect((await view(late)).entries).toEqual([]);
-      // The command was handed out, so the service keeps it pending for the bridge; wait until it is stale.
-      await waitFor('the command to be past its expiresAt', async () => Date.now() > s.at + LATE_AGE_MS + 500, LATE_AGE_MS + 5_000, 100);
-      await driver.start(late, url());
-      const r = await settle(late, s);
-      expect(r.outcome).toMatchObject({ outcome: 'rejected', ticket: null, reason: 'signal_expired' });
-      expect((await view(late)).entries).toEqual([]);
-    }, 90_000);
-
-    tradeEventCases({ driver, url, redis: () => redis!, run, trader, tstop });
-    managementCases({ driver, url, redis: () => redis!, run, manager });
+    guardCases(ctx, a);
+    restartCases(ctx, a);
+    tradeEventCases({ driver, url, redis: () => redis!, run, trader: a.trader, tstop: a.tstop });
+    managementCases({ driver, url, redis: () => redis!, run, manager: a.manager });
   });
 }

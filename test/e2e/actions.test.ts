@@ -7,11 +7,11 @@ import { readStateFile } from '../../src/paper/state-file';
 import { isMarketEntry, isOpening, type Action } from '../../src/domain/actions';
 import type { AccountOutcome } from '../../src/domain/outcome';
 import { ensureBuilt, httpGet as get, httpPost as post, processLogDir, startProcessStack, type ProcessStack } from '../../support/processes';
-import { admin, importRegistry, workflowResult, writeRegistry, type RegistryFile } from './support';
+import { admin, importRegistry, writeRegistry, type RegistryFile } from './support';
 import { commandIdOf } from '../helpers/commands';
 import { MARKET_FILL } from '../helpers/poll-items';
 import { ownerDocument } from '../helpers/registry';
-import { temporalClient, type TemporalView } from '../helpers/temporal';
+import { temporalClient, workflowResult, type TemporalView } from '../helpers/temporal';
 
 /**
  * The actions' contract through the built processes (HTTP → ingress → Temporal → worker → bridge API → paper bridge),

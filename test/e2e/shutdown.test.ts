@@ -12,10 +12,10 @@ import {
   type ProcessStack,
   type ServiceProcess,
 } from '../../support/processes';
-import { describeOrUndefined, importRegistry, writeRegistry, type RegistryFile } from './support';
+import { importRegistry, writeRegistry, type RegistryFile } from './support';
 import { commandIdOf } from '../helpers/commands';
 import { mt5AndCtraderOwner } from '../helpers/registry';
-import { workflowResult, temporalClient, type TemporalView } from '../helpers/temporal';
+import { describeOrUndefined, workflowResult, temporalClient, type TemporalView } from '../helpers/temporal';
 import { reportedStatus } from '../helpers/poll';
 import { MARKET_FILL } from '../helpers/poll-items';
 

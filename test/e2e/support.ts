@@ -33,7 +33,3 @@ export async function admin(args: string[]): Promise<string> {
   if (run.code !== 0) throw new Error(`admin ${args.join(' ')} exited ${run.code}: ${run.stderr}`);
   return run.stdout;
 }
-
-// The conformance suite still imports these two by their old names here (the lead moves it to test/helpers).
-export { temporalClient as temporalAccess, type TemporalView as TemporalAccess, describeOrUndefined, workflowResult } from '../helpers/temporal';
-export { commandIdOf } from '../helpers/commands';

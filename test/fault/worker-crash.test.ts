@@ -37,7 +37,7 @@ import {
   type TemporalView,
 } from './kit';
 import { MARKET_FILL } from '../helpers/poll-items';
-import { workflowResult } from '../helpers/temporal';
+import { describeOrUndefined, workflowResult } from '../helpers/temporal';
 import { bridgeKeys } from '../../src/redis-keys';
 
 /**
@@ -227,6 +227,7 @@ describe('the worker is killed with SIGKILL and restarted', () => {
 
       // Temporal agrees: one completed signal workflow and one completed account workflow per accepted signal.
       const query = (type: string) => `TaskQueue = "${stack!.env.TEMPORAL_TASK_QUEUE}" AND WorkflowType = "${type}"`;
+      let seen: { signals: { workflowId: string; status: string }[]; accounts: { workflowId: string; status: string }[] } | undefined;
       const executions = await waitFor(
         'Temporal visibility to list every execution as completed',
         async () => {
@@ -234,12 +235,21 @@ describe('the worker is killed with SIGKILL and restarted', () => {
             listExecutions(temporal!.client, query('signalWorkflow')),
             listExecutions(temporal!.client, query('accountWorkflow')),
           ]);
+          seen = { signals, accounts };
           const done = (l: { status: string }[]) => l.length === ok.length && l.every((e) => e.status === 'COMPLETED');
           return done(signals) && done(accounts) ? { signals, accounts } : undefined;
         },
-        30_000,
+        60_000,
         250,
-      );
+      ).catch(async (err: unknown) => {
+        // Say which executions kept it waiting, and what Temporal says of the first of them.
+        const open = [...(seen?.signals ?? []), ...(seen?.accounts ?? [])].filter((e) => e.status !== 'COMPLETED');
+        const first = open[0] ? await describeOrUndefined(temporal!.client, open[0].workflowId) : undefined;
+        throw new Error(
+          `${(err as Error).message}: listed ${seen?.signals.length} signal and ${seen?.accounts.length} account executions of ${ok.length}; ` +
+            `not completed: ${JSON.stringify(open.slice(0, 10))}; the first: ${JSON.stringify(first?.raw.pendingActivities ?? null)} ${first?.status.name}`,
+        );
+      });
       expect(new Set(executions.accounts.map((e) => e.workflowId))).toEqual(expectedCommands);
       const first = await temporal!.client.workflow.getHandle(commandIdOf(ok[0]!.body.signalId as string, ok[0]!.meta.accountId)).result();
       expect(first).toMatchObject({ outcome: 'filled', ticket: outcomes.get(ok[0]!.body.signalId as string)!.accounts[0]!.ticket });

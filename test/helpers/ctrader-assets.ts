@@ -1,4 +1,4 @@
-import type { DoubleSymbol } from './ctrader-market';
+import type { DoubleSymbol } from './ctrader-symbols';
 
 /**
  * The assets of the cTrader Open API double (ProtoOAAsset, ProtoOALightSymbol.baseAssetId/quoteAssetId,

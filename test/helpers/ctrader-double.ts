@@ -4,7 +4,10 @@ import { checkPayload } from './ctrader-proto';
 import { DoubleAssets } from './ctrader-assets';
 import { cancelByHand, closeByHand, expireDue, expirePending, fillPending, marketMoved, stopOutByBroker } from './ctrader-pending';
 import { answerQuery } from './ctrader-queries';
-import { DEFAULT_SYMBOLS, DoubleAccount, Refusal, type DoubleSymbol, type Executions } from './ctrader-market';
+import { DoubleAccount, type Executions } from './ctrader-market';
+import { TRADING, tradingAnswers } from './ctrader-trading-answers';
+import type { DoubleAccountSpec, DoubleOptions } from './ctrader-double-options';
+import { DEFAULT_SYMBOLS, type DoubleSymbol } from './ctrader-symbols';
 import { startWsServer, type WsPeer, type WsServer } from './websocket-server';
 
 /**
@@ -16,28 +19,7 @@ import { startWsServer, type WsPeer, type WsServer } from './websocket-server';
  * Like the proxy, it allows 50 requests per second per connection (then BLOCKED_PAYLOAD_TYPE).
  */
 
-export interface DoubleAccountSpec {
-  ctid: number;
-  accessToken: string;
-  refreshToken: string;
-  balance?: number;
-  /** The account's currency; default USD. */
-  depositAsset?: string;
-  /** ProtoOACtidTraderAccount's fields, as ProtoOAGetAccountListByAccessTokenRes lists it. */
-  isLive?: boolean;
-  traderLogin?: number;
-  brokerTitleShort?: string;
-}
-
-export interface DoubleOptions {
-  clientId: string;
-  clientSecret: string;
-  accounts: DoubleAccountSpec[];
-  symbols?: DoubleSymbol[];
-  heartbeatMs?: number;
-  /** Requests per second per connection before BLOCKED_PAYLOAD_TYPE; Open API's is 50. */
-  limitPerSecond?: number;
-}
+export type { DoubleAccountSpec, DoubleOptions } from './ctrader-double-options';
 
 interface Grant {
   accessToken: string;
@@ -55,14 +37,6 @@ interface Conn {
   spotTimestamps: Set<number>;
   received: number[];
 }
-
-const TRADING = new Set<number>([
-  PayloadType.PROTO_OA_NEW_ORDER_REQ,
-  PayloadType.PROTO_OA_CANCEL_ORDER_REQ,
-  PayloadType.PROTO_OA_AMEND_ORDER_REQ,
-  PayloadType.PROTO_OA_AMEND_POSITION_SLTP_REQ,
-  PayloadType.PROTO_OA_CLOSE_POSITION_REQ,
-]);
 
 export class CtraderDouble {
   readonly accounts = new Map<number, DoubleAccount>();
@@ -407,45 +381,9 @@ export class CtraderDouble {
       this.send(c, PayloadType.PROTO_OA_ACCOUNTS_TOKEN_INVALIDATED_EVENT, { ctidTraderAccountIds: [ctid], reason: 'Access Token was refreshed' });
   }
 
-  /**
-   * The answers to one request of an authorized account, in order, without clientMsgId: execution events or
-   * ProtoOAOrderErrorEvent for trading requests, the response message for the others.
-   */
+  /** The answers to one request of an authorized account, in order, without clientMsgId. */
   answer(account: DoubleAccount, env: Envelope): Envelope[] {
-    const p = env.payload ?? {};
-    const ctid = account.ctid;
-    const now = Date.now();
-    if (TRADING.has(env.payloadType)) {
-      let executions: Executions;
-      try {
-        switch (env.payloadType) {
-          case PayloadType.PROTO_OA_NEW_ORDER_REQ:
-            executions = account.newOrder(p, now);
-            break;
-          case PayloadType.PROTO_OA_AMEND_POSITION_SLTP_REQ:
-            executions = account.amendPosition(p, now);
-            break;
-          case PayloadType.PROTO_OA_AMEND_ORDER_REQ:
-            executions = account.amendOrder(p, now);
-            break;
-          case PayloadType.PROTO_OA_CANCEL_ORDER_REQ:
-            executions = account.cancelOrder(p, now);
-            break;
-          default:
-            executions = account.closePosition(p, now);
-        }
-      } catch (err) {
-        if (!(err instanceof Refusal)) throw err;
-        return [
-          {
-            payloadType: PayloadType.PROTO_OA_ORDER_ERROR_EVENT,
-            payload: { ctidTraderAccountId: ctid, errorCode: err.errorCode, description: err.description, ...err.ids },
-          },
-        ];
-      }
-      return executions.map((e) => ({ payloadType: PayloadType.PROTO_OA_EXECUTION_EVENT, payload: { ctidTraderAccountId: ctid, ...e } }));
-    }
-    return [answerQuery(this.symbols, this.assets, account, env)];
+    return TRADING.has(env.payloadType) ? tradingAnswers(account, env, Date.now()) : [answerQuery(this.symbols, this.assets, account, env)];
   }
 
   private takeLoss(payloadType: number): boolean {

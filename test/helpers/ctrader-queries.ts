@@ -1,6 +1,7 @@
 import { ErrorCode, PayloadType, type Envelope } from '../../src/ctrader/messages';
 import type { DoubleAssets } from './ctrader-assets';
-import type { DoubleAccount, DoubleSymbol } from './ctrader-market';
+import type { DoubleAccount } from './ctrader-market';
+import type { DoubleSymbol } from './ctrader-symbols';
 
 /**
  * The cTrader Open API double's answers to the requests that only read (symbols, trader, assets, conversion chains,

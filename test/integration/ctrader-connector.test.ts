@@ -7,7 +7,7 @@ import { RedisFigures } from '../../src/bridge/figures';
 import { PayloadType } from '../../src/ctrader/messages';
 import { connectorSetup, linkedAccounts, startConnectorProcess, type ConnectorProcess, type ConnectorSetup } from '../helpers/ctrader-connector';
 import { CtraderDouble } from '../helpers/ctrader-double';
-import { DEFAULT_SYMBOLS, type DoubleSymbol } from '../helpers/ctrader-market';
+import { DEFAULT_SYMBOLS, type DoubleSymbol } from '../helpers/ctrader-symbols';
 import { ENTRIES, ensureBuilt } from '../../support/processes';
 import { post, pollUntilReported, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';

@@ -60,8 +60,11 @@ class Service(StandIn):
 def start(service: Service, data: Any) -> "subprocess.Popen[str]":
     env = {**os.environ, "ES_BRIDGE_TOKEN": "brg_test", "PYTHONDONTWRITEBYTECODE": "1",
            "PYTHONPATH": os.pathsep.join([os.path.join(HERE, "..", "src"), os.path.join(HERE, "double")])}
-    return subprocess.Popen([sys.executable, "-m", "es_mt5_bridge", "--url", service.url, "--data-dir", str(data),
-                             "--wait-ms", "1000"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+    # Its diagnostics beside its data, shown with a failure (pytest prints what a failed test printed).
+    data.mkdir(parents=True, exist_ok=True)
+    with open(data.parent / "bridge-stderr.log", "a", encoding="utf-8") as diag:
+        return subprocess.Popen([sys.executable, "-m", "es_mt5_bridge", "--url", service.url, "--data-dir", str(data),
+                                 "--wait-ms", "1000"], env=env, stdout=subprocess.DEVNULL, stderr=diag, text=True)
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
@@ -103,3 +106,6 @@ def test_events_a_killed_bridge_held_are_sent_once_by_the_next_one(double: Doubl
             proc.kill()
             proc.wait()
         service.close()
+        log = tmp_path / "bridge-stderr.log"
+        print(f"the bridge's diagnostics:\n{log.read_text()[-6000:] if log.exists() else '(none)'}")
+        print(f"the trade server's state: {json.dumps(double.server())[-3000:]}")
