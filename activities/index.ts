@@ -4,6 +4,7 @@ import type { BridgeCommand, BridgeReport } from '../src/domain/bridge-protocol'
 import type { AdmissionLedger } from '../src/signals/admission';
 import type { AttemptDeps } from '../src/callbacks/attempt';
 import { createCallbackActivities } from './callbacks';
+import { signalOfCommand } from '../src/domain/ids';
 
 /** Activities touch the outside world for the workflows: here, the per-account bridge command queue. */
 export function createActivities(deps: { queue: CommandQueue; sequencer: AccountSequencer; admission: AdmissionLedger; callbacks?: AttemptDeps }) {
@@ -39,9 +40,17 @@ export function createActivities(deps: { queue: CommandQueue; sequencer: Account
     async recordedReport(accountId: string, commandId: string): Promise<BridgeReport | null> {
       return (await deps.queue.recordedReport(accountId, commandId)) ?? null;
     },
-    /** Pulls back a command no bridge has taken; tells whether it was taken, reported, or forgotten by Redis. */
+    /**
+     * Pulls back a command no bridge has taken; tells whether it was taken, reported, or forgotten by Redis. Whatever
+     * the answer, the command's fate is known, so admission no longer counts it pending: a workflow whose adoption ran
+     * out of time (Redis away) comes here instead, and its pair would otherwise hold the door shut until the ledger's
+     * horizon.
+     */
     async withdrawCommand(accountId: string, commandId: string, queued = false): Promise<WithdrawResult> {
-      return deps.queue.withdraw(accountId, commandId, queued);
+      const result = await deps.queue.withdraw(accountId, commandId, queued);
+      const signalId = signalOfCommand(commandId);
+      if (signalId !== undefined) await deps.admission.settled(signalId, accountId);
+      return result;
     },
   };
 }

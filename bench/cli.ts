@@ -32,6 +32,10 @@ export const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [-
   --dispatch at-acceptance|workflow
                    where a command is queued (DISPATCH_AT_ACCEPTANCE): by the ingress before the 202 (the default), or by
                    the account workflow (the path before issue 28): run both in one sitting for before and after
+  --supervision-nice N
+                   the nice value (0 to 19) of the Temporal server and the worker processes once the stack is up
+                   (default 0): on one shared machine, the order path (ingress, bridge, Redis) is then served first and
+                   Temporal's supervision takes what CPU is left (docs/performance.md, issue 28)
   --help`;
 
 export interface Options {
@@ -48,6 +52,8 @@ export interface Options {
   workers?: number;
   /** DISPATCH_AT_ACCEPTANCE of the ingress and workers: undefined keeps the service's default. */
   dispatch?: 'at-acceptance' | 'workflow';
+  /** The nice value of Temporal and the workers (0: as started). */
+  supervisionNice?: number;
 }
 
 export function parseOptions(argv: string[]): Options | 'help' {
@@ -98,6 +104,10 @@ export function parseOptions(argv: string[]): Options | 'help' {
       const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
       if (value !== 'at-acceptance' && value !== 'workflow') throw new UsageError('--dispatch must be at-acceptance or workflow');
       opts.dispatch = value;
+    } else if (arg === '--supervision-nice' || arg.startsWith('--supervision-nice=')) {
+      const value = Number(arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i]);
+      if (!Number.isInteger(value) || value < 0 || value > 19) throw new UsageError('--supervision-nice must be 0 to 19');
+      opts.supervisionNice = value;
     } else throw new UsageError(`unknown argument ${arg}`);
   }
   if (opts.scenarios.size === 0) for (let n = 1; n <= SCENARIOS; n++) opts.scenarios.add(n);

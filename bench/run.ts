@@ -117,6 +117,7 @@ async function main(argv: string[]): Promise<number> {
       temporal: opts.temporal ?? 'dev',
       workers: opts.workers ?? 1,
       dispatch: opts.dispatch ?? 'at-acceptance (the default)',
+      supervisionNice: opts.supervisionNice ?? 0,
       temporalDb: opts.temporalDbDir ? `${opts.temporalDbDir} (fresh file)` : 'run directory (fresh file)',
     },
     goals: GOALS,

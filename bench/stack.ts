@@ -20,6 +20,7 @@ import { baseEnv, credential, httpJson, log, StageError, withDeadline } from './
 import { liveChildren, stopChild } from './children';
 import { LedgerTail } from './ledger';
 import { nodePidInGroup } from './memory';
+import { reniceGroup } from './priority';
 import { ACCOUNTS, BROADCAST_SMALL, LIMIT_RAISED } from './parameters';
 import { postmasterPid, temporalMetricsPort } from './work-counters';
 
@@ -237,6 +238,12 @@ export async function startStack(
     bridge: nodePidInGroup(bridge.pid, path.join('dist', 'src', 'paper', 'main.js')),
   };
   log(`stack ready: ingress ${ingress.url} (pid ${pids.ingress}), worker pid ${pids.worker}, paper bridge pid ${pids.bridge}`);
+  if (opts.supervisionNice) {
+    // Supervision after the order path: the ingress, the bridge and Redis keep their priority.
+    const groups = [temporal.pid, worker.pid, ...moreWorkers.map((m) => m.pid)];
+    const threads = groups.reduce((n, pgid) => n + reniceGroup(pgid, opts.supervisionNice!), 0);
+    log(`Temporal and the workers at nice ${opts.supervisionNice} (${threads} threads in process groups ${groups.join(', ')})`);
+  }
   const clusterInfo = temporal as Partial<TemporalCluster>;
   const temporalMetricsPortFound = clusterInfo.metricsUrl ? Number(new URL(clusterInfo.metricsUrl).port) : temporalMetricsPort(temporal.pid);
   return {

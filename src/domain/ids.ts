@@ -6,10 +6,16 @@ export const signalWorkflowId = (signalId: string): string => `signal/${signalId
 
 export const accountWorkflowId = (signalId: string, accountId: string): string => `signal/${signalId}/account/${accountId}`;
 
+const COMMAND_ID = /^signal\/(sig_[A-Za-z0-9]{20,40})\/account\/([^/]+)$/;
+
 /** The account a commandId (an account workflow id) belongs to; undefined when it is not one of ours. */
 export function accountOfCommand(commandId: string): string | undefined {
-  const m = /^signal\/(sig_[A-Za-z0-9]{20,40})\/account\/([^/]+)$/.exec(commandId);
-  return m ? m[2] : undefined;
+  return COMMAND_ID.exec(commandId)?.[2];
+}
+
+/** The signal a commandId belongs to; undefined when it is not one of ours. */
+export function signalOfCommand(commandId: string): string | undefined {
+  return COMMAND_ID.exec(commandId)?.[1];
 }
 
 export const idempotencyWorkflowId = (digest: string): string => `idem/${digest}`;

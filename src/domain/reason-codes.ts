@@ -21,7 +21,8 @@ export const REASON_CODES = {
     raisedBy: 'workflow',
     meaning:
       "a later signal for the account was already handed to its bridge while this one's place in the order was no longer held " +
-      '(the service process that accepted it stopped in the instant between starting it and confirming the start); it was not ' +
+      '(the service process that accepted it stopped in the instant between starting it and confirming the start, or its store ' +
+      'was unreachable for longer than the place is held); it was not ' +
       'placed, so that the account never runs your signals out of order',
   },
   risk_close_only: { raisedBy: 'risk rules', meaning: 'the account is in close-only mode: entries are refused, exits allowed' },

@@ -43,9 +43,34 @@ export async function launch(
   await dispatchCreated(deps, plan, results);
   const confirmed = settleStarts(deps, base, plan, results);
   // Before the answer: a 202 whose later signals may overtake it only if this ingress dies in this round trip (the
-  // queue then refuses it as overtaken rather than run it out of order). A failed confirmation leaves the lease.
-  await deps.sequencer.retime(confirmed).catch((err: unknown) => deps.logger?.warn({ signalId: base.signalId, err: String(err) }, 'start lease not extended'));
+  // queue then refuses it as overtaken rather than run it out of order). A failed confirmation (Redis away) is tried
+  // again in the background until it lands or the commands expire, so the place is held again as soon as Redis is back.
+  await deps.sequencer.retime(confirmed).catch((err: unknown) => {
+    deps.logger?.warn({ signalId: base.signalId, err: String(err) }, 'start lease not extended; trying again');
+    void retimeLater(deps, base.signalId, confirmed);
+  });
   return answerOf(base, accounts.length, results, replayed, someMayRun);
+}
+
+/** The first retry of a failed confirmation, doubled up to the last; they go on until the marks' deadlines pass. */
+const RETIME_RETRY_FIRST_MS = 100;
+const RETIME_RETRY_MAX_MS = 1_000;
+
+/** Confirms the starts' marks once Redis answers again (idempotent: a mark already moved is left as it is). */
+async function retimeLater(deps: AcceptDeps, signalId: string, marks: MarkRetime[]): Promise<void> {
+  const now = deps.now ?? Date.now;
+  const until = Math.max(...marks.map((m) => m.toMs));
+  for (let wait = RETIME_RETRY_FIRST_MS; now() + wait < until; wait = Math.min(wait * 2, RETIME_RETRY_MAX_MS)) {
+    await new Promise((resolve) => setTimeout(resolve, wait).unref());
+    try {
+      await deps.sequencer.retime(marks);
+      deps.logger?.info({ signalId }, 'start lease extended after a retry');
+      return;
+    } catch {
+      // Redis still away: the next try.
+    }
+  }
+  deps.logger?.warn({ signalId }, 'start lease never extended: its commands expired first');
 }
 
 /**

@@ -154,13 +154,17 @@ describe('Redis fails over to its replica through Sentinel mid-load', () => {
       expect(final.filter((a) => a.status !== 202).map((a) => ({ index: a.index, status: a.status, body: a.body }))).toEqual([]);
       expect(Object.keys(tally(answers, (a) => a.status)).every((s) => s === '202' || s === '503')).toBe(true);
 
-      const { signals, orders } = await expectEachAcceptedFilledOnce({
+      const { signals, orders, overtaken } = await expectEachAcceptedFilledOnce({
         final,
         ledgerFile,
         ingressUrl: () => stack!.ingress.url,
         token: reg.token,
         deadlineMs: SETTLE_DEADLINE_MS,
         describe: describeAll,
+        // Redis away between a signal's start and the confirmation of its place in the account's order, longer than
+        // that place is held: a later signal may go first, and this one is then refused, never ordered (seen once in
+        // CI, 2026-11-28: Redis was out 15 s for the ingress; test/fault/cluster-faults.test.ts allows the same).
+        overtakenAllowed: true,
       }).catch(async (err: unknown) => {
         throw new Error(`${(err as Error).message}\n${await orderingState([master!.port, replica!.port], ids)}`);
       });
@@ -172,7 +176,7 @@ describe('Redis fails over to its replica through Sentinel mid-load', () => {
       expect(commandsSince).toBeGreaterThan(AFTER_FAILOVER * 5);
       console.log(
         `[fault] Redis failover through Sentinel mid-load: ${answers.length} requests ${JSON.stringify(tally(answers, (a) => a.status))}, ` +
-          `${retried.size} refusals retried; new master named after ${failover.done! - failover.at!} ms and given ${commandsSince} commands since; ${signals.length} accepted signals, ${orders.size} orders, 0 lost, 0 doubled`,
+          `${retried.size} refusals retried; new master named after ${failover.done! - failover.at!} ms and given ${commandsSince} commands since; ${signals.length} accepted signals, ${orders.size} orders, ${overtaken} refused signal_overtaken (never ordered), 0 lost, 0 doubled`,
       );
     },
     300_000,

@@ -1,3 +1,4 @@
+import { waitFor } from '../../support/infra';
 import { acceptSignal } from '../../src/signals/accept';
 import type { AcceptDeps } from '../../src/signals/acceptance';
 import { accountSchema, type Account } from '../../src/domain/account';
@@ -25,12 +26,15 @@ function fakes(
     accounts?: Account[];
     /** Whether a region answers "was it started?" (default: it does, truthfully). */
     startedUnavailable?: boolean;
+    /** How many confirmations of the start leases fail first (Redis away). */
+    retimeFailures?: number;
   } = {},
 ) {
   const accounts = new Map((opts.accounts ?? [account('acc-1'), account('acc-2')]).map((a) => [a.id, a]));
   const marks = new Map<string, { seq: number; until: number }[]>();
   const calls = { launched: [] as SignalWorkflowInput[], released: [] as string[], retimed: [] as MarkRetime[], settled: [] as string[] };
   let counter = 0;
+  let retimeFailures = opts.retimeFailures ?? 0;
   const sequencer: AccountSequencer = {
     async next(targets) {
       return targets.map((t) => {
@@ -43,6 +47,7 @@ function fakes(
       calls.released.push(`${accountId}#${seq}`);
     },
     async retime(moves) {
+      if (retimeFailures-- > 0) throw new Error('Connection is closed.');
       calls.retimed.push(...moves);
     },
   };
@@ -137,6 +142,19 @@ describe('acceptSignal with fakes of its ports', () => {
     expect(calls.launched).toHaveLength(1);
     expect(calls.launched[0]!.targets.map((t) => t.account.id)).toEqual(['acc-1', 'acc-2']);
     // Lease: the Temporal budget (1.5 s) plus 5 s; deadline: the market entry's 30 s max age.
+    expect(calls.retimed).toEqual([
+      { accountId: 'acc-1', seq: 1, fromMs: NOW + 6_500, toMs: NOW + 30_000 },
+      { accountId: 'acc-2', seq: 2, fromMs: NOW + 6_500, toMs: NOW + 30_000 },
+    ]);
+  });
+
+  test('when Redis does not take the confirmation of the start leases, then the 202 goes out and the confirmation is tried again until it lands', async () => {
+    const { deps, calls } = fakes({ retimeFailures: 3 });
+    const result = await acceptSignal(deps, { grant, body: buy, correlationId: 'c1' });
+    expect(result.kind).toBe('accepted');
+    expect(calls.retimed).toEqual([]);
+    // Three failures: the first before the answer, two retries (100 and 200 ms), then the third retry lands.
+    await waitFor('the confirmation to land', async () => calls.retimed.length > 0 || undefined, 5_000, 20);
     expect(calls.retimed).toEqual([
       { accountId: 'acc-1', seq: 1, fromMs: NOW + 6_500, toMs: NOW + 30_000 },
       { accountId: 'acc-2', seq: 2, fromMs: NOW + 6_500, toMs: NOW + 30_000 },
