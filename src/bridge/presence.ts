@@ -24,9 +24,8 @@ export interface SeenAccount {
 }
 
 export class BridgePresence {
-  private readonly lastCall = new Map<string, number>();
-  /** The owner of each account as its last call found it. */
-  private readonly ownerOf = new Map<string, string>();
+  /** Each account's last call: when, and whose the account was then. */
+  private readonly lastCall = new Map<string, { at: number; owner: string }>();
   private readonly openPolls = new Map<string, number>();
   /** What this ingress last wrote of each account: when, for which owner. */
   private readonly persisted = new Map<string, { at: number; owner: string }>();
@@ -49,8 +48,7 @@ export class BridgePresence {
   seen(account: SeenAccount): void {
     const now = this.clock();
     const accountId = account.id;
-    this.lastCall.set(accountId, now);
-    this.ownerOf.set(accountId, account.owner);
+    this.lastCall.set(accountId, { at: now, owner: account.owner });
     // A bridge this ingress has not written yet (for this owner) is written at once: the page turns online with its
     // first call.
     if (this.persisted.get(accountId)?.owner !== account.owner) void this.write(accountId, now);
@@ -68,7 +66,7 @@ export class BridgePresence {
       const left = (this.openPolls.get(accountId) ?? 1) - 1;
       if (left > 0) this.openPolls.set(accountId, left);
       else this.openPolls.delete(accountId);
-      this.lastCall.set(accountId, this.clock());
+      this.lastCall.set(accountId, { at: this.clock(), owner: account.owner });
     };
   }
 
@@ -76,15 +74,15 @@ export class BridgePresence {
   async flush(): Promise<void> {
     const now = this.clock();
     const writes: Promise<void>[] = [];
-    for (const [id, at] of this.lastCall) {
-      const seenAt = this.openPolls.has(id) ? now : at;
+    for (const [id, call] of this.lastCall) {
+      const seenAt = this.openPolls.has(id) ? now : call.at;
       if (seenAt > (this.persisted.get(id)?.at ?? 0)) writes.push(this.write(id, seenAt));
     }
     await Promise.all(writes);
   }
 
   private write(accountId: string, at: number): Promise<void> {
-    const owner = this.ownerOf.get(accountId)!;
+    const owner = this.lastCall.get(accountId)!.owner;
     const written = { at, owner };
     this.persisted.set(accountId, written);
     // Best effort: the page's online state is information, never a guard; a failed write is tried at the next flush.
@@ -98,11 +96,10 @@ export class BridgePresence {
   online(): number {
     const since = this.clock() - this.windowMs;
     let n = 0;
-    for (const [id, at] of this.lastCall) {
-      if (at >= since || this.openPolls.has(id)) n++;
+    for (const [id, call] of this.lastCall) {
+      if (call.at >= since || this.openPolls.has(id)) n++;
       else {
         this.lastCall.delete(id);
-        this.ownerOf.delete(id);
         this.persisted.delete(id);
       }
     }
