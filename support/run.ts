@@ -67,8 +67,24 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
   }
 }
 
-/** A port that was free on 127.0.0.1 a moment ago (the kernel picks it). */
+/** The first port of the kernel's ephemeral range (where it picks local ports of outgoing connections). */
+function ephemeralFloor(): number {
+  try {
+    const first = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+    return Number.isInteger(first) && first > 1024 ? first : 32_768;
+  } catch {
+    return 32_768;
+  }
+}
+
+/**
+ * A port that was free on 127.0.0.1 a moment ago, for another process to listen on later. It is taken from below the
+ * kernel's ephemeral range: a port from inside it (what `listen(0)` gives) may become the local port of any outgoing
+ * connection on the machine before that process binds it, and its listen then fails with EADDRINUSE (seen in CI).
+ */
 export async function freePort(): Promise<number> {
+  const floor = ephemeralFloor();
+  if (floor - 10_000 >= 4_096) return freePortBelow(floor, 10_000);
   const server = net.createServer();
   server.unref();
   server.listen(0, '127.0.0.1');

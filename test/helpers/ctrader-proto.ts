@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from '../../support/infra';
@@ -19,10 +20,28 @@ export interface ProtoDefinitions {
   messages: Map<string, Map<string, ProtoField>>;
 }
 
-/** Where the reference lives: beside the checkout (CI, the lead's tree), or beside a worktree's parent. */
+/** The checkout this one was cloned from, when it is a directory on this machine (a clone into a temporary directory). */
+function originCheckout(): string | undefined {
+  try {
+    const url = execFileSync('git', ['-C', REPO_ROOT, 'remote', 'get-url', 'origin'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+    const dir = url.startsWith('file://') ? url.slice('file://'.length) : url;
+    return path.isAbsolute(dir) && fs.existsSync(dir) ? dir : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Where the reference lives: $CTRADER_OPEN_API_REFERENCE if set; else ../shared beside the checkout (CI, the lead's
+ * tree) or beside its parent (a worktree); else beside the checkout it was cloned from. It is read, not copied into
+ * the project (its README asks so).
+ */
 function referenceDir(): string | undefined {
-  const candidates = [path.resolve(REPO_ROOT, '..', 'shared'), path.resolve(REPO_ROOT, '..', '..', 'shared')].map((d) =>
-    path.join(d, 'reference', 'ctrader-open-api'),
+  const explicit = process.env.CTRADER_OPEN_API_REFERENCE;
+  if (explicit) return explicit;
+  const roots = [REPO_ROOT, originCheckout()].filter((r): r is string => r !== undefined);
+  const candidates = roots.flatMap((root) =>
+    [path.resolve(root, '..', 'shared'), path.resolve(root, '..', '..', 'shared')].map((d) => path.join(d, 'reference', 'ctrader-open-api')),
   );
   return candidates.find((d) => fs.existsSync(path.join(d, 'OpenApiMessages.proto')));
 }
@@ -32,7 +51,10 @@ let cached: ProtoDefinitions | undefined;
 export function loadProto(): ProtoDefinitions {
   if (cached) return cached;
   const dir = referenceDir();
-  if (!dir) throw new Error('the cTrader Open API reference (../shared/reference/ctrader-open-api) is not beside this checkout');
+  if (!dir)
+    throw new Error(
+      'the cTrader Open API reference (../shared/reference/ctrader-open-api) is neither beside this checkout nor beside the one it was cloned from; set CTRADER_OPEN_API_REFERENCE to its directory',
+    );
   const enums = new Map<string, Map<string, number>>();
   const messages = new Map<string, Map<string, ProtoField>>();
   for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.proto'))) {
