@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import path from 'node:path';
+import { writeFileWhole } from '../bridge-kit/durable-file';
 import type { BrokerState } from './broker-types';
 import type { EquityMarksState } from '../risk/equity-marks';
 import type { StopOutMark } from '../risk/stop-out';
@@ -26,20 +26,5 @@ export function readStateFile(file: string): PaperState | undefined {
 
 /** `durable`: fsynced before the rename and the directory after it (the stop-out's mark must survive a crash). */
 export function writeStateFile(file: string, state: PaperState, durable = false): void {
-  const tmp = `${file}.tmp`;
-  const fd = fs.openSync(tmp, 'w');
-  try {
-    fs.writeSync(fd, JSON.stringify(state));
-    if (durable) fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  fs.renameSync(tmp, file);
-  if (!durable) return;
-  const dir = fs.openSync(path.dirname(path.resolve(file)), 'r');
-  try {
-    fs.fsyncSync(dir);
-  } finally {
-    fs.closeSync(dir);
-  }
+  writeFileWhole(file, JSON.stringify(state), { durable });
 }
