@@ -11,7 +11,7 @@ export const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [-
                    side by side, 10 bar close (N accounts' alerts at the same instant), 11 the bridge's long-poll
                    wake-up); 4 also runs a broadcast to the first 100 accounts
                    3, 5 and 6 are measured in one steady-load phase, so any of them runs that phase
-  --cpu-prof       profile the ingress and the worker (V8 sampling profiler, preloaded by bench/cpu-profile.ts); the
+  --cpu-prof       profile the ingress, the worker and the paper bridge (V8 sampling profiler, preloaded by bench/cpu-profile.ts); the
                    .cpuprofile files land in <run dir>/profiles when they stop
   --temporal-db-dir DIR
                    put the Temporal dev server's fresh SQLite file in DIR (e.g. /dev/shm, to take the disk's fsync

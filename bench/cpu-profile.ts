@@ -1,8 +1,8 @@
 /**
- * Preloaded into the ingress and the worker by `npm run bench -- --cpu-prof` (NODE_OPTIONS=--require, since Node 20
+ * Preloaded into the ingress, the worker and the paper bridge by `npm run bench -- --cpu-prof` (NODE_OPTIONS=--require, since Node 20
  * does not take --cpu-prof in NODE_OPTIONS): profiles the whole life of the process with the inspector's sampling
  * profiler and writes a .cpuprofile (Chrome DevTools / speedscope format) into $BENCH_CPU_PROFILE_DIR when the process
- * exits (both programs exit through process.exit on SIGTERM).
+ * exits (each program exits through process.exit on SIGTERM).
  */
 import fs from 'node:fs';
 import inspector from 'node:inspector';

@@ -194,6 +194,12 @@ export async function startStack(
     return { ...env, NODE_OPTIONS: [`--require ${path.join(__dirname, 'cpu-profile.js')}`, ...extra].join(' '), BENCH_CPU_PROFILE_DIR: dir };
   };
 
+  /** The profiler's variables alone: the paper bridge gets no service environment. */
+  const profiledOnly = (kind: string): Record<string, string> => {
+    const all = profiled(kind);
+    return { NODE_OPTIONS: all.NODE_OPTIONS!, BENCH_CPU_PROFILE_DIR: all.BENCH_CPU_PROFILE_DIR! };
+  };
+
   log('starting worker and ingress');
   const [w, i] = await Promise.allSettled([
     processes.startWorkerProcess(profiled('worker'), { label: 'worker' }),
@@ -222,6 +228,7 @@ export async function startStack(
       ingressUrl: ingress.url,
       label: 'paper-bridge',
       readyTimeoutMs: 60_000,
+      ...(opts.cpuProf ? { env: profiledOnly('bridge') } : {}),
     });
   } catch (err) {
     throw new StageError(`paper bridge did not connect all ${ACCOUNTS} terminals: ${(err as Error).message}`);
