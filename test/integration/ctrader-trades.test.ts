@@ -1,7 +1,7 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import type { TradeRecord } from '../../src/domain/trade-events';
 import { RedisTradeJournal } from '../../src/trades/journal';
+import { pendingInFile } from '../../src/bridge-kit/trade-outbox';
 import type { CtraderDouble } from '../helpers/ctrader-double';
 import { oneAccountRig, type OneAccountRig } from '../helpers/ctrader-rig';
 import { post, pollUntilReported, type Fixture, type Stack } from '../helpers/stack';
@@ -124,7 +124,7 @@ describe('the cTrader connector reports what becomes of each trade', () => {
     expect(closed.events.map((e) => e.type)).toEqual(['position_opened', 'position_closed']);
     // The outbox empties, and every trade holds the events it held, each once (the read-back overlapped all of them).
     const outbox = path.join(rig.setup.stateDir, `${accountId}.trade-events.json`);
-    await waitFor('the outbox empty', async () => (JSON.parse(fs.readFileSync(outbox, 'utf8')) as { events: unknown[] }).events.length === 0, 10_000);
+    await waitFor('the outbox empty', async () => pendingInFile(outbox).length === 0, 10_000);
     for (const [tradeId, ids] of seenBefore) {
       const now = eventIds((await trade(tradeId))!);
       expect({ tradeId, ids: tradeId === String(ticket) ? now.slice(0, ids.length) : now }).toEqual({ tradeId, ids });

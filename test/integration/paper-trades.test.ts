@@ -1,5 +1,5 @@
-import fs from 'node:fs';
 import type { TradeEvent } from '../../src/domain/trade-events';
+import { pendingInFile } from '../../src/bridge-kit/trade-outbox';
 import { RedisTradeJournal } from '../../src/trades/journal';
 import { ensureBuilt } from '../../support/service-process';
 import { waitFor } from '../../support/infra';
@@ -37,10 +37,7 @@ describe('trade events of the paper bridge across a restart', () => {
     expect(o).toMatchObject({ outcome: 'filled' });
     return o.ticket as string;
   }
-  const outbox = (id: string): TradeEvent[] => {
-    const file = driver.tradesFile(id);
-    return fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as { events: TradeEvent[] }).events : [];
-  };
+  const outbox = (id: string): TradeEvent[] => pendingInFile(driver.tradesFile(id));
 
   test('when the bridge dies with its events unsent, then after its restart the journal holds each of them once, and a later restart adds none', async () => {
     const f = await seedOwner(stack.registry, [{}]);

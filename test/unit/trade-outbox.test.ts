@@ -76,4 +76,65 @@ describe('the trade-event outbox', () => {
     expect(outbox.pending().map((e) => e.eventId)).toEqual([closed(2).eventId]);
     expect(diag).toEqual([expect.objectContaining({ event: 'trade_event_dropped', eventId: closed(1).eventId })]);
   });
+
+  test('when an event is added, then it is flushed to disk before add returns; a settlement is written without a flush', () => {
+    const file = path.join(dir, 'acc.trades.json');
+    const outbox = new TradeOutbox({ file, accountId: 'acc' });
+    const flushes = jest.spyOn(fs, 'fdatasyncSync');
+    try {
+      outbox.add([closed(1)]);
+      expect(flushes).toHaveBeenCalledTimes(1);
+      outbox.settle([{ eventId: closed(1).eventId, result: 'recorded' }]);
+      expect(flushes).toHaveBeenCalledTimes(1);
+    } finally {
+      flushes.mockRestore();
+    }
+  });
+
+  test('when the bridge died in the middle of an append, then the cut line is left out and everything before it is there', () => {
+    const file = path.join(dir, 'acc.trades.json');
+    const first = new TradeOutbox({ file, accountId: 'acc' });
+    first.add([closed(1)]);
+    first.add([closed(2)]);
+    fs.appendFileSync(file, JSON.stringify({ add: [closed(3)] }).slice(0, 40));
+    const again = new TradeOutbox({ file, accountId: 'acc' });
+    expect(again.pending().map((e) => e.eventId)).toEqual([closed(1).eventId, closed(2).eventId]);
+    // The next append starts on a line of its own, after the cut one.
+    again.add([closed(4)]);
+    expect(new TradeOutbox({ file, accountId: 'acc' }).pending().map((e) => e.eventId)).toEqual([1, 2, 4].map((n) => closed(n).eventId));
+  });
+
+  test('when a whole line of the log does not read, then the bridge refuses to start', () => {
+    const file = path.join(dir, 'acc.trades.json');
+    new TradeOutbox({ file, accountId: 'acc' }).add([closed(1)]);
+    fs.appendFileSync(file, '{"add":[}\n');
+    expect(() => new TradeOutbox({ file, accountId: 'acc' })).toThrow(/does not parse at line 2/);
+  });
+
+  test('when the file is the whole-object format of before, then its events and settled ids are read and it becomes a log', () => {
+    const file = path.join(dir, 'acc.trades.json');
+    fs.writeFileSync(file, JSON.stringify({ version: 1, events: [closed(2), closed(3)], settled: [closed(1).eventId] }));
+    const outbox = new TradeOutbox({ file, accountId: 'acc' });
+    expect(outbox.pending().map((e) => e.eventId)).toEqual([closed(2).eventId, closed(3).eventId]);
+    expect(outbox.add([closed(1)])).toBe(0);
+    expect(fs.readFileSync(file, 'utf8').endsWith('\n')).toBe(true);
+    const again = new TradeOutbox({ file, accountId: 'acc' });
+    expect(again.pending().map((e) => e.eventId)).toEqual([closed(2).eventId, closed(3).eventId]);
+    expect(again.add([closed(1)])).toBe(0);
+  });
+
+  test('when many changes were logged, then the log is rewritten short, with the waiting events and the settled ids', () => {
+    const file = path.join(dir, 'acc.trades.json');
+    const outbox = new TradeOutbox({ file, accountId: 'acc' });
+    for (let n = 1; n <= 400; n++) {
+      outbox.add([closed(n)]);
+      if (n % 2 === 0) outbox.settle([{ eventId: closed(n - 1).eventId, result: 'recorded' }]);
+    }
+    expect(fs.readFileSync(file, 'utf8').split('\n').length).toBeLessThan(520);
+    const again = new TradeOutbox({ file, accountId: 'acc' });
+    expect(again.pending().map((e) => e.eventId)).toEqual(outbox.pending().map((e) => e.eventId));
+    expect(again.size).toBe(200);
+    // Settled before the rewrite: still remembered, so not queued again.
+    expect(again.add([closed(1), closed(399)])).toBe(0);
+  });
 });
