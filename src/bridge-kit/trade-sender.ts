@@ -33,17 +33,7 @@ export interface TradeSenderOptions {
   everyMs?: number;
   /** Backoff after a failed call: doubling from 1 s to this; default 30 000. */
   maxBackoffMs?: number;
-  /** How long after a broker operation its events go (`soon`); default 500. */
-  afterOperationMs?: number;
 }
-
-/**
- * New events wait this long before they go, so the reports of a burst of commands reach the service first and the
- * events of the moment go in one call per account: at a bar close every account's order outcome is what the trader
- * waits for, and each trades call costs the service an authentication, the figures and the journal. The MT5 bridge
- * sends its events from a watch that looks every 0.5 s (bridges/mt5, watch.py): the same pace.
- */
-const AFTER_OPERATION_MS = 500;
 
 export class TradeSender {
   private client: BridgeClient | undefined;
@@ -51,7 +41,6 @@ export class TradeSender {
   private bookDue = false;
   private bookSentAt = 0;
   private running: Promise<void> | undefined;
-  private soonTimer: NodeJS.Timeout | undefined;
   private again = false;
   /** After a 400: events go one at a time until the outbox is past the last event of that call. */
   private isolateUntil: string | undefined;
@@ -70,9 +59,7 @@ export class TradeSender {
 
   stop(): void {
     if (this.timer) clearInterval(this.timer);
-    if (this.soonTimer) clearTimeout(this.soonTimer);
     this.timer = undefined;
-    this.soonTimer = undefined;
     this.client = undefined;
   }
 
@@ -81,16 +68,6 @@ export class TradeSender {
     this.bookDue = true;
     this.notBefore = 0;
     return this.flush();
-  }
-
-  /** A broker operation added events: they go in `afterOperationMs`, with any others added meanwhile. */
-  soon(): void {
-    if (this.soonTimer || !this.client) return;
-    this.soonTimer = setTimeout(() => {
-      this.soonTimer = undefined;
-      void this.flush();
-    }, this.opts.afterOperationMs ?? AFTER_OPERATION_MS);
-    this.soonTimer.unref();
   }
 
   /** Sends what is due; one call at a time (a second caller waits for the round that includes its events). */

@@ -115,7 +115,7 @@ export class CtraderTradeFeed {
       const events = eventsOfExecution(e, this.context(answered), this.clock());
       if (events.length === 0) return;
       this.outbox.add(events);
-      if (this.started) this.sender.soon();
+      if (this.started) void this.sender.flush();
     } catch (err) {
       this.opts.diag({ time: this.now(), event: 'trade_event_error', accountId: this.opts.account.accountId, error: (err as Error)?.stack ?? String(err) });
     }

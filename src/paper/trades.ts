@@ -45,7 +45,7 @@ export class PaperTrades {
       append: (accountId, ops) => {
         const added = this.outbox.add(tradeEventsOf(ops));
         ledger.append(accountId, ops);
-        if (added > 0) this.sender.soon();
+        if (added > 0) void this.sender.flush();
       },
     };
   }

@@ -74,25 +74,6 @@ describe('sending trade events', () => {
     h.sender.stop();
   });
 
-  test('when broker operations add events one after another, then they go together in one call, half a second after the first', async () => {
-    const h = harness([recordedAll, recordedAll]);
-    await h.sender.helloDone();
-    jest.useFakeTimers({ doNotFake: ['queueMicrotask', 'nextTick', 'setImmediate'] });
-    h.outbox.add([event(1)]);
-    h.sender.soon();
-    h.outbox.add([event(2)]);
-    h.sender.soon();
-    await jest.advanceTimersByTimeAsync(499);
-    expect(h.calls).toHaveLength(1);
-    await jest.advanceTimersByTimeAsync(1);
-    jest.useRealTimers();
-    await h.sender.flush();
-    expect(h.calls).toHaveLength(2);
-    expect(h.calls[1]!.body.events.map((e) => e.eventId)).toEqual(['e1', 'e2']);
-    expect(h.outbox.size).toBe(0);
-    h.sender.stop();
-  });
-
   test('when more than 100 events wait, then they go 100 a call in order and the book only with the call that empties the outbox', async () => {
     const h = harness([recordedAll, recordedAll, recordedAll]);
     h.outbox.add(Array.from({ length: 250 }, (_, i) => event(i)));
