@@ -74,8 +74,8 @@ async function refuse(deps: GatewayDeps, accountId: string, reason: BridgeRefusa
   throw refusal;
 }
 
-export async function bridgeHello(deps: GatewayDeps, token: string | undefined, body: unknown) {
-  const account = await bridgeAccount(deps, token);
+/** The hello of an authenticated bridge (the route authenticates it first, as every bridge call: once). */
+export async function bridgeHello(deps: GatewayDeps, account: Account, body: unknown) {
   deps.presence?.seen(account);
   const parsed = helloSchema.safeParse(body);
   if (!parsed.success) {
@@ -143,8 +143,8 @@ export async function bridgeCommands(
   };
 }
 
-export async function bridgeReports(deps: GatewayDeps, token: string | undefined, body: unknown) {
-  const account = await bridgeAccount(deps, token);
+/** The reports of an authenticated bridge. */
+export async function bridgeReports(deps: GatewayDeps, account: Account, body: unknown) {
   deps.presence?.seen(account);
   const parsed = reportsBodySchema.safeParse(body);
   if (!parsed.success) {

@@ -37,7 +37,7 @@ export function bridgeRoutes(deps: GatewayDeps, settings: BridgeRouteSettings): 
     refusal: routeLimited,
   });
   router.post('/bridge/v1/hello', authenticated, limited, ...body, async (req, res) => {
-    res.json(await bridgeHello(deps, bearerToken(req), req.body));
+    res.json(await bridgeHello(deps, res.locals.bridgeAccount as Account, req.body));
   });
   router.get('/bridge/v1/commands', authenticated, limited, async (req, res) => {
     const aborted = new AbortController();
@@ -47,7 +47,7 @@ export function bridgeRoutes(deps: GatewayDeps, settings: BridgeRouteSettings): 
     if (!res.writableEnded && !aborted.signal.aborted) res.json(result);
   });
   router.post('/bridge/v1/reports', authenticated, limited, ...body, async (req, res) => {
-    res.json(await bridgeReports(deps, bearerToken(req), req.body));
+    res.json(await bridgeReports(deps, res.locals.bridgeAccount as Account, req.body));
   });
   // A whole book (1,000 positions and 1,000 orders) is about 400 KiB of JSON: this call's bound is larger than the others'.
   const tradesBody = jsonBody(TRADES_BODY_LIMIT_BYTES, settings.bodyReadTimeoutMs, 'bridge');
