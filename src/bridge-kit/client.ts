@@ -7,6 +7,7 @@ import {
   type StopOutEvent,
 } from '../domain/bridge-protocol';
 import type { Book, TradeEvent, TradeEventResult, TradesAnswer } from '../domain/trade-events';
+import { fetchTransport, nodeHttpTransport, type Transport } from './http-transport';
 
 /**
  * The bridge side of the bridge API over HTTP (docs/bridge-protocol.md) for one account: hello, long-poll, reports.
@@ -27,6 +28,7 @@ export class HttpStatusError extends Error {
 export interface BridgeClientOptions {
   ingressUrl: string;
   bridgeToken: string;
+  /** Tests script the ingress's answers with a fetch; a bridge calls over node:http (./http-transport.ts). */
   fetch?: typeof fetch;
   /** Aborts in-flight calls and backoff sleeps when the bridge stops. */
   signal: AbortSignal;
@@ -38,12 +40,12 @@ export interface BridgeClientOptions {
 }
 
 export class BridgeClient {
-  private readonly fetchFn: typeof fetch;
+  private readonly transport: Transport;
   readonly initialBackoff: number;
   readonly maxBackoff: number;
 
   constructor(private readonly opts: BridgeClientOptions) {
-    this.fetchFn = opts.fetch ?? fetch;
+    this.transport = opts.fetch ? fetchTransport(opts.fetch) : nodeHttpTransport();
     this.initialBackoff = opts.backoff?.initialMs ?? 50;
     this.maxBackoff = opts.backoff?.maxMs ?? 1000;
   }
@@ -178,20 +180,21 @@ export class BridgeClient {
 
   private async call(method: 'GET' | 'POST', path: string, body: unknown, timeoutMs: number): Promise<{ status: number; body: unknown }> {
     const signal = AbortSignal.any([this.opts.signal, AbortSignal.timeout(timeoutMs)]);
-    const res = await this.fetchFn(`${this.opts.ingressUrl.replace(/\/+$/, '')}${path}`, {
+    const res = await this.transport({
       method,
+      url: `${this.opts.ingressUrl.replace(/\/+$/, '')}${path}`,
       headers: {
         authorization: `Bearer ${this.opts.bridgeToken}`,
         accept: 'application/json',
         ...(body === undefined ? {} : { 'content-type': 'application/json' }),
       },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal,
     });
-    const text = await res.text();
+    const text = res.text;
     if (res.status === 429) {
       // The token's request budget is spent: wait as long as the ingress says before anyone retries.
-      const seconds = Number(res.headers.get('retry-after'));
+      const seconds = Number(res.retryAfter);
       const waitMs = Number.isFinite(seconds) && seconds > 0 ? Math.min(seconds, 300) * 1000 : this.maxBackoff;
       this.opts.diag({ time: new Date().toISOString(), event: 'rate_limited', accountId: this.opts.accountId, path, retryInMs: waitMs });
       await this.sleep(waitMs);
