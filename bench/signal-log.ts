@@ -45,7 +45,7 @@ async function main() {
       runs: new TemporalAccountRuns(regions),
       registry,
       reported: new RedisReportedOutcomes(redis, 3600),
-      deliveries: new RedisCommandQueue(redis),
+      deliveries: new RedisCommandQueue(redis, { redeliverAfterMs: 15_000 }),
     });
     const results: Record<string, unknown> = {};
     const list = (query: Record<string, unknown>) => async () => (await log.list(a.owner, query)).signals.length;

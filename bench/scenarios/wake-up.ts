@@ -33,7 +33,7 @@ export async function runWakeUp(ctx: Context): Promise<void> {
   log(`scenario 11 (long-poll wake-up): ${plan.wakeUps} commands queued for ${accountId} while the bench long-polls as its bridge`);
   const redis = new Redis(stack.redis.url, { connectionName: 'bench-wake-up', maxRetriesPerRequest: 1 });
   const subscriber = redis.duplicate();
-  const queue = new RedisCommandQueue(redis);
+  const queue = new RedisCommandQueue(redis, { redeliverAfterMs: 15_000 });
   const sequencer = new RedisAccountSequencer(redis);
   try {
     let announced: (() => void) | undefined;

@@ -133,7 +133,7 @@ export class RedisCommandQueue implements CommandQueue {
 
   constructor(
     private readonly redis: Redis | Cluster,
-    private readonly options: { redeliverAfterMs: number; replicaAck?: ReplicaAck } = { redeliverAfterMs: 15_000 },
+    private readonly options: { redeliverAfterMs: number; replicaAck?: ReplicaAck },
   ) {}
 
   async enqueue(command: BridgeCommand, options: { resend?: boolean } = {}): Promise<EnqueueResult> {

@@ -120,7 +120,7 @@ export async function runAdmin(argv: string[], io: Io): Promise<number> {
         await ctx.registry();
         const temporal = () => (regions ??= new Regions(config.temporal.regions, config.temporal.startTimeoutMs, config.temporal.connectTimeoutMs));
         return withdrawForOwnerChange(
-          new RedisCommandQueue(redis!),
+          new RedisCommandQueue(redis!, { redeliverAfterMs: config.redis.redeliverAfterMs, replicaAck: config.redis.replicaAck }),
           (commandId) => tellWithdrawn(temporal(), region, 'account_owner_changed')(commandId),
           accountId,
         );

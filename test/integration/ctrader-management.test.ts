@@ -37,7 +37,7 @@ describe('the cTrader connector manages trades after the entry', () => {
   beforeAll(async () => {
     rig = await oneAccountRig('mgmt', CTID);
     ({ stack, double, accountId } = rig);
-    queue = new RedisCommandQueue(stack.redis);
+    queue = new RedisCommandQueue(stack.redis, { redeliverAfterMs: 15_000 });
     sequencer = new RedisAccountSequencer(stack.redis);
     journal = new RedisTradeJournal(stack.redis);
   }, 120_000);

@@ -15,7 +15,7 @@ describe('the command queue holds later commands behind earlier pending ones (re
   let sequencer: RedisAccountSequencer;
   beforeAll(() => {
     redis = new Redis(testEnv().redisUrl);
-    queue = new RedisCommandQueue(redis);
+    queue = new RedisCommandQueue(redis, { redeliverAfterMs: 15_000 });
     sequencer = new RedisAccountSequencer(redis);
   });
   afterAll(async () => {

@@ -40,7 +40,7 @@ describe('trade management on the paper bridge (real service)', () => {
   beforeAll(async () => {
     ensureBuilt();
     stack = await startStack();
-    queue = new RedisCommandQueue(stack.redis);
+    queue = new RedisCommandQueue(stack.redis, { redeliverAfterMs: 15_000 });
     sequencer = new RedisAccountSequencer(stack.redis);
   }, 60_000);
   afterAll(async () => {

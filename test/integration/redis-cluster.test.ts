@@ -22,7 +22,7 @@ describe('the command queue and the per-account ordering on a real Redis Cluster
     servers = await startRedisCluster(3);
     cluster = new Cluster(servers.startup, { redisOptions: { maxRetriesPerRequest: 2 } });
     sequencer = new RedisAccountSequencer(cluster);
-    queue = new RedisCommandQueue(cluster);
+    queue = new RedisCommandQueue(cluster, { redeliverAfterMs: 15_000 });
   }, 60_000);
   afterAll(async () => {
     await queue?.close();

@@ -62,7 +62,7 @@ describe('the owner signal log', () => {
       runs: new TemporalAccountRuns(regions, 0),
       registry: stack.registry,
       reported: new RedisReportedOutcomes(stack.redis, 3600),
-      deliveries: new RedisCommandQueue(stack.redis),
+      deliveries: new RedisCommandQueue(stack.redis, { redeliverAfterMs: 15_000 }),
     });
     a = await seedOwner(stack.registry, [{}, {}]);
     b = await seedOwner(stack.registry, [{}]);
