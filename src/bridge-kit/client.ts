@@ -45,7 +45,7 @@ export class BridgeClient {
   readonly maxBackoff: number;
 
   constructor(private readonly opts: BridgeClientOptions) {
-    this.transport = opts.fetch ? fetchTransport(opts.fetch) : nodeHttpTransport;
+    this.transport = opts.fetch ? fetchTransport(opts.fetch) : nodeHttpTransport();
     this.initialBackoff = opts.backoff?.initialMs ?? 50;
     this.maxBackoff = opts.backoff?.maxMs ?? 1000;
   }
@@ -191,6 +191,7 @@ export class BridgeClient {
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
       signal,
     });
+    const text = res.text;
     if (res.status === 429) {
       // The token's request budget is spent: wait as long as the ingress says before anyone retries.
       const seconds = Number(res.retryAfter);
@@ -200,7 +201,7 @@ export class BridgeClient {
     }
     let parsed: unknown;
     try {
-      parsed = res.text ? JSON.parse(res.text) : undefined;
+      parsed = text ? JSON.parse(text) : undefined;
     } catch {
       parsed = undefined;
     }

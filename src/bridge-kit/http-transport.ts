@@ -26,34 +26,36 @@ const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new htt
  * bridge's busy time in its own machinery (headers, pools, abort signals, web streams) while it served 100 accounts'
  * fills in one thread (docs/performance.md); a bridge process makes four calls per fill.
  */
-export const nodeHttpTransport: Transport = (req) =>
-  new Promise<TransportAnswer>((resolve, reject) => {
-    const url = new URL(req.url);
-    const lib = url.protocol === 'https:' ? https : url.protocol === 'http:' ? http : undefined;
-    if (!lib) {
-      reject(new Error(`unsupported protocol ${url.protocol}`));
-      return;
-    }
-    const headers = req.body === undefined ? req.headers : { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) };
-    const request = lib.request(url, { method: req.method, headers, agent: agents[url.protocol as 'http:' | 'https:'], signal: req.signal }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', reject);
-      res.on('close', () => {
-        if (!res.complete) reject(new Error('the ingress closed its answer before the end'));
-      });
-      res.on('end', () => {
-        const retryAfter = res.headers['retry-after'];
-        resolve({
-          status: res.statusCode ?? 0,
-          text: Buffer.concat(chunks).toString('utf8'),
-          retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
+export function nodeHttpTransport(): Transport {
+  return (req) =>
+    new Promise<TransportAnswer>((resolve, reject) => {
+      const url = new URL(req.url);
+      const lib = url.protocol === 'https:' ? https : url.protocol === 'http:' ? http : undefined;
+      if (!lib) {
+        reject(new Error(`unsupported protocol ${url.protocol}`));
+        return;
+      }
+      const headers = req.body === undefined ? req.headers : { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) };
+      const request = lib.request(url, { method: req.method, headers, agent: agents[url.protocol as 'http:' | 'https:'], signal: req.signal }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('close', () => {
+          if (!res.complete) reject(new Error('the ingress closed its answer before the end'));
+        });
+        res.on('end', () => {
+          const retryAfter = res.headers['retry-after'];
+          resolve({
+            status: res.statusCode ?? 0,
+            text: Buffer.concat(chunks).toString('utf8'),
+            retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
+          });
         });
       });
+      request.on('error', reject);
+      request.end(req.body);
     });
-    request.on('error', reject);
-    request.end(req.body);
-  });
+}
 
 /** A fetch as the transport: what tests script their answers with. */
 export function fetchTransport(fetchFn: typeof fetch): Transport {

@@ -22,7 +22,7 @@ describe('the bridge transport over node:http', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
-  const send = nodeHttpTransport;
+  const send = nodeHttpTransport();
 
   test('when it posts a body, then the server gets method, headers and body whole, and the answer comes back whole', async () => {
     let seen: { method?: string; auth?: string; length?: string; body?: string } = {};
