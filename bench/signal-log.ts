@@ -13,11 +13,11 @@ import { REPO_ROOT } from '../support/infra';
 import { Regions } from '../src/temporal/regions';
 import { TemporalAccountRuns } from '../src/temporal/temporal-account-runs';
 import { RedisReportedOutcomes } from '../src/signals/reported-outcomes';
-import { RedisCommandQueue } from '../src/bridge/queue';
 import { signalLog, type SignalLog } from '../src/signals/log';
 import { openSignalStore } from './signal-store';
 import { medianP95 } from './stats';
 import { accountWorkflow } from '../workflows/account';
+import { commandQueue } from '../support/commands';
 
 const SIGNALS = Number(process.env.SIGNALS ?? 10_000);
 const REPEAT = Number(process.env.REPEAT ?? 15);
@@ -45,7 +45,7 @@ async function main() {
       runs: new TemporalAccountRuns(regions),
       registry,
       reported: new RedisReportedOutcomes(redis, 3600),
-      deliveries: new RedisCommandQueue(redis, { redeliverAfterMs: 15_000 }),
+      deliveries: commandQueue(redis),
     });
     const results: Record<string, unknown> = {};
     const list = (query: Record<string, unknown>) => async () => (await log.list(a.owner, query)).signals.length;

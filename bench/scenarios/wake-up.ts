@@ -6,8 +6,7 @@
 import { Redis } from 'ioredis';
 import { RedisAccountSequencer } from '../../src/bridge/ordering';
 import { bridgeKeys } from '../../src/redis-keys';
-import { RedisCommandQueue } from '../../src/bridge/queue';
-import { buyCommand } from '../../support/commands';
+import { buyCommand, commandQueue } from '../../support/commands';
 import { httpJson, log, StageError, withDeadline } from '../common';
 import { round, summarize, type Summary } from '../stats';
 import type { Context } from './context';
@@ -33,7 +32,7 @@ export async function runWakeUp(ctx: Context): Promise<void> {
   log(`scenario 11 (long-poll wake-up): ${plan.wakeUps} commands queued for ${accountId} while the bench long-polls as its bridge`);
   const redis = new Redis(stack.redis.url, { connectionName: 'bench-wake-up', maxRetriesPerRequest: 1 });
   const subscriber = redis.duplicate();
-  const queue = new RedisCommandQueue(redis, { redeliverAfterMs: 15_000 });
+  const queue = commandQueue(redis);
   const sequencer = new RedisAccountSequencer(redis);
   try {
     let announced: (() => void) | undefined;

@@ -18,6 +18,12 @@ interface TransportRequest {
 
 export type Transport = (req: TransportRequest) => Promise<TransportAnswer>;
 
+/**
+ * The most an answer may hold. The largest the ingress sends is a poll of 100 commands, each from a signal of at most
+ * 64 KiB: an answer past this is not the ingress's, and the bridge stops reading instead of holding it in memory.
+ */
+export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
+
 // One pool per process, as fetch has: one bridge process serves many accounts.
 const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
 
@@ -38,7 +44,16 @@ export function nodeHttpTransport(): Transport {
       const headers = req.body === undefined ? req.headers : { ...req.headers, 'content-length': String(Buffer.byteLength(req.body)) };
       const request = lib.request(url, { method: req.method, headers, agent: agents[url.protocol as 'http:' | 'https:'], signal: req.signal }, (res) => {
         const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        let size = 0;
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > MAX_ANSWER_BYTES) {
+            reject(new Error(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`));
+            request.destroy();
+            return;
+          }
+          chunks.push(chunk);
+        });
         res.on('error', reject);
         res.on('close', () => {
           if (!res.complete) reject(new Error('the ingress closed its answer before the end'));

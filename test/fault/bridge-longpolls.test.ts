@@ -5,7 +5,7 @@ import type { BridgeCommand } from '../../src/domain/bridge-protocol';
 import { RedisCommandQueue } from '../../src/bridge/queue';
 import { startIngress, type Ingress } from '../../src/server';
 import { startRedis, waitFor, type RedisServer } from '../../support/infra';
-import { buyCommand } from '../helpers/commands';
+import { buyCommand, commandQueue } from '../helpers/commands';
 import { post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { bridgeKeys } from '../../src/redis-keys';
 
@@ -116,7 +116,7 @@ describe('300 concurrent long-polls with one bridge token, against a Redis of th
       const [seq] = await new RedisAccountSequencer(own).next([{ accountId, deadlineMs: Date.now() + 60_000 }]);
       const countBefore = answers.length;
       const queued = performance.now();
-      await new RedisCommandQueue(own, { redeliverAfterMs: 15_000 }).enqueue(command(accountId, seq!, Date.now() + 60_000));
+      await commandQueue(own).enqueue(command(accountId, seq!, Date.now() + 60_000));
       const delivered = await waitFor(
         'the queued command to reach a poll',
         async () => answers.slice(countBefore).find((a) => a.body?.commands?.length > 0),
@@ -156,7 +156,7 @@ describe('one live long-poll per account, woken on announcements', () => {
     second = await startIngress(stack.config);
     f = await seedOwner(stack.registry, [{}, {}, {}, {}, {}]);
     sequencer = new RedisAccountSequencer(stack.redis);
-    queue = new RedisCommandQueue(stack.redis, { redeliverAfterMs: 15_000 });
+    queue = commandQueue(stack.redis);
   });
   afterAll(async () => {
     await queue?.close();

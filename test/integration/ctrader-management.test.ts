@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { RedisCommandQueue } from '../../src/bridge/queue';
+import type { RedisCommandQueue } from '../../src/bridge/queue';
 import { RedisAccountSequencer } from '../../src/bridge/ordering';
 import type { BridgeCommand } from '../../src/domain/bridge-protocol';
 import type { TradeRecord } from '../../src/domain/trade-events';
@@ -11,6 +11,7 @@ import type { CtraderDouble } from '../helpers/ctrader-double';
 import { oneAccountRig, type OneAccountRig } from '../helpers/ctrader-rig';
 import type { Stack } from '../helpers/stack';
 import { waitFor } from '../../support/infra';
+import { commandQueue } from '../helpers/commands';
 
 /**
  * The cTrader connector's trade management (protocol 1.6; docs/ctrader-connector.md "Trade management") as its own
@@ -37,7 +38,7 @@ describe('the cTrader connector manages trades after the entry', () => {
   beforeAll(async () => {
     rig = await oneAccountRig('mgmt', CTID);
     ({ stack, double, accountId } = rig);
-    queue = new RedisCommandQueue(stack.redis, { redeliverAfterMs: 15_000 });
+    queue = commandQueue(stack.redis);
     sequencer = new RedisAccountSequencer(stack.redis);
     journal = new RedisTradeJournal(stack.redis);
   }, 120_000);

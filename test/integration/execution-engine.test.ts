@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { RedisCommandQueue } from '../../src/bridge/queue';
+import type { RedisCommandQueue } from '../../src/bridge/queue';
 import { RedisAccountSequencer } from '../../src/bridge/ordering';
 import type { BridgeCommand } from '../../src/domain/bridge-protocol';
 import { waitFor } from '../../support/infra';
@@ -8,6 +8,7 @@ import { get, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { reportedStatus } from '../helpers/poll';
 import { ScriptedTerminal } from '../helpers/terminal';
 import { bridgeKeys } from '../../src/redis-keys';
+import { commandQueue } from '../helpers/commands';
 
 describe('the command queue holds later commands behind earlier pending ones (real Redis)', () => {
   let redis: Redis;
@@ -15,7 +16,7 @@ describe('the command queue holds later commands behind earlier pending ones (re
   let sequencer: RedisAccountSequencer;
   beforeAll(() => {
     redis = new Redis(testEnv().redisUrl);
-    queue = new RedisCommandQueue(redis, { redeliverAfterMs: 15_000 });
+    queue = commandQueue(redis);
     sequencer = new RedisAccountSequencer(redis);
   });
   afterAll(async () => {

@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
-import { RedisCommandQueue } from '../../src/bridge/queue';
+import type { RedisCommandQueue } from '../../src/bridge/queue';
 import { RedisAccountSequencer } from '../../src/bridge/ordering';
 import type { ManagedPosition } from '../../src/bridge-kit/trade-management';
 import type { BridgeCommand, BridgeReport } from '../../src/domain/bridge-protocol';
@@ -10,6 +10,7 @@ import { waitFor } from '../../support/infra';
 import { seedOwner, startStack, type Stack } from '../helpers/stack';
 import { CONFORMANCE_SYMBOLS, type ConformanceAccount } from '../conformance/driver';
 import { PaperBridgeDriver } from '../conformance/paper-driver';
+import { commandQueue } from '../helpers/commands';
 
 /**
  * The paper bridge's trade management (protocol 1.6; docs/paper-bridge.md, "Trade management") as a terminal runs
@@ -40,7 +41,7 @@ describe('trade management on the paper bridge (real service)', () => {
   beforeAll(async () => {
     ensureBuilt();
     stack = await startStack();
-    queue = new RedisCommandQueue(stack.redis, { redeliverAfterMs: 15_000 });
+    queue = commandQueue(stack.redis);
     sequencer = new RedisAccountSequencer(stack.redis);
   }, 60_000);
   afterAll(async () => {

@@ -1,8 +1,8 @@
 import { Cluster } from 'ioredis';
 import { RedisAccountSequencer } from '../../src/bridge/ordering';
 import { bridgeKeys } from '../../src/redis-keys';
-import { RedisCommandQueue } from '../../src/bridge/queue';
-import { buyCommand } from '../helpers/commands';
+import type { RedisCommandQueue } from '../../src/bridge/queue';
+import { buyCommand, commandQueue } from '../helpers/commands';
 import { startRedisCluster, type RedisClusterServers } from '../helpers/redis-cluster';
 
 /**
@@ -22,7 +22,7 @@ describe('the command queue and the per-account ordering on a real Redis Cluster
     servers = await startRedisCluster(3);
     cluster = new Cluster(servers.startup, { redisOptions: { maxRetriesPerRequest: 2 } });
     sequencer = new RedisAccountSequencer(cluster);
-    queue = new RedisCommandQueue(cluster, { redeliverAfterMs: 15_000 });
+    queue = commandQueue(cluster);
   }, 60_000);
   afterAll(async () => {
     await queue?.close();

@@ -1,7 +1,6 @@
 import { Redis } from 'ioredis';
 import { RedisAccountSequencer } from '../../src/bridge/ordering';
-import { RedisCommandQueue } from '../../src/bridge/queue';
-import { buyCommand } from '../helpers/commands';
+import { buyCommand, commandQueue } from '../helpers/commands';
 import { startRedis, waitFor, type RedisServer } from '../../support/infra';
 import { post, seedOwner, startStack } from '../helpers/stack';
 
@@ -33,7 +32,7 @@ describe('writes that count only once a replica holds them (real master and repl
 
   test('when the replica is connected, then numbering and queueing succeed and the replica holds both', async () => {
     const sequencer = new RedisAccountSequencer(redis, ack);
-    const queue = new RedisCommandQueue(redis, { redeliverAfterMs: 15_000, replicaAck: ack });
+    const queue = commandQueue(redis, ack);
     try {
       const [seq] = await sequencer.next([{ accountId: 'acc-ack-1', deadlineMs: Date.now() + 60_000 }]);
       expect(await queue.enqueue(command('acc-ack-1', seq!))).toBe('queued');
@@ -53,7 +52,7 @@ describe('writes that count only once a replica holds them (real master and repl
     await replica!.stop();
     await waitFor('the master to see no replica', async () => /connected_slaves:0/.test(await redis.info('replication')), 10_000);
     const sequencer = new RedisAccountSequencer(redis, ack);
-    const queue = new RedisCommandQueue(redis, { redeliverAfterMs: 15_000, replicaAck: ack });
+    const queue = commandQueue(redis, ack);
     try {
       await expect(sequencer.next([{ accountId: 'acc-ack-2', deadlineMs: Date.now() + 60_000 }])).rejects.toThrow(/^NOREPLICAS 0 of 1/);
       await expect(queue.enqueue(command('acc-ack-2', 1))).rejects.toThrow(/^NOREPLICAS/);

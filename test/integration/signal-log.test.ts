@@ -6,8 +6,8 @@ import { waitForAccountWorkflowToHoldCommand } from '../helpers/temporal';
 import { Regions } from '../../src/temporal/regions';
 import { TemporalAccountRuns } from '../../src/temporal/temporal-account-runs';
 import { RedisReportedOutcomes } from '../../src/signals/reported-outcomes';
-import { RedisCommandQueue } from '../../src/bridge/queue';
 import { signalLog, SignalNotFound, type SignalLog, type SignalLogPage, type SignalLogRow } from '../../src/signals/log';
+import { commandQueue } from '../helpers/commands';
 
 /**
  * The owner's signal log against the real Temporal dev server (its visibility) and Redis, through the whole path: the
@@ -62,7 +62,7 @@ describe('the owner signal log', () => {
       runs: new TemporalAccountRuns(regions, 0),
       registry: stack.registry,
       reported: new RedisReportedOutcomes(stack.redis, 3600),
-      deliveries: new RedisCommandQueue(stack.redis, { redeliverAfterMs: 15_000 }),
+      deliveries: commandQueue(stack.redis),
     });
     a = await seedOwner(stack.registry, [{}, {}]);
     b = await seedOwner(stack.registry, [{}]);

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { nodeHttpTransport } from '../../src/bridge-kit/http-transport';
+import { MAX_ANSWER_BYTES, nodeHttpTransport } from '../../src/bridge-kit/http-transport';
 
 /** The bridge's node:http transport against a local server that answers as the test says. */
 describe('the bridge transport over node:http', () => {
@@ -65,6 +65,30 @@ describe('the bridge transport over node:http', () => {
       setImmediate(() => res.socket?.destroy());
     };
     await expect(send({ method: 'GET', url: `${url}/bridge/v1/commands`, headers: {}, signal: new AbortController().signal })).rejects.toThrow();
+  });
+
+  test('when an answer is larger than any the ingress sends, then it rejects and stops reading', async () => {
+    let written = 0;
+    answer = (_req, _body, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const chunk = Buffer.alloc(1024 * 1024, 'x');
+      const more = (): void => {
+        while (written <= MAX_ANSWER_BYTES * 2) {
+          written += chunk.length;
+          if (!res.write(chunk)) {
+            res.once('drain', more);
+            return;
+          }
+        }
+        res.end();
+      };
+      res.on('close', () => res.removeAllListeners('drain'));
+      more();
+    };
+    await expect(send({ method: 'GET', url: `${url}/bridge/v1/commands`, headers: {}, signal: new AbortController().signal })).rejects.toThrow(
+      /larger than/,
+    );
+    expect(written).toBeLessThan(MAX_ANSWER_BYTES * 2);
   });
 
   test('when nothing listens, then it rejects', async () => {
