@@ -83,13 +83,16 @@ describe('admission control: a 202 is a promise the execution path can keep', ()
       100,
     );
     expect(reopened.body.success).toBe(true);
-    // Every promised signal still runs: each one's command is queued for the account's bridge.
+    // Every promised signal still runs: each one's command is queued for the account's bridge. A poll hands a command
+    // out once (again only after 15 s unreported), so the commands are gathered over the polls: the workflows queue
+    // them one by one as the worker catches up.
+    const handedOut = new Set<string>();
     const commands = await waitFor(
       'every accepted signal queued for the bridge',
       async () => {
         const res = await get(`${stack.ingress.url}/bridge/v1/commands?waitMs=0`, { authorization: `Bearer ${f.accounts[0]!.bridgeToken}` });
-        const ids = new Set((res.body.commands as { signalId: string }[]).map((c) => c.signalId));
-        return accepted.every((id) => ids.has(id)) ? ids : undefined;
+        for (const c of res.body.commands as { signalId: string }[]) handedOut.add(c.signalId);
+        return accepted.every((id) => handedOut.has(id)) ? handedOut : undefined;
       },
       30_000,
       200,
