@@ -85,9 +85,7 @@ describe('the bridge transport over node:http', () => {
       res.on('close', () => res.removeAllListeners('drain'));
       more();
     };
-    await expect(send({ method: 'GET', url: `${url}/bridge/v1/commands`, headers: {}, signal: new AbortController().signal })).rejects.toThrow(
-      /larger than/,
-    );
+    await expect(send({ method: 'GET', url: `${url}/bridge/v1/commands`, headers: {}, signal: new AbortController().signal })).rejects.toThrow(/larger than/);
     expect(written).toBeLessThan(MAX_ANSWER_BYTES * 2);
   });
 
