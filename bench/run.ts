@@ -113,7 +113,6 @@ async function main(argv: string[]): Promise<number> {
       logLevel: 'info',
       limitsRaisedTo: Number(LIMIT_RAISED),
       cpuProf: opts.cpuProf,
-      cpuProfThreadsSec: opts.cpuProfThreadsSec ?? 0,
       ingressNodeOptions: opts.ingressNodeOptions ?? null,
       temporal: opts.temporal ?? 'dev',
       workers: opts.workers ?? 1,
