@@ -17,7 +17,7 @@ import {
 } from '../../support/processes';
 import { importRegistry, writeRegistry, type RegistryFile } from './support';
 import { mt5AndCtraderOwner } from '../helpers/registry';
-import { temporalClient } from '../helpers/temporal';
+import { temporalClient, workflowResult } from '../helpers/temporal';
 
 /**
  * No credential ever reaches a log. The built processes run at LOG_LEVEL=debug (ingress, worker, paper bridge) through
@@ -190,6 +190,8 @@ describe('credentials never reach the logs, at LOG_LEVEL=debug', () => {
     try {
       for (const id of signalIds) {
         for (const workflowId of [`signal/${id}`, `signal/${id}/account/${mt5}`]) {
+          // Dispatch at acceptance: the bridge can be done before the workflows exist; read them once they closed.
+          await workflowResult(temporal.client, workflowId);
           const history = JSON.stringify(await temporal.client.workflow.getHandle(workflowId).fetchHistory(), (_k, v: unknown) =>
             v instanceof Uint8Array ? Buffer.from(v).toString('utf8') : typeof v === 'bigint' ? String(v) : v,
           );
