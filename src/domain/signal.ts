@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ACTION_RULES, ACTIONS, type OrderField } from './actions';
 import { SPEC_LIMITS } from './limits';
 import { SYMBOL_PATTERN } from './symbol';
-import { managementIssues, managementSignalFields } from './management';
+import { managementIssues, managementSignalFields } from './management-fields';
 
 /**
  * The ExternalSignal of spec §2.1, with the per-action conditions of the action table (actions.ts). The ingress
