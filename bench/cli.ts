@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { BAR_CLOSE_ACCOUNTS, POLL_RATE, STEADY_RATE } from './parameters';
 
-export const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [--cpu-prof] [--temporal-db-dir DIR] [--steady-rate N] [--steady-sec N] [--poll-rate N] [--bar-close N]
+export const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [--cpu-prof] [--cpu-prof-threads SEC] [--temporal-db-dir DIR] [--steady-rate N] [--steady-sec N] [--poll-rate N] [--bar-close N]
 
   --quick          shorter durations, one fan-out run (a smoke run; the figures are noisier)
   --scenario LIST  run only these scenarios (1 floor, 2 ingress, 3 end to end, 4 fan-out, 5 poll, 6 memory,
@@ -13,6 +13,9 @@ export const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [-
                    3, 5 and 6 are measured in one steady-load phase, so any of them runs that phase
   --cpu-prof       profile the ingress, the worker and the paper bridge (V8 sampling profiler, preloaded by bench/cpu-profile.ts); the
                    .cpuprofile files land in <run dir>/profiles when they stop
+  --cpu-prof-threads SEC
+                   --cpu-prof, and the worker's workflow threads too, each for its first SEC seconds (1 to 3600): the
+                   SDK ends those threads without an exit event, so their profiles are written on a timer
   --temporal-db-dir DIR
                    put the Temporal dev server's fresh SQLite file in DIR (e.g. /dev/shm, to take the disk's fsync
                    out of the figures) instead of the run directory; it is deleted at the end
@@ -42,6 +45,8 @@ export interface Options {
   quick: boolean;
   scenarios: Set<number>;
   cpuProf: boolean;
+  /** Seconds the worker's workflow threads are profiled for (0: not at all). */
+  cpuProfThreadsSec?: number;
   temporalDbDir?: string;
   steadyRate: number;
   steadySec?: number;
@@ -63,7 +68,12 @@ export function parseOptions(argv: string[]): Options | 'help' {
     if (arg === '--help' || arg === '-h') return 'help';
     if (arg === '--quick') opts.quick = true;
     else if (arg === '--cpu-prof') opts.cpuProf = true;
-    else if (arg === '--temporal-db-dir' || arg.startsWith('--temporal-db-dir=')) {
+    else if (arg === '--cpu-prof-threads' || arg.startsWith('--cpu-prof-threads=')) {
+      const value = Number(arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i]);
+      if (!Number.isInteger(value) || value < 1 || value > 3600) throw new UsageError('--cpu-prof-threads must be 1 to 3600 seconds');
+      opts.cpuProf = true;
+      opts.cpuProfThreadsSec = value;
+    } else if (arg === '--temporal-db-dir' || arg.startsWith('--temporal-db-dir=')) {
       const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
       if (!value) throw new UsageError('--temporal-db-dir needs a directory');
       if (!fs.existsSync(value) || !fs.statSync(value).isDirectory()) throw new UsageError(`--temporal-db-dir: ${value} is not a directory`);

@@ -113,6 +113,7 @@ async function main(argv: string[]): Promise<number> {
       logLevel: 'info',
       limitsRaisedTo: Number(LIMIT_RAISED),
       cpuProf: opts.cpuProf,
+      cpuProfThreadsSec: opts.cpuProfThreadsSec ?? 0,
       ingressNodeOptions: opts.ingressNodeOptions ?? null,
       temporal: opts.temporal ?? 'dev',
       workers: opts.workers ?? 1,

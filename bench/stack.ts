@@ -191,7 +191,12 @@ export async function startStack(
     if (!opts.cpuProf) return extra.length ? { ...env, NODE_OPTIONS: extra.join(' ') } : env;
     const dir = path.join(runDir, 'profiles', kind);
     fs.mkdirSync(dir, { recursive: true });
-    return { ...env, NODE_OPTIONS: [`--require ${path.join(__dirname, 'cpu-profile.js')}`, ...extra].join(' '), BENCH_CPU_PROFILE_DIR: dir };
+    return {
+      ...env,
+      NODE_OPTIONS: [`--require ${path.join(__dirname, 'cpu-profile.js')}`, ...extra].join(' '),
+      BENCH_CPU_PROFILE_DIR: dir,
+      BENCH_CPU_PROFILE_THREAD_SEC: String(opts.cpuProfThreadsSec ?? 0),
+    };
   };
 
   /** The profiler's variables alone: the paper bridge gets no service environment. */

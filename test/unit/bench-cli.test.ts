@@ -29,7 +29,16 @@ describe('the bench command line', () => {
     expect(parse().dispatch).toBeUndefined();
   });
 
+  test('when --cpu-prof-threads is given, then the workflow threads are profiled for that long, and the processes too', () => {
+    expect(parse('--cpu-prof-threads', '90', '--quick')).toMatchObject({ cpuProf: true, cpuProfThreadsSec: 90, quick: true });
+    expect(parse('--cpu-prof')).toMatchObject({ cpuProf: true });
+    expect(parse('--cpu-prof').cpuProfThreadsSec).toBeUndefined();
+  });
+
   test.each([
+    [['--cpu-prof-threads', '0']],
+    [['--cpu-prof-threads=abc']],
+    [['--cpu-prof-threads']],
     [['--dispatch', 'ingress']],
     [['--dispatch']],
     [['--bar-close', '0']],
