@@ -99,7 +99,12 @@ async function planRegions(deps: AcceptDeps, base: LaunchBase, accounts: Account
         ? Promise.resolve(accounts.map(() => undefined))
         : deps.registry.volumeRules(accounts.map((a) => ({ accountId: a.id, symbols: [mapSymbol(symbol, a.symbols), symbol] }))),
       owners.length === 0 ? Promise.resolve([]) : deps.callbacks!.enabledIds(owners, eventType),
-    ]).then(([seqs, , rules, ids]) => [seqs, rules, Object.fromEntries(owners.flatMap((o, i) => (ids[i]!.length > 0 ? [[o, ids[i]!]] : [])))] as const),
+    ])
+      .then(([seqs, , rules, ids]) => [seqs, rules, Object.fromEntries(owners.flatMap((o, i) => (ids[i]!.length > 0 ? [[o, ids[i]!]] : [])))] as const)
+      .catch((err: unknown) => {
+        forgetAdmission(deps, base.signalId, accounts);
+        throw err;
+      }),
   );
   const callbacks = Object.keys(endpointIds).length > 0 ? { callbackEndpoints: endpointIds } : {};
   const byRegion = groupBy(
@@ -119,6 +124,15 @@ async function planRegions(deps: AcceptDeps, base: LaunchBase, accounts: Account
     leaseOf: new Map(accounts.map((a, i) => [a.id, leases[i]!])),
     inputOf: (region) => ({ ...base, ...callbacks, targets: byRegion[region]! }),
   };
+}
+
+/**
+ * The round failed, so nothing starts and no worker will settle these pairs. The admission entry may have been
+ * written all the same (a replica that did not acknowledge the number fails only the number): left there, each such
+ * refusal would count as late until the ledger's horizon, and a failover's worth of them shut the door for minutes.
+ */
+function forgetAdmission(deps: AcceptDeps, signalId: string, accounts: readonly Account[]): void {
+  void Promise.all(accounts.map((a) => deps.admission.ledger.settled(signalId, a.id))).catch(() => undefined);
 }
 
 /**

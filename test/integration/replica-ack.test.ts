@@ -3,6 +3,7 @@ import { RedisAccountSequencer } from '../../src/bridge/ordering';
 import { buyCommand, commandQueue } from '../helpers/commands';
 import { startRedis, waitFor, type RedisServer } from '../../support/infra';
 import { post, seedOwner, startStack } from '../helpers/stack';
+import { signalKeys } from '../../src/redis-keys';
 
 /**
  * REDIS_MIN_REPLICAS_ACK: with replicas, a queued command and a new sequence number count only once a replica holds
@@ -65,6 +66,11 @@ describe('writes that count only once a replica holds them (real master and repl
       const res = await post(`${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 });
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).not.toBeNull();
+      // The refused signal's admission entry (written; only the number went unacknowledged) is taken back: left
+      // pending, a failover's worth of such refusals would keep the door shut until the ledger's horizon.
+      const pending = signalKeys.admissionPending(stack.config.temporal.taskQueue);
+      await waitFor('the refused signal to leave the admission ledger', async () => (await redis.zcard(pending)) === 0, 5_000);
+      expect(await redis.exists(pending)).toBe(0);
     } finally {
       await stack.stop();
     }
