@@ -75,6 +75,32 @@ export interface StartTemporalClusterOptions {
   tls?: NonNullable<ClusterServerConfigInput['tls']> & { clientCertFile: string; clientKeyFile: string };
 }
 
+/** Ten distinct free ports below 32768: the SQL schema keeps membership ports in a smallint. */
+async function clusterPorts(): Promise<ClusterPorts> {
+  const taken = new Set<number>();
+  const pick = async (): Promise<number> => {
+    for (;;) {
+      const port = await freePortBelow();
+      if (!taken.has(port)) {
+        taken.add(port);
+        return port;
+      }
+    }
+  };
+  return {
+    frontendGrpc: await pick(),
+    frontendHttp: await pick(),
+    frontendMembership: await pick(),
+    historyGrpc: await pick(),
+    historyMembership: await pick(),
+    matchingGrpc: await pick(),
+    matchingMembership: await pick(),
+    workerGrpc: await pick(),
+    workerMembership: await pick(),
+    metrics: await pick(),
+  };
+}
+
 export async function startTemporalCluster(opts: StartTemporalClusterOptions = {}): Promise<TemporalCluster> {
   const name = instanceName('temporal-cluster');
   const dir = opts.dir ?? path.join(runDir(), name);
@@ -89,23 +115,10 @@ export async function startTemporalCluster(opts: StartTemporalClusterOptions = {
     await postgres.dispose();
     throw err;
   }
-  // Below 32768: the SQL schema keeps membership ports in a smallint.
-  const ports: ClusterPorts = {
-    frontendGrpc: await freePortBelow(),
-    frontendHttp: await freePortBelow(),
-    frontendMembership: await freePortBelow(),
-    historyGrpc: await freePortBelow(),
-    historyMembership: await freePortBelow(),
-    matchingGrpc: await freePortBelow(),
-    matchingMembership: await freePortBelow(),
-    workerGrpc: await freePortBelow(),
-    workerMembership: await freePortBelow(),
-    metrics: await freePortBelow(),
-  };
+  let ports = await clusterPorts();
   const dynamicConfigFile = path.join(dir, 'dynamicconfig.yaml');
   fs.writeFileSync(dynamicConfigFile, dynamicConfigYaml());
   const configFile = path.join(dir, 'temporal.yaml');
-  fs.writeFileSync(configFile, clusterServerConfig({ ports, postgres, shards, dynamicConfigFile, ...(opts.tls ? { tls: opts.tls } : {}) }), { mode: 0o600 });
   const tls = opts.tls
     ? {
         serverNameOverride: opts.tls.serverName,
@@ -115,21 +128,32 @@ export async function startTemporalCluster(opts: StartTemporalClusterOptions = {
     : undefined;
   const logFile = path.join(dir, 'temporal.log');
   const proc = new GroupProcess(name, logFile);
-  const address = `127.0.0.1:${ports.frontendGrpc}`;
+  const addressOf = () => `127.0.0.1:${ports.frontendGrpc}`;
   const readyTimeoutMs = opts.readyTimeoutMs ?? 120_000;
 
   const launch = async () => {
     proc.spawn(server, ['--config-file', configFile, '--allow-no-auth', 'start']);
-    await registerNamespaces(address, namespaces, proc, readyTimeoutMs, tls);
-    await waitTemporalReady(address, namespaces, proc, readyTimeoutMs, tls);
+    await registerNamespaces(addressOf(), namespaces, proc, readyTimeoutMs, tls);
+    await waitTemporalReady(addressOf(), namespaces, proc, readyTimeoutMs, tls);
   };
-  try {
-    await launch();
-  } catch (err) {
-    await proc.stop();
-    await postgres.dispose();
-    throw err;
+  // A port found free may be taken by another process before the server binds it (one run in about twenty saw its
+  // membership port go): then new ports, a few times.
+  for (let attempt = 1; ; attempt++) {
+    fs.writeFileSync(configFile, clusterServerConfig({ ports, postgres, shards, dynamicConfigFile, ...(opts.tls ? { tls: opts.tls } : {}) }), { mode: 0o600 });
+    try {
+      await launch();
+      break;
+    } catch (err) {
+      await proc.stop();
+      if (attempt < 3 && /address already in use/.test(String(err))) {
+        ports = await clusterPorts();
+        continue;
+      }
+      await postgres.dispose();
+      throw err;
+    }
   }
+  const address = addressOf();
   const stop = async () => {
     await proc.stop(20_000);
     await waitPortClosed(ports.frontendGrpc, `${name} frontend`);
