@@ -89,6 +89,11 @@ export const envSchema = z.object({
   ADMISSION_MAX_LATE: int(40, 0),
   /** How often each ingress reads the admission backlog. */
   ADMISSION_REFRESH_MS: int(100, 10, 5000),
+  /**
+   * While the door is shut, a pair pending longer than this whose signal does not exist in Temporal is forgotten: its
+   * start never happened (src/signals/lost-starts.ts). Far above the start's budget, so a start still under way is never taken for lost.
+   */
+  ADMISSION_LOST_START_AFTER_MS: int(30_000, 1),
   /** How long a client may take to send a request body; past it, 408 and the connection is closed. */
   BODY_READ_TIMEOUT_MS: int(5000, 1),
   /**
@@ -269,6 +274,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       lateAfterMs: e.DISPATCH_AT_ACCEPTANCE === 'true' ? e.ADMISSION_SUPERVISION_LAG_MS : e.ADMISSION_LATE_AFTER_MS,
       maxLate: e.ADMISSION_MAX_LATE,
       refreshMs: e.ADMISSION_REFRESH_MS,
+      lostStarts: { afterMs: e.ADMISSION_LOST_START_AFTER_MS, limit: 50, everyMs: 5_000 },
     },
     limits: {
       webhookPreAuthIp: { max: e.WEBHOOK_PREAUTH_IP_MAX, windowMs: e.WEBHOOK_PREAUTH_IP_WINDOW_MS },

@@ -19,6 +19,7 @@ import { BridgePresence, RedisLastSeen } from './bridge/presence';
 import { BridgeCallLog } from './bridge/bridge-state';
 import { LaunchFailure } from './refusal';
 import { AdmissionGate, RedisAdmissionLedger } from './signals/admission';
+import { LostStartSweep } from './signals/lost-starts';
 import type { AcceptanceDispatch } from './signals/dispatch';
 import type { AcceptDeps } from './signals/acceptance';
 import type { GatewayDeps } from './bridge/gateway';
@@ -44,7 +45,17 @@ export async function connectBackends(config: Config, logger: Logger) {
   // Serve as soon as Redis answers, but never wait long: with Redis down the guards fail closed until it is back.
   await Promise.all([waitUntilReady(redis, 3000), waitUntilReady(queueRedis, 3000)]);
   const admissionLedger = new RedisAdmissionLedger(redis, config.temporal.taskQueue, config.bridge.defaultCommandTtlMs);
-  const admission = new AdmissionGate(admissionLedger, config.admission);
+  const lostStarts = new LostStartSweep(
+    admissionLedger,
+    async (signalId) => {
+      for (const region of regions.names()) if (await executions.started(region, signalId, Date.now() + config.temporal.startTimeoutMs)) return true;
+      return false;
+    },
+    config.admission.lostStarts,
+    Date.now,
+    (pairs) => logger.warn({ pairs }, 'admission: forgot pending pairs whose signal never started'),
+  );
+  const admission = new AdmissionGate(admissionLedger, config.admission, Date.now, () => lostStarts.nudge());
   admission.start();
   const metrics = createIngressMetrics();
   const presence = new BridgePresence(60_000, new RedisLastSeen(redis));

@@ -53,7 +53,7 @@ export interface AcceptDeps {
   executions: SignalExecutions;
   windows: IdempotencyWindows;
   /** Admission control: whether the execution path can take one more signal in time, and its ledger. */
-  admission: { decide(): Promise<AdmissionDecision>; ledger: AdmissionLedger };
+  admission: { decide(): Promise<AdmissionDecision>; ledger: Pick<AdmissionLedger, 'accepted' | 'settled'> };
   /** The owners' enabled callback endpoints (src/callbacks/endpoints.ts) that want this signal's outcome, snapshotted into its input. */
   callbacks?: Pick<EndpointStore, 'enabledIds'>;
   /** Dispatch at acceptance (DISPATCH_AT_ACCEPTANCE): the ingress queues each started signal's commands itself. */

@@ -16,6 +16,13 @@ export interface AdmissionLedger {
   settled(signalId: string, accountId: string): Promise<void>;
   /** How many targets are pending, and how many of them longer than `lateAfterMs`; forgets those past the horizon. */
   backlog(nowMs: number, lateAfterMs: number): Promise<AdmissionBacklog>;
+  /** Up to `limit` targets pending since before `acceptedBeforeMs`, the oldest first. */
+  stalest(acceptedBeforeMs: number, limit: number): Promise<PendingTarget[]>;
+}
+
+export interface PendingTarget {
+  signalId: string;
+  accountId: string;
 }
 
 export interface AdmissionBacklog {
@@ -62,6 +69,14 @@ export class RedisAdmissionLedger implements AdmissionLedger {
     await this.redis.zrem(this.key, member(signalId, accountId));
   }
 
+  async stalest(acceptedBeforeMs: number, limit: number): Promise<PendingTarget[]> {
+    const members = await this.redis.zrangebyscore(this.key, '-inf', acceptedBeforeMs, 'LIMIT', 0, limit);
+    return members.flatMap((m) => {
+      const at = m.indexOf('|');
+      return at > 0 ? [{ signalId: m.slice(0, at), accountId: m.slice(at + 1) }] : [];
+    });
+  }
+
   async backlog(nowMs: number, lateAfterMs: number): Promise<AdmissionBacklog> {
     const [pending, late, oldest] = (await this.redis.eval(BACKLOG, 1, this.key, nowMs, lateAfterMs, this.horizonMs)) as [number, number, string];
     return { pending, late, oldestMs: Math.max(0, nowMs - Number(oldest)) };
@@ -90,6 +105,8 @@ export class AdmissionGate {
     private readonly ledger: AdmissionLedger,
     private readonly settings: AdmissionSettings,
     private readonly now: () => number = Date.now,
+    /** Called after each reading that shuts the door (src/signals/lost-starts.ts looks for pairs that will never settle). */
+    private readonly whenShut?: () => void,
   ) {}
 
   start(): void {
@@ -130,6 +147,7 @@ export class AdmissionGate {
       try {
         const backlog = await this.ledger.backlog(this.now(), this.settings.lateAfterMs);
         this.last = { at: this.now(), backlog };
+        if (backlog.late > this.settings.maxLate) this.whenShut?.();
       } catch {
         // Kept stale: decide() fails closed once the reading is too old.
       } finally {

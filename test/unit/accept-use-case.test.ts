@@ -104,7 +104,6 @@ function fakes(
       ledger: {
         accepted: async () => undefined,
         settled: async (signalId, accountId) => void calls.settled.push(`${signalId}/${accountId}`),
-        backlog: async () => ({ pending: 0, late: 0, oldestMs: 0 }),
       },
     },
     settings: {
