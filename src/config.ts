@@ -90,10 +90,11 @@ export const envSchema = z.object({
   /** How often each ingress reads the admission backlog. */
   ADMISSION_REFRESH_MS: int(100, 10, 5000),
   /**
-   * While the door is shut, a pair pending longer than this whose signal does not exist in Temporal is forgotten: its
-   * start never happened (src/signals/lost-starts.ts). Far above the start's budget, so a start still under way is never taken for lost.
+   * While the door is shut, a pair pending longer than this whose signal is not running in Temporal is forgotten: it
+   * will never settle (src/signals/lost-starts.ts). Past the idempotency window (a replay starts a signal under its
+   * first acceptance time) and the start's budget, so a start still under way is never taken for lost.
    */
-  ADMISSION_LOST_START_AFTER_MS: int(30_000, 1),
+  ADMISSION_LOST_START_AFTER_MS: int(60_000, 1),
   /** How long a client may take to send a request body; past it, 408 and the connection is closed. */
   BODY_READ_TIMEOUT_MS: int(5000, 1),
   /**

@@ -48,7 +48,8 @@ export async function connectBackends(config: Config, logger: Logger) {
   const lostStarts = new LostStartSweep(
     admissionLedger,
     async (signalId) => {
-      for (const region of regions.names()) if (await executions.started(region, signalId, Date.now() + config.temporal.startTimeoutMs)) return true;
+      for (const region of regions.names())
+        if ((await executions.signalState(region, signalId, Date.now() + config.temporal.startTimeoutMs)) === 'running') return true;
       return false;
     },
     config.admission.lostStarts,

@@ -38,7 +38,7 @@ export async function launch(
   replayed: boolean,
   someMayRun = false,
 ): Promise<AcceptResult> {
-  const plan = await planRegions(deps, base, accounts, deadline);
+  const plan = await planRegions(deps, base, accounts, deadline, replayed);
   const results = await Promise.allSettled(plan.regions.map((region) => deps.executions.launch(region, plan.inputOf(region), deadline)));
   await dispatchCreated(deps, plan, results);
   const confirmed = settleStarts(deps, base, plan, results);
@@ -77,7 +77,7 @@ async function retimeLater(deps: AcceptDeps, signalId: string, marks: MarkRetime
  * One Redis round of everything the workflows need decided at acceptance (the sequence numbers, the admission ledger,
  * the volume rules, the callback endpoints), then the targets grouped by region.
  */
-async function planRegions(deps: AcceptDeps, base: LaunchBase, accounts: Account[], deadline: number): Promise<RegionPlan> {
+async function planRegions(deps: AcceptDeps, base: LaunchBase, accounts: Account[], deadline: number, replayed: boolean): Promise<RegionPlan> {
   const acceptedAtMs = Date.parse(base.acceptedAt);
   const expiries = accounts.map((account) => acceptedAtMs + maxAgeMs(account, base.signal, deps.settings));
   const lease = deadline + START_LEASE_MARGIN_MS;
@@ -102,7 +102,8 @@ async function planRegions(deps: AcceptDeps, base: LaunchBase, accounts: Account
     ])
       .then(([seqs, , rules, ids]) => [seqs, rules, Object.fromEntries(owners.flatMap((o, i) => (ids[i]!.length > 0 ? [[o, ids[i]!]] : [])))] as const)
       .catch((err: unknown) => {
-        forgetAdmission(deps, base.signalId, accounts);
+        // A replay's pairs may be those of a start the first request made: not this request's to take back.
+        if (!replayed) forgetAdmission(deps, base.signalId, accounts);
         throw err;
       }),
   );

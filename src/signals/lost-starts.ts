@@ -2,16 +2,20 @@ import type { AdmissionLedger, PendingTarget } from './admission';
 
 /**
  * Pairs of the admission ledger that will never settle: their ingress died between writing them and starting the
- * signal, or the start's answer was lost and the start never happened. No worker will ever take them up, so they
- * would count as late until the ledger's horizon (the longest command lifetime, minutes), and more than
- * `ADMISSION_MAX_LATE` of them (an ingress killed with that many signals in flight) would shut the door that long.
- * While the door is shut, this looks at the oldest pairs, old enough that their start has certainly ended, and
- * forgets those whose signal does not exist in Temporal. It asks Temporal only while the door is shut, a bounded
- * number of signals at a time, and keeps every pair it cannot check (Temporal away): it fails closed.
+ * signal, or the start's answer was lost and the start never happened, or the signal's workflow has closed without
+ * settling them (an operator terminated it). No worker will ever take them up, so they would count as late until the
+ * ledger's horizon (the longest command lifetime, minutes), and more than `ADMISSION_MAX_LATE` of them (an ingress
+ * killed with that many signals in flight) would shut the door that long. While the door is shut, this looks at the
+ * oldest pairs, old enough that their start has certainly ended, and forgets those whose signal is not running in
+ * Temporal. It asks Temporal only while the door is shut, a bounded number of signals at a time, and keeps every pair
+ * it cannot check (Temporal away): it fails closed.
  */
 
 export interface LostStartSettings {
-  /** A pair accepted longer ago than this has had its start end, one way or the other. */
+  /**
+   * A pair accepted longer ago than this has had its start end, one way or the other. Longer than the idempotency
+   * window: a replay inside it starts the signal under its first acceptance time.
+   */
   afterMs: number;
   /** At most this many pairs looked at per sweep. */
   limit: number;
@@ -20,13 +24,13 @@ export interface LostStartSettings {
 }
 
 export class LostStartSweep {
-  private running: Promise<number> | undefined;
+  private inFlight: Promise<number> | undefined;
   private lastAt = -Infinity;
 
   constructor(
     private readonly ledger: AdmissionLedger,
-    /** Whether the signal was started in any region; throws when that cannot be known now. */
-    private readonly started: (signalId: string) => Promise<boolean>,
+    /** Whether the signal's workflow runs in some region (its pairs may still settle); throws when that cannot be known now. */
+    private readonly running: (signalId: string) => Promise<boolean>,
     private readonly settings: LostStartSettings,
     private readonly now: () => number = Date.now,
     private readonly onForgotten?: (pairs: number) => void,
@@ -34,19 +38,19 @@ export class LostStartSweep {
 
   /** Starts a sweep unless one runs or ran within `everyMs`; for the gate to call on each reading that shuts the door. */
   nudge(): void {
-    if (this.running || this.now() - this.lastAt < this.settings.everyMs) return;
+    if (this.inFlight || this.now() - this.lastAt < this.settings.everyMs) return;
     void this.sweep();
   }
 
   /** One sweep: how many pairs it forgot. */
   sweep(): Promise<number> {
-    this.running ??= (async () => {
+    this.inFlight ??= (async () => {
       this.lastAt = this.now();
       try {
         const pairs = await this.ledger.stalest(this.now() - this.settings.afterMs, this.settings.limit);
         let forgotten = 0;
         for (const [signalId, targets] of bySignal(pairs)) {
-          if (await this.started(signalId)) continue;
+          if (await this.running(signalId)) continue;
           await Promise.all(targets.map((t) => this.ledger.settled(t.signalId, t.accountId)));
           forgotten += targets.length;
         }
@@ -56,10 +60,10 @@ export class LostStartSweep {
         // Redis or Temporal away: the pairs stay, and the door stays as the ledger says.
         return 0;
       } finally {
-        this.running = undefined;
+        this.inFlight = undefined;
       }
     })();
-    return this.running;
+    return this.inFlight;
   }
 }
 

@@ -98,12 +98,17 @@ export class TemporalExecutions implements SignalExecutions {
   }
 
   async started(region: string, signalId: string, deadline?: number): Promise<boolean> {
+    return (await this.signalState(region, signalId, deadline)) !== 'missing';
+  }
+
+  /** Whether the signal's workflow runs in that region, has closed, or was never started; throws when Temporal cannot say. */
+  async signalState(region: string, signalId: string, deadline?: number): Promise<'running' | 'closed' | 'missing'> {
     return unavailableOnBackpressure(async () => {
       try {
-        await this.regions.call(region, (client) => client.workflow.getHandle(signalWorkflowId(signalId)).describe(), deadline);
-        return true;
+        const d = await this.regions.call(region, (client) => client.workflow.getHandle(signalWorkflowId(signalId)).describe(), deadline);
+        return d.status.name === 'RUNNING' ? 'running' : 'closed';
       } catch (err) {
-        if (err instanceof WorkflowNotFoundError) return false;
+        if (err instanceof WorkflowNotFoundError) return 'missing';
         throw err;
       }
     });

@@ -54,7 +54,7 @@ describe('loadConfig: spec defaults', () => {
     expect(config.ingress.bodyReadTimeoutMs).toBe(5_000);
     expect(config.ingress.maxConnectionsPerIp).toBe(1024);
     expect(config.ingress.maxOverCapConnections).toBe(4096);
-    expect(config.admission).toEqual({ lateAfterMs: 10_000, maxLate: 40, refreshMs: 100, lostStarts: { afterMs: 30_000, limit: 50, everyMs: 5_000 } });
+    expect(config.admission).toEqual({ lateAfterMs: 10_000, maxLate: 40, refreshMs: 100, lostStarts: { afterMs: 60_000, limit: 50, everyMs: 5_000 } });
     expect(config.bridge).toEqual({
       maxWaitMs: 25_000,
       limit: { max: 600, windowMs: 60_000 },
