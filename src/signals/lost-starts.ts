@@ -1,4 +1,5 @@
-import type { AdmissionLedger, PendingTarget } from './admission';
+import type { AdmissionLedger } from './admission';
+import { groupBy } from './launch';
 
 /**
  * Pairs of the admission ledger that will never settle: their ingress died between writing them and starting the
@@ -49,7 +50,13 @@ export class LostStartSweep {
       try {
         const pairs = await this.ledger.stalest(this.now() - this.settings.afterMs, this.settings.limit);
         let forgotten = 0;
-        for (const [signalId, targets] of bySignal(pairs)) {
+        for (const [signalId, targets] of Object.entries(
+          groupBy(
+            pairs,
+            (p) => p.signalId,
+            (p) => p,
+          ),
+        )) {
           if (await this.running(signalId)) continue;
           await Promise.all(targets.map((t) => this.ledger.settled(t.signalId, t.accountId)));
           forgotten += targets.length;
@@ -65,10 +72,4 @@ export class LostStartSweep {
     })();
     return this.inFlight;
   }
-}
-
-function bySignal(pairs: readonly PendingTarget[]): Map<string, PendingTarget[]> {
-  const out = new Map<string, PendingTarget[]>();
-  for (const p of pairs) out.set(p.signalId, [...(out.get(p.signalId) ?? []), p]);
-  return out;
 }
