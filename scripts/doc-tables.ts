@@ -1,13 +1,13 @@
 /**
  * The docs' tables that restate a list kept in the code, rendered from that list: the action table
- * (docs/actions.md), the bridge versions per action (docs/capabilities.md) and the reason codes
- * (docs/reason-codes.md). test/unit/doc-tables.test.ts fails when a doc drifts; `node dist/scripts/doc-tables.js
+ * (docs/actions.md), the bridge versions per action (docs/capabilities.md), the reason codes
+ * (docs/reason-codes.md) and the bridge versions this code ships (README.md). test/unit/doc-tables.test.ts fails when a doc drifts; `node dist/scripts/doc-tables.js
  * --write` rewrites the tables in place (the text around them is left alone).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { ACTION_TABLE, ACTIONS, type Action, type ActionDescription } from '../src/domain/actions';
-import { CAPABILITIES } from '../src/domain/capabilities';
+import { CAPABILITIES, CURRENT_BRIDGE_VERSION } from '../src/domain/capabilities';
 import { REASON_CODES } from '../src/domain/reason-codes';
 
 export interface DocTable {
@@ -71,6 +71,15 @@ export const DOC_TABLES: DocTable[] = [
         '| code | raised by | meaning |',
         Object.entries(REASON_CODES).map(([code, { raisedBy, meaning }]) => `| \`${code}\` | ${raisedBy} | ${meaning} |`),
       ),
+  },
+  {
+    file: 'README.md',
+    header: '| bridge | version |',
+    render: () =>
+      table('| bridge | version |', [
+        `| MetaTrader 5 bridge (\`bridges/mt5\`) | ${CURRENT_BRIDGE_VERSION.mt5} |`,
+        `| cTrader connector (\`src/ctrader\`) | ${CURRENT_BRIDGE_VERSION.ctrader} |`,
+      ]),
   },
 ];
 
