@@ -21,7 +21,7 @@ export const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [-
                    out of the figures) instead of the run directory; it is deleted at the end
   --steady-rate N  signals/s of the steady phase (scenarios 3, 5, 6); default 50, the scenario's rate. For diagnosis
                    (e.g. the end-to-end latency below the stack's capacity); the goals stay those of the 50/s run
-  --steady-sec N   seconds of the steady phase (default: 60, 15 with --quick); issue 28's table uses 20
+  --steady-sec N   seconds of the steady phase (default: 60, 15 with --quick); docs/performance.md's figures use 20
   --bar-close N    accounts whose alerts are posted at the same instant in scenario 10 (default 100; 1 to 200)
   --poll-rate N    polls/s beside the steady phase and without the worker; default 100; 0 = no poll beside the
                    steady phase (diagnosis: the end-to-end latency without the poll's load)
@@ -34,11 +34,11 @@ export const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [-
                    flags of scripts/node-flags.ts come after NODE_OPTIONS on the command line and win
   --dispatch at-acceptance|workflow
                    where a command is queued (DISPATCH_AT_ACCEPTANCE): by the ingress before the 202 (the default), or by
-                   the account workflow (the path before issue 28): run both in one sitting for before and after
+                   the account workflow (the path before dispatch at acceptance): run both in one sitting for before and after
   --supervision-nice N
                    the nice value (0 to 19) of the Temporal server and the worker processes once the stack is up
                    (default 0): on one shared machine, the order path (ingress, bridge, Redis) is then served first and
-                   Temporal's supervision takes what CPU is left (docs/performance.md, issue 28)
+                   Temporal's supervision takes what CPU is left (CHANGELOG.md, "Performance")
   --help`;
 
 export interface Options {

@@ -1,7 +1,7 @@
 /**
  * The Node.js flags each of our programs runs with, listed once: `npm run ingress` (package.json), the Dockerfile,
  * docker-compose.yml, the tests' and the bench's process helpers (support/processes.ts) all start the ingress with
- * exactly these; test/unit/node-flags.test.ts fails if one of them drifts. docs/performance.md has the measurements.
+ * exactly these; test/unit/node-flags.test.ts fails if one of them drifts. CHANGELOG.md ("Performance") has the measurements.
  */
 export interface NodeFlag {
   flag: string;

@@ -30,7 +30,7 @@ const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new htt
 /**
  * The bridge's calls over node:http with kept-alive connections. The global fetch (undici) spent 42 % of the paper
  * bridge's busy time in its own machinery (headers, pools, abort signals, web streams) while it served 100 accounts'
- * fills in one thread (docs/performance.md); a bridge process makes four calls per fill.
+ * fills in one thread (CHANGELOG.md, "Performance"); a bridge process makes four calls per fill.
  */
 export function nodeHttpTransport(): Transport {
   return (req) =>

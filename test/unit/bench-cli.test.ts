@@ -1,7 +1,7 @@
 import { parseOptions, UsageError, type Options } from '../../bench/cli';
 import { BAR_CLOSE_ACCOUNTS } from '../../bench/parameters';
 
-/** The bench's command line (bench/cli.ts): issue 28's options and scenarios, and the bad input it refuses. */
+/** The bench's command line (bench/cli.ts): its options and scenarios, and the bad input it refuses. */
 describe('the bench command line', () => {
   const parse = (...argv: string[]) => parseOptions(argv) as Options;
 

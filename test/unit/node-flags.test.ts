@@ -13,7 +13,7 @@ describe('the ingress Node.js flags', () => {
     expect(flags.length).toBeGreaterThan(0);
     for (const f of NODE_FLAGS.ingress) expect(f.why.length).toBeGreaterThan(40);
     const heap = flags.find((f) => f.startsWith('--max-old-space-size='));
-    // At 100 MB (and a 2 MB semi-space) the ingress used 0.59 cores under 40 signals/s against 0.41 (docs/performance.md).
+    // At 100 MB (and a 2 MB semi-space) the ingress used 0.59 cores under 40 signals/s against 0.41 (CHANGELOG.md, "Performance").
     expect(Number(heap?.split('=')[1])).toBeGreaterThanOrEqual(128);
   });
 

@@ -1,7 +1,7 @@
 /**
  * The workflows' import graph holds no zod. The workflow sandbox evaluates its bundle's modules again for every
  * workflow it starts, so a validation library that any module a workflow reaches imports is paid for twice per signal
- * (docs/performance.md, 2026-11-28 night: zod's modules were most of the workflow thread's work).
+ * (CHANGELOG.md, "Performance", 2026-11-28 night: zod's modules were most of the workflow thread's work).
  */
 
 /** Loads `modulePath` in a fresh module registry and says whether anything it reaches imported zod. */
