@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -27,11 +28,44 @@ function expandBraces(p: string): string[] {
   return m[1]!.split(',').flatMap((alt) => expandBraces(p.slice(0, m.index) + alt + p.slice(m.index + m[0].length)));
 }
 
-/** A path with a wildcard exists when the directory before its first wildcard does. */
+/**
+ * The repository's files, as a clone has them: the tracked files and their folders (a file that exists only in this
+ * checkout, such as an untracked bench result, would be missing from a clone). Outside a git checkout, the disk.
+ */
+function trackedPaths(): Set<string> | undefined {
+  let out: string;
+  try {
+    out = execFileSync('git', ['ls-files', '-z'], { cwd: REPO, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch {
+    return undefined;
+  }
+  const paths = new Set<string>();
+  for (const file of out.split('\0').filter(Boolean)) {
+    paths.add(file);
+    for (let i = file.indexOf('/'); i > 0; i = file.indexOf('/', i + 1)) paths.add(file.slice(0, i));
+  }
+  return paths;
+}
+const TRACKED = trackedPaths();
+
+/** A path with a wildcard exists when the folder before its first wildcard does. */
 function exists(p: string): boolean {
   const wild = p.search(/[*…]/);
-  const concrete = wild < 0 ? p : p.slice(0, p.lastIndexOf('/', wild) + 1);
+  const concrete = (wild < 0 ? p : p.slice(0, p.lastIndexOf('/', wild) + 1)).replace(/\/+$/, '');
+  if (concrete === '') return true;
+  // A file this change adds is not tracked yet: it counts once it is on disk and git is asked about it.
+  if (TRACKED) return TRACKED.has(concrete) || (fs.existsSync(path.join(REPO, concrete)) && !ignored(concrete));
   return fs.existsSync(path.join(REPO, concrete));
+}
+
+/** Whether git ignores the path (so a clone would not have it). */
+function ignored(p: string): boolean {
+  try {
+    execFileSync('git', ['check-ignore', '-q', p], { cwd: REPO, stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 const REPO_PATH = new RegExp(String.raw`(?<![\w.\/@:~-])((?:${TOP_DIRS.join('|')})\/[\w.\/*{},@…-]*)`, 'g');
