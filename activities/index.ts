@@ -14,7 +14,7 @@ export function createActivities(deps: { queue: CommandQueue; sequencer: Account
      * Idempotent by commandId, so a retried activity never queues a second order. `overtaken`: not queued, a later
      * command of the account ran first (src/bridge/ordering.ts). A resend queues it whatever the order.
      */
-    async dispatchCommand(command: BridgeCommand, options?: { resend?: boolean }): Promise<EnqueueResult> {
+    async dispatchCommand(command: BridgeCommand, options?: { resend?: boolean; generation?: string }): Promise<EnqueueResult> {
       const result = await deps.queue.enqueue(command, options);
       await deps.admission.settled(command.signalId, command.accountId);
       return result;
@@ -23,8 +23,8 @@ export function createActivities(deps: { queue: CommandQueue; sequencer: Account
      * The dispatch of a command the ingress may have queued at acceptance: queued now if it is not there, otherwise
      * what became of it meanwhile (taken, reported, withdrawn, overtaken). Idempotent like dispatchCommand.
      */
-    async adoptCommand(command: BridgeCommand): Promise<AdoptResult> {
-      const result = await deps.queue.adopt(command);
+    async adoptCommand(command: BridgeCommand, generation?: string): Promise<AdoptResult> {
+      const result = await deps.queue.adopt(command, generation);
       await deps.admission.settled(command.signalId, command.accountId);
       return result;
     },
@@ -46,8 +46,8 @@ export function createActivities(deps: { queue: CommandQueue; sequencer: Account
      * out of time (Redis away) comes here instead, and its pair would otherwise hold the door shut until the ledger's
      * horizon.
      */
-    async withdrawCommand(accountId: string, commandId: string, queued = false): Promise<WithdrawResult> {
-      const result = await deps.queue.withdraw(accountId, commandId, queued);
+    async withdrawCommand(accountId: string, commandId: string, queued = false, generation?: string): Promise<WithdrawResult> {
+      const result = await deps.queue.withdraw(accountId, commandId, queued, generation);
       const signalId = signalOfCommand(commandId);
       if (signalId !== undefined) await deps.admission.settled(signalId, accountId);
       return result;

@@ -76,7 +76,7 @@ async function main(): Promise<void> {
     const t0 = performance.now();
     const acceptedAtMs = Date.now();
     const expiresAtMs = acceptedAtMs + (account.risk.maxSignalAgeMs ?? spec.maxSignalAgeMs);
-    const [seq] = await sequencer.next([{ accountId: account.id, deadlineMs: expiresAtMs }]);
+    const [seq] = (await sequencer.next([{ accountId: account.id, deadlineMs: expiresAtMs }])).map((n) => n.seq);
     const signalId = `sig_${randomBytes(16).toString('hex')}`;
     const input: SignalWorkflowInput = {
       signalId,

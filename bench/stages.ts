@@ -99,7 +99,7 @@ async function measureStages(stack: Stack, n: number): Promise<Record<string, Su
     await registry.authenticateSecret(stack.secret);
     await registry.getAccount(account);
     await throttle.hit('account_write', account);
-    await sequencer.next([{ accountId: 'stages-nobody', deadlineMs: Date.now() + 1000 }]);
+    (await sequencer.next([{ accountId: 'stages-nobody', deadlineMs: Date.now() + 1000 }])).map((n) => n.seq);
   });
 
   log('timing CPU stages');
@@ -142,7 +142,7 @@ async function measureStages(stack: Stack, n: number): Promise<Record<string, Su
   res['accept: Temporal start of signalWorkflow (gRPC)'] = await time(Math.min(n, 100), async (i) => {
     const acc = stack.accounts[i % stack.accounts.length]!;
     const acceptedAtMs = Date.now();
-    const [seq] = await sequencer.next([{ accountId: acc, deadlineMs: acceptedAtMs + 30_000 }]);
+    const [seq] = (await sequencer.next([{ accountId: acc, deadlineMs: acceptedAtMs + 30_000 }])).map((n) => n.seq);
     const signalId = `sig_${randomBytes(16).toString('hex')}`;
     const input: SignalWorkflowInput = {
       signalId,

@@ -22,6 +22,11 @@ export const bridgeKeys = {
   orphanReports: (accountId: string) => `es:bo:{${accountId}}`,
   /** Counter: the account's last sequence number. */
   sequence: (accountId: string) => `es:seq:{${accountId}}`,
+  /**
+   * The generation of the account's bridge data: set when Redis first numbers a signal of the account and never
+   * changed. Another generation later (or none) means Redis lost the account's data in between (src/bridge/ordering.ts).
+   */
+  dataGeneration: (accountId: string) => `es:bg:{${accountId}}`,
   /** Sorted set: numbers taken whose command is not queued yet (`seq:deadline`), holding later commands behind them. */
   pendingMarks: (accountId: string) => `es:bp:{${accountId}}`,
   /** Pub/sub channel: a command queued, a mark released, a newer long-poll (`poll:<generation>`). */

@@ -91,7 +91,7 @@ class AccountSupervision {
     const queued = await this.queue(command);
     if (typeof queued !== 'boolean') return queued;
     // The last attempt may still have queued it: only a withdrawn command is safely not an order.
-    if (!queued && (await withdrawCommand(this.accountId, this.commandId, false)) === 'withdrawn') {
+    if (!queued && (await this.withdraw(false)) === 'withdrawn') {
       await this.releaseNumber();
       return this.rejected('dispatch_failed');
     }
@@ -101,7 +101,7 @@ class AccountSupervision {
     while ((await condition(reported, Math.max(this.expiresAtMs - Date.now(), 1), this.waiting())) && this.report === undefined) {
       withdrawAsked = true;
       // Withdrawn by us or by whoever asked: no bridge can take it now. Taken meanwhile: the bridge's word decides.
-      if ((await withdrawCommand(this.accountId, this.commandId, queued)) === 'withdrawn') return this.rejected(this.withdrawal!);
+      if ((await this.withdraw(queued)) === 'withdrawn') return this.rejected(this.withdrawal!);
     }
     return this.settle(command, queued);
   }
@@ -134,14 +134,14 @@ class AccountSupervision {
         retry: QUEUE_RETRY,
       });
       if (this.early) {
-        const adopted = await adoptCommand(command);
+        const adopted = await adoptCommand(command, this.input.target.dataGeneration);
         if (adopted.state === 'overtaken') return this.rejected('signal_overtaken');
         if (adopted.state === 'reported') this.take(adopted.report);
         // Withdrawn before this workflow ran (its account changed owner): the wait ends it so.
         if (adopted.state === 'withdrawn') this.withdrawal ??= 'account_owner_changed';
       }
       // Its number lapsed (its ingress died before confirming the start) and a later signal already ran: not queued.
-      else if ((await dispatchCommand(command)) === 'overtaken') return this.rejected('signal_overtaken');
+      else if ((await dispatchCommand(command, { generation: this.input.target.dataGeneration })) === 'overtaken') return this.rejected('signal_overtaken');
       return true;
     } catch {
       return false;
@@ -151,12 +151,13 @@ class AccountSupervision {
   /** The expiry passed without a report: withdraw it if no bridge took it, or wait for the bridge's word. */
   private async settle(command: BridgeCommand, queued: boolean): Promise<AccountOutcome> {
     if (this.report === undefined) {
-      const state = await withdrawCommand(this.accountId, this.commandId, queued);
+      const state = await this.withdraw(queued);
       // Queued all its life (by us, or by the ingress at acceptance) and never taken: no bridge was there for it.
       if (state === 'withdrawn') return this.rejected('bridge_offline');
-      // Redis forgot a command it had queued (it restarted without its data), or, dispatched at acceptance, its ingress
-      // may have died before queueing it: a bridge may have taken it. Queue it again: the bridge executes a commandId at
-      // most once, so it answers with what it did, or `expired`.
+      // Redis forgot a command it had queued (it lost its data since the numbering: restarted empty, flushed, failed
+      // over to an empty replica), or, dispatched at acceptance, its ingress may have died before queueing it: a bridge
+      // may have taken it. Queue it again: the bridge executes a commandId at most once, so it answers with what it did,
+      // or `expired`.
       if (state === 'forgotten') await redispatchCommand(command, { resend: true });
       await this.awaitBridgeWord(state);
     }
@@ -178,6 +179,14 @@ class AccountSupervision {
       }
     } else await condition(() => this.report !== undefined);
     return this.report!;
+  }
+
+  /**
+   * Pulls the command back if no bridge took it. With the data generation it was numbered in, a command Redis may have
+   * forgotten (it lost the account's data since) is never withdrawn: `forgotten`, and the bridge's word decides.
+   */
+  private withdraw(queued: boolean): Promise<WithdrawResult> {
+    return withdrawCommand(this.accountId, this.commandId, queued, this.input.target.dataGeneration);
   }
 
   private take(r: BridgeReport): 'recorded' | 'duplicate' {

@@ -58,7 +58,7 @@ export async function runWakeUp(ctx: Context): Promise<void> {
           const poll = httpJson(`${stack.ingress.url}/bridge/v1/commands?waitMs=20000`, { headers: auth, timeoutMs: 30_000 });
           await withDeadline('the long-poll to be waiting', 10_000, () => waiting);
           const deadlineMs = Date.now() + 30_000;
-          const [seq] = await sequencer.next([{ accountId, deadlineMs }]);
+          const [seq] = (await sequencer.next([{ accountId, deadlineMs }])).map((n) => n.seq);
           const command = buyCommand(accountId, seq!, deadlineMs, 'sig_bench');
           const t0 = performance.now();
           await queue.enqueue(command);

@@ -26,9 +26,19 @@ export interface MarkRetime {
   toMs: number;
 }
 
+/**
+ * A signal's number on one account, and the generation of the account's bridge data it was taken in: a command whose
+ * generation is no longer Redis's was numbered before Redis lost the account's data, so what Redis holds of it now
+ * cannot tell whether a bridge took it (src/bridge/queue-scripts.ts).
+ */
+export interface Numbered {
+  seq: number;
+  generation: string;
+}
+
 export interface AccountSequencer {
   /** Numbers one signal for each account, in one round trip. */
-  next(targets: readonly { accountId: string; deadlineMs: number }[]): Promise<number[]>;
+  next(targets: readonly { accountId: string; deadlineMs: number }[]): Promise<Numbered[]>;
   /** No command will be queued for this number: stop holding later ones back. */
   release(accountId: string, seq: number, deadlineMs: number): Promise<void>;
   /**
@@ -40,11 +50,19 @@ export interface AccountSequencer {
 
 // A sequence number is never below Redis's clock in milliseconds (src/bridge/monotonic.ts): after Redis lost the
 // counter, new signals are still numbered after the ones running workflows hold, so acceptance order survives.
+// The data generation is Redis's clock in microseconds when the account's first number was taken: after a loss the
+// next number starts a new, later one.
 const NEXT = `
 ${MONOTONIC_NEXT_LUA}
 local seq = string.format('%d', monotonicNext(KEYS[1], 1000))
 redis.call('ZADD', KEYS[2], seq, seq .. ':' .. ARGV[1])
-return tonumber(seq)`;
+local generation = redis.call('GET', KEYS[3])
+if not generation then
+  local t = redis.call('TIME')
+  generation = t[1] .. string.format('%06d', tonumber(t[2]))
+  redis.call('SET', KEYS[3], generation)
+end
+return {tonumber(seq), generation}`;
 
 // KEYS: pending marks; ARGV: the mark now, the mark wanted, its seq, the wake channel, whether it lapses sooner. A
 // waiting long-poll sleeps until the held mark lapses: told of a sooner lapse, it looks again.
@@ -62,12 +80,23 @@ export class RedisAccountSequencer implements AccountSequencer {
     private readonly replicaAck?: ReplicaAck,
   ) {}
 
-  async next(targets: readonly { accountId: string; deadlineMs: number }[]): Promise<number[]> {
+  async next(targets: readonly { accountId: string; deadlineMs: number }[]): Promise<Numbered[]> {
     if (targets.length === 0) return [];
     // One script per account, all sent at once (one round trip on one connection): not a MULTI or a pipeline
     // object, which a Redis Cluster refuses when the accounts' keys live in different slots.
     const seqs = await Promise.all(
-      targets.map(async (t) => Number(await this.redis.eval(NEXT, 2, bridgeKeys.sequence(t.accountId), bridgeKeys.pendingMarks(t.accountId), t.deadlineMs))),
+      targets.map(async (t) => {
+        const acc = t.accountId;
+        const [seq, generation] = (await this.redis.eval(
+          NEXT,
+          3,
+          bridgeKeys.sequence(acc),
+          bridgeKeys.pendingMarks(acc),
+          bridgeKeys.dataGeneration(acc),
+          t.deadlineMs,
+        )) as [number, string];
+        return { seq, generation };
+      }),
     );
     await awaitReplicas(this.redis, this.replicaAck);
     return seqs;

@@ -8,34 +8,66 @@ import { MONOTONIC_NEXT_LUA } from './monotonic';
 /** A long-poll's end announced on the wake channel: this prefix and the newer poll's generation. */
 export const SUPERSEDED = 'poll:';
 
-// KEYS: queue, command, pending marks, handed-out mark; ARGV: command, seq, commandId, channel, resend (1 or 0),
-// retentionSeconds. The pending mark is removed by its number (its score), whatever deadline it carries by now. A
-// command whose mark is gone (lapsed: its ingress died before confirming the start) while a later command of the
-// account was handed out already would run out of acceptance order: it is refused, and the refusal is remembered for
-// a retry. A resend (Redis forgot a command a bridge may hold) always goes in.
-const queueNew = (overtaken: string, queued: string) => `
-if marked == 0 and ARGV[5] ~= '1' and tonumber(redis.call('GET', KEYS[4]) or '0') > tonumber(ARGV[2]) then
-  redis.call('HSET', KEYS[2], 'overtaken', '1')
-  redis.call('EXPIRE', KEYS[2], tonumber(ARGV[6]))
-  return ${overtaken}
-end
+/**
+ * Whether Redis lost the account's data since the command was numbered: the generation it was numbered in (empty when
+ * unknown: a signal accepted before generations existed) is no longer the account's. Then a missing, withdrawn or
+ * overtaken record says nothing of what a bridge took before the loss.
+ */
+const GENERATION_LOST = `
+local function generationLost(key, expected)
+  return expected ~= '' and redis.call('GET', key) ~= expected
+end`;
+
+// KEYS: queue, command, pending marks, handed-out mark, data generation; ARGV: command, seq, commandId, channel, resend
+// (1 or 0), retentionSeconds, the command's data generation. The pending mark is removed by its number (its score),
+// whatever deadline it carries by now. A command whose mark is gone (lapsed: its ingress died before confirming the
+// start) while a later command of the account was handed out already would run out of acceptance order: it is refused,
+// and the refusal is remembered for a retry. A resend (Redis forgot a command a bridge may hold), or a command numbered
+// before Redis lost the account's data (whose marks went with it), always goes in.
+const queueAnyOrder = (queued: string) => `
+redis.call('HDEL', KEYS[2], 'withdrawn', 'overtaken')
 redis.call('HSET', KEYS[2], 'command', ARGV[1], 'seq', ARGV[2])
 redis.call('ZADD', KEYS[1], ARGV[2], ARGV[3])
 redis.call('PUBLISH', ARGV[4], ARGV[3])
 return ${queued}`;
+const queueNew = (overtaken: string, queued: string) => `
+if marked == 0 and not lost and tonumber(redis.call('GET', KEYS[4]) or '0') > tonumber(ARGV[2]) then
+  redis.call('HSET', KEYS[2], 'overtaken', '1')
+  redis.call('EXPIRE', KEYS[2], tonumber(ARGV[6]))
+  return ${overtaken}
+end
+${queueAnyOrder(queued)}`;
+
+// 0 queued already, 1 queued now, 2 overtaken, 3 forgotten: Redis lost the account's data since the numbering and now
+// holds the command withdrawn or overtaken, which tells nothing of a bridge of before the loss. A resend of a command
+// without a report puts it back on the queue whatever Redis says of it (only past the command's expiry: a bridge that
+// never executed it answers `expired`).
 export const ENQUEUE = `
+${GENERATION_LOST}
 local marked = redis.call('ZREMRANGEBYSCORE', KEYS[3], ARGV[2], ARGV[2])
-if redis.call('HEXISTS', KEYS[2], 'overtaken') == 1 then return 2 end
+local lost = generationLost(KEYS[5], ARGV[7])
+local h = redis.call('HMGET', KEYS[2], 'overtaken', 'withdrawn', 'report', 'command')
+if h[3] then return 0 end
+if ARGV[5] == '1' then
+  if h[4] and redis.call('ZSCORE', KEYS[1], ARGV[3]) then return 0 end
+  ${queueAnyOrder('1')}
+end
+if h[1] then return lost and 3 or 2 end
+if h[2] and lost then return 3 end
 if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
 ${queueNew('2', '1')}`;
 
-// KEYS and ARGV as ENQUEUE's. ENQUEUE, answering what became of a command already there (src/bridge/queue.ts, adopt).
+// KEYS and ARGV as ENQUEUE's (resend always 0). ENQUEUE, answering what became of a command already there
+// (src/bridge/queue.ts, adopt); `forgotten` as ENQUEUE's 3.
 export const ADOPT = `
+${GENERATION_LOST}
 local marked = redis.call('ZREMRANGEBYSCORE', KEYS[3], ARGV[2], ARGV[2])
+local lost = generationLost(KEYS[5], ARGV[7])
 local h = redis.call('HMGET', KEYS[2], 'overtaken', 'withdrawn', 'report', 'command')
+if h[3] then return {'reported', h[3]} end
+if lost and (h[1] or h[2]) then return {'forgotten'} end
 if h[1] then return {'overtaken'} end
 if h[2] then return {'withdrawn'} end
-if h[3] then return {'reported', h[3]} end
 if h[4] then return {'queued'} end
 ${queueNew("{'overtaken'}", "{'queued'}")}`;
 
@@ -91,11 +123,13 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 redis.call('PUBLISH', ARGV[1], '${SUPERSEDED}' .. string.format('%d', gen))
 return gen`;
 
-// KEYS: queue, command; ARGV: commandId, queued (1 or 0)
+// KEYS: queue, command, data generation; ARGV: commandId, queued (1 or 0), the command's data generation
 export const WITHDRAW = `
+${GENERATION_LOST}
 local h = redis.call('HMGET', KEYS[2], 'report', 'deliveredAt', 'command')
 if h[1] then return 'reported' end
 if h[2] then return 'delivered' end
+if generationLost(KEYS[3], ARGV[3]) then return 'forgotten' end
 if (not h[3]) and ARGV[2] == '1' then return 'forgotten' end
 redis.call('ZREM', KEYS[1], ARGV[1])
 redis.call('HSET', KEYS[2], 'withdrawn', '1')

@@ -14,24 +14,28 @@ export interface CommandQueue {
   /**
    * Idempotent by commandId: an activity retry never queues a second copy. `overtaken`: not queued, because a later
    * command of the account was already handed out while this one's number was no longer held (src/bridge/ordering.ts).
-   * `resend` queues it whatever the order (Redis forgot a command that a bridge may hold).
+   * `resend` queues it whatever the order and whatever Redis says of it (Redis forgot a command that a bridge may hold).
+   * `generation`, the account's data generation when the command was numbered: a command numbered before Redis lost
+   * the account's data goes in whatever the order, and one Redis now holds as withdrawn or overtaken is `forgotten`
+   * (a bridge may have taken it before the loss).
    */
-  enqueue(command: BridgeCommand, options?: { resend?: boolean }): Promise<EnqueueResult>;
+  enqueue(command: BridgeCommand, options?: { resend?: boolean; generation?: string }): Promise<EnqueueResult>;
   /**
    * The account workflow's enqueue when the ingress may have queued the command already (dispatch at acceptance):
    * queues it like `enqueue` if it is not there, and otherwise says what became of it meanwhile: still queued or
    * taken (`queued`), reported (with the report, which may have come before the workflow existed), withdrawn by an
-   * owner change, or overtaken.
+   * owner change, or overtaken; `forgotten` as enqueue's.
    */
-  adopt(command: BridgeCommand): Promise<AdoptResult>;
+  adopt(command: BridgeCommand, generation?: string): Promise<AdoptResult>;
   /** Commands the bridge should (re)execute now, in acceptance order; marks them delivered. */
   take(accountId: string, limit: number): Promise<BridgeCommand[]>;
   /**
    * Pulls a command back if no bridge has taken it yet. `queued` says whether this command was queued: then a missing
    * record means Redis lost it (a bridge may have taken it: `forgotten`, never `withdrawn`); otherwise a missing record
-   * means it never got in, and a tombstone keeps a late retry of the enqueue out.
+   * means it never got in, and a tombstone keeps a late retry of the enqueue out. With the command's `generation`, a
+   * command numbered before Redis lost the account's data is never withdrawn: `forgotten` (a bridge may hold it).
    */
-  withdraw(accountId: string, commandId: string, queued: boolean): Promise<WithdrawResult>;
+  withdraw(accountId: string, commandId: string, queued: boolean, generation?: string): Promise<WithdrawResult>;
   /**
    * Withdraws, in one step, every queued command of the account no bridge has taken yet (the account changed owner):
    * `withdrawn` lists them, `handedOut` the ones a bridge already holds (they cannot be pulled back).
@@ -65,8 +69,8 @@ export interface LongPoll {
 }
 
 export type WithdrawResult = 'withdrawn' | 'delivered' | 'reported' | 'forgotten';
-export type EnqueueResult = 'queued' | 'overtaken';
-export type AdoptResult = { state: 'queued' | 'overtaken' | 'withdrawn' } | { state: 'reported'; report: BridgeReport };
+export type EnqueueResult = 'queued' | 'overtaken' | 'forgotten';
+export type AdoptResult = { state: 'queued' | 'overtaken' | 'withdrawn' | 'forgotten' } | { state: 'reported'; report: BridgeReport };
 
 /**
  * `first` / `repeat`: the report of a command Redis holds (`command`), kept for REPORT_RETENTION_SECONDS.
@@ -101,19 +105,21 @@ const ORPHAN_REPORTS_MAX = 100;
 const POLL_GENERATION_TTL_MS = 24 * 3600 * 1000;
 
 /** ENQUEUE's and ADOPT's keys and arguments. */
-function queueArgs(command: BridgeCommand, resend: boolean): (string | number)[] {
+function queueArgs(command: BridgeCommand, resend: boolean, generation: string | undefined): (string | number)[] {
   const acc = command.accountId;
   return [
     k.queue(acc),
     k.command(acc, command.commandId),
     bridgeKeys.pendingMarks(acc),
     k.handedOut(acc),
+    bridgeKeys.dataGeneration(acc),
     JSON.stringify(command),
     command.seq,
     command.commandId,
     k.channel(acc),
     resend ? '1' : '0',
     REPORT_RETENTION_SECONDS,
+    generation ?? '',
   ];
 }
 
@@ -136,15 +142,15 @@ export class RedisCommandQueue implements CommandQueue {
     private readonly options: { redeliverAfterMs: number; replicaAck?: ReplicaAck },
   ) {}
 
-  async enqueue(command: BridgeCommand, options: { resend?: boolean } = {}): Promise<EnqueueResult> {
-    const result = await this.redis.eval(ENQUEUE, 4, ...queueArgs(command, options.resend === true));
+  async enqueue(command: BridgeCommand, options: { resend?: boolean; generation?: string } = {}): Promise<EnqueueResult> {
+    const result = Number(await this.redis.eval(ENQUEUE, 5, ...queueArgs(command, options.resend === true, options.generation)));
     // Queued only once the replicas hold it: a retry of an unacknowledged enqueue finds it there, or queues it anew.
     await awaitReplicas(this.redis, this.options.replicaAck);
-    return Number(result) === 2 ? 'overtaken' : 'queued';
+    return result === 2 ? 'overtaken' : result === 3 ? 'forgotten' : 'queued';
   }
 
-  async adopt(command: BridgeCommand): Promise<AdoptResult> {
-    const [state, report] = (await this.redis.eval(ADOPT, 4, ...queueArgs(command, false))) as [AdoptResult['state'], string?];
+  async adopt(command: BridgeCommand, generation?: string): Promise<AdoptResult> {
+    const [state, report] = (await this.redis.eval(ADOPT, 5, ...queueArgs(command, false, generation))) as [AdoptResult['state'], string?];
     await awaitReplicas(this.redis, this.options.replicaAck);
     return state === 'reported' ? { state, report: JSON.parse(report!) as BridgeReport } : { state };
   }
@@ -169,8 +175,9 @@ export class RedisCommandQueue implements CommandQueue {
     return { commands: raw.map((r) => JSON.parse(r) as BridgeCommand), nextDueAt: next >= 0 ? next : undefined };
   }
 
-  async withdraw(accountId: string, commandId: string, queued: boolean): Promise<WithdrawResult> {
-    return (await this.redis.eval(WITHDRAW, 2, k.queue(accountId), k.command(accountId, commandId), commandId, queued ? '1' : '0')) as WithdrawResult;
+  async withdraw(accountId: string, commandId: string, queued: boolean, generation?: string): Promise<WithdrawResult> {
+    const keys = [k.queue(accountId), k.command(accountId, commandId), bridgeKeys.dataGeneration(accountId)];
+    return (await this.redis.eval(WITHDRAW, 3, ...keys, commandId, queued ? '1' : '0', generation ?? '')) as WithdrawResult;
   }
 
   async withdrawUntaken(accountId: string): Promise<{ withdrawn: string[]; handedOut: string[] }> {

@@ -15,6 +15,12 @@ export interface AccountTarget {
   account: AccountSnapshot;
   /** Acceptance order of this signal among the account's signals. */
   seq: number;
+  /**
+   * The generation of the account's bridge data in Redis when the number was taken. A queue step that finds another
+   * one knows Redis lost data since (a bridge may hold the command although Redis no longer says so): it never reports
+   * the command not taken. Absent on signals accepted before it existed: their workflows trust Redis as they did.
+   */
+  dataGeneration?: string;
   /** No bridge may execute the command after this instant (ISO). */
   expiresAt: string;
   /** The broker's volume rules for the signal's symbol on this account, when its bridge reported them. */

@@ -41,7 +41,7 @@ export async function dispatchStarted(
       if (!plan.ok) return undefined;
       try {
         dispatch.faults?.beforeEnqueue?.(input.signalId);
-        return (await dispatch.queue.enqueue(plan.command)) === 'queued' ? accountId : undefined;
+        return (await dispatch.queue.enqueue(plan.command, { generation: target.dataGeneration })) === 'queued' ? accountId : undefined;
       } catch (err) {
         dispatch.logger?.warn({ signalId: input.signalId, accountId, err: String(err) }, 'command not queued at acceptance: its workflow queues it');
         return undefined;

@@ -3,7 +3,7 @@ import { mapSymbol } from '../risk/symbols';
 import type { VolumeRules } from '../domain/volume-rules';
 import { LaunchFailure, Refusal } from '../refusal';
 import type { AccountSnapshot, AccountTarget, SignalInstruction, SignalWorkflowInput } from '../domain/workflow-input';
-import type { MarkRetime } from '../bridge/ordering';
+import type { MarkRetime, Numbered } from '../bridge/ordering';
 import type { Account } from '../domain/account';
 import { failClosedOnStoreError } from './fail-closed';
 import { dispatchStarted } from './dispatch';
@@ -229,6 +229,12 @@ export function accountSnapshot(account: Account): AccountSnapshot {
   };
 }
 
-function toTarget(account: Account, seq: number, expiresAtMs: number, volumeRules: VolumeRules | undefined): AccountTarget {
-  return { account: accountSnapshot(account), seq, expiresAt: new Date(expiresAtMs).toISOString(), ...(volumeRules ? { volumeRules } : {}) };
+function toTarget(account: Account, numbered: Numbered, expiresAtMs: number, volumeRules: VolumeRules | undefined): AccountTarget {
+  return {
+    account: accountSnapshot(account),
+    seq: numbered.seq,
+    dataGeneration: numbered.generation,
+    expiresAt: new Date(expiresAtMs).toISOString(),
+    ...(volumeRules ? { volumeRules } : {}),
+  };
 }

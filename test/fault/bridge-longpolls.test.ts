@@ -113,7 +113,7 @@ describe('300 concurrent long-polls with one bridge token, against a Redis of th
       );
 
       // A command queued now reaches the one live poll at once (wake-up on publish).
-      const [seq] = await new RedisAccountSequencer(own).next([{ accountId, deadlineMs: Date.now() + 60_000 }]);
+      const [seq] = (await new RedisAccountSequencer(own).next([{ accountId, deadlineMs: Date.now() + 60_000 }])).map((n) => n.seq);
       const countBefore = answers.length;
       const queued = performance.now();
       await commandQueue(own).enqueue(command(accountId, seq!, Date.now() + 60_000));
@@ -175,7 +175,7 @@ describe('one live long-poll per account, woken on announcements', () => {
     expect(a.ms).toBeLessThan(3_000);
 
     await waitFor('the second poll to wait', async () => Number(await stack.redis.get(bridgeKeys.longPollGeneration(accountId))) >= 2, 5_000);
-    const [seq] = await sequencer.next([{ accountId, deadlineMs: Date.now() + 60_000 }]);
+    const [seq] = (await sequencer.next([{ accountId, deadlineMs: Date.now() + 60_000 }])).map((n) => n.seq);
     await queue.enqueue(command(accountId, seq!, Date.now() + 60_000));
     const b = await secondPoll;
     expect(b.body.commands.map((c: BridgeCommand) => c.seq)).toEqual([seq]);
@@ -186,8 +186,8 @@ describe('one live long-poll per account, woken on announcements', () => {
   test("when a command is held behind a pending mark, then the waiting poll gets it when the mark lapses (not before, not at the poll's end)", async () => {
     const { id: accountId, bridgeToken } = f.accounts[1]!;
     const lapse = Date.now() + 1_500;
-    const [held] = await sequencer.next([{ accountId, deadlineMs: lapse }]);
-    const [next] = await sequencer.next([{ accountId, deadlineMs: Date.now() + 60_000 }]);
+    const [held] = (await sequencer.next([{ accountId, deadlineMs: lapse }])).map((n) => n.seq);
+    const [next] = (await sequencer.next([{ accountId, deadlineMs: Date.now() + 60_000 }])).map((n) => n.seq);
     await queue.enqueue(command(accountId, next!, Date.now() + 60_000));
     const a = await longPoll(stack.ingress.url, bridgeToken, 8_000);
     const deliveredAt = Date.now();
@@ -204,8 +204,8 @@ describe('one live long-poll per account, woken on announcements', () => {
     ] as const) {
       const { id: accountId, bridgeToken } = f.accounts[i]!;
       const far = Date.now() + 60_000;
-      const [held] = await sequencer.next([{ accountId, deadlineMs: far }]);
-      const [next] = await sequencer.next([{ accountId, deadlineMs: far }]);
+      const [held] = (await sequencer.next([{ accountId, deadlineMs: far }])).map((n) => n.seq);
+      const [next] = (await sequencer.next([{ accountId, deadlineMs: far }])).map((n) => n.seq);
       await queue.enqueue(command(accountId, next!, far));
       const poll = longPoll(stack.ingress.url, bridgeToken, 8_000);
       await waitFor('the poll to wait', async () => Number(await stack.redis.get(bridgeKeys.longPollGeneration(accountId))) >= 1, 5_000);
@@ -222,7 +222,7 @@ describe('one live long-poll per account, woken on announcements', () => {
     const accountId = f.accounts[0]!.id;
     const quick = new RedisCommandQueue(stack.redis, { redeliverAfterMs: 1_000 });
     try {
-      const [seq] = await sequencer.next([{ accountId, deadlineMs: Date.now() + 60_000 }]);
+      const [seq] = (await sequencer.next([{ accountId, deadlineMs: Date.now() + 60_000 }])).map((n) => n.seq);
       await quick.enqueue(command(accountId, seq!, Date.now() + 60_000));
       const handedOut = Date.now();
       expect((await quick.take(accountId, 10)).map((c) => c.seq)).toContain(seq);

@@ -3,6 +3,8 @@ import { startRedis, waitFor, type RedisServer } from '../../support/infra';
 import { get, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { reportedStatus } from '../helpers/poll';
 import { ScriptedTerminal } from '../helpers/terminal';
+import { startWorker, type RunningWorker } from '../../src/worker';
+import { bridgeKeys } from '../../src/redis-keys';
 
 /**
  * Redis restarts empty (no persistence) after a bridge took a command; the operator re-imports the registry. The
@@ -84,5 +86,75 @@ describe('when Redis forgets a command a bridge already took', () => {
     expect(answer.results).toEqual([{ commandId: foreign, result: 'unknown' }]);
     const status = await get(`${stack.ingress.url}/v1/signals/${res.body.signalId}`, { authorization: `Bearer ${f.token}` });
     expect(status.body.accounts).toEqual([]);
+  });
+});
+
+/**
+ * The audit's reproduction, many times at once: bridges take their buys, Redis loses every key (FLUSHALL) and the
+ * registry is re-imported, the bridges say hello again and report their fills only after the commands' expiry. When a
+ * workflow first runs after the loss, its adoption finds no record and queues the command anew, so Redis then holds it
+ * queued and never taken: only the generation the number was taken in tells that Redis forgot a bridge took it. Each
+ * fill must be recorded and reach the poll, never `rejected: bridge_offline`.
+ */
+describe('when Redis is flushed after bridges took their commands and before their workflows ran', () => {
+  const RUNS = 20;
+  let redis: RedisServer;
+  let stack: Stack;
+  let worker: RunningWorker | undefined;
+
+  beforeAll(async () => {
+    redis = await startRedis();
+    stack = await startStack({ env: { REDIS_URL: redis.url }, worker: false });
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await worker?.shutdown();
+    await redis?.stop();
+  });
+
+  test(`when each of ${RUNS} bridges reports its fill after the expiry, then each is recorded and the poll shows it filled`, async () => {
+    const maxSignalAgeMs = 15_000;
+    const f = await seedOwner(
+      stack.registry,
+      Array.from({ length: RUNS }, () => ({ risk: { maxSignalAgeMs } as never })),
+    );
+    const runs = await Promise.all(
+      f.accounts.map(async (account) => {
+        const terminal = new ScriptedTerminal(stack.ingress.url, account.bridgeToken);
+        await terminal.hello();
+        const res = await post(`${stack.ingress.url}/webhook/custom/${account.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
+        expect(res.status).toBe(202);
+        const [taken] = await terminal.nextCommands(1);
+        return { account, terminal, signalId: String(res.body.signalId), taken: taken!, expiresAtMs: Date.parse(taken!.expiresAt) };
+      }),
+    );
+
+    await stack.redis.flushall();
+    await importRegistry(stack.registry, f.doc);
+    for (const run of runs) await run.terminal.hello();
+    // The workflows run only now: each adoption finds nothing and queues its command again, untaken.
+    worker = await startWorker(stack.config);
+    await waitFor(
+      'every workflow to have queued its command again after the flush',
+      async () =>
+        (await Promise.all(runs.map((r) => stack.redis.hget(bridgeKeys.commandRecord(r.account.id, r.taken.commandId), 'command')))).every((c) => c !== null),
+      20_000,
+    );
+    expect(Math.max(...runs.map((r) => r.expiresAtMs))).toBeGreaterThan(Date.now());
+
+    // Past every expiry (each workflow has looked in Redis by then), each bridge reports what it did before the loss.
+    const lastExpiry = Math.max(...runs.map((r) => r.expiresAtMs));
+    await waitFor('every command to have expired', async () => Date.now() > lastExpiry + 1000, maxSignalAgeMs + 5000, 100);
+    const answers = await Promise.all(
+      runs.map((r, i) =>
+        r.terminal.report([{ commandId: r.taken.commandId, status: 'filled', ticket: `T-${i}`, price: 1.1, executedAt: new Date().toISOString() }]),
+      ),
+    );
+    expect(answers.map((a) => a.results)).toEqual(runs.map((r) => [{ commandId: r.taken.commandId, result: 'recorded' }]));
+
+    const outcomes = await Promise.all(runs.map((r) => reportedStatus(stack.ingress.url, f.token, r.signalId, { deadlineMs: 30_000 })));
+    expect(outcomes.map((s) => s.accounts[0])).toEqual(
+      runs.map((r, i) => expect.objectContaining({ accountId: r.account.id, outcome: 'filled', ticket: `T-${i}`, reason: null })),
+    );
   });
 });

@@ -56,7 +56,7 @@ describe('the cTrader connector manages trades after the entry', () => {
   /** Queues one command as a workflow would and waits for the connector's line about it. */
   const send = async (fields: Partial<BridgeCommand> & Pick<BridgeCommand, 'action'>): Promise<Record<string, unknown>> => {
     const deadlineMs = Date.now() + 60_000;
-    const [seq] = await sequencer.next([{ accountId, deadlineMs }]);
+    const [seq] = (await sequencer.next([{ accountId, deadlineMs }])).map((n) => n.seq);
     const signalId = `sig-mgmt-${tag}-${++n}`;
     const command: BridgeCommand = {
       commandId: `signal/${signalId}/account/${accountId}`,

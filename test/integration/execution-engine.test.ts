@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { RedisCommandQueue } from '../../src/bridge/queue';
 import { RedisAccountSequencer } from '../../src/bridge/ordering';
@@ -8,7 +9,7 @@ import { get, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { reportedStatus } from '../helpers/poll';
 import { ScriptedTerminal } from '../helpers/terminal';
 import { bridgeKeys } from '../../src/redis-keys';
-import { commandQueue } from '../helpers/commands';
+import { buyCommand, commandQueue } from '../helpers/commands';
 
 describe('the command queue holds later commands behind earlier pending ones (real Redis)', () => {
   let redis: Redis;
@@ -39,8 +40,8 @@ describe('the command queue holds later commands behind earlier pending ones (re
     const acc = `order-${Date.now()}`;
     const deadline = Date.now() + 60_000;
     const [s1, s2] = [
-      ...(await sequencer.next([{ accountId: acc, deadlineMs: deadline }])),
-      ...(await sequencer.next([{ accountId: acc, deadlineMs: deadline }])),
+      ...(await sequencer.next([{ accountId: acc, deadlineMs: deadline }])).map((n) => n.seq),
+      ...(await sequencer.next([{ accountId: acc, deadlineMs: deadline }])).map((n) => n.seq),
     ];
     expect(s2).toBeGreaterThan(s1!);
     await queue.enqueue(command(acc, s2!, deadline));
@@ -53,7 +54,7 @@ describe('the command queue holds later commands behind earlier pending ones (re
     const acc = `forget-${Date.now()}`;
     const deadline = Date.now() + 60_000;
     const generation = bridgeKeys.longPollGeneration(acc);
-    const [before] = await sequencer.next([{ accountId: acc, deadlineMs: deadline }]);
+    const [before] = (await sequencer.next([{ accountId: acc, deadlineMs: deadline }])).map((n) => n.seq);
     await sequencer.release(acc, before!, deadline);
     // A few long-polls, so that this ingress remembers a generation above what a restarted counter would give.
     for (let i = 0; i < 3; i++) expect(await queue.takeOrWait(acc, 10, 20, new AbortController().signal)).toEqual({ commands: [], superseded: false });
@@ -62,7 +63,7 @@ describe('the command queue holds later commands behind earlier pending ones (re
     await waitFor('the older long-poll to be numbered', async () => (await redis.get(generation)) !== remembered, 5_000, 10);
 
     await redis.del(bridgeKeys.sequence(acc), generation);
-    const [after] = await sequencer.next([{ accountId: acc, deadlineMs: deadline }]);
+    const [after] = (await sequencer.next([{ accountId: acc, deadlineMs: deadline }])).map((n) => n.seq);
     expect(after).toBeGreaterThan(before!);
     await sequencer.release(acc, after!, deadline);
     const newer = queue.takeOrWait(acc, 10, 500, new AbortController().signal);
@@ -75,9 +76,9 @@ describe('the command queue holds later commands behind earlier pending ones (re
     const acc = `release-${Date.now()}`;
     const far = Date.now() + 60_000;
     const past = Date.now() - 1;
-    const [a] = await sequencer.next([{ accountId: acc, deadlineMs: far }]);
-    const [b] = await sequencer.next([{ accountId: acc, deadlineMs: past }]);
-    const [c] = await sequencer.next([{ accountId: acc, deadlineMs: far }]);
+    const [a] = (await sequencer.next([{ accountId: acc, deadlineMs: far }])).map((n) => n.seq);
+    const [b] = (await sequencer.next([{ accountId: acc, deadlineMs: past }])).map((n) => n.seq);
+    const [c] = (await sequencer.next([{ accountId: acc, deadlineMs: far }])).map((n) => n.seq);
     await queue.enqueue(command(acc, c!, far));
     expect(await queue.take(acc, 10)).toEqual([]);
     await sequencer.release(acc, a!, far);
@@ -90,7 +91,7 @@ describe('the command queue holds later commands behind earlier pending ones (re
   test('when a command is queued twice (an activity retry), then it is handed out once', async () => {
     const acc = `dup-${Date.now()}`;
     const far = Date.now() + 60_000;
-    const [s] = await sequencer.next([{ accountId: acc, deadlineMs: far }]);
+    const [s] = (await sequencer.next([{ accountId: acc, deadlineMs: far }])).map((n) => n.seq);
     await queue.enqueue(command(acc, s!, far));
     await queue.enqueue(command(acc, s!, far));
     expect(await queue.take(acc, 10)).toHaveLength(1);
@@ -104,8 +105,8 @@ describe('the command queue holds later commands behind earlier pending ones (re
     const acc = `overtaken-${Date.now()}`;
     const far = Date.now() + 60_000;
     const lease = Date.now() + 300;
-    const [a] = await sequencer.next([{ accountId: acc, deadlineMs: lease }]);
-    const [b] = await sequencer.next([{ accountId: acc, deadlineMs: far }]);
+    const [a] = (await sequencer.next([{ accountId: acc, deadlineMs: lease }])).map((n) => n.seq);
+    const [b] = (await sequencer.next([{ accountId: acc, deadlineMs: far }])).map((n) => n.seq);
     await queue.enqueue(command(acc, b!, far));
     expect(await queue.take(acc, 10)).toEqual([]);
     await waitFor('the lease to lapse', async () => Date.now() > lease, 5_000, 20);
@@ -121,8 +122,8 @@ describe('the command queue holds later commands behind earlier pending ones (re
   test("when a number's lease lapses but no later command was handed out yet, then its command is queued and goes first", async () => {
     const acc = `lapsed-first-${Date.now()}`;
     const far = Date.now() + 60_000;
-    const [a] = await sequencer.next([{ accountId: acc, deadlineMs: Date.now() - 1 }]);
-    const [b] = await sequencer.next([{ accountId: acc, deadlineMs: far }]);
+    const [a] = (await sequencer.next([{ accountId: acc, deadlineMs: Date.now() - 1 }])).map((n) => n.seq);
+    const [b] = (await sequencer.next([{ accountId: acc, deadlineMs: far }])).map((n) => n.seq);
     expect(await queue.enqueue(command(acc, a!, far))).toBe('queued');
     expect(await queue.enqueue(command(acc, b!, far))).toBe('queued');
     expect((await queue.take(acc, 10)).map((c) => c.seq)).toEqual([a, b]);
@@ -132,8 +133,8 @@ describe('the command queue holds later commands behind earlier pending ones (re
     const acc = `confirmed-${Date.now()}`;
     const far = Date.now() + 60_000;
     const lease = Date.now() + 300;
-    const [a] = await sequencer.next([{ accountId: acc, deadlineMs: lease }]);
-    const [b] = await sequencer.next([{ accountId: acc, deadlineMs: far }]);
+    const [a] = (await sequencer.next([{ accountId: acc, deadlineMs: lease }])).map((n) => n.seq);
+    const [b] = (await sequencer.next([{ accountId: acc, deadlineMs: far }])).map((n) => n.seq);
     await sequencer.retime([{ accountId: acc, seq: a!, fromMs: lease, toMs: far }]);
     await queue.enqueue(command(acc, b!, far));
     await waitFor('the lease to lapse', async () => Date.now() > lease + 50, 5_000, 20);
@@ -142,6 +143,82 @@ describe('the command queue holds later commands behind earlier pending ones (re
     // A confirmation that arrives after the enqueue removed the mark does not hold b again.
     await sequencer.retime([{ accountId: acc, seq: a!, fromMs: lease, toMs: far }]);
     expect((await queue.take(acc, 10)).map((c) => c.seq)).toEqual([a, b]);
+  });
+
+  /**
+   * Redis loses one account's data (every key of its slot, as a restart without persistence, FLUSHALL or a failover to
+   * an empty replica do). A command numbered before the loss may be in a bridge's hands although Redis no longer says
+   * so: no queue step may then answer that it was withdrawn or overtaken.
+   */
+  describe("after Redis lost an account's data", () => {
+    const far = () => Date.now() + 60_000;
+    const account = () => `gen-${randomBytes(4).toString('hex')}`;
+
+    /** Numbers a buy on the account, as the ingress does at acceptance. */
+    async function numbered(accountId: string) {
+      const [n] = await sequencer.next([{ accountId, deadlineMs: far() }]);
+      return { command: buyCommand(accountId, n!.seq, far(), `sig-${accountId}`), generation: n!.generation };
+    }
+
+    /** Every key of the account's slot goes, as when Redis loses its data. */
+    async function loseAccountData(accountId: string): Promise<void> {
+      const keys = await redis.keys(`*{${accountId}}*`);
+      expect(keys.length).toBeGreaterThan(0);
+      await redis.del(...keys);
+    }
+
+    test('when nothing was lost, then a command queued and never taken is withdrawn', async () => {
+      const acc = account();
+      const { command, generation } = await numbered(acc);
+      expect(await queue.adopt(command, generation)).toEqual({ state: 'queued' });
+      expect(await queue.withdraw(acc, command.commandId, true, generation)).toBe('withdrawn');
+    });
+
+    test('when the data was lost after a bridge took the command and the workflow queued it again, then withdrawing it answers forgotten and it stays queued', async () => {
+      const acc = account();
+      const { command, generation } = await numbered(acc);
+      await queue.enqueue(command, { generation });
+      expect((await queue.take(acc, 10)).map((c) => c.commandId)).toEqual([command.commandId]);
+      await loseAccountData(acc);
+
+      expect(await queue.adopt(command, generation)).toEqual({ state: 'queued' });
+      expect(await queue.withdraw(acc, command.commandId, true, generation)).toBe('forgotten');
+      // Still on the queue: the bridge's next poll hands it out again, and the bridge answers with what it did.
+      await queue.startSession(acc);
+      expect((await queue.take(acc, 10)).map((c) => c.commandId)).toEqual([command.commandId]);
+    });
+
+    test('when a later signal of the account was handed out after the loss, then the earlier command is queued, not overtaken', async () => {
+      const acc = account();
+      const first = await numbered(acc);
+      await queue.enqueue(first.command, { generation: first.generation });
+      await queue.take(acc, 10);
+      await loseAccountData(acc);
+      const later = await numbered(acc);
+      expect(later.generation).not.toBe(first.generation);
+      await queue.enqueue(later.command, { generation: later.generation });
+      expect((await queue.take(acc, 10)).map((c) => c.commandId)).toEqual([later.command.commandId]);
+
+      expect(await queue.enqueue(first.command, { generation: first.generation })).toBe('queued');
+      // Without the generation (a signal accepted before generations existed), order decides as it always did.
+      const unknown = buyCommand(acc, first.command.seq, far(), `sig-old-${acc}`);
+      expect(await queue.enqueue(unknown)).toBe('overtaken');
+    });
+
+    test('when the account changed owner after the loss, then its adoption is forgotten, and a resend past the expiry queues it again', async () => {
+      const acc = account();
+      const { command, generation } = await numbered(acc);
+      await queue.enqueue(command, { generation });
+      await queue.take(acc, 10);
+      await loseAccountData(acc);
+      await queue.enqueue(command, { generation });
+      expect(await queue.withdrawUntaken(acc)).toEqual({ withdrawn: [command.commandId], handedOut: [] });
+
+      expect(await queue.adopt(command, generation)).toEqual({ state: 'forgotten' });
+      expect(await queue.withdraw(acc, command.commandId, true, generation)).toBe('forgotten');
+      await queue.enqueue(command, { resend: true });
+      expect((await queue.take(acc, 10)).map((c) => c.commandId)).toEqual([command.commandId]);
+    });
   });
 });
 

@@ -61,7 +61,7 @@ describe('trade management on the paper bridge (real service)', () => {
   /** Queues one command for the account as the service would and waits for the bridge's report of it. */
   async function send(acc: ConformanceAccount, fields: Partial<BridgeCommand> & Pick<BridgeCommand, 'action'>): Promise<BridgeReport> {
     const deadline = Date.now() + 60_000;
-    const [seq] = await sequencer.next([{ accountId: acc.id, deadlineMs: deadline }]);
+    const [seq] = (await sequencer.next([{ accountId: acc.id, deadlineMs: deadline }])).map((n) => n.seq);
     const signalId = `sig_${randomBytes(12).toString('hex')}`;
     const command: BridgeCommand = {
       commandId: `signal/${signalId}/account/${acc.id}`,

@@ -52,7 +52,7 @@ describe('the command queue and the per-account ordering on a real Redis Cluster
     );
     expect(nodesUsed.size).toBeGreaterThan(1);
     const far = Date.now() + 60_000;
-    const numbers = await sequencer.next(accounts.map((accountId) => ({ accountId, deadlineMs: far })));
+    const numbers = (await sequencer.next(accounts.map((accountId) => ({ accountId, deadlineMs: far })))).map((n) => n.seq);
     // Each account got a number of its own counter (never below Redis's clock in ms: src/bridge/monotonic.ts).
     expect(numbers.every((n) => Number.isSafeInteger(n) && n >= far - 60_000 - 5_000)).toBe(true);
     // No command will come for these numbers: the tests below must not wait behind them.
@@ -62,8 +62,8 @@ describe('the command queue and the per-account ordering on a real Redis Cluster
   test("when an account's commands are queued out of order, then a bridge is handed them in acceptance order; a waiting poll is woken across nodes; reports and withdrawals work", async () => {
     const far = Date.now() + 60_000;
     for (const acc of accounts.slice(0, 4)) {
-      const [a] = await sequencer.next([{ accountId: acc, deadlineMs: far }]);
-      const [b] = await sequencer.next([{ accountId: acc, deadlineMs: far }]);
+      const [a] = (await sequencer.next([{ accountId: acc, deadlineMs: far }])).map((n) => n.seq);
+      const [b] = (await sequencer.next([{ accountId: acc, deadlineMs: far }])).map((n) => n.seq);
       expect(await queue.enqueue(buyCommand(acc, b!, far, 'sig-cl'))).toBe('queued');
       expect(await queue.take(acc, 10)).toEqual([]);
       // A waiting long-poll (its subscriber on any node) is woken by the enqueue of the held command.
@@ -82,8 +82,14 @@ describe('the command queue and the per-account ordering on a real Redis Cluster
   test('when a number is released or retimed on a cluster, then later commands are not held', async () => {
     const far = Date.now() + 60_000;
     const [acc1, acc2] = accounts.slice(8, 10) as [string, string];
-    const [[h1], [h2]] = await Promise.all([sequencer.next([{ accountId: acc1, deadlineMs: far }]), sequencer.next([{ accountId: acc2, deadlineMs: far }])]);
-    const [[n1], [n2]] = await Promise.all([sequencer.next([{ accountId: acc1, deadlineMs: far }]), sequencer.next([{ accountId: acc2, deadlineMs: far }])]);
+    const [[h1], [h2]] = await Promise.all([
+      sequencer.next([{ accountId: acc1, deadlineMs: far }]).then((ns) => ns.map((n) => n.seq)),
+      sequencer.next([{ accountId: acc2, deadlineMs: far }]).then((ns) => ns.map((n) => n.seq)),
+    ]);
+    const [[n1], [n2]] = await Promise.all([
+      sequencer.next([{ accountId: acc1, deadlineMs: far }]).then((ns) => ns.map((n) => n.seq)),
+      sequencer.next([{ accountId: acc2, deadlineMs: far }]).then((ns) => ns.map((n) => n.seq)),
+    ]);
     await queue.enqueue(buyCommand(acc1, n1!, far, 'sig-cl2'));
     await queue.enqueue(buyCommand(acc2, n2!, far, 'sig-cl2'));
     await sequencer.release(acc1, h1!, far);

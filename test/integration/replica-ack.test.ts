@@ -35,7 +35,7 @@ describe('writes that count only once a replica holds them (real master and repl
     const sequencer = new RedisAccountSequencer(redis, ack);
     const queue = commandQueue(redis, ack);
     try {
-      const [seq] = await sequencer.next([{ accountId: 'acc-ack-1', deadlineMs: Date.now() + 60_000 }]);
+      const [seq] = (await sequencer.next([{ accountId: 'acc-ack-1', deadlineMs: Date.now() + 60_000 }])).map((n) => n.seq);
       expect(await queue.enqueue(command('acc-ack-1', seq!))).toBe('queued');
       const onReplica = new Redis(replica!.url);
       try {

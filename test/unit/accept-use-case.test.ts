@@ -40,7 +40,7 @@ function fakes(
       return targets.map((t) => {
         const seq = ++counter;
         marks.set(t.accountId, [...(marks.get(t.accountId) ?? []), { seq, until: t.deadlineMs }]);
-        return seq;
+        return { seq, generation: '1' };
       });
     },
     async release(accountId, seq) {
