@@ -59,6 +59,11 @@ export const registryKeys = {
   ownerAccountCap: (owner: string) => `es:owner-account-cap:${owner}`,
   bridgeState: (accountId: string) => `es:bridge-state:{${accountId}}`,
   bridgeSeen: (accountId: string) => `es:bridge-seen:{${accountId}}`,
+  /**
+   * What the account's bridge announced in its last hello (version, features), beside the account's record so that
+   * an import, which replaces the record whole, leaves it as the bridge said.
+   */
+  bridgeAnnounced: (accountId: string) => `es:bridge-announced:{${accountId}}`,
   instruments: (accountId: string) => `es:instruments:{${accountId}}`,
   ownerIndex: (kind: string, owner: string) => `es:owner-index:${kind}:${owner}`,
 };

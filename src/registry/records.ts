@@ -19,6 +19,8 @@ export const key = {
   bridgeState: registryKeys.bridgeState,
   /** When the account's bridge was last seen (src/bridge/presence.ts); cleared when the owner changes. */
   bridgeSeen: registryKeys.bridgeSeen,
+  /** What the bridge announced in hello; cleared when the owner changes (another terminal may then connect). */
+  bridgeAnnounced: registryKeys.bridgeAnnounced,
   instruments: registryKeys.instruments,
 };
 

@@ -7,7 +7,7 @@ import type { VolumeRules } from '../domain/volume-rules';
 import { OwnerIndex } from './owner-index';
 import { accountFromFields, isWrongType, key, scanKeys } from './records';
 import { indexOwners, migrateRegistry, soleOwner } from './migrations';
-import { modifyGrant, RegistryRefusal, writeAccount, writeGrant, type AccountWriteMode, type WriteResult } from './writes';
+import { modifyGrant, writeAccount, writeGrant, type AccountWriteMode, type WriteResult } from './writes';
 
 export { RegistryRefusal, type WriteResult } from './writes';
 
@@ -31,7 +31,10 @@ export interface Registry {
   putToken(grant: TokenGrant): Promise<void>;
   deleteSecret(hash: string): Promise<void>;
   deleteToken(hash: string): Promise<void>;
-  /** The version a bridge reported in hello; the capability check uses it from then on. */
+  /**
+   * The version and features a bridge reported in hello; the capability check uses them from then on, whatever an
+   * import later writes into the account's record.
+   */
   recordBridgeVersion(accountId: string, version: string, features?: readonly BridgeFeature[]): Promise<void>;
   /** The symbols a bridge reported in hello (replacing the previous list). */
   recordInstruments(accountId: string, instruments: Instrument[]): Promise<void>;
@@ -94,17 +97,22 @@ export class RedisRegistry implements Registry {
   async getAccounts(ids: readonly string[]): Promise<(Account | null)[]> {
     if (ids.length === 0) return [];
     const pipeline = this.redis.pipeline();
-    for (const id of ids) pipeline.hgetall(key.account(id));
+    for (const id of ids) pipeline.hgetall(key.account(id)).get(key.bridgeAnnounced(id));
     const results = (await pipeline.exec()) ?? [];
     return Promise.all(
-      results.map(async ([err, fields], i) => {
-        if (err) {
-          if (!isWrongType(err)) throw err;
-          const raw = await this.redis.get(key.account(ids[i]!));
-          return raw ? accountSchema.parse(JSON.parse(raw)) : null;
-        }
-        const record = fields as Record<string, string>;
-        return Object.keys(record).length === 0 ? null : accountFromFields(record);
+      ids.map(async (id, i) => {
+        const [[err, fields], [announcedErr, announced]] = [results[2 * i]!, results[2 * i + 1]!];
+        if (announcedErr) throw announcedErr;
+        const account = await (async () => {
+          if (err) {
+            if (!isWrongType(err)) throw err;
+            const raw = await this.redis.get(key.account(id));
+            return raw ? accountSchema.parse(JSON.parse(raw)) : null;
+          }
+          const record = fields as Record<string, string>;
+          return Object.keys(record).length === 0 ? null : accountFromFields(record);
+        })();
+        return account && typeof announced === 'string' ? withAnnounced(account, announced) : account;
       }),
     );
   }
@@ -195,10 +203,10 @@ export class RedisRegistry implements Registry {
   }
 
   async recordBridgeVersion(accountId: string, version: string, features: readonly BridgeFeature[] = []): Promise<void> {
-    // Only these fields are written: an operator's edit made at the same moment (a lock) is never undone.
-    await this.writeAccount('update', accountId, { bridgeVersion: version, bridgeFeatures: [...features] }, {}).catch((err: unknown) => {
-      if (!(err instanceof RegistryRefusal)) throw err;
-    });
+    // Beside the record, never in it: an import (which replaces the record) or an operator's edit made at the same
+    // moment (a lock) leaves what the bridge announced as it is.
+    const announced: Announced = { bridgeVersion: version, bridgeFeatures: [...features] };
+    await this.redis.set(key.bridgeAnnounced(accountId), JSON.stringify(announced));
   }
 
   async recordInstruments(accountId: string, instruments: Instrument[]): Promise<void> {
@@ -316,4 +324,13 @@ export class RedisRegistry implements Registry {
     const record = JSON.parse(raw) as T;
     return sameHash(record.hash, hash) ? record : null;
   }
+}
+
+/** What a bridge announced in hello, as stored beside its account's record. */
+type Announced = Pick<Account, 'bridgeVersion' | 'bridgeFeatures'>;
+
+/** The account as its bridge announced itself: the record's version and features are the import's, until a hello. */
+function withAnnounced(account: Account, raw: string): Account {
+  const announced = accountSchema.pick({ bridgeVersion: true, bridgeFeatures: true }).safeParse(JSON.parse(raw));
+  return announced.success ? { ...account, ...announced.data } : account;
 }

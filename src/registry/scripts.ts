@@ -62,7 +62,8 @@ elseif ownerChanged and old then
 end
 if ownerChanged then
   -- What the page says of the old owner's bridge is not the new owner's to read.
-  redis.call('DEL', '${key.bridgeState('').slice(0, -1)}' .. ARGV[3] .. '}', '${key.bridgeSeen('').slice(0, -1)}' .. ARGV[3] .. '}')
+  redis.call('DEL', '${key.bridgeState('').slice(0, -1)}' .. ARGV[3] .. '}', '${key.bridgeSeen('').slice(0, -1)}' .. ARGV[3] .. '}',
+    '${key.bridgeAnnounced('').slice(0, -1)}' .. ARGV[3] .. '}')
   return 2
 end
 return 1`;

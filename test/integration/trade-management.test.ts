@@ -4,6 +4,7 @@ import { MANAGEMENT_FIELDS } from '../../src/domain/management';
 import type { BridgeCommand } from '../../src/domain/bridge-protocol';
 import { pollUntilReported, post, seedOwner, startStack, type AccountSpec, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
+import { importRegistry } from '../../src/registry/import';
 
 /**
  * Trade management at the service (docs/trade-management.md §1-§4), over HTTP through the real ingress, worker,
@@ -80,6 +81,25 @@ describe('trade management at the webhook and in the command', () => {
     const none = await post(url(), buy(g.secret, { breakevenTriggerPips: 10 }));
     expect(none.status).toBe(200);
     expect(none.body).toMatchObject({ success: false, accountsResolved: 0 });
+  });
+
+  test('when the operator re-imports the registry under connected bridges, then what they announced in hello still decides', async () => {
+    // The document says bridge 2.0.0 with no features (as demo/registry.json does); the bridges said 3.5.0 and trailing_stop.
+    const { f, bridges } = await withBridges([{ announce: ['trailing_stop'] }, { announce: ['trailing_stop'] }]);
+    await importRegistry(stack.registry, f.doc);
+    expect(await stack.registry.getAccount(f.accounts[0]!.id)).toMatchObject({ bridgeVersion: '3.5.0', bridgeFeatures: ['trailing_stop'] });
+
+    const one = await post(url(f.accounts[0]!.id), buy(f.secret, { trailDistancePips: 10 }));
+    expect(one.status).toBe(202);
+    const all = await post(url(), buy(f.secret, { trailDistancePips: 10 }));
+    expect(all.status).toBe(202);
+    expect(all.body.accountsResolved).toBe(2);
+    const [first, second] = await bridges[0]!.nextCommands(2);
+    expect([first, second]).toEqual([
+      expect.objectContaining({ signalId: one.body.signalId, trailDistancePips: 10 }),
+      expect.objectContaining({ signalId: all.body.signalId, trailDistancePips: 10 }),
+    ]);
+    expect(await bridges[1]!.nextCommands(1)).toEqual([expect.objectContaining({ signalId: all.body.signalId, trailDistancePips: 10 })]);
   });
 
   test.each([

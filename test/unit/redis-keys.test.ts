@@ -63,6 +63,7 @@ describe('the Redis keys', () => {
       registryKeys.ownerAccountCap('o'),
       registryKeys.bridgeState(a),
       registryKeys.bridgeSeen(a),
+      registryKeys.bridgeAnnounced(a),
       registryKeys.instruments(a),
       registryKeys.ownerIndex('secret', 'o'),
     ]).toEqual([
@@ -76,6 +77,7 @@ describe('the Redis keys', () => {
       'es:owner-account-cap:o',
       'es:bridge-state:{acc-1}',
       'es:bridge-seen:{acc-1}',
+      'es:bridge-announced:{acc-1}',
       'es:instruments:{acc-1}',
       'es:owner-index:secret:o',
     ]);
