@@ -126,7 +126,7 @@ export async function dayFigures(journal: TradeJournal, figures: FiguresStore, a
  * the trades it belongs to, so that the list adds up to the day's realized P&L. A take-profit level's share of a trade
  * still open is one of them: it is realized today though the trade is not closed.
  */
-export interface DayClose {
+interface DayClose {
   tradeId: string;
   symbol: string;
   side: 'buy' | 'sell';
@@ -146,7 +146,7 @@ const MAX_CLOSES = 200;
 const MAX_TRADES_READ = 2000;
 
 /** The first instant of the local day of `nowMs`: every zone's day begins on a quarter hour. */
-export function dayStartMs(nowMs: number, timeZone: string): number {
+function dayStartMs(nowMs: number, timeZone: string): number {
   const today = dayIn(nowMs, timeZone);
   let start = Math.floor(nowMs / QUARTER_HOUR_MS) * QUARTER_HOUR_MS;
   while (dayIn(start - QUARTER_HOUR_MS, timeZone) === today) start -= QUARTER_HOUR_MS;
@@ -154,10 +154,10 @@ export function dayStartMs(nowMs: number, timeZone: string): number {
 }
 
 /** The closes of one trade on the local day `today`, as DayClose rows. */
-export function closesOf(t: TradeRecord, today: string, timeZone: string): DayClose[] {
+function closesOf(t: TradeRecord, today: string, timeZone: string): DayClose[] {
   return t.events.flatMap((e: JournalEvent) => {
     if (e.type !== 'position_closed' || dayIn(Date.parse(e.at), timeZone) !== today) return [];
-    const n = (k: string) => (typeof e[k] === 'number' ? (e[k] as number) : 0);
+    const n = (k: string) => (typeof e[k] === 'number' ? e[k] : 0);
     return [
       {
         tradeId: t.tradeId,
@@ -175,7 +175,7 @@ export function closesOf(t: TradeRecord, today: string, timeZone: string): DayCl
   });
 }
 
-export async function todaysCloses(journal: TradeJournal, accountId: string, nowMs: number, timeZone: string): Promise<{ list: DayClose[]; truncated: boolean }> {
+async function todaysCloses(journal: TradeJournal, accountId: string, nowMs: number, timeZone: string): Promise<{ list: DayClose[]; truncated: boolean }> {
   const today = dayIn(nowMs, timeZone);
   const [closed, open] = await Promise.all([
     journal.list(accountId, { status: 'closed', fromMs: dayStartMs(nowMs, timeZone), scan: MAX_TRADES_READ }),

@@ -123,7 +123,12 @@ describe("the numbers on an account's page", () => {
     expect(first.body.events.map((e: { result: string }) => e.result)).toEqual(['recorded', 'recorded']);
     // A loss closed at its stop (−19.90 net), a take-profit level's share of a trade still open (+1.50 net): −18.40.
     const day = await trades({
-      events: [open('deal:1', 30, '5001', 0.1), close('deal:2', 20, '5001', 0.1, 0, -19.2, 'stop_loss'), open('deal:3', 15, '5003', 0.3), close('deal:4', 5, '5003', 0.1, 0.2, 2.2, 'take_profit_level')],
+      events: [
+        open('deal:1', 30, '5001', 0.1),
+        close('deal:2', 20, '5001', 0.1, 0, -19.2, 'stop_loss'),
+        open('deal:3', 15, '5003', 0.3),
+        close('deal:4', 5, '5003', 0.1, 0.2, 2.2, 'take_profit_level'),
+      ],
       // The open position floats in profit: equity stands above the day's opening although the realized P&L is a loss.
       account: { balance: 99_981.6, equity: 100_008, margin: 100, freeMargin: 99_908, currency: 'USD' },
     });
@@ -153,7 +158,10 @@ describe("the numbers on an account's page", () => {
 
   test("today's closes list the partial close and add up to the day's realized P&L; the guard says what it counts", async () => {
     const closes = page.getByRole('table', { name: /^Today's closes/ });
-    await closes.getByRole('row', { name: /5003 EURUSD/ }).waitFor({ timeout: UI_TIMEOUT_MS }).catch(failWithPage);
+    await closes
+      .getByRole('row', { name: /5003 EURUSD/ })
+      .waitFor({ timeout: UI_TIMEOUT_MS })
+      .catch(failWithPage);
     expect((await cells(closes.getByRole('row', { name: /5003 EURUSD/ }))).slice(1)).toEqual([
       '5003',
       'EURUSD',
@@ -164,8 +172,12 @@ describe("the numbers on an account's page", () => {
       '+1.50 USD',
     ]);
     expect((await cells(closes.getByRole('row', { name: /5001 EURUSD/ }))).slice(6)).toEqual(['stop loss hit', '−19.90 USD']);
-    await expect(page.getByText(/^2 closes \(1 partial\) today/).innerText()).resolves.toBe("2 closes (1 partial) today, total −18.40 USD: the day's realized P&L.");
-    await expect(page.getByText(/^Realized today/).innerText()).resolves.toMatch(/^Realized today \(\d{4}-\d\d-\d\d, UTC\): −18\.40 USD, commission and swap included: /);
+    await expect(page.getByText(/^2 closes \(1 partial\) today/).innerText()).resolves.toBe(
+      "2 closes (1 partial) today, total −18.40 USD: the day's realized P&L.",
+    );
+    await expect(page.getByText(/^Realized today/).innerText()).resolves.toMatch(
+      /^Realized today \(\d{4}-\d\d-\d\d, UTC\): −18\.40 USD, commission and swap included: /,
+    );
     const guard = page.locator('.gauge').filter({ has: page.getByRole('meter', { name: "Today's equity loss against the daily loss limit" }) });
     await expect(guard.locator('span').innerText()).resolves.toBe(
       "Counts the fall of equity since the day opened, open positions' floating P&L included: opened at 100,000.00 USD, 100,008.00 USD now: " +

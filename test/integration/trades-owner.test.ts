@@ -142,7 +142,17 @@ test("the equity curve and the day: figures sampled at most once a minute; reali
   expect(day.body.days).toHaveLength(30);
   expect(day.body.days.at(-1)).toEqual({ day: day.body.day, profit: 38.5 });
   expect(day.body.closes).toEqual([
-    { tradeId: '81', symbol: 'EURUSD', side: 'buy', at: iso(now - 500), volume: 0.1, remainingVolume: 0.2, price: 1.086, profit: 1.5, cause: 'take_profit_level' },
+    {
+      tradeId: '81',
+      symbol: 'EURUSD',
+      side: 'buy',
+      at: iso(now - 500),
+      volume: 0.1,
+      remainingVolume: 0.2,
+      price: 1.086,
+      profit: 1.5,
+      cause: 'take_profit_level',
+    },
     { tradeId: '80', symbol: 'EURUSD', side: 'buy', at: iso(now - 1_000), volume: 0.1, remainingVolume: 0, price: 1.09, profit: 37, cause: 'take_profit' },
   ]);
   expect(day.body.closes.reduce((sum: number, c: { profit: number }) => sum + c.profit, 0)).toBe(day.body.realizedProfit);

@@ -39,10 +39,12 @@ describe("today's closes", () => {
     expect(day.closesTotalText({ realizedProfit: -18.4, closes, closesTruncated: false }, 'USD')).toBe(
       "2 closes (1 partial) today, total −18.40 USD: the day's realized P&L.",
     );
-    expect(day.closesTotalText({ realizedProfit: 0, closes: [], closesTruncated: false }, 'USD')).toBe("0 closes today, total 0.00 USD: the day's realized P&L.");
+    expect(day.closesTotalText({ realizedProfit: 0, closes: [], closesTruncated: false }, 'USD')).toBe(
+      "0 closes today, total 0.00 USD: the day's realized P&L.",
+    );
   });
 
-  test("when a close is not listed, the line says how much and why, so the figures still reconcile", () => {
+  test('when a close is not listed, the line says how much and why, so the figures still reconcile', () => {
     const closes = [close({ profit: -19.9, cause: 'stop_loss' })];
     expect(day.closesTotalText({ realizedProfit: -18.4, closes, closesTruncated: false }, 'USD')).toBe(
       "1 close listed, total −19.90 USD; with +1.50 USD from closes no longer in their trade's record (a trade keeps its last 200 events), the day's realized P&L −18.40 USD.",
@@ -50,7 +52,7 @@ describe("today's closes", () => {
     expect(day.closesTotalText({ realizedProfit: -18.4, closes, closesTruncated: true }, 'USD')).toMatch(/with \+1\.50 USD from closes past the 200 listed,/);
   });
 
-  test("the realized line says it is not what the daily loss guard counts", () => {
+  test('the realized line says it is not what the daily loss guard counts', () => {
     expect(day.realizedText({ day: '2026-12-02', timeZone: 'UTC', realizedProfit: -18.4 }, 'USD')).toEqual({
       lead: 'Realized today (2026-12-02, UTC): ',
       amount: '−18.40 USD',
@@ -74,7 +76,10 @@ describe('the guards as gauges, readable without colour, saying what they count'
   });
 
   test('a percent limit: the percent of the opening first, then the amount it makes; a loss and the share used', () => {
-    const g = day.dailyLossGauge({ equity: 9850, dailyLossLimit: limit({ basis: 'percent', amount: 300, percent: 3, used: 0.5, loss: 150, dayOpenEquity: 10000 }) }, 'USD');
+    const g = day.dailyLossGauge(
+      { equity: 9850, dailyLossLimit: limit({ basis: 'percent', amount: 300, percent: 3, used: 0.5, loss: 150, dayOpenEquity: 10000 }) },
+      'USD',
+    );
     expect(g).toMatchObject({ value: 0.5, percent: 50, level: 'ok' });
     expect(g.text).toBe(
       "Counts the fall of equity since the day opened, open positions' floating P&L included: opened at 10,000.00 USD, 9,850.00 USD now: " +
@@ -83,7 +88,9 @@ describe('the guards as gauges, readable without colour, saying what they count'
   });
 
   test('near and past the limit are said, and the meter stops at full', () => {
-    expect(day.dailyLossGauge({ equity: null, dailyLossLimit: limit({ amount: 300, percent: null, used: 0.85, loss: 255, dayOpenEquity: null }) }, 'USD').text).toBe(
+    expect(
+      day.dailyLossGauge({ equity: null, dailyLossLimit: limit({ amount: 300, percent: null, used: 0.85, loss: 255, dayOpenEquity: null }) }, 'USD').text,
+    ).toBe(
       "Counts the fall of equity since the day opened, open positions' floating P&L included: 255.00 USD lost. Limit 300.00 USD: 85 % of it used — near the limit.",
     );
     const over = day.drawdownGauge({ drawdown: { current: 12, max: 10, used: 1.2, peakEquity: 10100 } }, 'USD');

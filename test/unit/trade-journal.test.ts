@@ -74,10 +74,21 @@ describe('applying events', () => {
     expect(journal.get('8')!.events.map((e) => e.eventId)).toEqual(['p', 'o5', 't']);
   });
 
-  test("an order modification is the order now: a new expiry, none (null: good till cancelled), a stop-limit become a limit; what it leaves out is kept", () => {
+  test('an order modification is the order now: a new expiry, none (null: good till cancelled), a stop-limit become a limit; what it leaves out is kept', () => {
     const expiry = at(3600);
-    const placed = ev({ eventId: 'p', type: 'order_placed', at: at(0), ticket: '3', side: 'buy', orderType: 'stop_limit', volume: 1, price: 1.0935, stopLimitPrice: 1.095 });
-    const modified = (s: number, e: Record<string, unknown>) => ev({ eventId: `m${s}`, type: 'order_modified', at: at(s), ticket: '3', cause: 'command', ...e });
+    const placed = ev({
+      eventId: 'p',
+      type: 'order_placed',
+      at: at(0),
+      ticket: '3',
+      side: 'buy',
+      orderType: 'stop_limit',
+      volume: 1,
+      price: 1.0935,
+      stopLimitPrice: 1.095,
+    });
+    const modified = (s: number, e: Record<string, unknown>) =>
+      ev({ eventId: `m${s}`, type: 'order_modified', at: at(s), ticket: '3', cause: 'command', ...e });
     const steps = [
       [placed],
       [placed, modified(1, { expiresAt: expiry })],
