@@ -24,6 +24,8 @@ const shared = {
   },
   transformIgnorePatterns: ['/node_modules/(?!@noble/|@scure/)'],
   moduleFileExtensions: ['ts', 'js', 'json', 'node'],
+  // The dashboard's modules import each other with the release in the URL (`./trade-model.js?v=__VERSION__`).
+  moduleNameMapper: { '^(\\./[^/]+\\.js)\\?v=__VERSION__$': '$1' },
 };
 
 /** @type {import('jest').Config} */

@@ -129,6 +129,9 @@ function guardsPart(form, f, currency, features, reset) {
         ['amount', `An amount (${currency})`],
         ['percent', 'A percent of the day’s opening equity'],
       ],
+      hint:
+        'The guard counts the fall of equity from the day’s opening equity, open positions’ floating P&L included, not the realized P&L: ' +
+        'a loss closed today while open positions gain does not use it up.',
     }),
     shownWhile(form, dailyLoss, () => kind() !== ''),
     control('risk.lossGuards.timezone', 'Trading day’s time zone', f['risk.lossGuards.timezone'], {

@@ -1,5 +1,5 @@
 // The trade after the order, in the trader's words: what the dashboard says of an entry's outcome, a position, an
-// order, a closed trade, the day's guards, and the geometry of the equity and daily P&L charts. Pure: no DOM, so node
+// order, a closed trade, and the geometry of the equity and daily P&L charts (the day's closes and guards: trade-day.js). Pure: no DOM, so node
 // runs it too (test/unit/trade-model.test.ts); trade-pages.js only puts these strings and shapes on the page.
 // Shapes: the owner API of docs/trades.md (GET /v1/owner/accounts/{id}/book, …/trades, …/equity, …/day).
 'use strict';
@@ -33,16 +33,38 @@ export function ageText(seconds) {
   return { text, stale: s > 150 };
 }
 
-/** A number as the account's money: two decimals, a sign on gains too (a P&L reads +12.50, not 12.5). */
+/** Thousands apart with commas: 100008.5 reads 100,008.50 (the same on every reader's machine, as the API's figures). */
+const grouped = (digits) => digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
+/**
+ * A number as the account's money: two decimals, thousands apart, a sign on gains too when `signed` (a P&L reads
+ * +1,012.50; a balance, `signed` false, 99,981.60).
+ */
 export function money(n, currency = '', signed = true) {
   if (typeof n !== 'number' || !Number.isFinite(n)) return '—';
-  const body = Math.abs(n).toFixed(2);
-  const sign = n < 0 ? '−' : signed && n > 0 ? '+' : '';
-  return `${sign}${body}${currency ? ` ${currency}` : ''}`;
+  const [whole, cents] = Math.abs(n).toFixed(2).split('.');
+  const sign = n < 0 && Math.abs(n) >= 0.005 ? '−' : signed && n >= 0.005 ? '+' : '';
+  return `${sign}${grouped(whole)}.${cents}${currency ? ` ${currency}` : ''}`;
 }
 
 export const price = (n) => (typeof n === 'number' && Number.isFinite(n) ? String(n) : '—');
-export const lots = (n) => (typeof n === 'number' && Number.isFinite(n) ? `${n} lots` : '—');
+
+/** Lots as a broker writes them: "1 lot", "2 lots", "0.10 lots" (a fraction to at least two decimals), "0.125 lots". */
+export function lots(n) {
+  if (typeof n !== 'number' || !Number.isFinite(n)) return '—';
+  if (n === 1) return '1 lot';
+  const decimals = (String(n).split('.')[1] ?? '').length;
+  return `${Number.isInteger(n) ? n : n.toFixed(Math.max(2, decimals))} lots`;
+}
+
+/** A chart's axis figure: thousands apart as money is, no trailing zeros (100,005, 0.5, −20). */
+export function tickText(v) {
+  const [whole, fraction] = String(Number(Math.abs(v).toFixed(6))).split('.');
+  return `${v < 0 ? '−' : ''}${grouped(whole)}${fraction ? `.${fraction}` : ''}`;
+}
+
+/** A chart's title with what it is counted in, saying only what is known: "Daily P&L (USD, UTC)", "Daily P&L (UTC)". */
+export const chartTitle = (name, ...units) => (units.some(Boolean) ? `${name} (${units.filter(Boolean).join(', ')})` : name);
 
 /** A trade's money: realized profit plus commission and swap (both usually negative). */
 export const netProfit = (t) => (t.realizedProfit ?? 0) + (t.commission ?? 0) + (t.swap ?? 0);
@@ -78,7 +100,7 @@ export function tradeStatusText(t) {
       if (t.closeCause === 'unknown') return 'placed · gone (unknown)';
       return t.closeCause ? `placed · cancelled (${CANCEL_CAUSES[t.closeCause] ?? t.closeCause})` : 'placed · cancelled';
     case 'open':
-      return `${triggered}open${t.closedVolume > 0 ? ` (${t.closedVolume} lots closed so far)` : ''}`;
+      return `${triggered}open${t.closedVolume > 0 ? ` (${lots(t.closedVolume)} closed so far)` : ''}`;
     case 'closed':
       return `${triggered}${causeText(t.closeCause)}`;
     default:
@@ -129,10 +151,19 @@ export function positionCells(p, currency, time) {
   ];
 }
 
+/**
+ * Where a pending order fills. A stop-limit's `stopLimitPrice` is its trigger and `price` the limit it then places
+ * (docs/bridge-protocol.md, "Prices of a pending order"): "trigger 1.095 → limit 1.0935".
+ */
+function orderPrice(orderType, limitOrStop, trigger) {
+  if (orderType === 'stop_limit' && typeof trigger === 'number') return `trigger ${price(trigger)} → limit ${price(limitOrStop)}`;
+  return price(limitOrStop);
+}
+
 export const ORDER_COLUMNS = ['Ticket', 'Symbol', 'Order', 'Volume', 'Price', 'SL', 'TP', 'Placed', 'Expires'];
 export function orderCells(o) {
   const type = `${o.side} ${ORDER_TYPES[o.orderType] ?? 'order'}`;
-  const at = o.orderType === 'stop_limit' && typeof o.stopLimitPrice === 'number' ? `${price(o.price)} → limit ${price(o.stopLimitPrice)}` : price(o.price);
+  const at = orderPrice(o.orderType, o.price, o.stopLimitPrice);
   return [o.ticket, o.symbol, type, lots(o.volume), at, price(o.sl), price(o.tp), o.placedAt ?? null, o.expiresAt ?? 'good till cancelled'];
 }
 
@@ -145,7 +176,7 @@ export function tradeCells(t, currency, time) {
     typeof t.openPrice === 'number'
       ? price(t.openPrice)
       : typeof t.orderPrice === 'number'
-        ? `${ORDER_TYPES[t.orderType] ?? 'order'} at ${price(t.orderPrice)}`
+        ? `${ORDER_TYPES[t.orderType] ?? 'order'} ${t.orderType === 'stop_limit' && typeof t.stopLimitPrice === 'number' ? '' : 'at '}${orderPrice(t.orderType, t.orderPrice, t.stopLimitPrice)}`
         : '—';
   const pnl = t.status === 'closed' || t.closedVolume > 0 ? money(netProfit(t), currency) : '—';
   return [
@@ -164,48 +195,6 @@ export function tradeCells(t, currency, time) {
 
 /** The P&L's words for a screen reader and a colour-blind eye alike: gain / loss / flat. */
 export const pnlKind = (n) => (n > 0 ? 'gain' : n < 0 ? 'loss' : 'flat');
-
-/**
- * A guard as a gauge: the fraction used (0..1, past 1 when over), the text a reader hears, and a level that the page
- * also writes out ("near the limit", "limit reached") so the state is never colour only.
- */
-export function gauge(used) {
-  const u = typeof used === 'number' && Number.isFinite(used) ? Math.max(0, used) : 0;
-  const level = u >= 1 ? 'reached' : u >= 0.8 ? 'near' : 'ok';
-  const words = { ok: '', near: ' — near the limit', reached: ' — limit reached: new entries are refused' }[level];
-  return { value: Math.min(u, 1), percent: Math.round(u * 100), level, words };
-}
-
-/** A guard the service could not measure yet (no equity figures from the bridge today): said so, no meter. */
-const unmeasured = (label) => ({
-  value: null,
-  percent: null,
-  level: 'unknown',
-  words: '',
-  label,
-  text: 'not measured yet: no account figures from the bridge today',
-});
-
-export function dailyLossGauge(day, currency) {
-  const d = day.dailyLossLimit;
-  if (!d) return null;
-  const label = "Today's loss against the daily limit";
-  if (typeof d.used !== 'number') return unmeasured(label);
-  const g = gauge(d.used);
-  const limit = typeof d.amount === 'number' ? money(d.amount, currency, false) : '—';
-  const of = typeof d.percent === 'number' ? ` (${d.percent} %)` : '';
-  const lost = typeof d.loss === 'number' ? `lost ${money(d.loss, currency, false)} today: ` : '';
-  return { ...g, label, text: `${lost}${g.percent} % of the daily loss limit ${limit}${of} used${g.words}` };
-}
-
-export function drawdownGauge(day) {
-  const d = day.drawdown;
-  if (!d) return null;
-  const label = 'Drawdown against the max';
-  if (typeof d.used !== 'number' || typeof d.current !== 'number') return unmeasured(label);
-  const g = gauge(d.used);
-  return { ...g, label, text: `drawdown ${d.current} % of a max ${d.max} % (${g.percent} % used)${g.words}` };
-}
 
 // ---- charts: geometry only (viewBox units); the page draws it as SVG ----------------------------------------------
 

@@ -12,9 +12,8 @@ import {
   POSITION_COLUMNS,
   TRADE_COLUMNS,
   ageText,
+  chartTitle,
   dailyChart,
-  dailyLossGauge,
-  drawdownGauge,
   equityChart,
   floatingProfit,
   money,
@@ -23,8 +22,10 @@ import {
   originText,
   pnlKind,
   positionCells,
+  tickText,
   tradeCells,
 } from './trade-model.js?v=__VERSION__';
+import { CLOSE_COLUMNS, closeCells, closesTotalText, dailyLossGauge, drawdownGauge, realizedText } from './trade-day.js?v=__VERSION__';
 
 const BOOK_REFRESH_MS = 5000;
 /** The breakeven's time in management lines, on the reader's clock (the page's other times are too). */
@@ -129,11 +130,12 @@ function gaugeView(g) {
 }
 
 function dayView(day, currency) {
-  const gauges = [dailyLossGauge(day, currency), drawdownGauge(day)].filter(Boolean);
+  const gauges = [dailyLossGauge(day, currency), drawdownGauge(day, currency)].filter(Boolean);
+  const realized = realizedText(day, currency);
   return h(
     'div',
     {},
-    h('p', {}, `Today (${day.day}, ${day.timeZone}): realized P&L `, h('span', { class: pnlKind(day.realizedProfit) }, money(day.realizedProfit, currency))),
+    h('p', {}, realized.lead, h('span', { class: pnlKind(day.realizedProfit) }, realized.amount), realized.note),
     gauges.length ? gauges.map(gaugeView) : h('p', { class: 'hint' }, 'No daily loss limit and no max drawdown set (Risk settings below).'),
   );
 }
@@ -143,7 +145,7 @@ function dayView(day, currency) {
 function axis(yTicks) {
   return yTicks.map((t) => [
     svg('line', { class: 'grid', x1: CHART.left, x2: CHART.width - CHART.right, y1: t.y, y2: t.y }),
-    svg('text', { class: 'tick', x: CHART.left - 6, y: t.y + 4, 'text-anchor': 'end' }, Number.isInteger(t.v) ? String(t.v) : String(Number(t.v.toFixed(6)))),
+    svg('text', { class: 'tick', x: CHART.left - 6, y: t.y + 4, 'text-anchor': 'end' }, tickText(t.v)),
   ]);
 }
 
@@ -162,7 +164,7 @@ function figure(title, summary, picture, figures) {
 function equityView(equity) {
   const currency = equity.currency ?? '';
   const c = equityChart(equity.points);
-  if (!c) return figure('Equity curve', 'No account figures sampled yet (the bridge reports them every minute).', null, h('p', {}, 'None.'));
+  if (!c) return figure(chartTitle('Equity curve', currency), 'No account figures sampled yet (the bridge reports them every minute).', null, h('p', {}, 'None.'));
   const s = c.summary;
   const summary = `Equity from ${money(s.first, currency, false)} to ${money(s.last, currency, false)} between ${when(s.from)} and ${when(s.to)}; low ${money(s.low, currency, false)}, high ${money(s.high, currency, false)} (${s.count === 1 ? 'one sample' : `${s.count} samples`}). Solid line: equity; dashed line: balance.`;
   const picture = svg(
@@ -175,12 +177,14 @@ function equityView(equity) {
     c.dot ? svg('circle', { class: 'equity-dot', cx: c.dot.x, cy: c.dot.y, r: 4 }) : null,
   );
   const rows = equity.points.slice(-200).map((p) => h('tr', {}, cell(p.at), h('td', {}, money(p.balance, '', false)), h('td', {}, money(p.equity, '', false))));
-  return figure(`Equity curve (${currency})`, summary, picture, table('Equity samples (the last 200)', ['At', 'Balance', 'Equity'], rows, 'None.'));
+  return figure(chartTitle('Equity curve', currency), summary, picture, table('Equity samples (the last 200)', ['At', 'Balance', 'Equity'], rows, 'None.'));
 }
 
 function dailyView(day, currency) {
-  const c = dailyChart(day.days ?? []);
-  if (!c) return figure('Daily P&L', 'No closed trade in the last 30 days.', null, h('p', {}, 'None.'));
+  const title = chartTitle('Daily P&L', currency, day.timeZone);
+  // Thirty days of 0 are no picture: an account that closed nothing says so.
+  const c = (day.days ?? []).some((d) => d.profit !== 0) ? dailyChart(day.days) : null;
+  if (!c) return figure(title, 'No realized P&L in the last 30 days: no trade closed.', null, h('p', {}, 'None.'));
   const total = c.bars.reduce((sum, b) => sum + b.profit, 0);
   const summary = `${c.bars.length} days, ${c.bars.filter((b) => b.kind === 'gain').length} with a gain and ${c.bars.filter((b) => b.kind === 'loss').length} with a loss; total ${money(total, currency)}. Bars above the line are gains, below it losses.`;
   const picture = svg(
@@ -196,7 +200,7 @@ function dailyView(day, currency) {
   );
   const rows = c.bars.map((b) => h('tr', {}, h('td', {}, b.day), h('td', { class: b.kind }, money(b.profit, currency))));
   return figure(
-    `Daily P&L (${currency}, ${day.timeZone})`,
+    title,
     summary,
     picture,
     table('Realized P&L per day, commission and swap included', ['Day', 'P&L'], rows, 'None.'),
@@ -214,6 +218,21 @@ function tradeRow(t, currency, onSignalPage = false) {
     cells.map((v, i) => (i === 8 && v !== '—' ? h('td', { class: pnlKind(netProfit(t)) }, v) : cell(v))),
     onSignalPage ? null : h('td', {}, t.signalId ? h('a', { href: `/dashboard/signals/${encodeURIComponent(t.signalId)}` }, 'a signal') : originText(t)),
   );
+}
+
+/** Today's closes, partial ones too, and the line that reconciles them with the day's realized P&L. */
+function closesView(day, currency) {
+  const rows = (day.closes ?? []).map((c) =>
+    h(
+      'tr',
+      {},
+      closeCells(c, currency).map((v, i) => (i === 7 ? h('td', { class: pnlKind(c.profit) }, v) : cell(v))),
+    ),
+  );
+  return [
+    table(`Today's closes (${day.day}, ${day.timeZone}), partial closes included, newest first (P&L net of commission and swap)`, CLOSE_COLUMNS, rows, 'No close today.'),
+    h('p', { class: 'hint' }, closesTotalText(day, currency)),
+  ];
 }
 
 function tradesView(list, currency) {
@@ -235,6 +254,7 @@ export function tradesSection(account) {
     book: h('div', { 'aria-live': 'polite' }, 'Loading…'),
     day: h('div', {}, 'Loading…'),
     charts: h('div', {}),
+    closes: h('div', {}, 'Loading…'),
     trades: h('div', {}, 'Loading…'),
   };
   const fallbackCurrency = account.figures?.currency ?? '';
@@ -254,6 +274,7 @@ export function tradesSection(account) {
   day.catch(() => undefined);
   fill(slots.day, "Today's figures", async () => dayView(await day, await currency));
   fill(slots.charts, 'Charts', async () => [equityView(await equity), dailyView(await day, await currency)]);
+  fill(slots.closes, "Today's closes", async () => closesView(await day, await currency));
   fill(slots.trades, 'Closed trades', async () => tradesView(await api('GET', `/v1/owner/accounts/${id}/trades?status=closed&limit=50`), await currency));
   return h(
     'section',
@@ -266,6 +287,7 @@ export function tradesSection(account) {
     h('h3', {}, 'Equity and daily P&L'),
     slots.charts,
     h('h3', {}, 'Closed trades'),
+    slots.closes,
     slots.trades,
   );
 }

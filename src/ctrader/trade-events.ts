@@ -283,14 +283,18 @@ function changeOf(ctx: TradeContext, symbolId: number, ticket: number, at: numbe
 }
 
 function orderModified(o: Order, ctx: TradeContext, now: number): TradeEvent {
-  const { price } = entryPrices(o, ctx.symbolById(o.tradeData.symbolId)?.digits);
+  const { price, stopLimitPrice } = entryPrices(o, ctx.symbolById(o.tradeData.symbolId)?.digits);
   return {
     eventId: eventIds.orderModified(o),
     type: 'order_modified',
     ...changeOf(ctx, o.tradeData.symbolId, o.orderId, o.utcLastUpdateTimestamp, now),
     ...(price !== undefined ? { price } : {}),
+    ...(stopLimitPrice !== undefined ? { stopLimitPrice } : {}),
+    orderType: orderTypeOf(o.orderType),
     sl: o.stopLoss ?? null,
     tp: o.takeProfit ?? null,
+    // The order as it is now: without an expirationTimestamp it is good till cancelled.
+    expiresAt: o.expirationTimestamp !== undefined ? new Date(o.expirationTimestamp).toISOString() : null,
     // The engine moves positions' stops only: a pending order's change is a command's or the broker's.
     cause: modifyCause(ctx).cause === 'command' ? 'command' : 'broker',
   };

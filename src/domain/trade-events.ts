@@ -97,9 +97,16 @@ export const tradeEventSchema = z.discriminatedUnion('type', [
   z.strictObject({
     ...common,
     type: z.literal('order_modified'),
+    /** The limit price of a limit or stop-limit order, the stop price of a stop order (as in order_placed). */
     price: price.optional(),
+    /** A stop-limit's trigger now; null: no trigger (the stop-limit reached it and is a limit order now). */
+    stopLimitPrice: level.optional(),
+    /** The order's type now: a stop-limit that reached its trigger is a `limit`. */
+    orderType: z.enum(ORDER_TYPES).optional(),
     sl: level.optional(),
     tp: level.optional(),
+    /** The expiry now; null: good till cancelled. Absent: not said (a bridge before this field), the journal keeps its own. */
+    expiresAt: at.nullable().optional(),
     cause: z.enum(MODIFY_CAUSES),
   }),
   z.strictObject({ ...common, type: z.literal('order_triggered'), positionTicket: ticket, price }),

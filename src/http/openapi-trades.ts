@@ -53,7 +53,9 @@ export function ownerTradePaths() {
     ),
     '/v1/owner/accounts/{accountId}/day': read(
       'Today in the account’s loss-guard time zone: realized P&L, the daily loss limit and the drawdown against their limits, the last 30 days’ P&L',
-      'day, timeZone, realizedProfit, dailyLossLimit (amount, percent, used 0..1, loss, dayOpenEquity) or null, ' +
+      'day, timeZone, realizedProfit, closes (today’s closes, partial ones too, newest first, at most 200: tradeId, symbol, side, signalId?, at, ' +
+        'volume, remainingVolume, price, profit (net of commission and swap), cause; their profits add up to realizedProfit), closesTruncated, ' +
+        'dailyLossLimit (basis amount|percent, amount, percent (of dayOpenEquity), used 0..1, loss, dayOpenEquity) or null, ' +
         'drawdown (current %, max %, used 0..1, peakEquity) or null, equity, figuresAt, days (day, profit; the last 30, oldest first).',
     ),
     '/v1/owner/signals/{signalId}/trades': {

@@ -121,15 +121,17 @@ function eventsOf(op: BrokerOp): TradeEvent[] {
           ...base('modified'),
           ...byCommand,
           type: 'order_modified',
-          ...present({ price: op.price }),
+          // The order as it is now, its expiry too (null: good till cancelled), so the journal's copy is this one.
+          ...present({ price: op.price, orderType: op.orderType, stopLimitPrice: op.stopLimitPrice }),
           sl: op.sl ?? null,
           tp: op.tp ?? null,
+          expiresAt: op.expiry ?? null,
           cause: 'command',
         },
       ];
     case 'stop_limit_trigger':
-      // The stop-limit reached its trigger and is a limit order now: the broker changed it.
-      return [{ ...base('modified'), type: 'order_modified', cause: 'broker' }];
+      // The stop-limit reached its trigger and is a limit order now (at its limit price): the broker changed it.
+      return [{ ...base('modified'), type: 'order_modified', orderType: 'limit', stopLimitPrice: null, cause: 'broker' }];
     case 'cancel':
       return [{ ...base('cancelled'), ...byCommand, type: 'order_cancelled', cause: CANCEL_CAUSES[op.cause] ?? 'broker' }];
     case 'expire':

@@ -145,7 +145,13 @@ export function applyEvent(current: ReadonlyMap<string, TradeRecord>, event: Jou
       trade.tp = event.tp;
       break;
     case 'order_modified':
+      // What the event says is the order now; what it leaves out, the journal keeps (a null clears: no trigger, no expiry).
       if (event.price !== undefined) trade.orderPrice = event.price;
+      if (event.orderType !== undefined) trade.orderType = event.orderType;
+      if (event.stopLimitPrice === null || (event.orderType !== undefined && event.orderType !== 'stop_limit')) delete trade.stopLimitPrice;
+      else if (event.stopLimitPrice !== undefined) trade.stopLimitPrice = event.stopLimitPrice;
+      if (event.expiresAt === null) delete trade.expiresAt;
+      else if (event.expiresAt !== undefined) trade.expiresAt = event.expiresAt;
       if (event.sl !== undefined) trade.sl = event.sl;
       if (event.tp !== undefined) trade.tp = event.tp;
       break;

@@ -1,4 +1,5 @@
 import type { Account } from '../domain/account';
+import type { JournalEvent, TradeRecord } from '../domain/trade-events';
 import type { FiguresStore } from '../bridge/figures';
 import { QUARTER_HOUR_MS, type TradeJournal } from './journal';
 
@@ -13,7 +14,19 @@ export interface DayFigures {
   day: string;
   timeZone: string;
   realizedProfit: number;
-  dailyLossLimit: { amount: number | null; percent: number | null; used: number | null; loss: number | null; dayOpenEquity: number | null } | null;
+  /** Today's closes, partial ones too, newest first: their net P&L adds up to `realizedProfit` (todaysCloses, below). */
+  closes: DayClose[];
+  /** More closes today than `closes` holds. */
+  closesTruncated: boolean;
+  /** `basis`: what the owner set, an amount or a percent of the day's opening equity (the other is derived from it). */
+  dailyLossLimit: {
+    basis: 'amount' | 'percent';
+    amount: number | null;
+    percent: number | null;
+    used: number | null;
+    loss: number | null;
+    dayOpenEquity: number | null;
+  } | null;
   drawdown: { current: number | null; max: number; used: number | null; peakEquity: number | null } | null;
   /** The equity the gauges measured, and when the bridge sent it (null: no figures yet). */
   equity: number | null;
@@ -55,9 +68,10 @@ export async function dayFigures(journal: TradeJournal, figures: FiguresStore, a
   const guards = account.risk.lossGuards;
   const timeZone = guards?.timezone ?? 'UTC';
   const today = dayIn(nowMs, timeZone);
-  const [buckets, latest] = await Promise.all([
+  const [buckets, latest, closes] = await Promise.all([
     journal.realizedBuckets(account.id, Math.floor((nowMs - (DAYS_SHOWN + 2) * DAY_MS) / QUARTER_HOUR_MS)),
     figures.latest(account.id),
+    todaysCloses(journal, account.id, nowMs, timeZone),
   ]);
   const days = dailyProfits(buckets, timeZone, nowMs);
   const equity = latest?.figures.equity ?? null;
@@ -70,6 +84,7 @@ export async function dayFigures(journal: TradeJournal, figures: FiguresStore, a
     const amount = guards.dailyLossAmount ?? (dayOpen !== null ? (dayOpen * guards.dailyLossPercent!) / 100 : null);
     const loss = dayOpen !== null && equity !== null ? Math.max(0, dayOpen - equity) : null;
     dailyLossLimit = {
+      basis: guards.dailyLossAmount !== undefined ? 'amount' : 'percent',
       amount: amount === null ? null : round(amount),
       percent: guards.dailyLossPercent ?? (amount !== null && dayOpen ? round((amount / dayOpen) * 100) : null),
       used: amount && loss !== null ? round(clamp(loss / amount), 4) : null,
@@ -96,10 +111,79 @@ export async function dayFigures(journal: TradeJournal, figures: FiguresStore, a
     day: today,
     timeZone,
     realizedProfit: days.at(-1)!.profit,
+    closes: closes.list,
+    closesTruncated: closes.truncated,
     dailyLossLimit,
     drawdown,
     equity,
     figuresAt: latest?.at ?? null,
     days,
   };
+}
+
+/**
+ * Today's closes, partial ones too (docs/trades.md, "The day"): every `position_closed` of the local day, read from
+ * the trades it belongs to, so that the list adds up to the day's realized P&L. A take-profit level's share of a trade
+ * still open is one of them: it is realized today though the trade is not closed.
+ */
+interface DayClose {
+  tradeId: string;
+  symbol: string;
+  side: 'buy' | 'sell';
+  signalId?: string;
+  at: string;
+  /** Lots closed by this close, and what it left open (0: the trade ended). */
+  volume: number;
+  remainingVolume: number;
+  price: number;
+  /** Net: profit + commission + swap of this part, as the day's P&L counts it. */
+  profit: number;
+  cause: string;
+}
+
+const MAX_CLOSES = 200;
+/** Trades read for one day's closes at most: the day's closed ones and the open ones with a part closed. */
+const MAX_TRADES_READ = 2000;
+
+/** The first instant of the local day of `nowMs`: every zone's day begins on a quarter hour. */
+function dayStartMs(nowMs: number, timeZone: string): number {
+  const today = dayIn(nowMs, timeZone);
+  let start = Math.floor(nowMs / QUARTER_HOUR_MS) * QUARTER_HOUR_MS;
+  while (dayIn(start - QUARTER_HOUR_MS, timeZone) === today) start -= QUARTER_HOUR_MS;
+  return start;
+}
+
+/** The closes of one trade on the local day `today`, as DayClose rows. */
+function closesOf(t: TradeRecord, today: string, timeZone: string): DayClose[] {
+  return t.events.flatMap((e: JournalEvent) => {
+    if (e.type !== 'position_closed' || dayIn(Date.parse(e.at), timeZone) !== today) return [];
+    const n = (k: string) => (typeof e[k] === 'number' ? e[k] : 0);
+    return [
+      {
+        tradeId: t.tradeId,
+        symbol: t.symbol,
+        side: t.side,
+        ...(t.signalId ? { signalId: t.signalId } : {}),
+        at: e.at,
+        volume: n('volume'),
+        remainingVolume: n('remainingVolume'),
+        price: n('price'),
+        profit: Math.round((n('profit') + n('commission') + n('swap')) * 1e8) / 1e8,
+        cause: typeof e.cause === 'string' ? e.cause : 'other',
+      },
+    ];
+  });
+}
+
+async function todaysCloses(journal: TradeJournal, accountId: string, nowMs: number, timeZone: string): Promise<{ list: DayClose[]; truncated: boolean }> {
+  const today = dayIn(nowMs, timeZone);
+  const [closed, open] = await Promise.all([
+    journal.list(accountId, { status: 'closed', fromMs: dayStartMs(nowMs, timeZone), scan: MAX_TRADES_READ }),
+    journal.openTradeIds(accountId, MAX_TRADES_READ),
+  ]);
+  const ids = [...closed.map((c) => c.tradeId), ...open.filter((id) => !id.startsWith('order:'))];
+  const raw = await journal.readRaw(accountId, ids);
+  const closes = raw.flatMap((text) => (text ? closesOf(JSON.parse(text) as TradeRecord, today, timeZone) : []));
+  closes.sort((a, b) => Date.parse(b.at) - Date.parse(a.at) || (a.tradeId < b.tradeId ? -1 : 1));
+  return { list: closes.slice(0, MAX_CLOSES), truncated: closes.length > MAX_CLOSES };
 }

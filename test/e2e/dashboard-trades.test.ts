@@ -287,19 +287,19 @@ describe('the trade on the dashboard', () => {
     await page.goto(`${stack.ingress.url}/dashboard/accounts/${encodeURIComponent(account())}`);
     const positions = page.getByRole('table', { name: 'Open positions' });
     await positions
-      .getByRole('row', { name: /5002 EURUSD sell 0\.1 lots 1\.08 1\.09/ })
+      .getByRole('row', { name: /5002 EURUSD sell 0\.10 lots 1\.08 1\.09/ })
       .waitFor({ timeout: UI_TIMEOUT_MS })
       .catch(failWithPage);
     await page
       .getByRole('table', { name: /^Pending orders/ })
-      .getByRole('row', { name: /7001 EURUSD buy limit 0\.1 lots 1\.075/ })
+      .getByRole('row', { name: /7001 EURUSD buy limit 0\.10 lots 1\.075/ })
       .waitFor({ timeout: UI_TIMEOUT_MS });
     await page.getByText(/As reported by the bridge (just now|\d+ s ago)/).waitFor({ timeout: UI_TIMEOUT_MS });
     const closed = page.getByRole('table', { name: /^Closed trades/ }).getByRole('row', { name: /5001 EURUSD buy/ });
     await closed.waitFor({ timeout: UI_TIMEOUT_MS }).catch(failWithPage);
     await expect(closed.innerText()).resolves.toMatch(/take profit hit[\s\S]*\+99\.00 USD/);
     // The bridge's trade management: the managed buy's line in the book, the reverse on the closed trade.
-    const managed = positions.getByRole('row', { name: /^5003 EURUSD buy 0\.1 lots 1\.08 1\.0822 1\.095/ });
+    const managed = positions.getByRole('row', { name: /^5003 EURUSD buy 0\.10 lots 1\.08 1\.0822 1\.095/ });
     await managed.waitFor({ timeout: UI_TIMEOUT_MS }).catch(failWithPage);
     await expect(managed.getByRole('cell').last().innerText()).resolves.toBe(await managedLine());
     const reversed = page.getByRole('table', { name: /^Closed trades/ }).getByRole('row', { name: /5004 EURUSD sell/ });
@@ -307,11 +307,11 @@ describe('the trade on the dashboard', () => {
       /closed by a reverse \(close opposite\)[\s\S]*−3\.00 USD\s+closed by a reverse\s+opened outside the service\s*$/,
     );
     // The guards in words: nothing lost today (the day's realized P&L is a gain), the drawdown against its max.
-    const dailyLoss = page.getByRole('meter', { name: "Today's loss against the daily limit" });
+    const dailyLoss = page.getByRole('meter', { name: "Today's equity loss against the daily loss limit" });
     await dailyLoss.waitFor({ timeout: UI_TIMEOUT_MS }).catch(failWithPage);
-    await expect(page.getByText(/% of the daily loss limit [\d.]+ USD \(3 %\) used/).isVisible()).resolves.toBe(true);
+    await expect(page.getByText(/Limit 3 % of the day's opening equity, [\d,.]+ USD: \d+ % of it used/).isVisible()).resolves.toBe(true);
     await expect(page.getByRole('meter', { name: 'Drawdown against the max' }).isVisible()).resolves.toBe(true);
-    await expect(page.getByText(/of a max 10 %/).isVisible()).resolves.toBe(true);
+    await expect(page.getByText(/; max drawdown 10 %: /).isVisible()).resolves.toBe(true);
     // The charts are pictures with a text summary and their figures as a table.
     await expect(page.getByRole('img', { name: /^Equity curve\. Equity from/ }).isVisible()).resolves.toBe(true);
     const daily = page.getByRole('img', { name: /^Daily P&L\. 30 days, 1 with a gain and 0 with a loss; total \+110\.00 USD/ });
@@ -347,7 +347,7 @@ describe('the trade on the dashboard', () => {
     await page.goto(`${stack.ingress.url}/dashboard/signals/${encodeURIComponent(sent.managed)}`);
     const managedRow = page.getByRole('table', { name: /^Trades this signal opened/ }).getByRole('row', { name: new RegExp(`${account()} 5003 EURUSD buy`) });
     await managedRow.waitFor({ timeout: UI_TIMEOUT_MS }).catch(failWithPage);
-    await expect(managedRow.innerText()).resolves.toMatch(/open \(0\.2 lots closed so far\)/);
+    await expect(managedRow.innerText()).resolves.toMatch(/open \(0\.20 lots closed so far\)/);
     await expect(managedRow.getByRole('cell').last().innerText()).resolves.toBe(await managedLine());
     await accessible('signal-managed-trade');
     await page.locator('main').screenshot({ path: path.join(shots, 'dashboard-trade-management.png') });

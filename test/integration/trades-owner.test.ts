@@ -113,7 +113,7 @@ test("another owner's account is 404 on every trade route, and another owner's s
   expect((await read(browserB, `/v1/owner/signals/${signalId}/trades`)).body).toEqual({ trades: [] });
 });
 
-test('the equity curve and the day: figures sampled at most once a minute; realized P&L today; the daily loss and drawdown gauges', async () => {
+test("the equity curve and the day: figures sampled at most once a minute; realized P&L today and today's closes that add up to it; the gauges", async () => {
   const id = a.accounts[2]!.id;
   const set = await asBrowser(browserA, 'PATCH', `${stack.ingress.url}/v1/owner/accounts/${id}`, {
     risk: { lossGuards: { dailyLossAmount: 100, maxDrawdownPercent: 10, timezone: 'UTC' } },
@@ -123,6 +123,9 @@ test('the equity curve and the day: figures sampled at most once a minute; reali
   const now = Date.now();
   await send(a, { events: [opened('80', now - 2_000)], account: figures(10_000) }, 2);
   await send(a, { events: [closed('80', now - 1_000, { profit: 40, commission: -2, swap: -1 })], account: figures(9_950) }, 2);
+  // A take-profit level's share of a trade still open: realized today, so listed today, though its trade is open.
+  const level = closed('81', now - 500, { volume: 0.1, remainingVolume: 0.2, price: 1.086, profit: 1.5, commission: 0, cause: 'take_profit_level' });
+  await send(a, { events: [opened('81', now - 1_500, { volume: 0.3 }), level] }, 2);
   const curve = await read(browserA, `/v1/owner/accounts/${id}/equity`);
   expect(curve.body).toEqual({ currency: 'USD', points: [{ at: expect.any(String), balance: 10_000, equity: 10_000 }] });
   const day = await read(browserA, `/v1/owner/accounts/${id}/day`);
@@ -130,13 +133,29 @@ test('the equity curve and the day: figures sampled at most once a minute; reali
   expect(day.body).toMatchObject({
     day: iso(Date.now()).slice(0, 10),
     timeZone: 'UTC',
-    realizedProfit: 37,
-    dailyLossLimit: { amount: 100, used: 0.5, loss: 50, dayOpenEquity: 10_000 },
+    realizedProfit: 38.5,
+    closesTruncated: false,
+    dailyLossLimit: { basis: 'amount', amount: 100, percent: 1, used: 0.5, loss: 50, dayOpenEquity: 10_000 },
     drawdown: { max: 10, current: 0.5, used: 0.05, peakEquity: 10_000 },
     equity: 9_950,
   });
   expect(day.body.days).toHaveLength(30);
-  expect(day.body.days.at(-1)).toEqual({ day: day.body.day, profit: 37 });
+  expect(day.body.days.at(-1)).toEqual({ day: day.body.day, profit: 38.5 });
+  expect(day.body.closes).toEqual([
+    {
+      tradeId: '81',
+      symbol: 'EURUSD',
+      side: 'buy',
+      at: iso(now - 500),
+      volume: 0.1,
+      remainingVolume: 0.2,
+      price: 1.086,
+      profit: 1.5,
+      cause: 'take_profit_level',
+    },
+    { tradeId: '80', symbol: 'EURUSD', side: 'buy', at: iso(now - 1_000), volume: 0.1, remainingVolume: 0, price: 1.09, profit: 37, cause: 'take_profit' },
+  ]);
+  expect(day.body.closes.reduce((sum: number, c: { profit: number }) => sum + c.profit, 0)).toBe(day.body.realizedProfit);
 });
 
 test('retention: trades closed and points sampled before it go with the next call; a trade still open stays, however old', async () => {

@@ -277,6 +277,27 @@ describe('cTrader execution events → trade events', () => {
     expect(o[0]).toMatchObject({ eventId: 'order:30:modified:1.1/none/none', type: 'order_modified', price: 1.0998, sl: null, tp: null, cause: 'broker' });
   });
 
+  test('when a pending order changes, then order_modified says the order as it is: its trigger, its type and its expiry (null: good till cancelled)', () => {
+    const changed = (over: Partial<Order>) => mapExecution(exec(ExecutionType.ORDER_REPLACED, { order: { ...pending, ...over } }), byCommand)[0]!;
+    const expiry = T0 + 7_200_000;
+    expect(changed({ expirationTimestamp: expiry, utcLastUpdateTimestamp: T0 + 9_000 })).toEqual({
+      eventId: `order:30:modified:${T0 + 9_000}`,
+      type: 'order_modified',
+      at: '2026-11-26T10:00:09.000Z',
+      ticket: '30',
+      symbol: 'EURUSD',
+      commandId: 'signal/s2/account/acc-1',
+      price: 1.0998,
+      stopLimitPrice: 1.1,
+      orderType: 'stop_limit',
+      sl: 1.09,
+      tp: null,
+      expiresAt: new Date(expiry).toISOString(),
+      cause: 'command',
+    });
+    expect(changed({ expirationTimestamp: undefined })).toMatchObject({ expiresAt: null });
+  });
+
   test('when the event is a swap, a deposit, a rejection or a deal that only adds to a position, then no trade event', () => {
     expect(mapExecution(exec(ExecutionType.SWAP, { position: position() }), ctx())).toEqual([]);
     expect(mapExecution(exec(ExecutionType.DEPOSIT_WITHDRAW, {}), ctx())).toEqual([]);

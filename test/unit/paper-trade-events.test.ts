@@ -4,7 +4,8 @@ import path from 'node:path';
 import { ManualFeed } from '../../src/paper/broker';
 import { MemoryLedger } from '../../src/paper/ledger';
 import { PaperTerminal } from '../../src/paper/terminal';
-import { bookSchema as contractBook, tradeEventSchema as contractEvent, type TradeEvent } from '../../src/domain/trade-events';
+import { bookSchema as contractBook, tradeEventSchema as contractEvent, type TradeEvent, type TradeRecord } from '../../src/domain/trade-events';
+import { applyEvent } from '../../src/trades/apply';
 import { bookOf } from '../../src/paper/trade-events';
 import { TraderFile } from '../../src/paper/trader-file';
 
@@ -144,6 +145,53 @@ describe('trade events of the paper bridge', () => {
     expect(list[3]).toEqual(expect.objectContaining({ commandId: cancel.commandId }));
     // The position a pending order became is linked to the order and to the entry's command.
     expect(list[5]).toEqual(expect.objectContaining({ fromOrder: limit.ticket, price: 1.08, tp: 1.1, commandId: limit.commandId }));
+  });
+
+  test('when a stop-limit gets an expiry and later reaches its trigger, then order_modified says the order as it is and the journal reads it so', async () => {
+    const p = paper();
+    const t = p.make();
+    // A buy stop-limit: at the trigger 1.087 (above the ask 1.0851), a buy limit at 1.0865.
+    const order = p.run(t, { action: 'buy_stop_limit', symbol: 'EURUSD', volume: 0.1, price: 1.0865, stopLimitPrice: 1.087 }).ticket!;
+    const expiry = new Date(T0 + 3_600_000).toISOString();
+    const modify = p.run(t, { action: 'modify_pending_expiry', orderId: order, expiry });
+    p.feed.set('EURUSD', 1.087, 1.0871);
+    await t.tick();
+    const list = events(t);
+    expect(list.map((e) => contractEvent.parse(e))).toEqual(list);
+    expect(list).toEqual([
+      expect.objectContaining({ type: 'order_placed', orderType: 'stop_limit', price: 1.0865, stopLimitPrice: 1.087 }),
+      {
+        eventId: expect.any(String),
+        at: new Date(T0).toISOString(),
+        ticket: order,
+        symbol: 'EURUSD',
+        commandId: modify.commandId,
+        type: 'order_modified',
+        price: 1.0865,
+        orderType: 'stop_limit',
+        stopLimitPrice: 1.087,
+        sl: null,
+        tp: null,
+        expiresAt: expiry,
+        cause: 'command',
+      },
+      expect.objectContaining({ type: 'order_modified', orderType: 'limit', stopLimitPrice: null, cause: 'broker' }),
+    ]);
+    expect(list[2]).not.toHaveProperty('price');
+    // The journal's order: its expiry from the modification, then a limit order at its limit price, no trigger left.
+    const ctx = { accountId: 'acc-1', nowIso: new Date(T0).toISOString() };
+    let journal = new Map<string, TradeRecord>();
+    const after: TradeRecord[] = [];
+    for (const e of list) {
+      for (const [id, r] of applyEvent(journal, e, ctx)) if (r) journal = new Map([...journal, [id, r]]);
+      after.push(journal.get(`order:${order}`)!);
+    }
+    const shown = (r: TradeRecord) => [r.orderType, r.orderPrice, r.stopLimitPrice, r.expiresAt];
+    expect(after.map(shown)).toEqual([
+      ['stop_limit', 1.0865, 1.087, undefined],
+      ['stop_limit', 1.0865, 1.087, expiry],
+      ['limit', 1.0865, undefined, expiry],
+    ]);
   });
 
   test('when the trader closes a position and deletes an order by hand, then the events say manual and the ledger says close/cancel manual', async () => {

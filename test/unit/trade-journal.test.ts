@@ -74,6 +74,41 @@ describe('applying events', () => {
     expect(journal.get('8')!.events.map((e) => e.eventId)).toEqual(['p', 'o5', 't']);
   });
 
+  test('an order modification is the order now: a new expiry, none (null: good till cancelled), a stop-limit become a limit; what it leaves out is kept', () => {
+    const expiry = at(3600);
+    const placed = ev({
+      eventId: 'p',
+      type: 'order_placed',
+      at: at(0),
+      ticket: '3',
+      side: 'buy',
+      orderType: 'stop_limit',
+      volume: 1,
+      price: 1.0935,
+      stopLimitPrice: 1.095,
+    });
+    const modified = (s: number, e: Record<string, unknown>) =>
+      ev({ eventId: `m${s}`, type: 'order_modified', at: at(s), ticket: '3', cause: 'command', ...e });
+    const steps = [
+      [placed],
+      [placed, modified(1, { expiresAt: expiry })],
+      [placed, modified(1, { expiresAt: expiry }), modified(2, { sl: 1.09 })],
+      [placed, modified(1, { expiresAt: expiry }), modified(2, { sl: 1.09 }), modified(3, { expiresAt: null })],
+      [placed, modified(1, { expiresAt: expiry }), modified(4, { orderType: 'limit', cause: 'broker' })],
+    ];
+    const order = (events: TradeEvent[]) => {
+      const t = run(events).get('order:3')!;
+      return [t.orderType, t.orderPrice, t.stopLimitPrice, t.expiresAt, t.sl];
+    };
+    expect(steps.map(order)).toEqual([
+      ['stop_limit', 1.0935, 1.095, undefined, null],
+      ['stop_limit', 1.0935, 1.095, expiry, null],
+      ['stop_limit', 1.0935, 1.095, expiry, 1.09],
+      ['stop_limit', 1.0935, 1.095, undefined, 1.09],
+      ['limit', 1.0935, undefined, expiry, null],
+    ]);
+  });
+
   test('an order expired and one cancelled by the broker end as such', () => {
     const placed = (t: string) => ev({ eventId: `p${t}`, type: 'order_placed', at: at(0), ticket: t, side: 'buy', orderType: 'limit', volume: 1, price: 1 });
     const journal = run([

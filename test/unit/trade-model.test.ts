@@ -66,6 +66,8 @@ describe('how a trade ended', () => {
     [{ status: 'cancelled', closeCause: 'unknown' }, 'placed · gone (unknown)'],
     [{ status: 'open', volume: 0.1, closedVolume: 0 }, 'open'],
     [{ status: 'open', volume: 0.05, closedVolume: 0.05 }, 'open (0.05 lots closed so far)'],
+    [{ status: 'open', volume: 0.2, closedVolume: 0.1 }, 'open (0.10 lots closed so far)'],
+    [{ status: 'open', volume: 1, closedVolume: 1 }, 'open (1 lot closed so far)'],
     [{ status: 'open', volume: 0.1, closedVolume: 0, orderTicket: '55' }, 'order 55 triggered · open'],
     [{ status: 'closed', closeCause: 'stop_loss', orderTicket: '55' }, 'order 55 triggered · stop loss hit'],
     [{ status: 'pending', volume: 0.1, closedVolume: 0, orderTicket: '55' }, 'placed (waiting for its price)'],
@@ -85,7 +87,7 @@ describe('how a trade ended', () => {
 
   test('a closed trade shows its lots closed and its P&L net of commission and swap, signed', () => {
     const cells = model.tradeCells(trade({}), 'USD');
-    expect(cells).toEqual(['1000003', 'EURUSD', 'buy', '0.1 lots', '1.1', 'take profit hit', '2026-11-26T11:00:00.000Z', '1.11', '+99.00 USD', '—']);
+    expect(cells).toEqual(['1000003', 'EURUSD', 'buy', '0.10 lots', '1.1', 'take profit hit', '2026-11-26T11:00:00.000Z', '1.11', '+99.00 USD', '—']);
     expect(model.tradeCells(trade({ realizedProfit: -50 }), 'USD')[8]).toBe('−51.00 USD');
   });
 
@@ -101,7 +103,7 @@ describe('how a trade ended', () => {
       openPrice: undefined,
     };
     const cells = model.tradeCells(trade({ ...pending, tradeId: 'order:7001', orderTicket: '7001', orderType: 'limit', orderPrice: 1.075 }), 'USD');
-    expect(cells).toEqual(['order:7001', 'EURUSD', 'buy', '0.1 lots', 'limit at 1.075', 'placed (waiting for its price)', null, '—', '—', '—']);
+    expect(cells).toEqual(['order:7001', 'EURUSD', 'buy', '0.10 lots', 'limit at 1.075', 'placed (waiting for its price)', null, '—', '—', '—']);
   });
 
   test('a trade opened outside the service says so', () => {
@@ -166,15 +168,15 @@ describe('the book', () => {
     ).toBe('trail active at 1.1 · stop moved 2 times');
   });
 
-  test('an order row: its type, and a stop-limit shows both prices', () => {
+  test("an order row: its type, and a stop-limit's trigger (stopLimitPrice) first, then the limit it places (price)", () => {
     const o = {
       ticket: '10',
       symbol: 'EURUSD',
       side: 'buy',
       orderType: 'stop_limit',
       volume: 0.1,
-      price: 1.1,
-      stopLimitPrice: 1.099,
+      price: 1.0935,
+      stopLimitPrice: 1.095,
       sl: null,
       tp: null,
       placedAt: '2026-11-26T10:00:00Z',
@@ -184,13 +186,18 @@ describe('the book', () => {
       '10',
       'EURUSD',
       'buy stop-limit',
-      '0.1 lots',
-      '1.1 → limit 1.099',
+      '0.10 lots',
+      'trigger 1.095 → limit 1.0935',
       '—',
       '—',
       '2026-11-26T10:00:00Z',
       'good till cancelled',
     ]);
+    expect(model.orderCells({ ...o, expiresAt: '2026-11-26T18:00:00Z' })[8]).toBe('2026-11-26T18:00:00Z');
+    // The trade of a stop-limit not yet triggered says both too; once triggered it is a limit order at its price.
+    const pending = { status: 'pending', volume: 0.1, closedVolume: 0, openPrice: undefined, orderType: 'stop_limit', orderPrice: 1.0935 };
+    expect(model.tradeCells(trade({ ...pending, stopLimitPrice: 1.095 }), 'USD')[4]).toBe('stop-limit trigger 1.095 → limit 1.0935');
+    expect(model.tradeCells(trade({ ...pending, orderType: 'limit' }), 'USD')[4]).toBe('limit at 1.0935');
   });
 
   test.each([
@@ -205,39 +212,47 @@ describe('the book', () => {
   });
 });
 
-describe('the guards as gauges, readable without colour', () => {
-  test('the daily loss limit: the share used and the limit, in words', () => {
-    const g = model.dailyLossGauge({ dailyLossLimit: { amount: 300, percent: 3, used: 0.25 } }, 'USD');
-    expect(g).toMatchObject({ value: 0.25, percent: 25, level: 'ok' });
-    expect(g.text).toBe('25 % of the daily loss limit 300.00 USD (3 %) used');
+describe('numbers as a trader reads them', () => {
+  test.each([
+    [100008, 'USD', false, '100,008.00 USD'],
+    [99981.6, 'USD', false, '99,981.60 USD'],
+    [1234567.891, '', false, '1,234,567.89'],
+    [-18.4, 'USD', true, '−18.40 USD'],
+    [1.5, 'USD', true, '+1.50 USD'],
+    [-1012.5, '', true, '−1,012.50'],
+    [0, 'USD', true, '0.00 USD'],
+    [-0.001, '', true, '0.00'],
+    [999.999, '', false, '1,000.00'],
+    [Number.NaN, 'USD', true, '—'],
+  ])('money %p %p (signed %p) reads %p', (n, currency, signed, text) => {
+    expect(model.money(n, currency, signed)).toBe(text);
   });
 
-  test('near and past the limit are said, and the meter stops at full', () => {
-    expect(model.dailyLossGauge({ dailyLossLimit: { amount: 300, percent: null, used: 0.85 } }, 'USD').text).toBe(
-      '85 % of the daily loss limit 300.00 USD used — near the limit',
-    );
-    const over = model.drawdownGauge({ drawdown: { current: 12, max: 10, used: 1.2 } });
-    expect(over).toMatchObject({ value: 1, percent: 120, level: 'reached' });
-    expect(over.text).toBe('drawdown 12 % of a max 10 % (120 % used) — limit reached: new entries are refused');
+  test.each([
+    [1, '1 lot'],
+    [2, '2 lots'],
+    [0.1, '0.10 lots'],
+    [0.01, '0.01 lots'],
+    [1.5, '1.50 lots'],
+    [0.125, '0.125 lots'],
+    [null, '—'],
+  ])('%p lots read %p', (n, text) => {
+    expect(model.lots(n)).toBe(text);
   });
 
-  test('a guard not measured yet (no figures today) says so and shows no meter', () => {
-    for (const g of [
-      model.dailyLossGauge({ dailyLossLimit: { amount: null, percent: 3, used: null, loss: null } }, 'USD'),
-      model.drawdownGauge({ drawdown: { current: null, max: 10, used: null } }),
-    ])
-      expect(g).toMatchObject({ value: null, level: 'unknown', text: 'not measured yet: no account figures from the bridge today' });
+  test('a chart title names only what is known: no currency before any figures', () => {
+    expect(model.chartTitle('Daily P&L', 'USD', 'UTC')).toBe('Daily P&L (USD, UTC)');
+    expect(model.chartTitle('Daily P&L', '', 'UTC')).toBe('Daily P&L (UTC)');
+    expect(model.chartTitle('Equity curve', '')).toBe('Equity curve');
   });
 
-  test("today's loss in money when the service measured it", () => {
-    expect(model.dailyLossGauge({ dailyLossLimit: { amount: 300, percent: 3, used: 0.5, loss: 150 } }, 'USD').text).toBe(
-      'lost 150.00 USD today: 50 % of the daily loss limit 300.00 USD (3 %) used',
-    );
-  });
-
-  test('no guard set: no gauge', () => {
-    expect(model.dailyLossGauge({ dailyLossLimit: null }, 'USD')).toBeNull();
-    expect(model.drawdownGauge({ drawdown: null })).toBeNull();
+  test.each([
+    [100005, '100,005'],
+    [0.5, '0.5'],
+    [-20, '−20'],
+    [1.08620000001, '1.0862'],
+  ])('an axis figure %p reads %p', (v, text) => {
+    expect(model.tickText(v)).toBe(text);
   });
 });
 

@@ -158,6 +158,27 @@ def test_a_pending_order_past_its_expiry_expires(double: Double, tmp_path, monke
     assert (expired["ticket"], expired["eventId"]) == (placed.ticket, f"order:{placed.ticket}:expired")
 
 
+def test_a_new_expiry_is_in_order_modified_with_the_order_as_it_is_now(double: Double, tmp_path) -> None:
+    from datetime import datetime, timedelta, timezone
+
+    b = bridge(double, tmp_path)
+    order = b.handle(command("buy_stop_limit", symbol="EURUSD", volume=0.5, price=1.09, stopLimitPrice=1.091,
+                             commandId="c-order"))
+    assert order is not None and order.status == "filled"
+    [placed] = of_type(events(b), "order_placed")
+    assert "expiresAt" not in placed
+    expiry = (datetime.now(timezone.utc) + timedelta(hours=2)).replace(microsecond=0)
+    done = b.handle(command("modify_pending_expiry", orderId=order.ticket, commandId="c-expiry",
+                            expiry=expiry.isoformat().replace("+00:00", "Z")))
+    assert done is not None and done.status == "done", done
+    [modified] = of_type(events(b), "order_modified")
+    # The service's words: price is the limit price, stopLimitPrice the trigger; the expiry in UTC.
+    assert {k: modified[k] for k in ("cause", "commandId", "orderType", "price", "stopLimitPrice", "sl", "tp")} == {
+        "cause": "command", "commandId": "c-expiry", "orderType": "stop_limit", "price": 1.09, "stopLimitPrice": 1.091,
+        "sl": None, "tp": None}
+    assert datetime.fromisoformat(modified["expiresAt"].replace("Z", "+00:00")) == expiry
+
+
 def test_an_sl_moved_by_command_is_modified_by_command_and_by_someone_else_by_the_broker(double: Double, tmp_path) -> None:
     b = bridge(double, tmp_path)
     ticket = buy(b, "c-1", sl=1.08)

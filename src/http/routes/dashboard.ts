@@ -41,6 +41,7 @@ export function dashboardRoutes(): Router {
     'risk-form.js',
     'risk-form-model.js',
     'trade-model.js',
+    'trade-day.js',
     'trade-pages.js',
     'activity-pages.js',
     'mt5-package.js',

@@ -82,8 +82,9 @@ class TradeEvents(Terminal):
             if event["eventId"] in state["seen"]:
                 return
             state["seen"][event["eventId"]] = at_ms // 1000
-            # null is a level removed, on a modification only; elsewhere a field without a value is left out.
-            keep_null = ("sl", "tp") if event["type"] in ("position_modified", "order_modified") else ()
+            # null is a level removed (or an order's expiry: good till cancelled), on a modification only; elsewhere a
+            # field without a value is left out.
+            keep_null = {"position_modified": ("sl", "tp"), "order_modified": ("sl", "tp", "expiresAt")}.get(event["type"], ())
             found.append((at_ms, {k: v for k, v in event.items() if v is not None or k in keep_null}))
 
         for order in sorted(list(history) + list(active), key=lambda o: (o.time_setup_msc, o.ticket)):
@@ -135,6 +136,12 @@ class TradeEvents(Terminal):
             return float(order.price_stoplimit), float(order.price_open)
         return float(order.price_open), None
 
+    def _expiry(self, order: Any) -> Optional[str]:
+        """The order's expiry in UTC; None: good till cancelled."""
+        if order.type_time == self.mt5.ORDER_TIME_SPECIFIED and order.time_expiration:
+            return self._utc(order.time_expiration * 1000)
+        return None
+
     def _placed(self, order: Any) -> Dict[str, Any]:
         side, order_type = PENDING_TYPES[order.type]
         price, stop_limit = self._prices(order)
@@ -143,8 +150,7 @@ class TradeEvents(Terminal):
                 "ticket": str(order.ticket), "symbol": order.symbol, "commandId": by[1] if by else None,
                 "side": side, "orderType": order_type, "volume": float(order.volume_initial), "price": price,
                 "stopLimitPrice": stop_limit, "sl": _level(order.sl), "tp": _level(order.tp),
-                "expiresAt": self._utc(order.time_expiration * 1000)
-                if order.type_time == self.mt5.ORDER_TIME_SPECIFIED and order.time_expiration else None}
+                "expiresAt": self._expiry(order)}
 
     def _cancelled(self, order: Any, state: Dict[str, Any]) -> Dict[str, Any]:
         # The history does not say who deleted an order: the bridge's own note does, else it was done by hand.
@@ -166,8 +172,9 @@ class TradeEvents(Terminal):
             by = self._by_note(f"order:{order.ticket}", state, at_ms)
             add(at_ms, {"eventId": f"order:{order.ticket}:modified:{changes}", "type": "order_modified",
                         "at": self._utc(at_ms), "ticket": key, "symbol": order.symbol,
-                        "commandId": by[1] if by else None, "price": price, "sl": now[2], "tp": now[3],
-                        "cause": by[0] if by else "broker"})
+                        "commandId": by[1] if by else None, "price": price, "stopLimitPrice": stop_limit,
+                        "orderType": PENDING_TYPES[order.type][1], "sl": now[2], "tp": now[3],
+                        "expiresAt": self._expiry(order), "cause": by[0] if by else "broker"})
             state["orders"][key] = {"values": now, "changes": changes}
         elif known is None:
             state["orders"][key] = {"values": now, "changes": 0}
@@ -297,5 +304,4 @@ class TradeEvents(Terminal):
         return {"ticket": str(o.ticket), "symbol": o.symbol, "side": side, "orderType": order_type,
                 "volume": float(o.volume_current), "price": price, "stopLimitPrice": stop_limit, "sl": _level(o.sl),
                 "tp": _level(o.tp), "placedAt": self._utc(o.time_setup_msc),
-                "expiresAt": self._utc(o.time_expiration * 1000)
-                if o.type_time == self.mt5.ORDER_TIME_SPECIFIED and o.time_expiration else None}
+                "expiresAt": self._expiry(o)}
