@@ -73,7 +73,7 @@ function wireFields(buf: Buffer): WireField[] {
   return fields;
 }
 
-const text = (v: number | Buffer) => (Buffer.isBuffer(v) ? v.toString('utf8') : String(v));
+const text = (v: number | Buffer | undefined) => (v === undefined ? '' : Buffer.isBuffer(v) ? v.toString('utf8') : String(v));
 const bytes = (v: number | Buffer) => (Buffer.isBuffer(v) ? v : Buffer.alloc(0));
 const LABELS = { 1: 'optional', 2: 'required', 3: 'repeated' } as const;
 /** FieldDescriptorProto.Type for scalars; message and enum fields carry their type_name instead. */
@@ -105,7 +105,7 @@ function namedList<T>(buf: Buffer, item: (fields: Fields) => T): [string, Map<st
     if (no === 1) name = text(v);
     if (no !== 2) continue;
     const fields: Fields = new Map(wireFields(bytes(v)));
-    items.set(text(fields.get(1) ?? ''), item(fields));
+    items.set(text(fields.get(1)), item(fields));
   }
   return [name, items];
 }
