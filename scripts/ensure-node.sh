@@ -7,7 +7,7 @@
 set -euo pipefail
 
 NODE_VERSION=24.22.3
-NPM_VERSION=11.19.1 # the npm the lock was made with; later 11.x warn of install scripts on every install
+NPM_VERSION=11.19.1 # the npm package-lock.json was made with
 NODE_MIN_MAJOR=24
 
 if command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 &&
