@@ -43,6 +43,7 @@ fail_before_jest() {
 # Node 24 from scripts/ensure-node.sh (the machine's when it has it, else from the npm registry) first on PATH.
 node_bin="$(bash scripts/ensure-node.sh)" || fail_before_jest "scripts/ensure-node.sh"
 export PATH="$node_bin:$PATH"
+echo "test.sh: node $(node --version), npm $(npm --version 2>/dev/null)" >&2
 bash scripts/ensure-node-modules.sh || fail_before_jest "npm ci"
 bash scripts/ensure-redis.sh >/dev/null || fail_before_jest "scripts/ensure-redis.sh"
 TEMPORAL_BIN="$(bash scripts/ensure-temporal.sh)" || fail_before_jest "scripts/ensure-temporal.sh"

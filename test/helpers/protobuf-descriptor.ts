@@ -17,7 +17,7 @@ export interface Descriptors {
 const SIMPLE_ESCAPES: Record<string, number> = { n: 10, r: 13, t: 9, '\\': 92, "'": 39, '"': 34 };
 
 /** The bytes of the literal in `AddSerializedFile(b'…')`: \xHH, octal \NNN and the one-letter escapes. */
-export function serializedFileOf(source: string): Buffer {
+function serializedFileOf(source: string): Buffer {
   const literal = /AddSerializedFile\(b'((?:[^'\\]|\\.)*)'\)/.exec(source)?.[1];
   if (literal === undefined) throw new Error("no AddSerializedFile(b'…') in this file");
   const out: number[] = [];
