@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Prints the bin directory of the Node.js the project runs on (node, npm, npx): Node 24, the active LTS, as
-# package.json's engines ask. The machine's own node is used when it is 24 or later; otherwise Node and npm come from
-# the npm registry as packages (node-<os>-<arch>, which holds the official binary, and npm), installed once by the
-# machine's npm into the cache outside the checkout. Every script that runs node, npm or npx puts this directory first
-# on PATH (scripts/use-node.sh). Logs go to stderr.
+# Prints the bin directory of the Node.js the project runs on (node, npm, npx): Node 24, an LTS line (supported until
+# April 2028; the n8n the tests run takes at most 24.x), as package.json's engines ask. The machine's own node is used
+# when it is 24 or later; otherwise Node and npm come from the npm registry as packages (node-<os>-<arch>, which holds
+# the official binary, and npm), installed once by the machine's npm into the cache outside the checkout. Every script
+# that runs node, npm or npx puts this directory first on PATH: PATH="$(bash scripts/ensure-node.sh):$PATH".
+# Logs go to stderr.
 set -euo pipefail
 
 NODE_VERSION=24.22.3
