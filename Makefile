@@ -23,7 +23,7 @@ lint:
 	@bash scripts/lint.sh
 
 build:
-	npm run build
+	@export PATH="$$(bash scripts/ensure-node.sh):$$PATH" && npm run build
 
 # The build, and the MT5 bridge package in dist/mt5-bridge/: the wheel, and the zip the service hands out
 # (README, config template, Windows start scripts; docs/mt5-bridge.md).
@@ -31,7 +31,7 @@ dist:
 	@bash scripts/dist.sh
 
 install:
-	npm ci
+	@export PATH="$$(bash scripts/ensure-node.sh):$$PATH" && npm ci
 
 clean:
 	rm -rf dist .run coverage

@@ -2,6 +2,9 @@
 # `make cluster`: installs and builds what is missing, then runs scripts/cluster.ts (dist/scripts/cluster.js).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Node 24 from scripts/ensure-node.sh (the machine's when it has it, else from the npm registry) first on PATH.
+PATH="$(bash scripts/ensure-node.sh):$PATH"
+export PATH
 bash scripts/ensure-node-modules.sh
 bash scripts/ensure-redis.sh >/dev/null
 bash scripts/ensure-postgres.sh >/dev/null

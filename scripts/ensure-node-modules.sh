@@ -2,6 +2,9 @@
 # Installs node_modules from package-lock.json (npm ci) when it is missing or older than the lock.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Node 24 from scripts/ensure-node.sh (the machine's when it has it, else from the npm registry) first on PATH.
+PATH="$(bash scripts/ensure-node.sh):$PATH"
+export PATH
 
 stamp=node_modules/.package-lock.json # npm writes it on every install
 if [ -d node_modules ] && [ -f "$stamp" ] && ! [ package-lock.json -nt "$stamp" ]; then

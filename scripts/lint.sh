@@ -5,6 +5,9 @@
 # dependency (knip, knip.json), and the domain (src/domain) importing nothing of ours but itself. Prints one line per check and exits non-zero when any fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# Node 24 from scripts/ensure-node.sh (the machine's when it has it, else from the npm registry) first on PATH.
+node_bin="$(bash scripts/ensure-node.sh)" || { echo "lint: scripts/ensure-node.sh failed" >&2; exit 1; }
+export PATH="$node_bin:$PATH"
 bash scripts/ensure-node-modules.sh >/dev/null || { echo "lint: npm ci failed" >&2; exit 1; }
 
 rc=0

@@ -17,12 +17,6 @@ export const NODE_FLAGS = {
         'machine) the ingress grew to 225 MB under 40 signals/s with a live set under 100 MB; with 160 MB its peak ' +
         'was 144 MB at the same CPU',
     },
-    {
-      flag: '--experimental-websocket',
-      why:
-        'Connect with cTrader lists the accounts of a new access token over Open API (a WebSocket) from the ingress, with ' +
-        "Node's own WebSocket client, which Node 20 only has behind this flag (Node 22 has it without)",
-    },
   ],
 } as const satisfies Record<string, readonly NodeFlag[]>;
 

@@ -104,6 +104,9 @@ wait_until() {
 }
 
 # ------------------------------------------------------------------------------------------------ install
+# Node 24 from scripts/ensure-node.sh (the machine's when it has it, else from the npm registry) first on PATH.
+PATH="$(bash scripts/ensure-node.sh):$PATH" || die "scripts/ensure-node.sh failed"
+export PATH
 bash scripts/ensure-node-modules.sh
 bash scripts/ensure-redis.sh >/dev/null
 TEMPORAL_BIN="${TEMPORAL_BIN:-$(bash scripts/ensure-temporal.sh)}"

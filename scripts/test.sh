@@ -40,6 +40,10 @@ fail_before_jest() {
   exit 1
 }
 
+# Node 24 from scripts/ensure-node.sh (the machine's when it has it, else from the npm registry) first on PATH.
+node_bin="$(bash scripts/ensure-node.sh)" || fail_before_jest "scripts/ensure-node.sh"
+export PATH="$node_bin:$PATH"
+echo "test.sh: node $(node --version), npm $(npm --version 2>/dev/null)" >&2
 bash scripts/ensure-node-modules.sh || fail_before_jest "npm ci"
 bash scripts/ensure-redis.sh >/dev/null || fail_before_jest "scripts/ensure-redis.sh"
 TEMPORAL_BIN="$(bash scripts/ensure-temporal.sh)" || fail_before_jest "scripts/ensure-temporal.sh"
@@ -92,8 +96,7 @@ if [ "$run_pytest" -eq 1 ]; then
 fi
 rc=0
 if [ "$run_jest" -eq 1 ]; then
-  # The in-process ingress of the tests lists cTrader accounts with Node's WebSocket client (scripts/node-flags.ts).
-  NODE_OPTIONS="${NODE_OPTIONS:-} --experimental-websocket" npx jest --json --outputFile="$results" "${jest_args[@]}"
+  npx jest --json --outputFile="$results" "${jest_args[@]}"
   rc=$?
 fi
 

@@ -39,7 +39,7 @@ export class CallbackRefused extends Error {
 
 export type Resolve = (host: string) => Promise<{ address: string; family: number }[]>;
 
-const systemResolve: Resolve = (host) => dnsLookup(host, { all: true, verbatim: true });
+const systemResolve: Resolve = (host) => dnsLookup(host, { all: true, order: 'verbatim' });
 
 /** The URL's form alone (no lookup): scheme, length, no credentials, a host. Throws CallbackRefused. */
 export function checkCallbackUrl(raw: string, settings: GuardSettings): URL {

@@ -19,7 +19,7 @@ export type WebSocketFactory = (url: string) => WebSocketLike;
 
 function builtinWebSocket(): WebSocketFactory {
   const Impl = (globalThis as { WebSocket?: new (url: string) => WebSocketLike }).WebSocket;
-  if (!Impl) throw new Error('this Node has no WebSocket client: run Node 22 or later, or Node 20 with --experimental-websocket');
+  if (!Impl) throw new Error('this Node has no WebSocket client: run Node 24 or later (package.json engines)');
   return (url) => new Impl(url);
 }
 

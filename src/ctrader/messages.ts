@@ -1,10 +1,10 @@
 /**
- * The part of cTrader Open API this connector speaks, as Spotware publishes it (openapi-proto-messages, the copy in
- * ../shared/reference/ctrader-open-api/): payload type numbers from `ProtoOAPayloadType`
+ * The part of cTrader Open API this connector speaks, as Spotware publishes it (openapi-proto-messages; docs/ctrader-connector.md
+ * names the release and the registry package the tests read it from): payload type numbers from `ProtoOAPayloadType`
  * (OpenApiModelMessages.proto) and `ProtoPayloadType` (OpenApiCommonModelMessages.proto), enum values from
  * OpenApiModelMessages.proto, field names from OpenApiMessages.proto. The JSON form (port 5036) wraps every message
  * as `{clientMsgId, payloadType, payload}` with the same field names; enums travel as their numbers.
- * test/unit/ctrader-messages.test.ts checks every number here against the published .proto files.
+ * test/unit/ctrader-messages.test.ts checks every number here against the published definitions.
  */
 
 export const PayloadType = {

@@ -92,7 +92,6 @@ export async function startLinkedConnector(world: ConnectWorld, label: string): 
     args: [],
     env: {
       ...base,
-      NODE_OPTIONS: '--experimental-websocket',
       INGRESS_URL: world.stack.ingress.url,
       REDIS_URL: world.stack.config.redis.url,
       CTRADER_TOKENS_KEY_FILE: world.tokensKeyFile,

@@ -6,7 +6,7 @@ import { SecretBox } from '../../src/secret-box';
 import { processLogDir, ServiceProcess } from '../../support/processes';
 
 /**
- * The built cTrader connector (`node --experimental-websocket dist/src/ctrader/main.js`) as its own process, with an
+ * The built cTrader connector (`node dist/src/ctrader/main.js`) as its own process, with an
  * encrypted credentials file and a state directory of its own that survive restarts (as on an operator's machine).
  */
 
@@ -49,7 +49,6 @@ function connectorEnv(setup: ConnectorSetup, demoUrl: string, ingressUrl: string
   for (const n of ['PATH', 'HOME', 'TMPDIR', 'LANG', 'TZ']) if (process.env[n] !== undefined) base[n] = process.env[n]!;
   return {
     ...base,
-    NODE_OPTIONS: '--experimental-websocket',
     INGRESS_URL: ingressUrl,
     CTRADER_CREDENTIALS_KEY: setup.key,
     CTRADER_CREDENTIALS_FILE: setup.credentialsFile,

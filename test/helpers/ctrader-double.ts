@@ -12,9 +12,9 @@ import { startWsServer, type WsPeer, type WsServer } from './websocket-server';
 
 /**
  * A cTrader Open API proxy double speaking the JSON form (`{clientMsgId, payloadType, payload}` over WebSocket, as on
- * port 5036), built from Spotware's published definitions in ../shared/reference/ctrader-open-api/: payload type
- * numbers, field names, enums and error code names come from src/ctrader/messages.ts, which a unit test checks
- * against those .proto files. Answers carry the request's clientMsgId; refusals of trading requests are
+ * port 5036), built from Spotware's published definitions (test/helpers/ctrader-proto.ts: a pinned registry
+ * package): payload type numbers, field names, enums and error code names come from src/ctrader/messages.ts, which a
+ * unit test checks against those definitions. Answers carry the request's clientMsgId; refusals of trading requests are
  * ProtoOAOrderErrorEvent, refusals of everything else ProtoOAErrorRes; executions are ProtoOAExecutionEvent.
  * Like the proxy, it allows 50 requests per second per connection (then BLOCKED_PAYLOAD_TYPE).
  */

@@ -2,17 +2,15 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { REPO_ROOT } from '../../support/infra';
+import { addDescriptors, type DescriptorField } from './protobuf-descriptor';
 
 /**
- * Spotware's published Open API definitions (../shared/reference/ctrader-open-api/*.proto), read as text: enums
- * (name → number) and messages (field → type and label). The double checks every request against them and a unit
+ * Spotware's published Open API definitions, from a pinned registry package: enums (name → number) and messages
+ * (field → type and label). The double checks every request against them and a unit
  * test checks src/ctrader/messages.ts against them, so neither can drift into guesses.
  */
 
-interface ProtoField {
-  label: 'required' | 'optional' | 'repeated';
-  type: string;
-}
+type ProtoField = DescriptorField;
 
 export interface ProtoDefinitions {
   dir: string;
@@ -20,61 +18,46 @@ export interface ProtoDefinitions {
   messages: Map<string, Map<string, ProtoField>>;
 }
 
-/** The checkout this one was cloned from, when it is a directory on this machine (a clone into a temporary directory). */
-function originCheckout(): string | undefined {
-  try {
-    const url = execFileSync('git', ['-C', REPO_ROOT, 'remote', 'get-url', 'origin'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
-    const dir = url.startsWith('file://') ? url.slice('file://'.length) : url;
-    return path.isAbsolute(dir) && fs.existsSync(dir) ? dir : undefined;
-  } catch {
-    return undefined;
-  }
+/**
+ * Where the definitions are: $CTRADER_OPEN_API_DEFINITIONS if set (a directory of .proto or protoc `_pb2.py` files);
+ * else the pinned registry package scripts/ensure-ctrader-definitions.sh installs once into the cache outside the
+ * checkout and names (docs/ctrader-connector.md says which package and how it compares with the connector's version).
+ */
+function definitionsDir(): string {
+  const explicit = process.env.CTRADER_OPEN_API_DEFINITIONS;
+  if (explicit) return explicit;
+  const script = path.join(REPO_ROOT, 'scripts', 'ensure-ctrader-definitions.sh');
+  return execFileSync('bash', [script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
 }
 
-/**
- * Where the reference lives: $CTRADER_OPEN_API_REFERENCE if set; else ../shared beside the checkout (CI, the lead's
- * tree) or beside its parent (a worktree); else beside the checkout it was cloned from. It is read, not copied into
- * the project (its README asks so).
- */
-function referenceDir(): string | undefined {
-  const explicit = process.env.CTRADER_OPEN_API_REFERENCE;
-  if (explicit) return explicit;
-  const roots = [REPO_ROOT, originCheckout()].filter((r): r is string => r !== undefined);
-  const candidates = roots.flatMap((root) =>
-    [path.resolve(root, '..', 'shared'), path.resolve(root, '..', '..', 'shared')].map((d) => path.join(d, 'reference', 'ctrader-open-api')),
-  );
-  return candidates.find((d) => fs.existsSync(path.join(d, 'OpenApiMessages.proto')));
+/** A .proto file read as text: enums and messages, comments dropped. */
+function addProtoText(source: string, into: ProtoDefinitions): void {
+  const text = source.replace(/\/\*[\s\S]*?\*\//g, '').replace(/\/\/.*$/gm, '');
+  for (const m of text.matchAll(/\benum\s+(\w+)\s*\{([^}]*)\}/g)) {
+    const values = new Map<string, number>();
+    for (const v of m[2]!.matchAll(/(\w+)\s*=\s*(\d+)\s*;/g)) values.set(v[1]!, Number(v[2]));
+    into.enums.set(m[1]!, values);
+  }
+  for (const m of text.matchAll(/\bmessage\s+(\w+)\s*\{([^}]*)\}/g)) {
+    const fields = new Map<string, ProtoField>();
+    for (const f of m[2]!.matchAll(/(required|optional|repeated)\s+(\w+)\s+(\w+)\s*=\s*\d+/g))
+      fields.set(f[3]!, { label: f[1] as ProtoField['label'], type: f[2]! });
+    into.messages.set(m[1]!, fields);
+  }
 }
 
 let cached: ProtoDefinitions | undefined;
 
 export function loadProto(): ProtoDefinitions {
   if (cached) return cached;
-  const dir = referenceDir();
-  if (!dir)
-    throw new Error(
-      'the cTrader Open API reference (../shared/reference/ctrader-open-api) is neither beside this checkout nor beside the one it was cloned from; set CTRADER_OPEN_API_REFERENCE to its directory',
-    );
-  const enums = new Map<string, Map<string, number>>();
-  const messages = new Map<string, Map<string, ProtoField>>();
-  for (const file of fs.readdirSync(dir).filter((f) => f.endsWith('.proto'))) {
-    const text = fs
-      .readFileSync(path.join(dir, file), 'utf8')
-      .replace(/\/\*[\s\S]*?\*\//g, '')
-      .replace(/\/\/.*$/gm, '');
-    for (const m of text.matchAll(/\benum\s+(\w+)\s*\{([^}]*)\}/g)) {
-      const values = new Map<string, number>();
-      for (const v of m[2]!.matchAll(/(\w+)\s*=\s*(\d+)\s*;/g)) values.set(v[1]!, Number(v[2]));
-      enums.set(m[1]!, values);
-    }
-    for (const m of text.matchAll(/\bmessage\s+(\w+)\s*\{([^}]*)\}/g)) {
-      const fields = new Map<string, ProtoField>();
-      for (const f of m[2]!.matchAll(/(required|optional|repeated)\s+(\w+)\s+(\w+)\s*=\s*\d+/g))
-        fields.set(f[3]!, { label: f[1] as ProtoField['label'], type: f[2]! });
-      messages.set(m[1]!, fields);
-    }
+  const dir = definitionsDir();
+  const defs: ProtoDefinitions = { dir, enums: new Map(), messages: new Map() };
+  for (const file of fs.readdirSync(dir).sort()) {
+    if (file.endsWith('.proto')) addProtoText(fs.readFileSync(path.join(dir, file), 'utf8'), defs);
+    else if (file.endsWith('_pb2.py')) addDescriptors(fs.readFileSync(path.join(dir, file), 'latin1'), defs);
   }
-  cached = { dir, enums, messages };
+  if (!defs.enums.has('ProtoOAPayloadType')) throw new Error(`no cTrader Open API definitions (ProtoOAPayloadType) in ${dir}`);
+  cached = defs;
   return cached;
 }
 

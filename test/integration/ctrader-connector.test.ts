@@ -349,7 +349,6 @@ describe("the cTrader connector's credentials verbs (built program)", () => {
     try {
       const env = {
         PATH: process.env.PATH ?? '',
-        NODE_OPTIONS: '--experimental-websocket',
         CTRADER_CREDENTIALS_KEY: randomBytes(32).toString('base64'),
         CTRADER_CREDENTIALS_FILE: path.join(dir, 'c.enc'),
       };

@@ -2,7 +2,7 @@ import { DealStatus, ErrorCode, ExecutionType, OrderStatus, OrderType, PayloadTy
 import { checkPayload, loadProto, messageNameOf } from '../helpers/ctrader-proto';
 
 /**
- * src/ctrader/messages.ts against Spotware's published definitions (../shared/reference/ctrader-open-api/*.proto):
+ * src/ctrader/messages.ts against Spotware's published definitions (test/helpers/ctrader-proto.ts):
  * every payload type number, enum value and error code name the connector and its double use is the published one.
  */
 
