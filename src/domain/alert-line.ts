@@ -92,7 +92,11 @@ const lookup = <T>(table: Record<string, T>, key: string): T | undefined => (Obj
 const CANONICAL = new Map<string, AlertLineField>(Object.keys(ALERT_LINE_FIELDS).map((f) => [f.toLowerCase(), f as AlertLineField]));
 const LEVEL_KEY = /^tp(\d+)(pips|close)?$/;
 const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?$/;
-const ECHO_MAX = 40;
+/**
+ * The longest text a refusal repeats back: shorter than any credential (16 characters at least, src/domain/account.ts),
+ * so a secret put in the wrong token is never echoed, not even in part.
+ */
+const ECHO_MAX = 15;
 
 export type AlertLineResult = { ok: true; body: Record<string, unknown> } | { ok: false; error: string; details: ValidationDetail[] };
 
@@ -153,7 +157,7 @@ export function parseAlertLine(line: string): AlertLineResult {
     const raw = t.text.slice(eq + 1).trim();
     const lower = key.toLowerCase();
     if (key === '') return void fail(t, 'no key before =');
-    if (raw === '') return void fail(t, `no value for ${key}`);
+    if (raw === '') return void fail(t, `no value for ${echoed(key)}`);
 
     const level = LEVEL_KEY.exec(lower);
     if (level) {
@@ -178,7 +182,7 @@ export function parseAlertLine(line: string): AlertLineResult {
     const refusedWhy = lookup(REFUSED_KEYS, lower);
     if (refusedWhy) return void fail(t, refusedWhy);
     const field = CANONICAL.get(lower) ?? lookup(ALERT_LINE_ALIASES, lower);
-    if (!field) return void fail(t, `unknown key ${key}`);
+    if (!field) return void fail(t, `unknown key ${echoed(key)}`);
     const value = readValue(raw, ALERT_LINE_FIELDS[field]);
     if (!value.ok) return void fail(t, `${field}: ${value.message}`, field);
     if (claim(t, field, field)) body[field] = value.value;
@@ -210,12 +214,21 @@ function unknownAction(text: string): string {
   return `unknown action${hint ? `; did you mean ${hint}?` : ''} (one of ${ACTIONS.join(', ')})`;
 }
 
-/** `token 4 "vol=abc"`; the first token is the secret and is never repeated back. */
+/**
+ * `token 4 "vol=abc"`; the first token is the secret and is never repeated back, and of any other only a key and a
+ * value each at most ECHO_MAX long: `token 3 "idempotencyKey=…"`.
+ */
+/** A key as the trader wrote it, when short enough to repeat (label). */
+const echoed = (key: string): string => (key.length <= ECHO_MAX ? key : '(too long to repeat)');
+
 function label(t: Token | number): string {
   if (typeof t === 'number') return `token ${t}`;
   if (t.n === 1) return 'token 1 (the secret)';
-  const echo = t.text.length > ECHO_MAX ? `${t.text.slice(0, ECHO_MAX)}…` : t.text;
-  return `token ${t.n} ${JSON.stringify(echo)}`;
+  const eq = t.text.indexOf('=');
+  const [key, value] = eq < 0 ? ['', t.text] : [t.text.slice(0, eq + 1), t.text.slice(eq + 1)];
+  if (key.length > ECHO_MAX + 1) return `token ${t.n} (not repeated: long enough to be a secret)`;
+  if (value.length > ECHO_MAX) return key === '' ? `token ${t.n} (not repeated: long enough to be a secret)` : `token ${t.n} ${JSON.stringify(`${key}…`)}`;
+  return `token ${t.n} ${JSON.stringify(t.text)}`;
 }
 
 function refused(details: ValidationDetail[]): AlertLineResult {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ACTIONS } from './actions';
+import { brokerTicket } from './ticket';
 
 /**
  * The bridge API's messages (docs/bridge-protocol.md). An EA or cBot connects out to us, says hello, long-polls its
@@ -120,7 +121,7 @@ const reportSchema = z.strictObject({
   commandId: z.string().min(1).max(256),
   /** filled: an entry was placed (ticket is the position or order); done: a non-opening action ran. */
   status: z.enum(['filled', 'rejected', 'expired', 'done']),
-  ticket: z.string().max(64).nullish(),
+  ticket: brokerTicket(z.string().max(64)).nullish(),
   price: z.number().nullish(),
   volume: z.number().nullish(),
   retcode: z.union([z.number().int(), z.string().max(64)]).nullish(),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ACTION_RULES, ACTIONS, type OrderField } from './actions';
 import { SPEC_LIMITS } from './limits';
 import { SYMBOL_PATTERN } from './symbol';
+import { brokerTicket } from './ticket';
 import { managementIssues, managementSignalFields } from './management-fields';
 
 /**
@@ -45,8 +46,8 @@ export const signalFields = {
   tp: price.describe('Take-profit price level.'),
   slPips: pips.describe('Stop-loss as a pip distance from entry.'),
   tpPips: pips.describe('Take-profit as a pip distance from entry.'),
-  positionId: id.describe('Open-position id.'),
-  orderId: id.describe('Pending-order id.'),
+  positionId: brokerTicket(id).describe('Open-position id.'),
+  orderId: brokerTicket(id).describe('Pending-order id.'),
   partialVolume: lots.describe('Lots to close, greater than 0.'),
   expiry: z.iso.datetime({ offset: true }).describe('Pending-order expiry, ISO 8601 date-time with offset, in the future.'),
   side: z.enum(['buy', 'sell']).describe('Filter of a filtered close.'),

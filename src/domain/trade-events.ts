@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { accountFiguresSchema } from './bridge-protocol';
+import { brokerTicket } from './ticket';
 
 /**
  * Trade events and the book (bridge protocol 1.5; docs/bridge-protocol.md, "Trade events", and docs/trades.md): what a
@@ -15,7 +16,7 @@ export const MAX_EVENTS_PER_TRADE = 200;
 export const FUTURE_TOLERANCE_MS = 5 * 60_000;
 
 const at = z.iso.datetime({ offset: true }).max(64);
-const ticket = z.string().min(1).max(64);
+const ticket = brokerTicket(z.string().min(1).max(64));
 const side = z.enum(['buy', 'sell']);
 const volume = z.number().gt(0).lte(1e6);
 const price = z.number().gt(0).lte(1e12);

@@ -1,5 +1,6 @@
 import { MAX_EVENTS_PER_TRADE, type TradeCloseCause, type TradeEvent, type TradeRecord, type TradeStatus } from '../domain/trade-events';
 import { managementOf } from './management';
+import { ORDER_TRADE_PREFIX } from '../domain/ticket';
 
 /**
  * What one event does to the trades it names (docs/trades.md): pure, so the journal can run it again on fresh records
@@ -54,7 +55,7 @@ export interface EventContext {
   nowIso: string;
 }
 
-export const orderTradeId = (ticket: string): string => `order:${ticket}`;
+export const orderTradeId = (ticket: string): string => `${ORDER_TRADE_PREFIX}${ticket}`;
 
 /** The trades (journal ids) an event reads and writes. */
 export function tradesTouched(event: JournalInput): string[] {

@@ -246,10 +246,32 @@ describe('one-line alert: refusals name the token at fault', () => {
     expect(refusal(','.repeat(65_536)).details).toEqual([{ path: '', message: 'token 65: more than 64 tokens' }]);
   });
 
-  test('when a token is longer than 256 characters, then it is refused naming it, its echo cut to 40 characters', () => {
+  test('when a token is longer than 256 characters, then it is refused naming it, its long value not repeated', () => {
     const result = refusal(`${SECRET},close_all,idempotencyKey=${'k'.repeat(250)}`);
-    expect(result.details).toEqual([{ path: '', message: `token 3 "idempotencyKey=${'k'.repeat(25)}…": longer than 256 characters` }]);
+    expect(result.details).toEqual([{ path: '', message: 'token 3 "idempotencyKey=…": longer than 256 characters' }]);
     expect(read(`${SECRET},close_all,idempotencyKey=${'k'.repeat(256 - 'idempotencyKey='.length)}`).idempotencyKey).toHaveLength(241);
+  });
+
+  test('when the secret is put in another token, then no part of it is repeated back, whatever token holds it', () => {
+    const secret = 'whsec_3fQx9ZkLmN0pRsTuVwXyZaBcDeFgHiJkLmNoPq';
+    for (const line of [
+      `buy,${secret},EURUSD`,
+      `buy,close_all,EURUSD,${secret}`,
+      `x,buy,EURUSD,${secret}`,
+      `x,buy,EURUSD,origin=1,sl=${secret}`,
+      `x,buy,${secret}=1`,
+    ]) {
+      const result = refusal(line);
+      const said = JSON.stringify(result);
+      // Not even a piece as long as the shortest credential could be.
+      for (let i = 0; i + 16 <= secret.length; i++) expect(said).not.toContain(secret.slice(i, i + 16));
+      expect(said).not.toContain(secret.slice(0, 10));
+      expect(result.details.length).toBeGreaterThan(0);
+    }
+    expect(refusal(`buy,${secret},EURUSD`).details).toContainEqual({
+      path: 'action',
+      message: expect.stringMatching(/^token 2 \(not repeated: long enough to be a secret\): unknown action/),
+    });
   });
 
   test('when several tokens are wrong, then each is named, the field in the detail path when known', () => {

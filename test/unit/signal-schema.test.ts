@@ -203,6 +203,15 @@ describe('ExternalSignal schema: filters, close and close_all', () => {
     expectRefusedAtPath(body('close', { pnl }), 'pnl');
   });
 
+  test.each([
+    ['close', 'positionId'],
+    ['cancel_pending', 'orderId'],
+  ] as const)("when a %s names a ticket in the trade journal's own form order:…, then it is refused naming %s", (action, field) => {
+    const { details } = refused(body(action, { [field]: 'order:999' }));
+    expect(details).toContainEqual({ path: field, message: "must not begin with order: (the trade journal's own form for pending orders)" });
+    expectAccepted(body(action, { [field]: '999' }));
+  });
+
   test('when a close has neither positionId nor any filter, then it is refused naming positionId and the filters', () => {
     const { details } = refused(body('close', {}));
     const detail = details.find((d) => d.message.includes('positionId'));
