@@ -79,7 +79,13 @@ export async function createAccountsUnderCap(
 export async function undoCreatedAccounts(redis: Redis, owner: string, ids: readonly string[]): Promise<void> {
   for (const id of ids) {
     const hash = await redis.get(key.accountBridge(id));
-    const tx = redis.multi().del(key.account(id)).srem(key.accounts, id).srem(ownerIndexKey(owner, 'accounts'), id).del(key.accountBridge(id)).del(key.bridgeAnnounced(id));
+    const tx = redis
+      .multi()
+      .del(key.account(id))
+      .srem(key.accounts, id)
+      .srem(ownerIndexKey(owner, 'accounts'), id)
+      .del(key.accountBridge(id))
+      .del(key.bridgeAnnounced(id));
     if (hash) tx.del(key.bridge(hash));
     await tx.exec();
   }
