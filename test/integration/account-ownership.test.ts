@@ -192,11 +192,12 @@ describe('account ownership', () => {
     expect((await poll(unknownSignal, ownToken)).status).toBe(200);
     expect((await poll(unknownSignal, mixedToken)).status).toBe(401);
 
-    // A hello writes one field: the account becomes a hash and keeps the lock.
+    // A hello writes beside the record, not in it: the legacy record stays as it was, and the account keeps its lock and
+    // reads the version the bridge announced.
     expect(
       (await post(`${stack.ingress.url}/bridge/v1/hello`, { platform: 'mt5', bridgeVersion: '2.1.0' }, { authorization: `Bearer ${bridgeToken}` })).status,
     ).toBe(200);
-    expect(await r.type(`es:account:${ids.c}`)).toBe('hash');
+    expect(await r.type(`es:account:${ids.c}`)).toBe('string');
     expect(await stack.registry.getAccount(ids.c)).toMatchObject({ owner: carol, status: 'locked', bridgeVersion: '2.1.0', risk: { blockedSymbols: [] } });
 
     const migrated = await adminCliJson<{ accountsConverted: number; tokensRevoked: string[] }>(['migrate'], redisUrl);
