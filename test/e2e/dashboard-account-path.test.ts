@@ -19,7 +19,8 @@ import { dashboardPage, seriousViolations } from '../helpers/dashboard-browser';
  * that the package's address is this machine and says to set PUBLIC_URL (and the zip's config says so beside its
  * url); after the download no token shows that no longer works; the cTrader account's page says no Open API
  * application is configured and links the served guide; a webhook secret's and an API token's accounts are linked
- * and unlinked in place, every picker naming the accounts. Screenshots: docs/screenshots/account-path-*.png.
+ * and unlinked in place, every picker naming the accounts. Screenshots: docs/screenshots/account-path-*.png and
+ * dashboard-setup.png (no signed-in navigation before sign-in).
  */
 
 const UI_TIMEOUT_MS = 20_000;
@@ -59,7 +60,7 @@ describe('connecting a real account on the dashboard', () => {
   });
 
   async function shot(name: string) {
-    await page.screenshot({ path: path.join(shots, `account-path-${name}.png`), fullPage: true });
+    await page.screenshot({ path: path.join(shots, name === 'setup' ? 'dashboard-setup.png' : `account-path-${name}.png`), fullPage: true });
     expect(await seriousViolations(page, name)).toEqual([]);
   }
 
