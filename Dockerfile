@@ -16,5 +16,7 @@ RUN npm ci --omit=dev && npm cache clean --force
 COPY --from=build /app/dist ./dist
 COPY demo ./demo
 COPY dashboard ./dashboard
+# The guides the dashboard links (GET /docs/guides/..., src/http/routes/landing.ts).
+COPY docs ./docs
 USER node
 CMD ["node", "--max-old-space-size=160", "dist/src/server.js"]

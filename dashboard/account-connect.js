@@ -33,32 +33,48 @@ const CONNECT_SECTIONS = {
       '.',
     ),
   ],
-  ctrader: (a, token) => [
+  ctrader: (a, token, { ctraderConnect }) => [
     h('h3', {}, 'Connect cTrader'),
-    h(
-      'ol',
-      {},
-      h(
-        'li',
-        {},
-        'On Accounts, Connect with cTrader: sign in at cTrader, allow access and pick your trading account. The service links it and its cTrader connector trades it; nothing runs on your machine (docs/ctrader-connector.md).',
-      ),
-      h(
-        'li',
-        {},
-        'Without it, your operator adds this account to a cTrader connector with its bridge token ',
-        h('code', {}, token ?? 'brg_…'),
-        ' and the cTrader account number (account id ',
-        h('code', {}, a.id),
-        ').',
-      ),
-      h('li', {}, 'This page turns online when the connector has said hello for it; the account is unlocked then.'),
-    ),
+    ...(ctraderConnect
+      ? [
+          h(
+            'ol',
+            {},
+            h(
+              'li',
+              {},
+              'On Accounts, Connect with cTrader: sign in at cTrader, allow access and pick your trading account. The service links it and its cTrader connector trades it; nothing runs on your machine (docs/ctrader-connector.md).',
+            ),
+            h('li', {}, 'This page turns online when the connector has said hello for it; the account is unlocked then.'),
+          ),
+        ]
+      : [
+          h(
+            'p',
+            { id: 'ctrader-not-configured' },
+            'Connect with cTrader is not offered here: this service has no cTrader Open API application configured. ',
+            'Whoever runs the service (you, when you host it yourself) registers one with Spotware and gives it to the service: ',
+            h('a', { href: '/docs/guides/ctrader-connector.md' }, 'the steps, in docs/ctrader-connector.md'),
+            ' ("For a self-hoster: registering an Open API application"). Then Connect with cTrader appears on Accounts.',
+          ),
+          h(
+            'p',
+            { class: 'hint' },
+            'Or run a cTrader connector with this account in its credentials file: its bridge token ',
+            h('code', {}, token ?? 'brg_…'),
+            ' (a new one from New bridge token above), the cTrader account number and account id ',
+            h('code', {}, a.id),
+            '. This page turns online when the connector has said hello for it.',
+          ),
+        ]),
   ],
 };
 
-/** The bridge token, where it goes, and how this platform connects (`token` only right after it was made). */
-export function connectSection(a, token) {
+/**
+ * The bridge token, where it goes, and how this platform connects (`token` only right after it was made);
+ * `ctraderConnect`: whether this service offers Connect with cTrader (GET /v1/owner/ctrader).
+ */
+export function connectSection(a, token, { ctraderConnect = false } = {}) {
   const how = CONNECT_SECTIONS[a.platform];
   return h(
     'section',
@@ -66,7 +82,7 @@ export function connectSection(a, token) {
     h('h2', {}, 'Connect the bridge'),
     token ? shownOnce('Bridge token', token) : null,
     token ? h('p', { class: 'hint' }, 'It is shown only now: put it in the bridge’s configuration as below, never in a signal or a chart.') : null,
-    how ? how(a, token) : null,
+    how ? how(a, token, { ctraderConnect }) : null,
   );
 }
 

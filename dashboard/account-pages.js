@@ -1,7 +1,7 @@
 // The owner's accounts, credentials and audit log.
 'use strict';
 
-import { api, deleteButton, field, form, h, page, shownOnce, when } from './dom.js?v=__VERSION__';
+import { api, form, h, page, when } from './dom.js?v=__VERSION__';
 import { riskSection } from './risk-form.js?v=__VERSION__';
 import { tradesSection } from './trade-pages.js?v=__VERSION__';
 import { mt5PackageSection } from './mt5-package.js?v=__VERSION__';
@@ -51,9 +51,13 @@ export async function accountsPage() {
 
 /** One account: its bridge's state (kept fresh), how to connect it, its figures, its risk settings. `token`: just made. */
 export async function accountPage(id, token = null) {
-  const a = await api('GET', `/v1/owner/accounts/${encodeURIComponent(id)}`);
+  const [a, { connectEnabled: ctraderConnect }] = await Promise.all([
+    api('GET', `/v1/owner/accounts/${encodeURIComponent(id)}`),
+    api('GET', '/v1/owner/ctrader'),
+  ]);
+  const how = { ctraderConnect };
   const state = h('div', {}, bridgeState(a));
-  const connect = h('div', {}, connectSection(a, token));
+  const connect = h('div', {}, connectSection(a, token, how));
   keepFresh(state, a.id);
   page(
     a.name ? `Account ${a.name}` : `Account ${a.id}`,
@@ -91,107 +95,19 @@ export async function accountPage(id, token = null) {
         'New bridge token (restart the bridge with it)',
         async () => {
           const made = await api('POST', `/v1/owner/accounts/${encodeURIComponent(a.id)}/bridge-token`);
-          connect.replaceChildren(connectSection(a, made.value));
+          connect.replaceChildren(connectSection(a, made.value, how));
           state.replaceChildren(bridgeState(await api('GET', `/v1/owner/accounts/${encodeURIComponent(a.id)}`)));
         },
       ),
     ),
     tradesSection(a),
     connect,
-    mt5PackageSection(a),
+    mt5PackageSection(a, async () => {
+      connect.replaceChildren(connectSection(a, null, how));
+      state.replaceChildren(bridgeState(await api('GET', `/v1/owner/accounts/${encodeURIComponent(a.id)}`)));
+    }),
     ctraderLink(a),
     riskSection(a),
-  );
-}
-
-export async function credentialsPage() {
-  const [{ accounts }, { secrets }, { tokens }, { apiKeys }] = await Promise.all(
-    ['accounts', 'secrets', 'tokens', 'api-keys'].map((p) => api('GET', `/v1/owner/${p}`)),
-  );
-  const picker = (legend) =>
-    h(
-      'fieldset',
-      {},
-      h('legend', {}, legend),
-      accounts.map((a) => h('label', {}, h('input', { type: 'checkbox', name: 'accounts', value: a.id }), a.id)),
-    );
-  const out = { secret: h('div'), token: h('div'), key: h('div') };
-  const grantTable = (kind, path, list) =>
-    h(
-      'table',
-      {},
-      h(
-        'thead',
-        {},
-        h(
-          'tr',
-          {},
-          ['Id', 'Accounts', ''].map((t) => h('th', { scope: 'col' }, t)),
-        ),
-      ),
-      h(
-        'tbody',
-        {},
-        list.map((g) =>
-          h(
-            'tr',
-            {},
-            h('td', {}, h('code', {}, g.id)),
-            h('td', {}, g.accounts.join(', ')),
-            h('td', {}, deleteButton('Revoke', `Revoke ${kind} ${g.id}`, `/v1/owner/${path}/${g.id}`, credentialsPage)),
-          ),
-        ),
-      ),
-    );
-  const create = (kind, path, target) =>
-    form({ 'aria-label': `New ${kind}` }, [picker(`Accounts the ${kind} reaches`)], `Create ${kind}`, async (data) => {
-      const made = await api('POST', `/v1/owner/${path}`, { accounts: data.getAll('accounts') });
-      target.replaceChildren(shownOnce(kind === 'webhook secret' ? 'Webhook secret' : 'API token', made.value));
-    });
-  page(
-    'Secrets and tokens',
-    h(
-      'section',
-      {},
-      h('h2', {}, 'Webhook secrets'),
-      h('p', { class: 'hint' }, 'A secret sends signals to the accounts it links.'),
-      grantTable('secret', 'secrets', secrets),
-      create('webhook secret', 'secrets', out.secret),
-      out.secret,
-    ),
-    h(
-      'section',
-      {},
-      h('h2', {}, 'API tokens'),
-      h('p', { class: 'hint' }, 'A token reads the outcomes of the accounts it grants (GET /v1/signals/{id}).'),
-      grantTable('token', 'tokens', tokens),
-      create('API token', 'tokens', out.token),
-      out.token,
-    ),
-    h(
-      'section',
-      {},
-      h('h2', {}, 'Owner API keys'),
-      h('p', { class: 'hint' }, 'For scripts and n8n: everything this dashboard does, as Authorization: Bearer oak_…'),
-      h(
-        'ul',
-        {},
-        apiKeys.map((k) =>
-          h(
-            'li',
-            {},
-            h('code', {}, k.id),
-            ` ${k.name} · ${when(k.createdAt)} `,
-            deleteButton('Revoke', `Revoke API key ${k.name}`, `/v1/owner/api-keys/${k.id}`, credentialsPage),
-          ),
-        ),
-      ),
-      form({ 'aria-label': 'New API key' }, [field('Name', { name: 'name', required: true, maxlength: 64 })], 'Create API key', async (data) => {
-        const made = await api('POST', '/v1/owner/api-keys', { name: data.get('name') });
-        out.key.replaceChildren(shownOnce('API key', made.value));
-      }),
-      out.key,
-    ),
   );
 }
 

@@ -24,6 +24,7 @@ export async function signalsPage() {
       'Account',
       'accountId',
       accounts.map((a) => a.id),
+      Object.fromEntries(accounts.map((a) => [a.id, a.name ? `${a.name} (${a.id})` : a.id])),
     ),
     field('Action', { name: 'action', value: params.get('action') ?? '', size: 14 }),
     field('Symbol', { name: 'symbol', value: params.get('symbol') ?? '', size: 10 }),
@@ -90,11 +91,30 @@ async function renderLog(container, params, query, first) {
   }
 }
 
+/** An entry (it opens a trade); every other action acts on trades already there (docs/actions.md). */
+const opensTrades = (action) => /^(buy|sell)(_limit|_stop|_stop_limit)?$/.test(action);
+
+/** Whether the command reached a bridge, in words that fit its outcome (a rejected one never waits for "yet"). */
+function deliveryLine(a) {
+  if (a.delivered) return `delivered to the bridge ${when(a.delivered.at)}`;
+  if (a.outcome.outcome === 'rejected') return 'never delivered to a bridge: it was rejected before any bridge took it';
+  if (a.outcome.outcome === 'pending') return 'not delivered to the bridge yet';
+  return 'delivered to the bridge (the time is no longer kept)';
+}
+
 export async function signalPage(id) {
   const s = await api('GET', `/v1/owner/signals/${encodeURIComponent(id)}`);
+  const allRejected = s.accounts.every((a) => a.outcome.outcome === 'rejected');
+  const words = opensTrades(s.action)
+    ? { empty: allRejected ? 'No trade: the signal was rejected on every account.' : undefined }
+    : {
+        caption: 'Trades this signal closed or changed, and how each ended (P&L net of commission and swap)',
+        empty: allRejected ? 'No trade: the signal was rejected on every account.' : 'No trade reported as closed or changed by this signal (yet).',
+      };
   page(
     `Signal ${s.action} ${s.symbol ?? ''}`.trim(),
     h('p', {}, h('code', {}, s.signalId), ` · received ${when(s.receivedAt)}`),
+    s.sent ? h('p', { id: 'signal-sent' }, `Sent: ${sentLine(s.action, s.symbol, s.sent)}`) : null,
     s.accounts.map((a) =>
       h(
         'section',
@@ -104,14 +124,43 @@ export async function signalPage(id) {
           'ol',
           {},
           h('li', {}, `accepted ${when(a.accepted.at)}`),
-          h('li', {}, a.delivered ? `delivered to the bridge ${when(a.delivered.at)}` : 'not delivered to the bridge yet'),
+          h('li', {}, deliveryLine(a)),
           h('li', {}, outcomeCell(s.action, a.outcome), a.outcome.at ? ` ${when(a.outcome.at)}` : ''),
           a.execution ? h('li', {}, executionLine(a.execution)) : null,
         ),
       ),
     ),
-    signalTradesSection(s.signalId),
+    signalTradesSection(s.signalId, words),
   );
+}
+
+/** What the signal asked for, as the trader wrote it: lots, prices, stops, and its trade management. */
+function sentLine(action, symbol, sent) {
+  const parts = [[action, symbol].filter(Boolean).join(' ')];
+  const add = (label, v, unit = '') => (v === undefined || v === null ? null : parts.push(`${label} ${v}${unit}`));
+  add('volume', sent.volume, ' lots');
+  add('price', sent.price);
+  add('stop-limit trigger', sent.stopLimitPrice);
+  add('SL', sent.sl);
+  add('TP', sent.tp);
+  add('SL', sent.slPips, ' pips');
+  add('TP', sent.tpPips, ' pips');
+  add('position', sent.positionId);
+  add('order', sent.orderId);
+  add('close', sent.partialVolume, ' lots');
+  add('expiry', sent.expiry ? when(sent.expiry) : null);
+  add('side', sent.side);
+  add('only', sent.pnl);
+  add('trailing stop', sent.trailDistancePips, ' pips');
+  add('trailing from', sent.trailTriggerPips, ' pips in profit');
+  add('trailing step', sent.trailStepPips, ' pips');
+  add('breakeven at', sent.breakevenTriggerPips, ' pips in profit');
+  add('breakeven offset', sent.breakevenOffsetPips, ' pips');
+  add('max spread', sent.maxSpreadPips, ' pips');
+  if (sent.closeOpposite) parts.push('closes opposite positions first');
+  if (Array.isArray(sent.takeProfits) && sent.takeProfits.length > 0)
+    parts.push(`take-profit levels ${sent.takeProfits.map((l) => `${l.tpPips !== undefined ? `${l.tpPips} pips` : l.tp}: ${l.closePercent} %`).join(', ')}`);
+  return parts.join(' · ');
 }
 
 /** What the bridge said it did: the lots placed (sized by risk, the bridge's own) at what price, and its message. */

@@ -4,7 +4,8 @@
 
 import { ApiError, api, errorText, h, page, session } from './dom.js?v=__VERSION__';
 import { setupPage, signInPage } from './sign-in-pages.js?v=__VERSION__';
-import { accountPage, accountsPage, auditPage, credentialsPage } from './account-pages.js?v=__VERSION__';
+import { accountPage, accountsPage, auditPage } from './account-pages.js?v=__VERSION__';
+import { credentialsPage } from './credentials-page.js?v=__VERSION__';
 import { callbacksPage, signalPage, signalsPage } from './activity-pages.js?v=__VERSION__';
 import { ctraderCallbackPage } from './ctrader-pages.js?v=__VERSION__';
 
@@ -19,6 +20,7 @@ const ROUTES = [
   [/^\/dashboard\/audit$/, auditPage],
   [/^\/dashboard\/ctrader\/callback$/, ctraderCallbackPage],
   [/^\/dashboard\/?$/, accountsPage],
+  [/^\/dashboard\/accounts\/?$/, accountsPage],
 ];
 
 async function start() {

@@ -86,6 +86,8 @@ export function page(title, ...content) {
 
 /** One account's outcome of a signal; a pending entry's order reads "placed", never "filled" (trade-model.js). */
 export function outcomeCell(action, a) {
+  // A rejection in words, its code beside it ("rejected: the broker refused it: … (broker:10036)").
+  if (a.outcome === 'rejected' && a.reasonText) return h('span', { class: 'rejected' }, `rejected: ${a.reasonText} `, h('code', {}, a.reason));
   const { text, kind } = outcomeText(action, a);
   return h('span', { class: kind }, text);
 }

@@ -2,14 +2,7 @@
 // token written into its es-mt5-bridge.ini (POST /v1/owner/accounts/{id}/mt5-package; docs/mt5-bridge.md).
 'use strict';
 
-import { ApiError, errorText, form, h, session } from './dom.js?v=__VERSION__';
-
-/** Whether `a` (x.y.z) is older than `b`. */
-const older = (a, b) => {
-  const [x, y] = [a, b].map((v) => v.split('.').map(Number));
-  for (let i = 0; i < 3; i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) < (y[i] ?? 0);
-  return false;
-};
+import { ApiError, api, errorText, form, h, session } from './dom.js?v=__VERSION__';
 
 async function currentVersion(out, account) {
   try {
@@ -21,25 +14,41 @@ async function currentVersion(out, account) {
       `The current MT5 bridge is ${latest.version}. ` +
       (running === null
         ? 'No bridge has connected to this account yet.'
-        : older(running, latest.version)
-          ? `This account's bridge is ${running}: download and start the new one to update it.`
+        : account.bridge.update
+          ? `This account's bridge is ${running}: ${account.bridge.update}. Download and start the new one to update it.`
           : `This account's bridge is ${running}.`);
   } catch (err) {
     out.textContent = err instanceof ApiError ? `The package cannot be downloaded now: ${errorText(err)}` : String(err);
   }
 }
 
-/** The "MT5 bridge" section of an account's page; nothing for an account of another platform. */
-export function mt5PackageSection(account) {
+/** A warning before the download when the package's config would hold an address another PC cannot reach. */
+async function addressWarning(slot) {
+  try {
+    const { warning } = await api('GET', '/v1/owner/mt5-package');
+    if (warning) slot.replaceChildren(h('p', { class: 'rejected', id: 'mt5-address-warning' }, warning));
+  } catch {
+    // The download's own refusal says what is wrong.
+  }
+}
+
+/**
+ * The "MT5 bridge" section of an account's page; nothing for an account of another platform. `tokenReplaced` runs
+ * after a download: the zip holds the account's new bridge token, so no token shown before it works any more.
+ */
+export function mt5PackageSection(account, tokenReplaced = () => undefined) {
   if (account.platform !== 'mt5') return null;
   const version = h('p', { id: 'mt5-bridge-version' }, 'Reading the current version…');
   const done = h('p', { role: 'status' });
+  const warning = h('div', { role: 'alert' });
   void currentVersion(version, account);
+  void addressWarning(warning);
   return h(
     'section',
     { 'aria-labelledby': 'mt5-bridge-heading' },
     h('h2', { id: 'mt5-bridge-heading' }, 'MT5 bridge'),
     version,
+    warning,
     h(
       'p',
       { class: 'hint' },
@@ -70,7 +79,10 @@ export function mt5PackageSection(account) {
         link.click();
         link.remove();
         setTimeout(() => URL.revokeObjectURL(url), 60_000);
-        done.textContent = `Downloaded ${name}. Unpack it on the PC of your MT5 terminal and start start-bridge.cmd; this page shows the bridge online once it has said hello.`;
+        done.textContent =
+          `Downloaded ${name}: it holds the account's new bridge token, and every earlier token stopped working. ` +
+          'Unpack it on the PC of your MT5 terminal and start start-bridge.cmd; this page shows the bridge online once it has said hello.';
+        await tokenReplaced();
       },
     ),
     done,

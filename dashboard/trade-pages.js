@@ -293,16 +293,19 @@ export function tradesSection(account) {
 }
 
 /** One signal's page: every trade it opened, on every account of the owner, and how each ended. */
-export function signalTradesSection(signalId) {
+export function signalTradesSection(signalId, words = {}) {
   const slot = h('div', {}, 'Loading…');
+  // The signal's page says which trades these are (an exit's closed them) and why there is none (a rejected signal's).
+  const { caption = 'Trades this signal opened and how each ended (P&L net of commission and swap)', empty = 'No trade reported for this signal (yet).' } =
+    words;
   api('GET', `/v1/owner/signals/${encodeURIComponent(signalId)}/trades`).then(
     ({ trades }) =>
       slot.replaceChildren(
         table(
-          'Trades this signal opened and how each ended (P&L net of commission and swap)',
+          caption,
           ['Account', ...TRADE_COLUMNS],
           trades.map((t) => tradeRow(t, '', true)),
-          'No trade reported for this signal (yet).',
+          empty,
         ),
       ),
     (err) => slot.replaceChildren(failed('Its trades', err)),

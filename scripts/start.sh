@@ -69,8 +69,9 @@ on_signal() {
   exit "$2"
 }
 trap stop_all EXIT
-trap 'on_signal INT 130' INT
-trap 'on_signal TERM 143' TERM
+# Ctrl-C (INT) and TERM are how it is meant to stop: a clean stop exits 0, so make reports no "Error 130/143".
+trap 'on_signal INT 0' INT
+trap 'on_signal TERM 0' TERM
 trap 'on_signal HUP 129' HUP
 
 # run NAME LOGFILE COMMAND...: starts COMMAND in the background in its own process group, output to LOGFILE.

@@ -79,6 +79,8 @@ export const ownerKeys = {
   sessionsOf: (owner: string) => `es:owner-sessions:${owner}`,
   apiKey: (hash: string) => `es:owner-key:${hash}`,
   apiKeysOf: (owner: string) => `es:owner-keys:${owner}`,
+  /** The address the ingress answers at, as it last started (src/owners/public-url.ts). */
+  publicUrl: 'es:service:public-url',
   ctraderOAuthState: (hash: string) => `es:ctrader:oauth-state:${hash}`,
   ctraderOAuthPending: (hash: string) => `es:ctrader:oauth-pending:${hash}`,
   /** `ep`: the owner's callback endpoints; `at`: their delivery attempts. */

@@ -8,6 +8,7 @@ import { createAdminApp } from './http/admin';
 import { ConnectionDrain } from './http/connection-drain';
 import { ownerDashboard } from './owners/wiring';
 import { acceptDeps, connectBackends, gatewayDeps, type Backends, type IngressSeams } from './ingress-backends';
+import { recordPublicUrl } from './owners/public-url';
 
 export interface Ingress {
   url: string;
@@ -49,6 +50,9 @@ export async function startIngress(config: Config = loadConfig(), seams: Ingress
   b.connectionCap.watch(server, (address) => trusted(address, 0));
   const port = (server.address() as AddressInfo).port;
   const adminPort = admin ? (admin.address() as AddressInfo).port : undefined;
+  // Without PUBLIC_URL the address is HOST and the port it listens on (PORT=0: the one the system gave).
+  const defaulted = config.publicUrl === `http://${config.host}:${config.port}`;
+  await recordPublicUrl(b.redis, defaulted ? `http://${config.host}:${port}` : config.publicUrl);
   logger.info({ port, adminPort }, 'ingress listening');
   return {
     url: `http://${config.host}:${port}`,

@@ -1,11 +1,13 @@
-import { sleep } from '@temporalio/workflow';
+import { sleep, workflowInfo } from '@temporalio/workflow';
 
 /**
  * Holds an idempotency key for the replay window (spec §5 rule 5). The ingress starts it with the 202 it answered in
- * the memo; while it runs, a second start with the same id fails and the ingress replays that 202. Its execution
- * timeout is the window and its start delay twice that, so no worker task ever runs it: every window ends **Timed
- * Out**, by design (docs/decisions.md, "Idempotency"). This body runs only if a window is started without that delay.
+ * the memo; while it runs, a second start with the same id fails and the ingress replays that 202. It sleeps until
+ * the window, counted from its start, has passed and then completes: the Temporal UI lists it Completed, not as a
+ * failure. The execution timeout the ingress sets is only a backstop for a window
+ * no worker ran.
  */
 export async function idempotencyWindowWorkflow(windowMs: number): Promise<void> {
-  await sleep(Math.max(windowMs - 250, 1));
+  const left = workflowInfo().runStartTime.getTime() + windowMs - Date.now();
+  if (left > 0) await sleep(left);
 }

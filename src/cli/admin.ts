@@ -12,6 +12,7 @@ import { RedisCommandQueue } from '../bridge/queue';
 import { withdrawForOwnerChange } from '../bridge/owner-change';
 import { Regions } from '../temporal/regions';
 import { tellWithdrawn } from '../temporal/withdrawals';
+import { linkBaseUrl } from '../owners/public-url';
 
 /**
  * The admin CLI, the stand-in for the dashboard: `npm run admin -- <verb> ... [--json]` (docs/registry.md).
@@ -124,6 +125,9 @@ export async function runAdmin(argv: string[], io: Io): Promise<number> {
           (commandId) => tellWithdrawn(temporal(), region, 'account_owner_changed')(commandId),
           accountId,
         );
+      },
+      async publicUrl() {
+        return linkBaseUrl(await ctx.redis(), io.env, config.publicUrl);
       },
       readStdin: () => io.stdin(),
       now: () => Date.now(),

@@ -23,7 +23,7 @@ async function setupDeps(ctx: VerbContext): Promise<SetupDeps & { redis: Redis }
 }
 
 /** The link's token rides in the fragment: browsers never send it to a server, so no access log or proxy sees it. */
-const setupLink = (ctx: VerbContext, token: string) => `${ctx.config.publicUrl.replace(/\/$/, '')}/dashboard/setup#${token}`;
+const setupLink = async (ctx: VerbContext, token: string) => `${await ctx.publicUrl()}/dashboard/setup#${token}`;
 
 function setupVerb(reset: boolean): Verb {
   return {
@@ -49,7 +49,7 @@ function setupVerb(reset: boolean): Verb {
       }
       // An owner of a registry imported before owners signed in: list what is already theirs.
       await (await ctx.registry()).indexOwners();
-      const link = setupLink(ctx, opened.token);
+      const link = await setupLink(ctx, opened.token);
       return {
         human: [`setup link for owner ${id} (expires ${opened.expiresAt}):`, link, 'Send it to the owner over a channel you trust; it works once.'].join('\n'),
         json: { owner: id, setupLink: link, expiresAt: opened.expiresAt },

@@ -27,6 +27,8 @@ export interface VerbContext {
    * the environment's TEMPORAL_* settings, reached only when there is one to tell).
    */
   withdrawForOwnerChange(accountId: string, region: string): Promise<OwnerChangeWithdrawal>;
+  /** The service's address for the links a verb prints (src/owners/public-url.ts), without a trailing slash. */
+  publicUrl(): Promise<string>;
   config: Config;
 }
 

@@ -1,4 +1,4 @@
-import type { Account, Platform } from './account';
+import { BRIDGE_FEATURES, type Account, type Platform } from './account';
 import { ACTION_TABLE, ACTIONS, type Action, type ActionDescription } from './actions';
 import { featuresNeeded, missingFeatures, type ManagementRequest } from './management';
 
@@ -68,6 +68,24 @@ function howToUpdate(platform: Platform): string {
   return platform === 'mt5'
     ? `install the MT5 bridge ${install} (the download on the account's page of the dashboard)`
     : `run the cTrader connector ${install}`;
+}
+
+/**
+ * Why an account's bridge is worth updating, for its page: the actions its version is too old for and the features
+ * it did not announce, which the service offers. Undefined when it runs everything (a version behind the current one
+ * that lacks nothing is not nagged about), when no bridge has said hello, and for the current version or newer.
+ */
+export function bridgeUpdateReason(account: Pick<Account, 'platform' | 'bridgeVersion' | 'bridgeFeatures'>): string | undefined {
+  const { platform, bridgeVersion: version } = account;
+  if (version === '0.0.0' || compareVersions(version, CURRENT_BRIDGE_VERSION[platform]) >= 0) return undefined;
+  const actions = Object.entries(CAPABILITIES[platform].needs)
+    .filter(([, needed]) => compareVersions(version, needed) < 0)
+    .map(([action]) => action);
+  const features = BRIDGE_FEATURES.filter((f) => !account.bridgeFeatures.includes(f));
+  const lacks = [actions.length > 0 ? `the actions ${actions.join(', ')}` : '', features.length > 0 ? `the features ${features.join(', ')}` : '']
+    .filter(Boolean)
+    .join(' and ');
+  return lacks === '' ? undefined : `it cannot run ${lacks}`;
 }
 
 /** Why the account cannot run the action, or undefined when it can. */

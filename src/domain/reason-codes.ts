@@ -115,3 +115,38 @@ export function isReasonCode(reason: string): reason is ReasonCode {
 
 /** What the account owner's risk rules can answer at execution: an expired signal, or a rule raised by them. */
 export type RiskReason = 'signal_expired' | { [K in ReasonCode]: (typeof REASON_CODES)[K]['raisedBy'] extends 'risk rules' ? K : never }[ReasonCode];
+
+/** MT5 trade-server return codes a bridge passes on as `broker:<retcode>` (MQL5 reference, trade server return codes). */
+const MT5_RETCODES: Record<string, string> = {
+  '10004': 'requote: the price changed',
+  '10006': 'the broker rejected the request',
+  '10013': 'invalid request',
+  '10014': 'invalid volume',
+  '10015': 'invalid price',
+  '10016': 'invalid stops (stop loss or take profit too close or on the wrong side)',
+  '10017': 'trading is disabled for the symbol',
+  '10018': 'the market is closed',
+  '10019': 'not enough money',
+  '10021': 'no quotes to process the request',
+  '10022': 'invalid expiry of the pending order',
+  '10024': 'too frequent requests',
+  '10026': 'autotrading is disabled by the server',
+  '10027': 'Algo Trading is off in the MT5 terminal',
+  '10030': 'the symbol does not take this order filling type',
+  '10031': 'no connection with the trade server',
+  '10036': 'the position does not exist (already closed)',
+  '4754': 'the order does not exist',
+};
+
+/**
+ * A rejection reason in words, for the owner's pages (the code stays beside it): the meaning of our own codes
+ * (REASON_CODES), the broker's own text of a `broker:<code> <text>` reason, and for a broker code alone the meaning of
+ * the MT5 return code when it is a known one.
+ */
+export function reasonText(reason: string): string {
+  const code = reason.split(' ', 1)[0]!;
+  if (isReasonCode(code)) return REASON_CODES[code].meaning;
+  const broker = /^broker:(\S+)(?:\s+(.+))?$/.exec(reason);
+  if (broker) return `the broker refused it: ${broker[2] ?? MT5_RETCODES[broker[1]!] ?? `code ${broker[1]}`}`;
+  return reason;
+}

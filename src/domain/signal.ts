@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ACTION_RULES, ACTIONS, type OrderField } from './actions';
 import { SPEC_LIMITS } from './limits';
-import { SYMBOL_PATTERN } from './symbol';
+import { refusedValueHint, SYMBOL_PATTERN } from './symbol';
 import { brokerTicket } from './ticket';
 import { managementIssues, managementSignalFields } from './management-fields';
 
@@ -16,7 +16,14 @@ const ID_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
 const price = z.number().gt(0).max(1e9);
 const pips = z.number().gt(0).max(1e6);
 const lots = z.number().gt(0).lte(100);
-const id = z.string().regex(ID_PATTERN, 'must be 1 to 64 letters, digits or ._:-');
+/** A pattern's refusal with what the value most likely is (a placeholder left in, an exchange prefix), when it says. */
+const refusal = (rule: string, field: 'symbol' | 'id') => ({
+  error: (issue: { input?: unknown }) => {
+    const hint = refusedValueHint(issue.input, field);
+    return hint ? `${rule}; ${hint}` : rule;
+  },
+});
+const id = z.string().regex(ID_PATTERN, refusal('must be 1 to 64 letters, digits or ._:-', 'id'));
 const SECRET_MAX_LENGTH = 256;
 /** meta is the caller's, not ours: bounded so that a body cannot nest deep enough to overflow a recursive walk. */
 export const META_MAX_DEPTH = 5;
@@ -38,7 +45,7 @@ function metaProblem(meta: unknown): string | undefined {
 export const signalFields = {
   secret: z.string().min(1).max(SECRET_MAX_LENGTH).describe('Webhook secret; authenticates the signal and selects the linked accounts.'),
   action: z.enum(ACTIONS).describe('What to do.'),
-  symbol: z.string().regex(SYMBOL_PATTERN, 'must be 1 to 32 letters, digits or ._#-/').describe('Instrument symbol.'),
+  symbol: z.string().regex(SYMBOL_PATTERN, refusal('must be 1 to 32 letters, digits or ._#-/', 'symbol')).describe('Instrument symbol.'),
   volume: lots.describe('Lots, greater than 0 and at most 100.'),
   price: price.describe('Entry price of a pending order; the new price for modify_pending.'),
   stopLimitPrice: price.describe('Trigger price of a stop-limit entry.'),
@@ -94,6 +101,13 @@ export const externalSignalShape = z.strictObject({
 });
 
 export type ExternalSignal = z.infer<typeof externalSignalShape>;
+
+/** What a signal asked of its accounts: its order fields as given (no secret, no meta, no key), for the signal's page. */
+type SentFields = Partial<Record<Field, unknown>>;
+export function sentFields(signal: object): SentFields {
+  const s = signal as Record<string, unknown>;
+  return Object.fromEntries(ORDER_FIELDS.filter((f) => s[f] !== undefined).map((f) => [f, s[f]]));
+}
 
 /** The whole ExternalSignal: shape plus the per-action table. `now` decides whether an expiry is in the future. */
 function externalSignalSchema(now: () => number = Date.now) {

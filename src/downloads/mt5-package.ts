@@ -55,14 +55,42 @@ export function configUrl(url: string): string | undefined {
   return url.replace(/\/+$/, '');
 }
 
+/** Whether the service URL names this machine (127.0.0.0/8, ::1, localhost, 0.0.0.0): on the trader's PC, that PC itself. */
+export function isLoopbackUrl(url: string): boolean {
+  let host: string;
+  try {
+    host = new URL(url).hostname.toLowerCase();
+  } catch {
+    return false;
+  }
+  return /^127\.\d+\.\d+\.\d+$/.test(host) || host === '[::1]' || host === '0.0.0.0' || host === 'localhost' || host.endsWith('.localhost');
+}
+
+/**
+ * What the owner is told when the package's url is a loopback address (docs/mt5-bridge.md, "PUBLIC_URL"): the
+ * download is not refused (one machine running both the service and the bridge is a real test set-up), but the
+ * page warns before it and the package's config says so beside its url line.
+ */
+export function loopbackWarning(url: string): string | null {
+  if (!isLoopbackUrl(url)) return null;
+  return (
+    `This service's address is ${url.replace(/\/+$/, '')}, a loopback address: a bridge on another PC reaches itself there, not this service. ` +
+    'Set PUBLIC_URL to the address the PC of the MT5 terminal reaches this service at (for example https://signals.example.com or ' +
+    'http://192.168.1.20:8080), restart the service, then download again. On this same machine the package works as it is.'
+  );
+}
+
 /** The template with the service URL and the bridge token written in (its `url =` and `token =` lines). */
 export function personalConfig(template: string, url: string, token: string): string {
   const serviceUrl = configUrl(url);
   if (serviceUrl === undefined) throw new Error('the service URL cannot go into the config');
   if (!TOKEN.test(token)) throw new Error('not a bridge token');
+  const warning = loopbackWarning(serviceUrl);
+  const eol = template.includes('\r\n') ? '\r\n' : '\n';
   let written = 0;
   const out = template.replace(/^(url|token)[ \t]*=.*$/gm, (_line, key: string) => {
     written += 1;
+    if (key === 'url' && warning) return `; WARNING: ${warning}${eol}url = ${serviceUrl}`;
     return `${key} = ${key === 'url' ? serviceUrl : token}`;
   });
   if (written !== 2) throw new Error(`the config template needs one url and one token line, found ${written}`);

@@ -14,6 +14,7 @@ import type { IngressMetrics } from '../metrics';
 import { buildOpenApiDocument } from './openapi';
 import { bridgeRoutes } from './routes/bridge';
 import { docsRoutes } from './routes/docs';
+import { landingRoutes } from './routes/landing';
 import { dashboardRoutes } from './routes/dashboard';
 import { livenessRoutes } from './routes/health';
 import { signalRoutes } from './routes/signals';
@@ -88,6 +89,7 @@ export function createApp(deps: AppDeps): Express {
     res.json(buildOpenApiDocument());
   });
   app.use(docsRoutes());
+  app.use(landingRoutes());
   app.use(methodNotAllowed(app));
   app.use((_req, res) => {
     res.status(404).json({ error: 'Not found' });

@@ -195,7 +195,9 @@ export function ownerPaths() {
     },
     '/v1/owner/signals/{signalId}': {
       get: operation({
-        summary: 'One signal: each of your accounts’ timeline (accepted, delivered, outcome, what the bridge did: lots, price, its message)',
+        summary:
+          'One signal: what was sent (sent: its order fields, never the secret) and each of your accounts’ timeline (accepted, delivered, ' +
+          'outcome with a rejection’s reason and reasonText, what the bridge did: lots, price, its message)',
         ok: ['200', 'The signal.'],
         params: ['signalId'],
       }),
@@ -272,6 +274,15 @@ function mt5PackagePaths() {
         okType: 'application/zip',
         params: ['accountId'],
         errors: ['401', '403', '404', '409', '503'],
+      }),
+    },
+    '/v1/owner/mt5-package': {
+      get: operation({
+        summary:
+          'What the MT5 package’s config will hold: serviceUrl (PUBLIC_URL, or null when it cannot go into the config) and warning ' +
+          '(a text when serviceUrl is a loopback address, which a bridge on another PC cannot reach; else null)',
+        ok: ['200', 'serviceUrl and warning.'],
+        errors: ['401'],
       }),
     },
     '/downloads/mt5-bridge/latest.zip': { get: download('The current MT5 bridge package, its config a template to fill in') },

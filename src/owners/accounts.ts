@@ -12,6 +12,7 @@ import type { FiguresStore } from '../bridge/figures';
 import type { StopOutStore, StopOutSummary } from '../bridge/stop-outs';
 import type { OwnerStore } from './owner-store';
 import type { CtraderLinks, LinkView } from '../ctrader/links';
+import { bridgeUpdateReason } from '../domain/capabilities';
 
 /**
  * An owner's trading accounts as the owner sees them, and the settings the owner edits: the same zod schemas the
@@ -56,6 +57,8 @@ export interface OwnerAccountView {
     lastSeenAt: string | null;
     version: string | null;
     features: string[];
+    /** Why updating the bridge gains something (actions or features it lacks); null when it runs everything offered. */
+    update: string | null;
     hasToken: boolean;
     connection: BridgeConnection;
     /** The last refusal of a call known to be this account's bridge's: 401 old token, 400 wrong platform, 412 too old. */
@@ -119,6 +122,7 @@ async function viewOf(deps: OwnerAccountsDeps, a: Account, seen: Date | undefine
       lastSeenAt: seen?.toISOString() ?? null,
       version: a.bridgeVersion === '0.0.0' ? null : a.bridgeVersion,
       features: [...a.bridgeFeatures],
+      update: bridgeUpdateReason(a) ?? null,
       hasToken: tokenId !== null,
       connection,
       lastRefusal: calls.refusal,

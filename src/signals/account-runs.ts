@@ -16,6 +16,8 @@ export interface AccountRuns {
   ofSignal(ownerId: string, signalId: string): Promise<AccountRun[]>;
   /** What the signals' workflows recorded per account (the poll's record: ticket, full reason, time), by signalId. */
   recordedOutcomes(ownerId: string, signalIds: readonly string[]): Promise<Map<string, AccountOutcome[]>>;
+  /** What the signal asked (its order fields, from its workflow's memo); null for one started before it kept them. */
+  sent(ownerId: string, signalId: string): Promise<Record<string, unknown> | null>;
 }
 
 /**

@@ -3,6 +3,7 @@ import { SIGNAL_ID_PATTERN, accountWorkflowId } from '../domain/ids';
 import type { AccountOutcome } from '../domain/outcome';
 import { PageTooLarge, type AccountRun, type AccountRuns, type ExecutionReport, type RunFilter } from './account-runs';
 import { Refusal } from '../refusal';
+import { reasonText } from '../domain/reason-codes';
 import { decodePageToken, encodePageToken, ownerIdSchema, parseSignalLogQuery } from './log-filters';
 import type { ReportedOutcomes } from './reported-outcomes';
 
@@ -26,10 +27,11 @@ export class SignalNotFound extends Error {
   }
 }
 
+/** `reasonText`: a rejection's reason in words (src/domain/reason-codes.ts), the code staying in `reason`. */
 type AccountOutcomeView =
-  | { outcome: 'filled' | 'done'; ticket: string | null; reason: null; at: string }
-  | { outcome: 'rejected'; ticket: null; reason: string; at: string }
-  | { outcome: 'pending'; ticket: null; reason: null; at: null };
+  | { outcome: 'filled' | 'done'; ticket: string | null; reason: null; reasonText: null; at: string }
+  | { outcome: 'rejected'; ticket: null; reason: string; reasonText: string; at: string }
+  | { outcome: 'pending'; ticket: null; reason: null; reasonText: null; at: null };
 
 export interface SignalLogRow {
   signalId: string;
@@ -61,6 +63,8 @@ interface SignalDetail {
   receivedAt: string;
   action: string;
   symbol: string | null;
+  /** What the signal asked: its order fields (volume, prices, stops, management) as sent; null for an older signal. */
+  sent: Record<string, unknown> | null;
   accounts: AccountTimeline[];
 }
 
@@ -118,12 +122,14 @@ async function signalDetail(deps: SignalLogDeps, ownerId: string, signalId: stri
   if (!SIGNAL_ID_PATTERN.test(signalId)) throw new SignalNotFound();
   const runs = await deps.runs.ofSignal(owner, signalId);
   if (runs.length === 0) throw new SignalNotFound();
-  const [outcomes, delivered] = await Promise.all([
+  const [outcomes, delivered, sent] = await Promise.all([
     knownOutcomes(deps, owner, new Map([[signalId, runs]])),
     deps.deliveries.firstDeliveries(runs.map((r) => ({ accountId: r.accountId, commandId: accountWorkflowId(signalId, r.accountId) }))),
+    deps.runs.sent(owner, signalId),
   ]);
   return {
     ...signalFields(runs[0]!),
+    sent,
     accounts: runs.map((run, i) => ({
       accountId: run.accountId,
       accepted: { at: run.receivedAt },
@@ -170,12 +176,13 @@ async function knownOutcomes(deps: SignalLogDeps, owner: string, bySignal: Map<s
 
 function outcomeView(run: AccountRun, known: Map<string, AccountOutcome> | undefined): AccountOutcomeView {
   const o = known?.get(run.accountId);
-  if (o?.outcome === 'rejected') return { outcome: 'rejected', ticket: null, reason: o.reason ?? 'unknown', at: o.occurredAt };
-  if (o) return { outcome: o.outcome, ticket: o.ticket, reason: null, at: o.occurredAt };
+  const rejected = (reason: string, at: string) => ({ outcome: 'rejected' as const, ticket: null, reason, reasonText: reasonText(reason), at });
+  if (o?.outcome === 'rejected') return rejected(o.reason ?? 'unknown', o.occurredAt);
+  if (o) return { outcome: o.outcome, ticket: o.ticket, reason: null, reasonText: null, at: o.occurredAt };
   if (run.state === 'completed' && run.closedAt !== null) {
-    if (run.outcome === 'rejected') return { outcome: 'rejected', ticket: null, reason: run.reason ?? 'unknown', at: run.closedAt };
-    if (run.outcome !== null) return { outcome: run.outcome, ticket: null, reason: null, at: run.closedAt };
+    if (run.outcome === 'rejected') return rejected(run.reason ?? 'unknown', run.closedAt);
+    if (run.outcome !== null) return { outcome: run.outcome, ticket: null, reason: null, reasonText: null, at: run.closedAt };
   }
   // Running, or stopped and awaiting an operator's word: an order may be live, so never anything but pending.
-  return { outcome: 'pending', ticket: null, reason: null, at: null };
+  return { outcome: 'pending', ticket: null, reason: null, reasonText: null, at: null };
 }

@@ -10,10 +10,13 @@ import { idempotencyWindowWorkflow } from '../../workflows/idempotency';
  * wins; a concurrent or later start inside the window fails with AlreadyStarted, and the winner's memo is the answer.
  * They live in the home region (the first configured one).
  *
- * A window costs no worker task: its execution timeout is the window and its start delay is longer, so Temporal holds
- * the id for exactly the window and closes it (TimedOut, by design) before its first task would be due. Its whole
- * history is WorkflowExecutionStarted and WorkflowExecutionTimedOut.
+ * A window is a workflow that sleeps until the window, counted from its start, has passed and then completes: the id
+ * is held for the window, the Temporal UI lists it Completed (a window that ended Timed Out would read as a failure
+ * among the signals). It costs two small workflow tasks (the timer's start and its firing). Its execution timeout is
+ * the window plus WINDOW_BACKSTOP_MS: only a window no worker ran within that ends Timed Out.
  */
+const WINDOW_BACKSTOP_MS = 30_000;
+
 export class TemporalIdempotencyWindows implements IdempotencyWindows {
   constructor(
     private readonly regions: Regions,
@@ -47,12 +50,10 @@ export class TemporalIdempotencyWindows implements IdempotencyWindows {
             args: [windowMs],
             workflowIdConflictPolicy: 'FAIL',
             workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-            workflowExecutionTimeout: windowMs,
-            // Past the timeout, so the timeout always wins and no task is ever dispatched.
-            startDelay: windowMs * 2,
+            workflowExecutionTimeout: windowMs + WINDOW_BACKSTOP_MS,
             memo: { acceptance: record },
-            // The window's only state is its existence; it ends Timed Out by design, which the UI says next to it.
-            staticSummary: 'Idempotency window: holds an X-Idempotency-Key for the replay window; ends Timed Out by design, never run by a worker',
+            // The window's only state is its existence; the UI says what it is next to it.
+            staticSummary: 'Idempotency window: holds an X-Idempotency-Key for the replay window, then completes',
           }),
         deadline,
       );

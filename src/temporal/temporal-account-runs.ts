@@ -108,6 +108,13 @@ export class TemporalAccountRuns implements AccountRuns {
     }
     return out;
   }
+
+  async sent(ownerId: string, signalId: string): Promise<Record<string, unknown> | null> {
+    const query = signalParentsQuery(ownerId, [signalId]);
+    const perRegion = await Promise.all(this.regions.names().map((region) => this.regions.call(region, (client) => listAll(client, query))));
+    const memo = perRegion.flat().find((info) => typeof info.memo?.sent === 'object' && info.memo.sent !== null)?.memo?.sent;
+    return (memo as Record<string, unknown> | undefined) ?? null;
+  }
 }
 
 async function listAll(client: Client, query: string): Promise<WorkflowExecutionInfo[]> {

@@ -3,6 +3,7 @@ import type { BridgeReport } from '../domain/bridge-protocol';
 import type { ReportDelivery, SignalExecutions } from '../signals/executions';
 import type { AccountOutcome } from '../domain/outcome';
 import type { SignalWorkflowInput } from '../domain/workflow-input';
+import { sentFields } from '../domain/signal';
 import { OUTCOME_MEMO_PREFIX, signalWorkflowId } from '../domain/ids';
 import type { Regions } from './regions';
 import { AmbiguousStartError, certainlyNotStarted, isTemporalBackpressure, launchFailure, unavailableOnBackpressure } from './failures';
@@ -82,7 +83,13 @@ export class TemporalExecutions implements SignalExecutions {
           // A signalId runs once per region, even when a retry re-attempts a region that did start.
           workflowIdReusePolicy: 'REJECT_DUPLICATE',
           // Skipped accounts too: the UI then answers "what happened to acc-x on this signal" without the logs.
-          memo: { correlationId: input.correlationId, origin: input.signal.meta?.origin ?? null, ...(input.skipped ? { skipped: input.skipped } : {}) },
+          // `sent`: what the signal asked (its order fields, never the secret), which the owner's signal page shows.
+          memo: {
+            correlationId: input.correlationId,
+            origin: input.signal.meta?.origin ?? null,
+            sent: sentFields(input.signal),
+            ...(input.skipped ? { skipped: input.skipped } : {}),
+          },
           typedSearchAttributes: [
             { key: SignalIdKey, value: input.signalId },
             // Every account the signal runs on in this region: one query finds every signal that touched an account.

@@ -3,6 +3,9 @@ import { temporalClient } from '../helpers/temporal';
 import { waitFor } from '../../support/infra';
 import { get, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
+import { idempotencyDigest } from '../../src/signals/idempotency';
+import { hashCredential } from '../../src/registry/credentials';
+import { idempotencyWorkflowId } from '../../src/domain/ids';
 
 // Long enough that a burst of 20 on a loaded test machine is all inside it: a request claimed after the window
 // ended is rightly a new signal, which is the next test's case, not this one's.
@@ -99,6 +102,32 @@ describe('idempotency window on Temporal workflow ids (spec §5 rules 4-5)', () 
     const old = await get(`${stack.ingress.url}/v1/signals/${first.body.signalId}`, { authorization: `Bearer ${f.token}` });
     expect(old.body).toMatchObject({ status: 'reported', accounts: [{ outcome: 'filled', ticket: '1' }] });
   });
+
+  test(
+    'when the window has passed, then its workflow ends Completed (not Timed Out), after the window and not before',
+    async () => {
+      const f = await seedOwner(stack.registry);
+      const accountId = f.accounts[0]!.id;
+      const sentAt = Date.now();
+      expect((await post(`${stack.ingress.url}/webhook/custom/${accountId}`, buy(f.secret), { 'x-idempotency-key': 'window-ends' })).status).toBe(202);
+      const handle = client.workflow.getHandle(idempotencyWorkflowId(idempotencyDigest(hashCredential(f.secret), accountId, 'window-ends')));
+      const closed = await waitFor(
+        'the idempotency window to close',
+        async () => {
+          const d = await handle.describe();
+          return d.status.name === 'RUNNING' ? undefined : d;
+        },
+        WINDOW_MS + 15_000,
+        200,
+      );
+      expect(closed.status.name).toBe('COMPLETED');
+      expect(closed.closeTime!.getTime() - closed.startTime.getTime()).toBeGreaterThanOrEqual(WINDOW_MS);
+      expect(Date.now() - sentAt).toBeGreaterThanOrEqual(WINDOW_MS);
+      const events = (await handle.fetchHistory()).events!;
+      expect(events.at(-1)!.workflowExecutionCompletedEventAttributes).toBeTruthy();
+    },
+    WINDOW_MS + 30_000,
+  );
 
   test('when the same key is used on another route, then it is another action (keys are scoped per route)', async () => {
     const f = await seedOwner(stack.registry, [{}, {}]);

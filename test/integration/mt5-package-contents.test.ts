@@ -4,7 +4,15 @@ import { REPO_ROOT } from '../../support/infra';
 import { CURRENT_BRIDGE_VERSION, capabilityGap } from '../../src/domain/capabilities';
 import { CTRADER_CONNECTOR_VERSION } from '../../src/ctrader/bridge';
 import { accountSchema } from '../../src/domain/account';
-import { CONFIG_FILE, findMt5PackageDir, loadMt5Package, personalConfig, type Mt5Manifest } from '../../src/downloads/mt5-package';
+import {
+  CONFIG_FILE,
+  findMt5PackageDir,
+  isLoopbackUrl,
+  loadMt5Package,
+  loopbackWarning,
+  personalConfig,
+  type Mt5Manifest,
+} from '../../src/downloads/mt5-package';
 import { iniSettings, python, unpack } from '../helpers/mt5-package';
 
 /**
@@ -96,6 +104,24 @@ describe('the package make dist built', () => {
     fs.writeFileSync(file, written);
     expect(iniSettings(file)).toEqual({ url: 'https://signals.example.org', token });
     expect(written.split('\r\n').length).toBe(template.split('\r\n').length);
+  });
+
+  test('when the URL is a loopback address, then the config warns above its url line and says to set PUBLIC_URL; the bridge still reads the same settings', () => {
+    const template = files[CONFIG_FILE]!.toString('utf8');
+    const token = `brg_${'A'.repeat(43)}`;
+    const written = personalConfig(template, 'http://127.0.0.1:8080/', token);
+    const warning = loopbackWarning('http://127.0.0.1:8080')!;
+    expect(warning).toMatch(/^This service's address is http:\/\/127\.0\.0\.1:8080, a loopback address: .* Set PUBLIC_URL to /);
+    expect(written).toContain(`\r\n; WARNING: ${warning}\r\nurl = http://127.0.0.1:8080\r\n`);
+    const file = path.join(work, 'loopback.ini');
+    fs.writeFileSync(file, written);
+    expect(iniSettings(file)).toEqual({ url: 'http://127.0.0.1:8080', token });
+    expect(personalConfig(template, 'https://signals.example.org', token)).not.toContain('WARNING');
+    const loopback = ['http://127.0.0.1:8080', 'http://127.1.2.3', 'http://localhost:3000', 'http://app.localhost', 'http://[::1]:8080', 'http://0.0.0.0:8080'];
+    const reachable = ['https://signals.example.com', 'http://192.168.1.20:8080', 'http://10.0.0.5', 'http://127.0.0.1.example.com'];
+    expect(loopback.map(isLoopbackUrl)).toEqual(loopback.map(() => true));
+    expect(reachable.map(isLoopbackUrl)).toEqual(reachable.map(() => false));
+    expect(loopbackWarning('https://signals.example.com')).toBeNull();
   });
 
   test('when the URL or the token could change the file’s meaning, or the template lacks a line, then nothing is written', () => {

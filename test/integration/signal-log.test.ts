@@ -103,17 +103,24 @@ describe('the owner signal log', () => {
       action: 'buy',
       symbol: 'EURUSD',
       accounts: [
-        { accountId: a0, outcome: 'filled', ticket: 'T-A1', reason: null, at: expect.any(String) },
-        { accountId: a1, outcome: 'rejected', ticket: null, reason: 'broker:10019 No money', at: expect.any(String) },
+        { accountId: a0, outcome: 'filled', ticket: 'T-A1', reason: null, reasonText: null, at: expect.any(String) },
+        {
+          accountId: a1,
+          outcome: 'rejected',
+          ticket: null,
+          reason: 'broker:10019 No money',
+          reasonText: 'the broker refused it: No money',
+          at: expect.any(String),
+        },
       ],
     });
     // A close is not reported by the poll (nor kept in the memo): its outcome is the account workflow's Outcome.
     expect(page.signals[1]).toMatchObject({ action: 'close', symbol: null });
-    expect(page.signals[1]!.accounts).toEqual([{ accountId: a0, outcome: 'done', ticket: null, reason: null, at: expect.any(String) }]);
+    expect(page.signals[1]!.accounts).toEqual([{ accountId: a0, outcome: 'done', ticket: null, reason: null, reasonText: null, at: expect.any(String) }]);
     expect(page.signals[0]).toMatchObject({
       action: 'buy_limit',
       symbol: 'USDJPY',
-      accounts: [{ accountId: a1, outcome: 'pending', ticket: null, reason: null, at: null }],
+      accounts: [{ accountId: a1, outcome: 'pending', ticket: null, reason: null, reasonText: null, at: null }],
     });
     const times = page.signals.map((s) => Date.parse(s.receivedAt));
     expect([...times].sort((x, y) => y - x)).toEqual(times);
@@ -200,8 +207,8 @@ describe('the owner signal log', () => {
     }
     const page = await listUntil(d.owner, {}, [signalId], (p) => p.signals.every(settled) && p.signals[0]!.accounts.length === 2);
     expect(page.signals[0]!.accounts).toEqual([
-      { accountId: d0, outcome: 'filled', ticket: 'T-D0', reason: null, at: expect.any(String) },
-      { accountId: d1, outcome: 'filled', ticket: 'T-D1', reason: null, at: expect.any(String) },
+      { accountId: d0, outcome: 'filled', ticket: 'T-D0', reason: null, reasonText: null, at: expect.any(String) },
+      { accountId: d1, outcome: 'filled', ticket: 'T-D1', reason: null, reasonText: null, at: expect.any(String) },
     ]);
     const detail = await log.detail(d.owner, signalId);
     expect(detail.accounts.map((x) => [x.accountId, x.outcome.outcome, x.delivered !== null])).toEqual([
@@ -226,7 +233,7 @@ describe('the owner signal log', () => {
       200,
     );
     const page = await listUntil(e.owner, {}, [signalId]);
-    expect(page.signals[0]!.accounts).toEqual([{ accountId: e.accounts[0]!.id, outcome: 'pending', ticket: null, reason: null, at: null }]);
+    expect(page.signals[0]!.accounts).toEqual([{ accountId: e.accounts[0]!.id, outcome: 'pending', ticket: null, reason: null, reasonText: null, at: null }]);
   });
 
   test("when A asks for B's signal or B's account, or B for A's, then not found; each lists only their own", async () => {
@@ -246,10 +253,18 @@ describe('the owner signal log', () => {
     const page = await listUntil(a.owner, {}, [sent.a3, sent.a2, sent.a1], (p) => settled(p.signals[2]));
     const detail = await log.detail(a.owner, sent.a1);
     expect(detail).toMatchObject({ signalId: sent.a1, action: 'buy', symbol: 'EURUSD', receivedAt: page.signals[2]!.receivedAt });
+    // What the signal asked, as sent: its order fields, never the secret.
+    expect(detail.sent).toEqual({ symbol: 'EURUSD', volume: 0.1 });
     expect(detail.accounts.map((x) => x.accountId)).toEqual([a0, a1]);
     const [filled, rejected] = detail.accounts;
-    expect(filled!.outcome).toEqual({ outcome: 'filled', ticket: 'T-A1', reason: null, at: expect.any(String) });
-    expect(rejected!.outcome).toEqual({ outcome: 'rejected', ticket: null, reason: 'broker:10019 No money', at: expect.any(String) });
+    expect(filled!.outcome).toEqual({ outcome: 'filled', ticket: 'T-A1', reason: null, reasonText: null, at: expect.any(String) });
+    expect(rejected!.outcome).toEqual({
+      outcome: 'rejected',
+      ticket: null,
+      reason: 'broker:10019 No money',
+      reasonText: 'the broker refused it: No money',
+      at: expect.any(String),
+    });
     // The lots the bridge placed (not the signal's 0.1: sized by risk there) and the figures it used.
     expect(filled!.execution).toEqual({ volume: 0.5, price: 1.0842, message: SIZED });
     expect(rejected!.execution).toEqual({ volume: null, price: null, message: 'No money' });

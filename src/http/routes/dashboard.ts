@@ -36,6 +36,7 @@ export function dashboardRoutes(): Router {
     'dom.js',
     'sign-in-pages.js',
     'account-pages.js',
+    'credentials-page.js',
     'account-connect.js',
     'form-controls.js',
     'risk-form.js',

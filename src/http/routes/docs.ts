@@ -112,7 +112,8 @@ function page(assets: ReturnType<typeof buildAssets>): string {
 `;
 }
 
-function securityHeaders(res: Response): void {
+/** The headers every page of ours carries (docs, landing, guides). */
+export function securityHeaders(res: Response): void {
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Referrer-Policy', 'no-referrer');
 }

@@ -1,6 +1,6 @@
 import { Router, type Response } from 'express';
 import { Refusal } from '../../refusal';
-import { packageFileName, type Mt5Package, type Mt5Packages } from '../../downloads/mt5-package';
+import { configUrl, loopbackWarning, packageFileName, type Mt5Package, type Mt5Packages } from '../../downloads/mt5-package';
 import type { OwnerAuthDeps } from '../../owners/sign-in';
 import { personalMt5Package, type OwnerMt5PackageDeps } from '../../owners/mt5-package';
 import { ownerAuth, requireJson, type CookieSettings } from '../owner-auth';
@@ -60,6 +60,13 @@ export function ownerDownloadRoutes(deps: OwnerDownloadDeps, packages: Mt5Packag
   router.post(path, async (req, res) => {
     const made = await personalMt5Package(deps, packages, res.locals.owner as string, req.params.accountId);
     sendZip(res, made.fileName, made.zip, 'no-store');
+  });
+  // What the package's config will hold, read by the account page before the download (a loopback address warned of).
+  const settings = '/v1/owner/mt5-package';
+  router.use(settings, ownerAuth(deps.auth, deps.cookies), requireJson);
+  router.get(settings, (_req, res) => {
+    const serviceUrl = configUrl(deps.publicUrl) ?? null;
+    res.json({ serviceUrl, warning: serviceUrl === null ? null : loopbackWarning(serviceUrl) });
   });
   return router;
 }
