@@ -4,8 +4,9 @@ export const SYMBOL_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._#\-/]{0,31}$/;
 /**
  * What a refused symbol or id most likely is, for the 400's message: a template's placeholder left in (TradingView's
  * `{{ticker}}` outside an alert's message, or `<POSITION_TICKET>` of docs/integrations/tradingview.md) or TradingView's
- * exchange prefix (`FX:EURUSD`, from `{{exchange}}:{{ticker}}`). Undefined when nothing points to either. Only short
- * pieces are repeated back, shorter than any credential's 16 characters, so a secret in the wrong field never is.
+ * exchange prefix (`FX:EURUSD`, from `{{exchange}}:{{ticker}}`). Undefined when nothing points to either. Only a bounded
+ * piece is repeated back: a placeholder (at most 30 characters between its brackets, which a generated credential never
+ * holds) or an exchange code of at most 15 characters (every credential has at least 16).
  */
 export function refusedValueHint(value: unknown, field: 'symbol' | 'id'): string | undefined {
   if (typeof value !== 'string') return undefined;
