@@ -74,13 +74,17 @@ trap 'on_signal INT 0' INT
 trap 'on_signal TERM 0' TERM
 trap 'on_signal HUP 129' HUP
 
-# run NAME LOGFILE COMMAND...: starts COMMAND in the background in its own process group, output to LOGFILE.
+# run NAME LOGFILE COMMAND...: starts COMMAND in the background in its own process group, output to LOGFILE. The
+# command is kept (quoted) so that supervision below can start it again.
+declare -A command_of log_of
 run() {
   local name="$1" logfile="$2"
   shift 2
   "$@" </dev/null >>"$logfile" 2>&1 &
   names+=("$name")
   pids+=("$!")
+  command_of[$name]="$(printf '%q ' "$@")"
+  log_of[$name]="$logfile"
   log "$name started (pid $!), log: ${logfile#"$root"/}"
 }
 
@@ -319,11 +323,42 @@ Poll its outcome (replace SIGNAL_ID):
 Ctrl-C stops everything started here.
 TXT
 
-# Runs until Ctrl-C, or until one of our processes exits (then everything stops).
+# ------------------------------------------------------------------------------------------------ supervision
+# Runs until Ctrl-C. A worker, ingress or paper bridge that exits (a crash, a kill -9) is started again after a pause
+# that doubles each time, at most RESTARTS_MAX times per process in the stack's life, and must pass the same health
+# check as at start; past that bound, or when Temporal or Redis exits (their state is everyone's), everything stops.
+RESTARTS_MAX=5
+RESTART_PAUSE_FIRST_S=1
+declare -A restarts
+ready_again() {
+  local name="$1" pid="$2"
+  case "$name" in
+    worker) wait_until "worker polling task queue ${TEMPORAL_TASK_QUEUE:-external-signals} again" 90 "$pid" "${log_of[$name]}" worker_polling "$pid" ;;
+    ingress) wait_until "ingress at $ready_url again" 60 "$pid" "${log_of[$name]}" http_ok "$ready_url" ;;
+    paper-bridge) wait_until "paper bridge's first call again" 30 "$pid" "${log_of[$name]}" bridge_answered "${log_of[$name]}" "$3" ;;
+  esac
+}
 set +e
-wait -n
-status=$?
-for i in "${!pids[@]}"; do
-  alive "${pids[$i]}" || log "${names[$i]} exited (status $status); see its log in $logs/"
+while :; do
+  wait -n
+  status=$?
+  for i in "${!pids[@]}"; do
+    alive "${pids[$i]}" && continue
+    name="${names[$i]}"
+    n="${restarts[$name]:-0}"
+    case "$name" in worker | ingress | paper-bridge) ;; *) n="$RESTARTS_MAX" ;; esac
+    if [ "$n" -ge "$RESTARTS_MAX" ]; then
+      log "$name exited (status $status); see its log in $logs/. Stopping everything."
+      exit "$status"
+    fi
+    restarts[$name]=$((n + 1))
+    pause=$((RESTART_PAUSE_FIRST_S << n))
+    log "$name exited (status $status); starting it again in ${pause}s (restart $((n + 1)) of $RESTARTS_MAX), log: $logs/${name}.log"
+    sleep "$pause" # a backoff between restarts, not a wait for a condition
+    offset="$(stat -c %s "${log_of[$name]}")"
+    eval "${command_of[$name]}" </dev/null >>"${log_of[$name]}" 2>&1 &
+    pids[$i]="$!"
+    ready_again "$name" "${pids[$i]}" "$offset"
+    log "$name is back (pid ${pids[$i]})"
+  done
 done
-exit "$status"

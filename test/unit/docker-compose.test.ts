@@ -55,6 +55,15 @@ describeIfCompose('docker-compose.yml', () => {
     expect(publishes(ingress, 8081)).toBe(false);
   });
 
+  it('when any long-running process dies, then Docker starts it again; only the one-shot registry import is not restarted', () => {
+    const services = [...config.matchAll(/^ {2}([a-z0-9-]+):$/gm)].map((m) => m[1]!).filter((s) => serviceBlock(config, s).includes('image:'));
+    expect(services.sort()).toEqual(['ingress', 'paper-bridge', 'redis', 'registry-import', 'temporal', 'worker']);
+    for (const service of services) {
+      const policy = /restart: (\S+)/.exec(serviceBlock(config, service))?.[1];
+      expect({ service, policy }).toEqual({ service, policy: service === 'registry-import' ? '"no"' : 'unless-stopped' });
+    }
+  });
+
   it('when Redis starts, then it keeps an append-only file (fsync every second) on a named volume and restarts by itself', () => {
     const redis = serviceBlock(config, 'redis');
     expect(redis).toMatch(/- --appendonly\n\s+- "?yes"?\n\s+- --appendfsync\n\s+- everysec\n/);
