@@ -6,6 +6,7 @@ import { ScriptedTerminal } from '../helpers/terminal';
 import { idempotencyDigest } from '../../src/signals/idempotency';
 import { hashCredential } from '../../src/registry/credentials';
 import { idempotencyWorkflowId } from '../../src/domain/ids';
+import { ACTION_TABLE, type ActionDescription } from '../../src/domain/actions';
 
 // Long enough that a burst of 20 on a loaded test machine is all inside it: a request claimed after the window
 // ended is rightly a new signal, which is the next test's case, not this one's.
@@ -147,19 +148,38 @@ describe('idempotency window on Temporal workflow ids (spec §5 rules 4-5)', () 
     expect((await post(url, buy(f.secret), { 'x-idempotency-key': 'k'.repeat(128) })).status).toBe(202);
   });
 
-  test.each([
+  const keyRequired = [
     ['breakeven', { action: 'breakeven', positionId: 'P1' }],
     ['modify_sl', { action: 'modify_sl', positionId: 'P1', sl: 1.05 }],
     ['modify_tp', { action: 'modify_tp', positionId: 'P1', tp: 1.2 }],
     ['a filtered close', { action: 'close', symbol: 'EURUSD' }],
-  ])('when %s comes without X-Idempotency-Key, then 400; with one, then 202', async (_name, signal) => {
-    const f = await seedOwner(stack.registry);
-    const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
-    const without = await post(url, { secret: f.secret, ...signal });
-    expect(without.status).toBe(400);
-    expect(without.body.error).toMatch(/X-Idempotency-Key \(or the idempotencyKey field\) is required/);
-    expect((await post(url, { secret: f.secret, ...signal }, { 'x-idempotency-key': 'k1' })).status).toBe(202);
+  ] as const;
+
+  test('the cases below are every action the table says needs a key (always, or a close without positionId)', () => {
+    const always = Object.entries(ACTION_TABLE).filter(([, d]) => (d as ActionDescription).keyRequired === 'always');
+    const unlessPositioned = Object.entries(ACTION_TABLE).filter(([, d]) => (d as ActionDescription).keyRequired === 'without positionId');
+    expect([...always, ...unlessPositioned].map(([a]) => a).sort()).toEqual(keyRequired.map(([, s]) => s.action).sort());
   });
+
+  // The per-account URL and the broadcast URL (the owner's linked accounts) refuse alike.
+  test.each(keyRequired.flatMap(([name, signal]) => (['per-account', 'broadcast'] as const).map((route) => [name, route, signal] as const)))(
+    'when %s comes on the %s URL without X-Idempotency-Key, then 400 naming it; with one, then 202',
+    async (name, route, signal) => {
+      const f = await seedOwner(stack.registry);
+      const url = `${stack.ingress.url}/webhook/custom${route === 'per-account' ? `/${f.accounts[0]!.id}` : ''}`;
+      const without = await post(url, { secret: f.secret, ...signal });
+      expect({ status: without.status, body: without.body }).toEqual({
+        status: 400,
+        body: {
+          error: `X-Idempotency-Key (or the idempotencyKey field) is required for ${name}`,
+          details: [{ path: 'X-Idempotency-Key', message: `required for ${name}` }],
+        },
+      });
+      const withKey = await post(url, { secret: f.secret, ...signal }, { 'x-idempotency-key': 'k1' });
+      expect(withKey.status).toBe(202);
+      expect(withKey.body.accountsResolved).toBe(1);
+    },
+  );
 
   test('when a close names its positionId, then no key is needed', async () => {
     const f = await seedOwner(stack.registry);

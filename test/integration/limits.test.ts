@@ -83,6 +83,47 @@ describe('rate limits', () => {
     expect((await post(url, { secret: g.secret, action: 'nope' })).status).toBe(400);
   });
 
+  test('when one account URL is hammered, then the route limiter keys on the account: the same secret elsewhere, and a second secret there, are counted apart', async () => {
+    const f = await seedOwner(stack.registry, [{}, {}]);
+    const [a, b] = [f.accounts[0]!.id, f.accounts[1]!.id];
+    // A second secret of the same owner, linking account a too: the account's key comes before either secret's.
+    const second = `whsec_${'s'.repeat(40)}${a.slice(-8)}`;
+    await stack.registry.putSecret({ hash: hashCredential(second), owner: f.owner, accounts: [a] });
+    const at = (id?: string) => `${stack.ingress.url}/webhook/custom${id ? `/${id}` : ''}`;
+    for (let i = 0; i < 5; i++) expect((await post(at(a), { secret: f.secret, action: 'nope' })).status).toBe(400);
+    const over = await post(at(a), { secret: second, action: 'nope' });
+    expect({ status: over.status, body: over.body }).toEqual({ status: 429, body: { error: 'Rate limit exceeded', limit: 5, windowMs: 60000 } });
+    // The secret's own budget (the broadcast URL) and its other account's are untouched.
+    expect((await post(at(b), { secret: f.secret, action: 'nope' })).status).toBe(400);
+    expect((await post(at(), { secret: f.secret, action: 'nope' })).status).toBe(400);
+  });
+
+  test('when an owner broadcasts past its share through two secrets, then the throttle keys on the owner, with its exact message; another owner is untouched', async () => {
+    const f = await seedOwner(stack.registry, [{}, {}]);
+    const g = await seedOwner(stack.registry, [{}]);
+    const second = `whsec_${'t'.repeat(40)}${f.owner.slice(-8)}`;
+    await stack.registry.putSecret({ hash: hashCredential(second), owner: f.owner, accounts: f.accounts.map((x) => x.id) });
+    const url = `${stack.ingress.url}/webhook/custom`;
+    expect((await post(url, buy(f.secret))).status).toBe(202);
+    expect((await post(url, buy(second))).status).toBe(202);
+    const over = await post(url, buy(second));
+    expect({ status: over.status, body: over.body }).toEqual({
+      status: 429,
+      body: {
+        error: 'rate_limit_exceeded',
+        scope: 'broadcast',
+        message: 'Too many broadcast signals for this owner; slow down and retry later',
+        limit: 2,
+        windowMs: 60000,
+        correlationId: over.headers.get('x-request-id'),
+      },
+    });
+    expect((await post(url, buy(f.secret))).status).toBe(429);
+    expect((await post(url, buy(g.secret))).status).toBe(202);
+    // The per-account URL is another scope (account_write), keyed on the account.
+    expect((await post(`${url}/${f.accounts[0]!.id}`, buy(f.secret))).status).toBe(202);
+  });
+
   test('when a token polls more than the per-account read cap, then 429 account_read with limit and windowMs', async () => {
     const f = await seedOwner(stack.registry);
     const poll = () => get(`${stack.ingress.url}/v1/signals/sig_0123456789abcdef0123456789abcdef`, { authorization: `Bearer ${f.token}` });

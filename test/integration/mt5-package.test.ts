@@ -7,6 +7,7 @@ import { iniSettings, unpack } from '../helpers/mt5-package';
 import { get, post } from '../../support/http';
 import { REPO_ROOT } from '../../support/infra';
 import { CURRENT_BRIDGE_VERSION } from '../../src/domain/capabilities';
+import { BRIDGE_PROTOCOL_VERSION } from '../../src/domain/bridge-protocol';
 import { findMt5PackageDir, loadMt5Package } from '../../src/downloads/mt5-package';
 
 /**
@@ -123,7 +124,7 @@ describe('the personal package of an MT5 account', () => {
     expect(res.status).toBe(409);
     expect(res.json.error).toMatch(/is a ctrader account: the MT5 bridge package is for MT5 accounts/);
     const ctrader = new ScriptedTerminal(stack.ingress.url, a.accounts[1]!.bridgeToken, 'ctrader', '1.3.0');
-    await expect(ctrader.hello()).resolves.toBeDefined();
+    expect(await ctrader.hello()).toEqual({ accountId: a.accounts[1]!.id, protocolVersion: BRIDGE_PROTOCOL_VERSION, serverTime: expect.any(String) });
   });
 
   test('when a browser session sends no CSRF token, then 403 and nothing changes', async () => {

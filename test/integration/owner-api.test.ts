@@ -172,9 +172,11 @@ describe('the owner API', () => {
     const id = a.accounts[1]!.id;
     const rotated = await asBrowser(browserA, 'POST', url(`/v1/owner/accounts/${id}/bridge-token`));
     expect(rotated.status).toBe(201);
-    const hello = (token: string) => post(url('/bridge/v1/hello'), { bridgeVersion: '2.0.0' }, { authorization: `Bearer ${token}` });
+    // A hello the account takes (it is a cTrader account): only the token decides between 401 and 200.
+    const hello = (token: string) => post(url('/bridge/v1/hello'), { platform: 'ctrader', bridgeVersion: '1.5.0' }, { authorization: `Bearer ${token}` });
     expect((await hello(a.accounts[1]!.bridgeToken)).status).toBe(401);
-    expect((await hello(rotated.body.value as string)).status).not.toBe(401);
+    const fresh = await hello(rotated.body.value as string);
+    expect({ status: fresh.status, accountId: fresh.body.accountId }).toEqual({ status: 200, accountId: id });
   });
 
   it('an API key works without a session or CSRF token, and stops when revoked', async () => {
@@ -184,8 +186,9 @@ describe('the owner API', () => {
     expect((await get(url('/v1/owner/accounts'), auth)).status).toBe(200);
     const token = await send('POST', url('/v1/owner/tokens'), { accounts: [a.accounts[0]!.id] }, auth);
     expect(token.status).toBe(201);
-    const poll = await get(url(`/v1/signals/sig_${'0'.repeat(26)}`), { authorization: `Bearer ${token.body.value as string}` });
-    expect(poll.status).not.toBe(401);
+    const signalId = `sig_${'0'.repeat(26)}`;
+    const poll = await get(url(`/v1/signals/${signalId}`), { authorization: `Bearer ${token.body.value as string}` });
+    expect({ status: poll.status, body: poll.body }).toEqual({ status: 200, body: { signalId, status: 'pending_or_unknown', reported: 0, accounts: [] } });
     expect((await asBrowser(browserA, 'DELETE', url(`/v1/owner/api-keys/${made.body.id as string}`))).status).toBe(204);
     expect((await get(url('/v1/owner/accounts'), auth)).status).toBe(401);
   });

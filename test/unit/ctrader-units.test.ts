@@ -63,19 +63,29 @@ describe('pips, relative stops and points', () => {
 });
 
 describe('the request limit of one Open API connection', () => {
+  // The limiter's clock is injected and its wake-up is a timer: both are moved by the test (fake timers), so no real
+  // second passes, and the window's edge is checked to the millisecond.
   test('when 120 requests ask at once, then at most 50 go out in any second and all go out in order', async () => {
-    let now = 0;
-    const limiter = new SlidingWindowLimiter(50, 1000, () => now);
-    const order: number[] = [];
-    const all = Array.from({ length: 120 }, (_, i) => limiter.take().then(() => order.push(i)));
-    await Promise.resolve();
-    await new Promise((r) => setImmediate(r));
-    expect(order.length).toBe(50);
-    now = 1000;
-    await new Promise((r) => setTimeout(r, 1100));
-    expect(order.length).toBe(100);
-    now = 2000;
-    await Promise.all(all);
-    expect(order).toEqual(Array.from({ length: 120 }, (_, i) => i));
+    jest.useFakeTimers();
+    try {
+      let now = 0;
+      const limiter = new SlidingWindowLimiter(50, 1000, () => now);
+      const order: number[] = [];
+      const all = Array.from({ length: 120 }, (_, i) => limiter.take().then(() => order.push(i)));
+      await jest.advanceTimersByTimeAsync(0);
+      expect(order.length).toBe(50);
+      now = 999;
+      await jest.advanceTimersByTimeAsync(999);
+      expect(order.length).toBe(50);
+      now = 1000;
+      await jest.advanceTimersByTimeAsync(1);
+      expect(order.length).toBe(100);
+      now = 2000;
+      await jest.advanceTimersByTimeAsync(1000);
+      await Promise.all(all);
+      expect(order).toEqual(Array.from({ length: 120 }, (_, i) => i));
+    } finally {
+      jest.useRealTimers();
+    }
   });
 });
