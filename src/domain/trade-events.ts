@@ -184,7 +184,7 @@ export interface TradeEventResult {
  * Why a book was refused (nothing of it applied): `future`, its `takenAt`, a position's `openedAt` or an order's
  * `placedAt` lies more than FUTURE_TOLERANCE_MS ahead of the service's clock (the terminal's clock is ahead of UTC).
  */
-export type BookRefusal = 'future';
+type BookRefusal = 'future';
 
 /** The answer of `POST /bridge/v1/trades`. */
 export interface TradesAnswer {
