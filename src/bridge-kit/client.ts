@@ -119,10 +119,11 @@ export class BridgeClient {
   async sendTrades(body: { events: TradeEvent[]; book?: Book; account?: AccountFigures }): Promise<TradesAnswer> {
     const res = await this.call('POST', '/bridge/v1/trades', body, 15_000);
     if (res.status !== 200) throw new HttpStatusError(res.status, 'trades', res.body);
-    const answer = res.body as { events?: unknown; book?: unknown } | undefined;
+    const answer = res.body as { events?: unknown; book?: unknown; bookRefusal?: TradesAnswer['bookRefusal'] } | undefined;
     const events = (Array.isArray(answer?.events) ? answer.events : []).filter(
       (e): e is TradeEventResult => typeof e === 'object' && e !== null && typeof (e as { eventId?: unknown }).eventId === 'string',
     );
+    if (answer?.book === 'refused') return { events, book: 'refused', ...(answer.bookRefusal ? { bookRefusal: answer.bookRefusal } : {}) };
     return { events, book: answer?.book === 'recorded' ? 'recorded' : 'absent' };
   }
 

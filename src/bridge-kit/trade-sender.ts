@@ -108,6 +108,8 @@ export class TradeSender {
       const settled = this.opts.outbox.settle(answer.events.filter((r) => events.some((e) => e.eventId === r.eventId)));
       this.stats.eventsSettled += settled;
       if (withBook) this.bookSent();
+      // A refused book is final (the terminal's clock is ahead): the next goes at the book's interval, not at once.
+      if (answer.book === 'refused') this.opts.diag({ time: this.now(), event: 'trade_book_refused', accountId: this.opts.accountId, ...answer.bookRefusal });
       if (isolating && events.some((e) => e.eventId === this.isolateUntil)) this.isolateUntil = undefined;
       this.succeeded();
       // An answer that settled none of the events it was sent would be sent again at once, for ever.

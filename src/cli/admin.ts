@@ -27,7 +27,7 @@ export interface Io {
   env: NodeJS.ProcessEnv;
 }
 
-const GROUPS = ['secret', 'token', 'account', 'owner', 'callback'];
+const GROUPS = ['secret', 'token', 'account', 'owner', 'callback', 'trades'];
 
 export function usage(): string {
   const lines = ['usage: npm run admin -- <verb> [arguments] [--json]', ''];

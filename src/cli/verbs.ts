@@ -22,6 +22,7 @@ import {
 } from './args';
 import { OWNER_VERBS } from './owner-verbs';
 import { CALLBACK_VERBS } from './callback-verbs';
+import { tradesRepairClock } from './trades-verbs';
 import { idOf, ONCE, plural, secretView, table, tokenView, type Verb, type VerbContext } from './verb-context';
 
 export type { Verb, VerbContext } from './verb-context';
@@ -365,4 +366,5 @@ export const VERBS: Verb[] = [
   accountResetDrawdown,
   ...OWNER_VERBS,
   ...CALLBACK_VERBS,
+  tradesRepairClock,
 ];

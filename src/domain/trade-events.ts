@@ -180,10 +180,28 @@ export interface TradeEventResult {
   reason?: TradeRefusal;
 }
 
+/**
+ * Why a book was refused (nothing of it applied): `future`, its `takenAt`, a position's `openedAt` or an order's
+ * `placedAt` lies more than FUTURE_TOLERANCE_MS ahead of the service's clock (the terminal's clock is ahead of UTC).
+ */
+type BookRefusal = 'future';
+
 /** The answer of `POST /bridge/v1/trades`. */
 export interface TradesAnswer {
   events: TradeEventResult[];
-  book: 'recorded' | 'absent';
+  book: 'recorded' | 'absent' | 'refused';
+  /** With `book: 'refused'`: why, and the first field that made it so (`book.positions.3.openedAt`). */
+  bookRefusal?: { reason: BookRefusal; path: string };
+}
+
+/** The first time of a book past the clock (`nowMs` + FUTURE_TOLERANCE_MS), as its path; undefined when none is. */
+export function bookPastClock(book: Book, nowMs: number): string | undefined {
+  const ahead = (at: string) => Date.parse(at) > nowMs + FUTURE_TOLERANCE_MS;
+  if (ahead(book.takenAt)) return 'book.takenAt';
+  const p = book.positions.findIndex((x) => ahead(x.openedAt));
+  if (p >= 0) return `book.positions.${p}.openedAt`;
+  const o = book.orders.findIndex((x) => ahead(x.placedAt));
+  return o >= 0 ? `book.orders.${o}.placedAt` : undefined;
 }
 
 /** The journal's record of one trade (docs/trades.md). */

@@ -52,13 +52,15 @@ export async function ownerBook(deps: OwnerTradesDeps, owner: string, accountId:
     deps.journal.openTradeIds(account.id, 2 * MAX_BOOK_ENTRIES),
   ]);
   const open = await records(deps.journal, account.id, ids);
-  const asOfMs = Math.max(book ? Date.parse(book.takenAt) : -Infinity, lastMs ?? -Infinity);
+  // A book's takenAt may lie up to FUTURE_TOLERANCE_MS ahead (a terminal's clock): the data is never newer than now.
+  const nowMs = deps.now().getTime();
+  const asOfMs = Math.min(Math.max(book ? Date.parse(book.takenAt) : -Infinity, lastMs ?? -Infinity), nowMs);
   const asOf = Number.isFinite(asOfMs) ? new Date(asOfMs).toISOString() : null;
   const floating = new Map(book?.positions.map((p) => [p.ticket, p]) ?? []);
   const link = (t: TradeRecord) => ({ tradeId: t.tradeId, ...(t.signalId ? { signalId: t.signalId } : {}) });
   return {
     asOf,
-    ageSeconds: asOf === null ? null : Math.max(0, Math.round((deps.now().getTime() - asOfMs) / 1000)),
+    ageSeconds: asOf === null ? null : Math.max(0, Math.round((nowMs - asOfMs) / 1000)),
     reportedByBridge: reportedByBridge(account),
     bridgeVersion: account.bridgeVersion === '0.0.0' ? null : account.bridgeVersion,
     positions: open

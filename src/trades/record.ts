@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Account } from '../domain/account';
 import { accountOfCommand } from '../domain/ids';
 import {
+  bookPastClock,
   FUTURE_TOLERANCE_MS,
   MAX_BOOK_ENTRIES,
   type Book,
@@ -43,8 +44,15 @@ const PRUNE_PER_CALL = 200;
 export async function recordTrades(deps: TradesDeps, account: Account, body: TradesBody, nowMs: number): Promise<TradesAnswer> {
   const events: TradeEventResult[] = [];
   for (const event of body.events) events.push(await recordOne(deps, account, event, nowMs));
-  if (body.book) await reconcileBook(deps, account, body.book, nowMs);
+  // A book from a clock ahead of the service's is refused whole: its takenAt would close trades and freeze the data's
+  // age, its openedAt would keep a position from ever being reconciled. The events beside it are judged on their own.
+  const pastClock = body.book && bookPastClock(body.book, nowMs);
+  if (body.book && !pastClock) await reconcileBook(deps, account, body.book, nowMs);
   await deps.journal.prune(account.id, nowMs - deps.retentionMs, PRUNE_PER_CALL);
+  if (pastClock) {
+    deps.logger?.warn({ accountId: account.id, path: pastClock }, 'book refused: its clock is ahead of the service');
+    return { events, book: 'refused', bookRefusal: { reason: 'future', path: pastClock } };
+  }
   return { events, book: body.book ? 'recorded' : 'absent' };
 }
 
@@ -90,7 +98,9 @@ async function apply(
     const writes = applyEvent(current, event, { accountId, nowIso: new Date(nowMs).toISOString(), ...(signalId ? { signalId } : {}) });
     const result = await deps.journal.commit(accountId, {
       eventId: event.eventId,
-      atMs: Date.parse(event.at),
+      // The time the journal's freshness is read from (the last event's, the day's quarter hour) never passes the
+      // clock: an event up to FUTURE_TOLERANCE_MS ahead counts as now.
+      atMs: Math.min(Date.parse(event.at), nowMs),
       realized: realizedBy(event),
       writes: [...writes].map(([tradeId, record]) => ({ tradeId, record, expect: raw[ids.indexOf(tradeId)] ?? null })),
     });
@@ -108,7 +118,7 @@ async function reconcileBook(deps: TradesDeps, account: Account, book: Book, now
   const [known, openIds] = await Promise.all([deps.journal.readRaw(account.id, tickets), deps.journal.openTradeIds(account.id, 4 * MAX_BOOK_ENTRIES)]);
   const open = (await deps.journal.readRaw(account.id, openIds)).flatMap((t) => (t ? [JSON.parse(t) as TradeRecord] : []));
   const inJournal = new Set(tickets.filter((_, i) => known[i] !== null));
-  for (const event of reconcile(book, inJournal, open)) {
+  for (const event of reconcile(book, inJournal, open, nowMs)) {
     // A full journal takes no trade opened outside; the book's closes still apply.
     await apply(deps, account.id, event, nowMs);
   }

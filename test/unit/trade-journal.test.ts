@@ -1,4 +1,4 @@
-import { tradeEventSchema, type Book, type TradeEvent, type TradeRecord } from '../../src/domain/trade-events';
+import { bookPastClock, tradeEventSchema, type Book, type TradeEvent, type TradeRecord } from '../../src/domain/trade-events';
 import { applyEvent, tradesTouched, type JournalInput } from '../../src/trades/apply';
 import { reconcile } from '../../src/trades/reconcile';
 import { dailyProfits, dayIn } from '../../src/trades/day';
@@ -137,11 +137,62 @@ describe('applying events', () => {
 describe('reconciliation', () => {
   const book = (over: Partial<Book> = {}): Book => ({ takenAt: at(100), truncated: false, positions: [], orders: [], ...over });
   const openTrade = run([open(0, { ticket: '5' })]).get('5')!;
+  const NOW = T0 + 200_000;
 
   test('an open trade missing from a whole book is closed unknown; from a truncated book, or opened after the book, it is not', () => {
-    expect(reconcile(book(), new Set(), [openTrade]).map((e) => [e.type, e.eventId])).toEqual([['position_closed_unknown', 'book/closed/5']]);
-    expect(reconcile(book({ truncated: true }), new Set(), [openTrade])).toEqual([]);
-    expect(reconcile(book({ takenAt: at(-1) }), new Set(), [openTrade])).toEqual([]);
+    expect(reconcile(book(), new Set(), [openTrade], NOW).map((e) => [e.type, e.eventId])).toEqual([['position_closed_unknown', 'book/closed/5']]);
+    expect(reconcile(book({ truncated: true }), new Set(), [openTrade], NOW)).toEqual([]);
+    expect(reconcile(book({ takenAt: at(-1) }), new Set(), [openTrade], NOW)).toEqual([]);
+  });
+
+  test('a trade begun past the clock (a journal written before books were bounded) is closed by a book taken before it; the end never passes the clock', () => {
+    const skewed = run([open(0, { ticket: '6', at: '2098-01-01T00:00:00.000Z' })]).get('6')!;
+    expect(reconcile(book(), new Set(), [skewed], NOW)).toEqual([
+      { type: 'position_closed_unknown', eventId: 'book/closed/6', at: at(100), ticket: '6', symbol: 'EURUSD' },
+    ]);
+    // Begun within the tolerance after the book: spared, as a trade opened after the book was taken.
+    const soon = run([open(0, { ticket: '7', at: at(100 + 250) })]).get('7')!;
+    expect(reconcile(book(), new Set(), [soon], NOW)).toEqual([]);
+    // A book up to the tolerance ahead ends what it no longer lists at the clock, not at its own time.
+    expect(reconcile(book({ takenAt: at(400) }), new Set(), [openTrade], NOW)).toEqual([
+      { type: 'position_closed_unknown', eventId: 'book/closed/5', at: at(200), ticket: '5', symbol: 'EURUSD' },
+    ]);
+  });
+
+  test('a book is past the clock when its takenAt, a position opened or an order placed lies more than 5 minutes ahead', () => {
+    const position = {
+      ticket: '5',
+      symbol: 'EURUSD',
+      side: 'buy' as const,
+      volume: 1,
+      openPrice: 1.1,
+      sl: null,
+      tp: null,
+      openedAt: at(0),
+      profit: 0,
+      swap: 0,
+      commission: 0,
+    };
+    const order = {
+      ticket: '4',
+      symbol: 'EURUSD',
+      side: 'buy' as const,
+      orderType: 'limit' as const,
+      volume: 1,
+      price: 1,
+      stopLimitPrice: null,
+      sl: null,
+      tp: null,
+      placedAt: at(0),
+      expiresAt: null,
+    };
+    const now = Date.parse(at(0));
+    expect(bookPastClock(book({ takenAt: at(300), positions: [position], orders: [order] }), now)).toBeUndefined();
+    expect(bookPastClock(book({ takenAt: at(301) }), now)).toBe('book.takenAt');
+    expect(bookPastClock(book({ takenAt: at(0), positions: [position, { ...position, openedAt: at(301) }] }), now)).toBe('book.positions.1.openedAt');
+    expect(bookPastClock(book({ takenAt: at(0), orders: [{ ...order, placedAt: at(301), expiresAt: at(9999) }] }), now)).toBe('book.orders.0.placedAt');
+    // An order's expiry is meant to lie ahead.
+    expect(bookPastClock(book({ takenAt: at(0), orders: [{ ...order, expiresAt: at(9999) }] }), now)).toBeUndefined();
   });
 
   test('a listed order whose ticket is the origin of an open position is no order opened outside', () => {
@@ -172,7 +223,7 @@ describe('reconciliation', () => {
       swap: 0,
       commission: 0,
     };
-    expect(reconcile(book({ orders: [order], positions: [position] }), new Set(['5']), [fromOrder])).toEqual([]);
+    expect(reconcile(book({ orders: [order], positions: [position] }), new Set(['5']), [fromOrder], NOW)).toEqual([]);
   });
 });
 

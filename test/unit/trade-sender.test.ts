@@ -122,6 +122,25 @@ describe('sending trade events', () => {
     h.sender.stop();
   });
 
+  test('when the service refuses the book (the terminal clock ahead), then it says why and the next book waits its minute (never a busy loop)', async () => {
+    const refusal = { reason: 'future', path: 'book.takenAt' };
+    const refused = (body: { events: TradeEvent[] }) => ({
+      status: 200,
+      body: { ...recordedAll({ events: body.events }).body, book: 'refused', bookRefusal: refusal },
+    });
+    const h = harness([refused, refused]);
+    h.outbox.add([event(1)]);
+    await h.sender.helloDone();
+    await h.sender.flush();
+    expect(h.calls).toHaveLength(1);
+    expect(h.outbox.size).toBe(0);
+    expect(h.diag).toEqual([{ time: expect.any(String), event: 'trade_book_refused', accountId: 'acc', ...refusal }]);
+    h.advance(60_000);
+    await h.sender.flush();
+    expect(h.calls.map((c) => c.body.book?.takenAt)).toEqual([BOOK.takenAt, BOOK.takenAt]);
+    h.sender.stop();
+  });
+
   test('when nothing happened for a minute, then the book goes alone', async () => {
     const h = harness([recordedAll, recordedAll]);
     await h.sender.helloDone();
