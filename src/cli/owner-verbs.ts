@@ -4,6 +4,7 @@ import { OwnerStore } from '../owners/owner-store';
 import { SessionStore } from '../owners/sessions';
 import { ApiKeyStore } from '../owners/api-keys';
 import { disableOwner, openSetup, type SetupDeps } from '../owners/sign-in';
+import { revokedLines } from '../owners/reset';
 import { CliError, expectPositionals, owner as ownerArg } from './args';
 import { table, type Verb, type VerbContext } from './verb-context';
 import { OwnedAccounts } from '../registry/owned-accounts';
@@ -30,7 +31,7 @@ function setupVerb(reset: boolean): Verb {
     words: ['owner', reset ? 'reset' : 'create'],
     usage: `owner ${reset ? 'reset' : 'create'} OWNER`,
     summary: reset
-      ? "Clear an owner's password and second factor, end their sessions, revoke their API keys, and print a new setup link."
+      ? "Clear an owner's password and second factor, end their sessions, revoke their API keys and every credential made through them, and print a new setup link."
       : 'Give an owner a sign-in: print a one-time setup link (their accounts, secrets and tokens are the ones with this owner).',
     options: {},
     async run(args, ctx) {
@@ -40,19 +41,25 @@ function setupVerb(reset: boolean): Verb {
       // a backslash or a control character never matches (docs/signal-log.md): such an owner could not see its log.
       if (/["\\\p{Cc}]/u.test(id)) throw new CliError('an owner who signs in needs an id without double quotes, backslashes or control characters');
       const deps = await setupDeps(ctx);
+      // An owner of a registry imported before owners signed in: list what is already theirs (a reset reads the list).
+      const registry = await ctx.registry();
+      await registry.indexOwners();
       let opened;
       try {
-        opened = await openSetup(deps, id, reset);
+        opened = await openSetup({ ...deps, registry }, id, reset);
       } catch (err) {
         if (err instanceof Refusal) throw new CliError(err.message);
         throw err;
       }
-      // An owner of a registry imported before owners signed in: list what is already theirs.
-      await (await ctx.registry()).indexOwners();
       const link = await setupLink(ctx, opened.token);
       return {
-        human: [`setup link for owner ${id} (expires ${opened.expiresAt}):`, link, 'Send it to the owner over a channel you trust; it works once.'].join('\n'),
-        json: { owner: id, setupLink: link, expiresAt: opened.expiresAt },
+        human: [
+          `setup link for owner ${id} (expires ${opened.expiresAt}):`,
+          link,
+          'Send it to the owner over a channel you trust; it works once.',
+          ...(reset ? revokedLines(opened.revoked) : []),
+        ].join('\n'),
+        json: { owner: id, setupLink: link, expiresAt: opened.expiresAt, ...(reset ? { revoked: opened.revoked } : {}) },
       };
     },
   };

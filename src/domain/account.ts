@@ -69,15 +69,26 @@ export const importDocumentSchema = z.strictObject({
 });
 export type ImportDocument = z.infer<typeof importDocumentSchema>;
 
+/**
+ * How a credential was made when the owner made it (the owner API, signed in or with an owner API key); absent on one
+ * an operator imported or made, and on every one written before this was recorded. `owner reset` revokes those that
+ * have it (docs/owners.md, "Resetting an owner").
+ */
+export interface MadeByOwner {
+  createdVia: CreatedVia;
+  createdAt: string;
+}
+export type CreatedVia = 'session' | 'api_key';
+
 /** What a webhook secret grants: its owner and the accounts linked to it (many-to-many). */
-export interface SecretGrant {
+export interface SecretGrant extends Partial<MadeByOwner> {
   hash: string;
   owner: string;
   accounts: string[];
 }
 
 /** What an API token grants: read access to these accounts' outcomes, all of one owner. */
-export interface TokenGrant {
+export interface TokenGrant extends Partial<MadeByOwner> {
   hash: string;
   owner: string;
   accounts: string[];

@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { CreatedVia } from '../domain/account';
 import { Refusal } from '../refusal';
 import { apiKeyOwner, sessionOwner, type OwnerAuthDeps } from '../owners/sign-in';
 import { bearerToken } from './middleware';
@@ -50,6 +51,7 @@ export function ownerAuth(deps: OwnerAuthDeps, cookies: CookieSettings): Request
       const owner = await apiKeyOwner(deps, key);
       if (owner === null) throw new Refusal('unauthorized', 'Invalid or revoked owner API key');
       res.locals.owner = owner;
+      res.locals.via = 'api_key';
       next();
       return;
     }
@@ -62,9 +64,13 @@ export function ownerAuth(deps: OwnerAuthDeps, cookies: CookieSettings): Request
     res.locals.owner = session.owner;
     res.locals.csrf = session.csrf;
     res.locals.sessionToken = token;
+    res.locals.via = 'session';
     next();
   };
 }
+
+/** How the caller of an owner route signed in (set by ownerAuth): recorded on each credential it makes. */
+export const signedInVia = (res: Response): CreatedVia => res.locals.via as CreatedVia;
 
 /** One year: browsers keep to https for the host that long after they last saw the header. */
 const HSTS = 'max-age=31536000';

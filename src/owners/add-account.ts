@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { accountSchema } from '../domain/account';
+import { accountSchema, type CreatedVia } from '../domain/account';
+import { madeBy } from './credentials';
 import { hashCredential, newCredential } from '../registry/credentials';
 import type { OwnedAccounts } from '../registry/owned-accounts';
 import { Refusal } from '../refusal';
@@ -28,7 +29,12 @@ export const addAccountSchema = z.strictObject({
 /** 96 random bits, in the characters an account id may have: unguessable, and short enough for a webhook URL. */
 const newAccountId = (): string => `acc_${randomBytes(12).toString('base64url')}`;
 
-export async function addOwnerAccount(deps: AddAccountDeps, owner: string, body: unknown): Promise<{ account: OwnerAccountView; bridgeToken: string }> {
+export async function addOwnerAccount(
+  deps: AddAccountDeps,
+  owner: string,
+  body: unknown,
+  via: CreatedVia,
+): Promise<{ account: OwnerAccountView; bridgeToken: string }> {
   const parsed = addAccountSchema.safeParse(body);
   if (!parsed.success) {
     const details = parsed.error.issues.flatMap((i) =>
@@ -41,7 +47,7 @@ export async function addOwnerAccount(deps: AddAccountDeps, owner: string, body:
   const { name, platform, type } = parsed.data;
   const account = accountSchema.parse({ id: newAccountId(), owner, name, platform, type, status: 'locked', unlockOnHello: true });
   const bridgeToken = newCredential('brg');
-  const added = await deps.owned.add(account, hashCredential(bridgeToken), deps.defaultCap);
+  const added = await deps.owned.add(account, hashCredential(bridgeToken), deps.defaultCap, madeBy(deps, via));
   if (added.result === 'at_cap') {
     throw new Refusal('at_cap', `You have ${added.count} accounts, the most allowed (${added.cap}); ask your operator to raise the cap`, {
       limit: added.cap,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ACCOUNT_ID_PATTERN } from '../domain/account';
-import type { SecretGrant, TokenGrant } from '../domain/account';
+import type { CreatedVia, MadeByOwner, SecretGrant, TokenGrant } from '../domain/account';
 import { credentialId, hashCredential, newCredential } from '../registry/credentials';
 import { RegistryRefusal, type RedisRegistry } from '../registry/registry';
 import { Refusal } from '../refusal';
@@ -95,14 +95,20 @@ async function findCredential(deps: OwnerCredentialsDeps, owner: string, kind: K
 }
 
 /** A new webhook secret or API token linked to these accounts of the owner's; its value is in the answer only. */
-export async function createCredential(deps: OwnerCredentialsDeps, owner: string, kind: Kind, body: unknown): Promise<CredentialView & { value: string }> {
+export async function createCredential(
+  deps: OwnerCredentialsDeps,
+  owner: string,
+  kind: Kind,
+  body: unknown,
+  via: CreatedVia,
+): Promise<CredentialView & { value: string }> {
   const accounts = links(body);
   const ops = kindOps(deps, kind);
   // Listing drops the index's entries of revoked ones, which would otherwise count against the cap.
   await ops.list(owner);
   const value = newCredential(ops.prefix);
   const hash = hashCredential(value);
-  const grant = { hash, owner, accounts, ...(kind === 'token' ? { suspendedUntil: null } : {}) };
+  const grant = { hash, owner, accounts, ...(kind === 'token' ? { suspendedUntil: null } : {}), ...madeBy(deps, via) };
   if ((await linking(() => deps.registry.addGrant(ops.indexed, grant, ops.max))) === 'full')
     throw new Refusal('invalid', `You have the most ${kind}s allowed (${ops.max}); revoke one first`);
   await audit(deps, owner, `${kind}.create`, { id: idOf(hash), accounts });
@@ -133,13 +139,19 @@ export async function rotateBridgeToken(
   deps: OwnerCredentialsDeps,
   owner: string,
   accountId: string,
+  via: CreatedVia,
   why: { action: string; detail: Record<string, unknown> } = { action: 'bridge_token.rotate', detail: {} },
 ): Promise<{ accountId: string; value: string }> {
   const value = newCredential('brg');
-  await asOwnerSees(() => deps.registry.updateAccount(accountId, {}, { expectOwner: owner, bridgeTokenHash: hashCredential(value) }));
+  await asOwnerSees(() =>
+    deps.registry.updateAccount(accountId, {}, { expectOwner: owner, bridgeTokenHash: hashCredential(value), madeByOwner: madeBy(deps, via) }),
+  );
   await audit(deps, owner, why.action, why.detail, accountId);
   return { accountId, value };
 }
+
+/** What a credential the owner makes records of its making: `owner reset` revokes what has it. */
+export const madeBy = (deps: { now: () => Date }, via: CreatedVia): MadeByOwner => ({ createdVia: via, createdAt: deps.now().toISOString() });
 
 async function audit(deps: OwnerCredentialsDeps, owner: string, action: string, detail: Record<string, unknown>, accountId?: string): Promise<void> {
   await deps.owners.audit(owner, { at: deps.now().toISOString(), by: 'owner', action, detail, ...(accountId ? { accountId } : {}) });

@@ -1,3 +1,4 @@
+import type { CreatedVia } from '../domain/account';
 import { Refusal } from '../refusal';
 import { ownerAccount, type OwnerAccountsDeps } from './accounts';
 import { rotateBridgeToken, type OwnerCredentialsDeps } from './credentials';
@@ -20,6 +21,7 @@ export async function personalMt5Package(
   packages: Mt5Packages,
   owner: string,
   accountId: string,
+  via: CreatedVia,
 ): Promise<{ fileName: string; zip: Buffer }> {
   const account = await ownerAccount(deps.accounts, owner, accountId);
   if (account.platform !== 'mt5') {
@@ -30,7 +32,7 @@ export async function personalMt5Package(
   if (!pkg) throw new Refusal('not_available', 'The MT5 bridge package is not built on this server; ask the operator (make dist, docs/mt5-bridge.md)');
   if (configUrl(deps.publicUrl) === undefined)
     throw new Refusal('not_available', "This server's PUBLIC_URL cannot go into the bridge's config; ask the operator");
-  const { value } = await rotateBridgeToken(deps.credentials, owner, account.id, {
+  const { value } = await rotateBridgeToken(deps.credentials, owner, account.id, via, {
     action: 'mt5_package.download',
     detail: { version: pkg.manifest.version, bridgeToken: 'replaced' },
   });

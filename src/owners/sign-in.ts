@@ -9,6 +9,8 @@ import type { SecretBox } from '../secret-box';
 import { hashPassword, newTotpSeed, passwordMatches, totpStep, totpUri } from './second-factor';
 import { ApiKeyStore } from './api-keys';
 import { toString as qrSvg } from 'qrcode';
+import type { RedisRegistry } from '../registry/registry';
+import { revokeOwnerMade, type RevokedCredential } from './reset';
 
 /**
  * Signing owners in: the operator's setup link, the owner's password and second factor, sessions. Every refusal is
@@ -46,17 +48,27 @@ const LINK_REFUSED = 'This setup link is not valid any more (used, replaced by a
 /** The operator's side: a setup link's token for a new owner, or (reset) for one who lost their password or device. */
 export type SetupDeps = Pick<OwnerAuthDeps, 'owners' | 'sessions' | 'apiKeys' | 'setupTtlSeconds' | 'now'>;
 
-export async function openSetup(deps: SetupDeps, ownerId: string, reset: boolean): Promise<{ token: string; expiresAt: string }> {
+/**
+ * A reset first ends what signs the owner in (sessions, API keys: nothing more can be made), then revokes every
+ * credential made through them (src/owners/reset.ts); `revoked` lists those.
+ */
+export async function openSetup(
+  deps: SetupDeps & { registry: RedisRegistry },
+  ownerId: string,
+  reset: boolean,
+): Promise<{ token: string; expiresAt: string; revoked: RevokedCredential[] }> {
   const existing = await deps.owners.get(ownerId);
   if (existing?.status === 'active' && !reset) throw new Refusal('invalid', `owner ${ownerId} has signed in already; use --reset to start again`);
   const token = newCredential('setup');
   const now = deps.now();
   await deps.owners.openSetup(ownerId, hashCredential(token), deps.setupTtlSeconds, now, reset);
+  let revoked: RevokedCredential[] = [];
   if (reset) {
     await deps.sessions.endAll(ownerId);
     await deps.apiKeys.revokeAll(ownerId);
+    revoked = await revokeOwnerMade(deps, ownerId);
   }
-  return { token, expiresAt: new Date(now.getTime() + deps.setupTtlSeconds * 1000).toISOString() };
+  return { token, expiresAt: new Date(now.getTime() + deps.setupTtlSeconds * 1000).toISOString(), revoked };
 }
 
 async function ownerOfLink(deps: OwnerAuthDeps, token: string): Promise<OwnerRecord> {

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { Account } from '../domain/account';
-import { accountFields, key } from './records';
+import type { Account, MadeByOwner } from '../domain/account';
+import { accountFields, bridgeRecord, key } from './records';
 import { ownerIndexKey } from './owner-index';
 import { runScript } from './scripts';
 
@@ -55,7 +55,7 @@ export async function createAccountsUnderCap(
   redis: Redis,
   owner: string,
   defaultCap: number,
-  accounts: readonly { account: Account; bridgeTokenHash: string }[],
+  accounts: readonly { account: Account; bridgeTokenHash: string; madeByOwner?: MadeByOwner }[],
 ): Promise<CappedCreateResult> {
   const keys = [
     ownerIndexKey(owner, 'accounts'),
@@ -64,10 +64,10 @@ export async function createAccountsUnderCap(
     ...accounts.flatMap(({ account }) => [key.account(account.id), key.accountBridge(account.id)]),
   ];
   const args: (string | number)[] = [defaultCap, JSON.stringify(owner), key.bridge(''), key.account('')];
-  for (const { account, bridgeTokenHash } of accounts) {
+  for (const { account, bridgeTokenHash, madeByOwner } of accounts) {
     if (account.owner !== owner) throw new Error('every account of a capped create belongs to its owner');
     const fields = accountFields(account);
-    args.push(account.id, bridgeTokenHash, JSON.stringify({ accountId: account.id, hash: bridgeTokenHash }), fields.length, ...fields);
+    args.push(account.id, bridgeTokenHash, bridgeRecord(account.id, bridgeTokenHash, madeByOwner), fields.length, ...fields);
   }
   const [code, a = 0, b = 0] = (await runScript(redis, CREATE_CAPPED, keys, args)) as number[];
   if (code === 1) return { created: true, count: a, cap: b };

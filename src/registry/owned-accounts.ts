@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import type { Account } from '../domain/account';
+import type { Account, MadeByOwner } from '../domain/account';
 import { key } from './records';
 import { RegistryRefusal } from './registry';
 import { createAccountsUnderCap } from './capped-create';
@@ -12,8 +12,13 @@ export class OwnedAccounts {
   constructor(private readonly redis: Redis) {}
 
   /** The new account with its bridge token, only while the owner is under the cap; 'at_cap' writes nothing. */
-  async add(account: Account, bridgeTokenHash: string, defaultCap: number): Promise<{ result: 'added' | 'at_cap'; count: number; cap: number }> {
-    const r = await createAccountsUnderCap(this.redis, account.owner, defaultCap, [{ account, bridgeTokenHash }]);
+  async add(
+    account: Account,
+    bridgeTokenHash: string,
+    defaultCap: number,
+    madeByOwner: MadeByOwner,
+  ): Promise<{ result: 'added' | 'at_cap'; count: number; cap: number }> {
+    const r = await createAccountsUnderCap(this.redis, account.owner, defaultCap, [{ account, bridgeTokenHash, madeByOwner }]);
     if (r.created) return { result: 'added', count: r.count, cap: r.cap };
     if (r.reason === 'exists') throw new RegistryRefusal('exists', `account ${account.id} already exists`);
     return { result: 'at_cap', count: r.count, cap: r.cap };

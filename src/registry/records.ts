@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { accountSchema, type Account } from '../domain/account';
+import { accountSchema, type Account, type MadeByOwner } from '../domain/account';
 import { registryKeys } from '../redis-keys';
 
 /** How the registry's records are laid out in Redis: the keys, and an account as a hash of JSON texts. */
@@ -32,6 +32,15 @@ export function accountFields(fields: Partial<Account>): string[] {
 export function accountFromFields(fields: Record<string, string>): Account {
   return accountSchema.parse(Object.fromEntries(Object.entries(fields).map(([name, text]) => [name, JSON.parse(text) as unknown])));
 }
+
+/** A bridge token's record (`es:bridge:<hash>`); how the owner made it, when the owner did (older records: never). */
+export interface BridgeTokenRecord extends Partial<MadeByOwner> {
+  accountId: string;
+  hash: string;
+}
+
+export const bridgeRecord = (accountId: string, hash: string, made?: MadeByOwner): string =>
+  JSON.stringify({ accountId, hash, ...made } satisfies BridgeTokenRecord);
 
 export const isWrongType = (err: unknown): boolean => err instanceof Error && err.message.startsWith('WRONGTYPE');
 

@@ -1,11 +1,11 @@
 import type { Redis } from 'ioredis';
-import { accountSchema, type Account, type BridgeFeature, type SecretGrant, type TokenGrant } from '../domain/account';
+import { accountSchema, type Account, type BridgeFeature, type MadeByOwner, type SecretGrant, type TokenGrant } from '../domain/account';
 import { credentialId, hashCredential, sameHash } from './credentials';
-import { runScript, UNLOCK_AFTER_HELLO } from './scripts';
+import { REVOKE_BRIDGE_TOKEN, runScript, UNLOCK_AFTER_HELLO } from './scripts';
 import type { Instrument } from '../domain/bridge-protocol';
 import type { VolumeRules } from '../domain/volume-rules';
 import { OwnerIndex } from './owner-index';
-import { accountFromFields, isWrongType, key, scanKeys } from './records';
+import { accountFromFields, isWrongType, key, scanKeys, type BridgeTokenRecord } from './records';
 import { indexOwners, migrateRegistry, soleOwner } from './migrations';
 import { modifyGrant, writeAccount, writeGrant, type AccountWriteMode, type WriteResult } from './writes';
 
@@ -88,6 +88,19 @@ export class RedisRegistry implements Registry {
     return hash ? credentialId(hash) : null;
   }
 
+  /** The record of each of these accounts' current bridge tokens (accounts without one are left out). */
+  async bridgeTokenRecords(accountIds: readonly string[]): Promise<BridgeTokenRecord[]> {
+    const hashes = accountIds.length === 0 ? [] : await this.redis.mget(accountIds.map(key.accountBridge));
+    const live = hashes.filter((h): h is string => h !== null);
+    const raws = live.length === 0 ? [] : await this.redis.mget(live.map(key.bridge));
+    return raws.flatMap((raw) => (raw ? [JSON.parse(raw) as BridgeTokenRecord] : []));
+  }
+
+  /** Revokes an account's bridge token if it is still the current one: its bridge is refused from then on. */
+  async revokeBridgeToken(accountId: string, hash: string): Promise<boolean> {
+    return Number(await runScript(this.redis, REVOKE_BRIDGE_TOKEN, [key.accountBridge(accountId), key.bridge(hash)], [hash])) === 1;
+  }
+
   async getAccount(id: string): Promise<Account | null> {
     const [account] = await this.getAccounts([id]);
     return account ?? null;
@@ -135,7 +148,11 @@ export class RedisRegistry implements Registry {
    * Sets only the given fields of an existing account, atomically: other fields, changed by anyone meanwhile, keep
    * their values. With `expectOwner` it is refused unless the account still has that owner.
    */
-  async updateAccount(id: string, changes: Partial<Account>, opts: { expectOwner?: string; bridgeTokenHash?: string } = {}): Promise<WriteResult> {
+  async updateAccount(
+    id: string,
+    changes: Partial<Account>,
+    opts: { expectOwner?: string; bridgeTokenHash?: string; madeByOwner?: MadeByOwner } = {},
+  ): Promise<WriteResult> {
     return this.writeAccount('update', id, changes, opts);
   }
 
@@ -285,7 +302,12 @@ export class RedisRegistry implements Registry {
     await indexOwners(this);
   }
 
-  private writeAccount(mode: AccountWriteMode, id: string, fields: Partial<Account>, opts: { expectOwner?: string; bridgeTokenHash?: string }) {
+  private writeAccount(
+    mode: AccountWriteMode,
+    id: string,
+    fields: Partial<Account>,
+    opts: { expectOwner?: string; bridgeTokenHash?: string; madeByOwner?: MadeByOwner },
+  ) {
     return writeAccount(this.redis, this.ownerIndex, mode, id, fields, opts);
   }
 

@@ -110,6 +110,15 @@ if redis.call('TYPE', KEYS[1]).ok ~= 'hash' or redis.call('HGET', KEYS[1], 'unlo
 redis.call('HSET', KEYS[1], 'unlockOnHello', 'false', 'status', '"active"')
 return 1`;
 
+/**
+ * Revokes an account's bridge token, only while it is still the account's current one (a newer one stays).
+ * KEYS: the account's current bridge token hash, the token's record. ARGV: its hash. Returns 1 when revoked, else 0.
+ */
+export const REVOKE_BRIDGE_TOKEN = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2])
+return 1`;
+
 const shas = new Map<string, string>();
 
 /** EVALSHA, falling back to EVAL once when Redis does not have the script (a restart, a failover). */

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
-import { accountSchema, type Account } from '../domain/account';
+import { accountSchema, type Account, type MadeByOwner } from '../domain/account';
 import type { OwnerIndex } from './owner-index';
-import { accountFields, isWrongType, key } from './records';
+import { accountFields, bridgeRecord, isWrongType, key } from './records';
 import { ALREADY_EXISTS, CHANGED_MEANWHILE, CONVERT_ACCOUNT, LEGACY_RECORD, NO_ACCOUNT, OWNER_DIFFERS, runScript, WRITE_ACCOUNT, WRITE_GRANT } from './scripts';
 
 /**
@@ -30,7 +30,7 @@ export async function writeAccount(
   mode: AccountWriteMode,
   id: string,
   fields: Partial<Account>,
-  opts: { expectOwner?: string; bridgeTokenHash?: string },
+  opts: { expectOwner?: string; bridgeTokenHash?: string; madeByOwner?: MadeByOwner },
 ): Promise<WriteResult> {
   const hash = opts.bridgeTokenHash ?? '';
   const args = [
@@ -39,7 +39,7 @@ export async function writeAccount(
     id,
     key.bridge(''),
     hash,
-    hash ? JSON.stringify({ accountId: id, hash }) : '',
+    hash ? bridgeRecord(id, hash, opts.madeByOwner) : '',
     ...accountFields(fields),
   ];
   for (let attempt = 0; ; attempt++) {

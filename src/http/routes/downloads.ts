@@ -3,7 +3,7 @@ import { Refusal } from '../../refusal';
 import { configUrl, loopbackWarning, packageFileName, type Mt5Package, type Mt5Packages } from '../../downloads/mt5-package';
 import type { OwnerAuthDeps } from '../../owners/sign-in';
 import { personalMt5Package, type OwnerMt5PackageDeps } from '../../owners/mt5-package';
-import { ownerAuth, requireJson, type CookieSettings } from '../owner-auth';
+import { ownerAuth, requireJson, signedInVia, type CookieSettings } from '../owner-auth';
 
 /**
  * The MT5 bridge package (docs/mt5-bridge.md). Public, at stable URLs of this service: the current package (its
@@ -58,7 +58,7 @@ export function ownerDownloadRoutes(deps: OwnerDownloadDeps, packages: Mt5Packag
   const path = '/v1/owner/accounts/:accountId/mt5-package';
   router.use(path, ownerAuth(deps.auth, deps.cookies), requireJson);
   router.post(path, async (req, res) => {
-    const made = await personalMt5Package(deps, packages, res.locals.owner as string, req.params.accountId);
+    const made = await personalMt5Package(deps, packages, res.locals.owner as string, req.params.accountId, signedInVia(res));
     sendZip(res, made.fileName, made.zip, 'no-store');
   });
   // What the package's config will hold, read by the account page before the download (a loopback address warned of).

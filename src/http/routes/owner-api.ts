@@ -5,7 +5,7 @@ import { listOwnerAccounts, showOwnerAccount, updateOwnerAccount } from '../../o
 import { addOwnerAccount, type AddAccountDeps } from '../../owners/add-account';
 import { createCredential, listCredentials, relinkCredential, revokeCredential, rotateBridgeToken, type OwnerCredentialsDeps } from '../../owners/credentials';
 import type { OwnerAuthDeps } from '../../owners/sign-in';
-import { ownerAuth, requireJson, type CookieSettings } from '../owner-auth';
+import { ownerAuth, requireJson, signedInVia, type CookieSettings } from '../owner-auth';
 import { jsonBody } from '../middleware';
 import type { CtraderConnectDeps } from '../../owners/ctrader-connect';
 import { ownerCtraderRoutes } from './owner-ctrader';
@@ -42,7 +42,7 @@ export function ownerApiRoutes(deps: OwnerApiDeps): Router {
     res.json({ accounts: await listOwnerAccounts(deps.accounts, ownerOf(res)) });
   });
   router.post('/v1/owner/accounts', ...body, async (req, res) => {
-    res.status(201).json(await addOwnerAccount(deps.accounts, ownerOf(res), req.body));
+    res.status(201).json(await addOwnerAccount(deps.accounts, ownerOf(res), req.body, signedInVia(res)));
   });
   router.get('/v1/owner/accounts/:accountId', async (req, res) => {
     res.json(await showOwnerAccount(deps.accounts, ownerOf(res), req.params.accountId));
@@ -51,7 +51,7 @@ export function ownerApiRoutes(deps: OwnerApiDeps): Router {
     res.json(await updateOwnerAccount(deps.accounts, ownerOf(res), String(req.params.accountId), req.body));
   });
   router.post('/v1/owner/accounts/:accountId/bridge-token', async (req, res) => {
-    const rotated = await rotateBridgeToken(deps.credentials, ownerOf(res), req.params.accountId);
+    const rotated = await rotateBridgeToken(deps.credentials, ownerOf(res), req.params.accountId, signedInVia(res));
     // A linked cTrader account's bridge is the connector: it gets the new token too, rather than being locked out.
     await deps.ctrader?.links.replaceBridgeToken(rotated.accountId, rotated.value);
     res.status(201).json(rotated);
@@ -65,7 +65,7 @@ export function ownerApiRoutes(deps: OwnerApiDeps): Router {
       res.json({ [path]: await listCredentials(deps.credentials, ownerOf(res), kind) });
     });
     router.post(`/v1/owner/${path}`, ...body, async (req, res) => {
-      res.status(201).json(await createCredential(deps.credentials, ownerOf(res), kind, req.body));
+      res.status(201).json(await createCredential(deps.credentials, ownerOf(res), kind, req.body, signedInVia(res)));
     });
     router.put(`/v1/owner/${path}/:id/accounts`, ...body, async (req, res) => {
       res.json(await relinkCredential(deps.credentials, ownerOf(res), kind, String(req.params.id), req.body));
