@@ -4,6 +4,7 @@
 import { api, form, h, page, when } from './dom.js?v=__VERSION__';
 import { riskSection } from './risk-form.js?v=__VERSION__';
 import { tradesSection } from './trade-pages.js?v=__VERSION__';
+import { money } from './trade-model.js?v=__VERSION__';
 import { mt5PackageSection } from './mt5-package.js?v=__VERSION__';
 import { connectSection as ctraderConnectSection, ctraderLink } from './ctrader-pages.js?v=__VERSION__';
 import { addAccountForm, bridgeState, connectSection, keepFresh } from './account-connect.js?v=__VERSION__';
@@ -24,7 +25,7 @@ export async function accountsPage() {
         ` · last seen ${when(a.bridge.lastSeenAt)}`,
       ),
       h('td', {}, a.bridge.version ?? '—'),
-      h('td', {}, a.figures ? `${a.figures.equity} ${a.figures.currency}` : '—'),
+      h('td', {}, a.figures ? money(a.figures.equity, a.figures.currency, false) : '—'),
     ),
   );
   page(
@@ -71,7 +72,7 @@ export async function accountPage(id, token = null) {
         ? h(
             'p',
             {},
-            `Balance ${a.figures.balance}, equity ${a.figures.equity}, free margin ${a.figures.freeMargin} ${a.figures.currency} (at ${when(a.figures.at)})`,
+            `Balance ${money(a.figures.balance, '', false)}, equity ${money(a.figures.equity, '', false)}, free margin ${money(a.figures.freeMargin, a.figures.currency, false)} (at ${when(a.figures.at)})`,
           )
         : null,
       a.stopOut

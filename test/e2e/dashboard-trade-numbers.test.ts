@@ -172,6 +172,8 @@ describe("the numbers on an account's page", () => {
       '+1.50 USD',
     ]);
     expect((await cells(closes.getByRole('row', { name: /5001 EURUSD/ }))).slice(6)).toEqual(['stop loss hit', '−19.90 USD']);
+    // The bridge's figures as money: two decimals, thousands apart (they read "Balance 99981.6, equity 100008").
+    await expect(page.getByText(/^Balance /).innerText()).resolves.toMatch(/^Balance 99,981\.60, equity 100,008\.00, free margin 99,908\.00 USD \(at /);
     await expect(page.getByText(/^2 closes \(1 partial\) today/).innerText()).resolves.toBe(
       "2 closes (1 partial) today, total −18.40 USD: the day's realized P&L.",
     );
