@@ -3,6 +3,7 @@ import { ALERT_LINE_ALIASES, ALERT_LINE_FIELDS, ALERT_LINE_LIMITS, parseAlertLin
 import { signalFields, validateSignal } from '../../src/domain/signal';
 import { type Body } from '../helpers/signal-arbitraries';
 import { alertLineArbitraries } from '../helpers/alert-line-arbitraries';
+import { propertyRuns } from '../helpers/property-runs';
 
 /**
  * The one-line alert (src/domain/alert-line.ts): `secret,action[,symbol][,key=value…]` read into the object a JSON
@@ -316,7 +317,7 @@ describe('one-line alert: properties', () => {
         expect(parseAlertLine(line)).toEqual({ ok: true, body });
         expect(validateSignal(body, NOW).ok).toBe(true);
       }),
-      { numRuns: 1000, seed: 2711 },
+      { numRuns: propertyRuns(1000), seed: 2711 },
     );
   });
 
@@ -325,7 +326,7 @@ describe('one-line alert: properties', () => {
       fc.property(lines.managedPairArb, ({ body, line }) => {
         expect(parseAlertLine(line)).toEqual({ ok: true, body });
       }),
-      { numRuns: 700, seed: 2712 },
+      { numRuns: propertyRuns(700), seed: 2712 },
     );
   });
 
@@ -352,14 +353,14 @@ describe('one-line alert: properties', () => {
   }
 
   test('when 3,000 random strings are read, then none throws and every refusal names a token', () => {
-    fc.assert(fc.property(lines.randomLineArb, assertWellFormed), { numRuns: 3000, seed: 2713 });
+    fc.assert(fc.property(lines.randomLineArb, assertWellFormed), { numRuns: propertyRuns(3000), seed: 2713 });
   });
 
   test('when 3,000 lines are assembled from known keys, actions and awkward values, then none throws and every refusal names a token', () => {
-    fc.assert(fc.property(lines.assembledLineArb, assertWellFormed), { numRuns: 3000, seed: 2714 });
+    fc.assert(fc.property(lines.assembledLineArb, assertWellFormed), { numRuns: propertyRuns(3000), seed: 2714 });
   });
 
   test('when 3,000 valid lines are mutated (characters cut, added, swapped; tokens dropped, repeated, reordered), then none throws and every refusal names a token', () => {
-    fc.assert(fc.property(lines.mutatedLineArb, assertWellFormed), { numRuns: 3000, seed: 2715 });
+    fc.assert(fc.property(lines.mutatedLineArb, assertWellFormed), { numRuns: propertyRuns(3000), seed: 2715 });
   });
 });

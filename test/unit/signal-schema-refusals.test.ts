@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { ACTIONS } from '../../src/domain/actions';
 import { signalArbitraries, type Body, type InvalidCase } from '../helpers/signal-arbitraries';
 import { MINIMAL, NOW_MS, SECRET, validate, refused, expectAccepted, namesField, expectRefusedAtPath, body } from '../helpers/signal-schema';
+import { propertyRuns } from '../helpers/property-runs';
 
 /**
  * The ExternalSignal of spec §2.1 and its action table, checked against validateSignal.
@@ -85,7 +86,7 @@ describe('ExternalSignal schema: error shape', () => {
 // field. Fixed seed so a failure is reproducible; 1000 runs per property.
 // ---------------------------------------------------------------------------------------------------------------
 
-const FC = { numRuns: 1000, seed: 20240612 } as const;
+const FC = { numRuns: propertyRuns(1000), seed: 20240612 };
 
 // Entries carry trade management too (docs/trade-management.md §1), so every property covers those fields as well.
 const { validBodyOf, validBodyArb, invalid } = signalArbitraries({ nowMs: NOW_MS, management: true });
