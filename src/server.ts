@@ -52,7 +52,7 @@ export async function startIngress(config: Config = loadConfig(), seams: Ingress
   const adminPort = admin ? (admin.address() as AddressInfo).port : undefined;
   // Without PUBLIC_URL the address is HOST and the port it listens on (PORT=0: the one the system gave).
   const defaulted = config.publicUrl === `http://${config.host}:${config.port}`;
-  await recordPublicUrl(b.redis, defaulted ? `http://${config.host}:${port}` : config.publicUrl);
+  recordPublicUrl(b.redis, defaulted ? `http://${config.host}:${port}` : config.publicUrl);
   logger.info({ port, adminPort }, 'ingress listening');
   return {
     url: `http://${config.host}:${port}`,

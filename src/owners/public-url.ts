@@ -7,8 +7,13 @@ import { ownerKeys } from '../redis-keys';
  * PORT for the processes it launches only), so the ingress records its address in the registry's Redis when it
  * starts and the CLI reads it there, unless its own environment names one (PUBLIC_URL or PORT).
  */
-export async function recordPublicUrl(redis: Redis, url: string): Promise<void> {
-  await redis.set(ownerKeys.publicUrl, url);
+export function recordPublicUrl(redis: Redis, url: string): void {
+  // Off the start path: an ingress starts while Redis is down (it answers 503 until Redis is back), so a write that
+  // fails is made again when the connection is next ready.
+  const write = (): void => {
+    redis.set(ownerKeys.publicUrl, url).catch(() => redis.once('ready', write));
+  };
+  write();
 }
 
 export async function linkBaseUrl(redis: Redis, env: NodeJS.ProcessEnv, configured: string): Promise<string> {
