@@ -54,7 +54,8 @@ if ARGV[5] == '1' then
 end
 if h[1] then return lost and 3 or 2 end
 if h[2] and lost then return 3 end
-if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end
+-- Withdrawn, or queued already: the fields read above say so (every other field of a record comes with these).
+if h[2] or h[4] then return 0 end
 ${queueNew('2', '1')}`;
 
 // KEYS and ARGV as ENQUEUE's (resend always 0). ENQUEUE, answering what became of a command already there
