@@ -78,11 +78,9 @@ export const envSchema = z.object({
   IDEMPOTENCY_WINDOW_MS: int(SPEC_LIMITS.replayWindowMs, 1),
   /** Requests being accepted at once by one ingress process (counted once their body is in); past it, 503 backpressure. */
   MAX_IN_FLIGHT: int(512, 1),
-  /** Admission control (docs/admission-control.md): an accepted target still waiting for its command after this is late. */
-  ADMISSION_LATE_AFTER_MS: int(1500, 1),
   /**
-   * With dispatch at acceptance the commands reach the bridges without Temporal; what the door bounds is Temporal's
-   * supervision lag: a target whose workflow has not adopted its command after this is late (docs/admission-control.md).
+   * The commands reach the bridges without Temporal; what the door bounds is Temporal's supervision lag: a target
+   * whose workflow has not adopted its command after this is late (docs/admission-control.md).
    */
   ADMISSION_SUPERVISION_LAG_MS: int(10_000, 1),
   /** More late targets than this, and new signals get 503 backpressure until the backlog drains. */
@@ -146,11 +144,6 @@ export const envSchema = z.object({
   /** Failed sign-ins per client address per window; past it, 429 for that address only (never for the owner). */
   SIGN_IN_IP_MAX: int(20, 1),
   SIGN_IN_IP_WINDOW_MS: int(15 * 60_000, 1),
-  /**
-   * Dispatch at acceptance (docs/decisions.md): once a signal's start is durable, the ingress queues its commands for
-   * the bridges itself and the account workflows supervise them; `false`, the workflows queue them, as before.
-   */
-  DISPATCH_AT_ACCEPTANCE: z.enum(['true', 'false']).default('true'),
   /** Default max signal age for market entries when an account sets none. */
   DEFAULT_MAX_SIGNAL_AGE_MS: int(30_000, 1),
   /** Max age of the other commands (pending entries, closes, modifies) when an account sets none. */
@@ -271,8 +264,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       maxOverCapConnections: e.MAX_OVER_CAP_CONNECTIONS,
     },
     admission: {
-      // The order no longer waits for Temporal when the ingress dispatches it: then only the supervision may lag, longer.
-      lateAfterMs: e.DISPATCH_AT_ACCEPTANCE === 'true' ? e.ADMISSION_SUPERVISION_LAG_MS : e.ADMISSION_LATE_AFTER_MS,
+      lateAfterMs: e.ADMISSION_SUPERVISION_LAG_MS,
       maxLate: e.ADMISSION_MAX_LATE,
       refreshMs: e.ADMISSION_REFRESH_MS,
       lostStarts: { afterMs: e.ADMISSION_LOST_START_AFTER_MS, limit: 50, everyMs: 5_000 },
@@ -302,7 +294,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       defaultMaxSignalAgeMs: e.DEFAULT_MAX_SIGNAL_AGE_MS,
       defaultCommandTtlMs: e.DEFAULT_COMMAND_TTL_MS,
       figuresMaxAgeMs: e.RISK_FIGURES_MAX_AGE_MS,
-      dispatchAtAcceptance: e.DISPATCH_AT_ACCEPTANCE === 'true',
     },
     trades: { retentionMs: e.TRADE_JOURNAL_RETENTION_DAYS * 86_400_000 },
     callbacks: {
