@@ -76,8 +76,13 @@ export const envSchema = z.object({
   BODY_LIMIT_BYTES: int(SPEC_LIMITS.bodyLimitBytes, 1),
   IDEMPOTENCY_KEY_MAX_LENGTH: int(SPEC_LIMITS.idempotencyKeyMaxLength, 1),
   IDEMPOTENCY_WINDOW_MS: int(SPEC_LIMITS.replayWindowMs, 1),
-  /** Requests being accepted at once by one ingress process (counted once their body is in); past it, 503 backpressure. */
-  MAX_IN_FLIGHT: int(512, 1),
+  /**
+   * Requests being accepted at once by one ingress process (counted once their body is in); past it, 503 backpressure.
+   * 2048 takes a bar close of 1,000 alerts from one TradingView address at once with room for its other addresses'.
+   * Each holds at most one body (BODY_LIMIT_BYTES, 64 KiB): 2048 × 64 KiB = 128 MiB of bodies at worst; alerts are a
+   * few hundred bytes, a few MiB in practice.
+   */
+  MAX_IN_FLIGHT: int(2048, 1),
   /**
    * The commands reach the bridges without Temporal; what the door bounds is Temporal's supervision lag: a target
    * whose workflow has not adopted its command after this is late (docs/admission-control.md).
@@ -97,13 +102,21 @@ export const envSchema = z.object({
   BODY_READ_TIMEOUT_MS: int(5000, 1),
   /**
    * Open connections one client IP may hold on one ingress process; past it a connection's request is answered 503
-   * with Retry-After and the connection closed. 1024 fits a bar close of TradingView's few sending addresses. 0: no cap.
+   * with Retry-After and the connection closed. TradingView posts every trader's alerts from a handful of addresses:
+   * 2048 takes 1,000 alerts from one of them at the same second, with room for the keep-alive connections still open
+   * from the bar before. A body being received holds at most BODY_LIMIT_BYTES (64 KiB) for at most BODY_READ_TIMEOUT_MS:
+   * 2048 × 64 KiB = 128 MiB per address at worst. A flood of bad secrets is not bounded here but by
+   * WEBHOOK_PREAUTH_IP_MAX. 0: no cap.
    */
-  MAX_CONNECTIONS_PER_IP: int(1024, 0),
+  MAX_CONNECTIONS_PER_IP: int(2048, 0),
   /** Connections past the per-IP cap that are answered rather than closed, open at once in one ingress process. */
   MAX_OVER_CAP_CONNECTIONS: int(4096, 0),
 
-  /** Webhook requests per client address per window that fail to authenticate; past it, 429 before any lookup. */
+  /**
+   * Webhook requests per client address per window that fail to authenticate; past it, 429 before any lookup. Only
+   * failures are charged (a request that authenticates never is), so TradingView's shared addresses are not capped
+   * for their good alerts, but every trader's failures behind one address share its budget.
+   */
   WEBHOOK_PREAUTH_IP_MAX: int(300, 1),
   WEBHOOK_PREAUTH_IP_WINDOW_MS: int(60_000, 1),
   ROUTE_LIMIT_MAX: int(120, 1),

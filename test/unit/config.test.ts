@@ -50,9 +50,9 @@ describe('loadConfig: spec defaults', () => {
 
   test('when nothing is set, then the remaining defaults are the documented ones', () => {
     expect(config.logLevel).toBe('info');
-    expect(config.ingress.maxInFlight).toBe(512);
+    expect(config.ingress.maxInFlight).toBe(2048);
     expect(config.ingress.bodyReadTimeoutMs).toBe(5_000);
-    expect(config.ingress.maxConnectionsPerIp).toBe(1024);
+    expect(config.ingress.maxConnectionsPerIp).toBe(2048);
     expect(config.ingress.maxOverCapConnections).toBe(4096);
     expect(config.admission).toEqual({ lateAfterMs: 10_000, maxLate: 40, refreshMs: 100, lostStarts: { afterMs: 60_000, limit: 50, everyMs: 5_000 } });
     expect(config.bridge).toEqual({
