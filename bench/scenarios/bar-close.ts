@@ -122,7 +122,7 @@ export function describeRound(what: string, r: BurstFigures & Partial<BarCloseRo
 }
 
 /**
- * The bar closes of one scenario against the service (`rounds` of them, AGAIN_AFTER_MS apart, the first at `at`), with
+ * The bar closes of one scenario against the service (`rounds` of them, AGAIN_AFTER_MS apart, the first once `after` has settled), with
  * the work they cost: the ingress's CPU and Redis's commands, each less its idle rate measured just before; then the
  * drain, the history of one alert's workflows and every accepted alert's outcome through the poll. `idle`: rates the
  * caller measured before its own load; `more`: the caller's other signals accepted meanwhile (the work is theirs too).
@@ -134,7 +134,7 @@ export async function ourRounds(
   paths: readonly string[],
   body: string,
   rounds: number,
-  opts: { at?: number; idle?: IdleRates; more?: Promise<number> } = {},
+  opts: { after?: Promise<unknown>; idle?: IdleRates; more?: Promise<number> } = {},
 ): Promise<Omit<BarCloseRun, 'label' | 'accounts' | 'alertsPerAccount' | 'floor'>> {
   const { stack, results, measure, drainMeasured } = ctx;
   const redis = ctx.redisCounter;
@@ -146,7 +146,8 @@ export async function ourRounds(
     label,
     async () => {
       const cpuBefore = cpuSnapshot({ ingress: stack.ingress.pid });
-      const t0 = opts.at ?? Date.now();
+      if (opts.after) await opts.after;
+      const t0 = Date.now();
       const done = await Promise.all(Array.from({ length: rounds }, (_, i) => ourRound(ctx, paths, body, t0 + i * AGAIN_AFTER_MS)));
       const u = cpuUsage(cpuBefore, cpuSnapshot({ ingress: stack.ingress.pid }));
       for (const d of done) posts.push(...d.posts);

@@ -23,7 +23,7 @@ export interface BusyBarClose {
     fillMs: Summary;
     outcomes: OutcomeTally;
   };
-  /** The bar close's instant − the busy load's last request (negative: it began before the busy phase had ended). */
+  /** The bar close's instant − the busy load's end (its own clock: autocannon done). */
   gapMs: number;
   barClose: BarCloseRun;
 }
@@ -40,7 +40,6 @@ export async function runBusyBarClose(ctx: Context): Promise<BusyBarClose> {
   const floor = await floorRounds(await ctx.httpFloor(), paths, body, 1);
   log(describeRound(`${what}, floor`, floor.rounds[0]!));
   const idle = await idleRates(ctx);
-  const launched = Date.now();
   const busyRun = runChild<LoadResult>(
     stack.runDir,
     'scenario14-busy',
@@ -56,8 +55,10 @@ export async function runBusyBarClose(ctx: Context): Promise<BusyBarClose> {
     }),
     loadDeadline(plan.busySec),
   );
-  const at = launched + plan.busySec * 1000;
-  const ours = await ourRounds(ctx, label, what, paths, body, 1, { at, idle, more: busyRun.then((l) => l.statusCounts['202'] ?? 0) });
+  // The bar close the moment the busy load has finished (its result read back: a few ms after its last answer).
+  let at = 0;
+  const ended = busyRun.then(() => (at = Date.now()));
+  const ours = await ourRounds(ctx, label, what, paths, body, 1, { after: ended, idle, more: busyRun.then((l) => l.statusCounts['202'] ?? 0) });
   const load = await busyRun;
   log(`${what}, busy phase: ${describeLoad(load)}`);
   stack.ledger.update();
