@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import {
   REPO_ROOT,
@@ -251,6 +252,7 @@ export async function startStack(
     throw new StageError(`paper bridge did not connect all ${paperAccounts.length} terminals: ${(err as Error).message}`);
   }
   started.push({ name: 'paper bridge', stop: () => bridge.stop(10_000) });
+  if (paperAccounts.length > ACCOUNTS) await settle(ingress.url, token, paperAccounts.length);
 
   const connection = await Connection.connect({ address: temporal.address, connectTimeout: 5_000 });
   started.push({ name: 'Temporal client', stop: () => connection.close() });
@@ -297,6 +299,25 @@ export async function startStack(
 
 // ---------------------------------------------------------------------------------------------------------------
 // Stages shared by the scenarios
+
+/**
+ * After 1,000 terminals have said hello their first long-polls and presence writes keep the ingress busy for a while
+ * (on 2 shared cores, past the warm-up's 10 s per request): wait until three polls in a row answer within 100 ms.
+ */
+async function settle(ingressUrl: string, token: string, terminals: number): Promise<void> {
+  const t0 = Date.now();
+  let fast = 0;
+  while (fast < 3) {
+    if (Date.now() - t0 > 180_000) throw new StageError(`the ingress did not settle within 180 s after ${terminals} terminals connected`);
+    const sent = Date.now();
+    const answered = await httpJson(`${ingressUrl}/v1/signals/sig_${'0'.repeat(32)}`, { headers: { authorization: `Bearer ${token}` }, timeoutMs: 30_000 })
+      .then(() => true)
+      .catch(() => false);
+    fast = answered && Date.now() - sent <= 100 ? fast + 1 : 0;
+    await sleep(200);
+  }
+  log(`the ingress settled ${((Date.now() - t0) / 1000).toFixed(1)} s after the ${terminals} terminals connected`);
+}
 
 /** Waits until Temporal has no running workflow (seen twice, a second apart: visibility lags a little). */
 export async function drain(stack: Stack, what: string, signals: number, helpers: { infra: InfraModule }): Promise<{ ms: number; deadlineMs: number }> {
