@@ -71,6 +71,7 @@ async function main(argv: string[]): Promise<number> {
     startedVs202: {},
     memoryByPhase: {},
     redisCommands: {},
+    barCloses: {},
   };
   let failure: Error | undefined;
   let stack: Stack | undefined;
@@ -130,7 +131,8 @@ async function main(argv: string[]): Promise<number> {
       steady: results.steady ? { ...results.steady, load: stripLoad(results.steady.load) } : undefined,
       fanout: results.fanout,
       bareFloor: results.bareFloor,
-      barClose: results.barClose ? { ...results.barClose, posts: undefined } : undefined,
+      barCloses: results.barCloses,
+      busyBarClose: results.busyBarClose,
       wakeUp: results.wakeUp,
       redisCommands: results.redisCommands,
       pollNoWorker: results.pollNoWorker,
