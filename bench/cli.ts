@@ -35,9 +35,6 @@ export const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [-
   --ingress-node-options S
                    NODE_OPTIONS for the ingress process only (diagnosis: e.g. V8 heap flags against its peak RSS); the
                    flags of scripts/node-flags.ts come after NODE_OPTIONS on the command line and win
-  --dispatch at-acceptance|workflow
-                   where a command is queued (DISPATCH_AT_ACCEPTANCE): by the ingress before the 202 (the default), or by
-                   the account workflow (the path before dispatch at acceptance): run both in one sitting for before and after
   --supervision-nice N
                    the nice value (0 to 19) of the Temporal server and the worker processes once the stack is up
                    (default 0): on one shared machine, the order path (ingress, bridge, Redis) is then served first and
@@ -58,8 +55,6 @@ export interface Options {
   ingressNodeOptions?: string;
   temporal?: 'dev' | 'cluster';
   workers?: number;
-  /** DISPATCH_AT_ACCEPTANCE of the ingress and workers: undefined keeps the service's default. */
-  dispatch?: 'at-acceptance' | 'workflow';
   /** The nice value of Temporal and the workers (0: as started). */
   supervisionNice?: number;
 }
@@ -113,10 +108,6 @@ export function parseOptions(argv: string[]): Options | 'help' {
       const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
       if (!value) throw new UsageError('--ingress-node-options needs a value, e.g. --ingress-node-options=--max-semi-space-size=4');
       opts.ingressNodeOptions = value;
-    } else if (arg === '--dispatch' || arg.startsWith('--dispatch=')) {
-      const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
-      if (value !== 'at-acceptance' && value !== 'workflow') throw new UsageError('--dispatch must be at-acceptance or workflow');
-      opts.dispatch = value;
     } else if (arg === '--supervision-nice' || arg.startsWith('--supervision-nice=')) {
       const value = Number(arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i]);
       if (!Number.isInteger(value) || value < 0 || value > 19) throw new UsageError('--supervision-nice must be 0 to 19');

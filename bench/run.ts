@@ -118,7 +118,6 @@ async function main(argv: string[]): Promise<number> {
       ingressNodeOptions: opts.ingressNodeOptions ?? null,
       temporal: opts.temporal ?? 'dev',
       workers: opts.workers ?? 1,
-      dispatch: opts.dispatch ?? 'at-acceptance (the default)',
       supervisionNice: opts.supervisionNice ?? 0,
       temporalDb: opts.temporalDbDir ? `${opts.temporalDbDir} (fresh file)` : 'run directory (fresh file)',
     },

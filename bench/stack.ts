@@ -197,7 +197,6 @@ export async function startStack(
     // Every client of the bench (200 or 1,000 bridge long-polls, the load generators, a bar close's 1,000 posts) comes
     // from 127.0.0.1: no per-address connection cap. Admission control stays at its defaults: it is what scenarios 3 and 8 measure.
     MAX_CONNECTIONS_PER_IP: '0',
-    ...(opts.dispatch ? { DISPATCH_AT_ACCEPTANCE: opts.dispatch === 'at-acceptance' ? 'true' : 'false' } : {}),
   };
   const profiled = (kind: string): Record<string, string> => {
     const extra = kind === 'ingress' && opts.ingressNodeOptions ? [opts.ingressNodeOptions] : [];

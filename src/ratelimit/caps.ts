@@ -55,12 +55,6 @@ if redis.call(has, KEYS[1], member) == 0 and redis.call(size, KEYS[1]) >= max th
 if kind == 'hash' then redis.call('HSET', KEYS[1], member, ARGV[4]) else redis.call('SADD', KEYS[1], member) end
 return {1, member}`;
 
-/** KEYS: a window cap's hash. ARGV: max. Returns {1, 0} while the window has room, else {0, ms until it ends}. */
-const READ_WINDOW = `
-local n = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
-if n >= tonumber(ARGV[1]) then return {0, math.max(redis.call('PTTL', KEYS[1]), 1)} end
-return {1, 0}`;
-
 /**
  * KEYS: the capped collection. ARGV: kind, member (a window cap: the slot's window). A window slot is given back only
  * to its own window: one taken in a window that has ended since must not make room in the next.
@@ -94,13 +88,4 @@ export async function takeSlot(redis: Redis, cap: Cap, member = randomBytes(9).t
  */
 export async function giveBackSlot(redis: Redis, slot: Slot): Promise<void> {
   await runScript(redis, GIVE_BACK_SLOT, [slot.cap.key], [slot.cap.kind, slot.member]);
-}
-
-/**
- * Whether a window cap is full now, and for how long (ms), without taking a slot: a read ahead of work that is charged
- * only afterwards, by `takeSlot`, which checks again in the same step as it charges. Throws when Redis cannot answer.
- */
-export async function windowFull(redis: Redis, cap: Extract<Cap, { kind: 'window' }>): Promise<{ full: false } | { full: true; retryAfterMs: number }> {
-  const [room, ms] = (await runScript(redis, READ_WINDOW, [cap.key], [cap.max])) as [number, number];
-  return room === 1 ? { full: false } : { full: true, retryAfterMs: ms };
 }

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { giveBackSlot, takeSlot, windowFull, type Cap, type Slot, type Taken } from './caps';
+import { giveBackSlot, takeSlot, type Cap, type Slot, type Taken } from './caps';
 
 /**
  * A cap per client address on the requests that did not authenticate: the webhook's (no secret, a secret that does
@@ -7,9 +7,10 @@ import { giveBackSlot, takeSlot, windowFull, type Cap, type Slot, type Taken } f
  * password or code, a bad setup link). Only failures count, in one atomic step with the check, so requests that
  * arrive together cannot slip past it (issue 25). Only the address names a key here; nothing a caller writes in a
  * body or a URL does. Two ways to use it:
- * - the webhook (`full`, then `take` on a failure): a read before the body, then a failure charged once it has failed. A request
- *   that authenticates is never charged, so a shared sender address (TradingView's servers carry every trader's
- *   alerts from a handful of addresses) can have any number of good requests in flight at once.
+ * - the webhook (`take` on a failure): a failure is charged once it has failed, and one past the cap is a 429. A request
+ *   that authenticates is never charged nor refused by this cap, so a shared sender address (TradingView's servers
+ *   carry every trader's alerts from a handful of addresses) keeps its good traffic however many traders' stale
+ *   secrets fail from it. Guessing gains nothing from that: a secret is at least 16 random characters.
  * - the sign-in (`take`, then `giveBack`): a slot taken before the body and the password hash, given back when the
  *   attempt succeeds, so concurrent guesses are bounded before the costly work.
  */
@@ -22,11 +23,6 @@ export class PreAuthCap {
 
   private cap(address: string): Extract<Cap, { kind: 'window' }> {
     return { kind: 'window', key: `${this.keyPrefix}preauth-slots:{${address}}`, ...this.limit };
-  }
-
-  /** Whether this address has used up its failures of the window (ms until it ends); charges nothing. Throws when Redis cannot answer. */
-  full(address: string): Promise<{ full: false } | { full: true; retryAfterMs: number }> {
-    return windowFull(this.redis, this.cap(address));
   }
 
   /**

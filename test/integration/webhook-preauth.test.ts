@@ -1,5 +1,4 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { request as httpRequest } from 'node:http';
 import { newCredential } from '../../src/registry/credentials';
 import { postFrom as postFromWithin, type HttpResult } from '../../support/http';
 import { seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
@@ -77,8 +76,8 @@ describe('the webhook before authentication', () => {
     expect(capped.status).toBe(429);
     expect(capped.body).toEqual({ error: 'Rate limit exceeded', limit: PREAUTH_MAX, windowMs: 60000 });
     expect(Number(capped.headers.get('retry-after'))).toBeGreaterThan(0);
-    // Capped before any lookup, even with a real secret: this address has used up its tries.
-    expect((await postFrom(attacker, url(target), signal(owner.secret))).status).toBe(429);
+    // Only failures are capped: a real secret from the same address is still accepted.
+    expect((await postFrom(attacker, url(target), signal(owner.secret))).status).toBe(202);
 
     // The owner, from its own address, is untouched by all of it.
     expect((await postFrom(TRADER, url(target), signal(owner.secret))).status).toBe(202);
@@ -124,8 +123,6 @@ describe('the pre-auth cap at a bar close', () => {
       env: {
         WEBHOOK_PREAUTH_IP_MAX: String(FAILURES_MAX),
         WEBHOOK_PREAUTH_IP_WINDOW_MS: '600000',
-        // Held requests below finish their bodies after a flood: the body deadline must not answer them first.
-        BODY_READ_TIMEOUT_MS: '30000',
         // No worker runs here, so no account workflow takes up a command: a thousand accepted alerts would be late
         // after the default 10 s and shut admission control's door on the later tests, which are about the cap.
         ADMISSION_SUPERVISION_LAG_MS: '600000',
@@ -145,35 +142,6 @@ describe('the pre-auth cap at a bar close', () => {
     [{ action: 'close_all' }, { secret: newCredential('whsec'), action: 'close_all' }, { secret: other.secret, action: 'close_all' }][i % 3]!;
   const times = <T>(n: number, make: (i: number) => Promise<T>): Promise<T[]> => Promise.all(Array.from({ length: n }, (_, i) => make(i)));
   const tally = (results: readonly HttpResult[]) => results.reduce<Record<number, number>>((out, r) => ({ ...out, [r.status]: (out[r.status] ?? 0) + 1 }), {});
-
-  /** A POST whose headers and first byte go now (the pre-auth read is done on the headers); the rest on `finish`. */
-  function held(from: string, body: unknown): { finish(): Promise<HttpResult> } {
-    const payload = JSON.stringify(body);
-    let send = () => {};
-    const answer = new Promise<HttpResult>((resolve, reject) => {
-      const req = httpRequest(
-        url(),
-        { method: 'POST', localAddress: from, timeout: 60_000, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            resolve({ status: res.statusCode ?? 0, headers: new Headers(), body: JSON.parse(text) as unknown, text });
-          });
-        },
-      );
-      req.on('error', reject);
-      req.write(payload.slice(0, 1));
-      send = () => req.end(payload.slice(1));
-    });
-    return {
-      finish: () => {
-        send();
-        return answer;
-      },
-    };
-  }
 
   test(`when ${GOOD} authenticated alerts come from one address at once, with a failure cap of ${FAILURES_MAX}, then every one is answered 202 and none is charged`, async () => {
     const from = '127.0.2.1';
@@ -207,14 +175,12 @@ describe('the pre-auth cap at a bar close', () => {
     expect(flood.find((r) => r.status === 429)!.body).toEqual({ error: 'Rate limit exceeded', limit: FAILURES_MAX, windowMs: 600000 });
   }, 120_000);
 
-  test('when failures from an address go past its cap, then its good requests under way are still answered 202, and good requests never fill the cap', async () => {
+  test('when failures from an address go past its cap, then its good requests are still answered 202, and good requests never fill the cap', async () => {
     const from = '127.0.2.5';
-    // 50 good alerts under way: past the pre-auth read, their bodies still arriving.
-    const underWay = Array.from({ length: 50 }, () => held(from, good()));
-    await new Promise((r) => setTimeout(r, 1500));
     const flood = await times(100, (i) => postFrom(from, url(), bad(i)));
     expect(tally(flood)).toEqual({ 401: FAILURES_MAX, 429: 100 - FAILURES_MAX });
-    expect(tally(await Promise.all(underWay.map((h) => h.finish())))).toEqual({ 202: 50 });
+    // Other traders' alerts from the same address (TradingView's) are not refused for those failures.
+    expect(tally(await times(50, () => postFrom(from, url(), good())))).toEqual({ 202: 50 });
 
     // Failures and good alerts of one address interleaved: only the failures count.
     const mixed = '127.0.2.6';

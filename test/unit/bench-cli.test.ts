@@ -24,12 +24,6 @@ describe('the bench command line', () => {
     expect(opts.steadySec).toBeUndefined();
   });
 
-  test('when --dispatch is given either way, then the run queues commands where it says; absent, the service default holds', () => {
-    expect(parse('--dispatch', 'workflow', '--quick')).toMatchObject({ dispatch: 'workflow', quick: true });
-    expect(parse('--dispatch=at-acceptance').dispatch).toBe('at-acceptance');
-    expect(parse().dispatch).toBeUndefined();
-  });
-
   test('when --cpu-prof-threads is given, then the workflow threads are profiled for that long, and the processes too', () => {
     expect(parse('--cpu-prof-threads', '90', '--quick')).toMatchObject({ cpuProf: true, cpuProfThreadsSec: 90, quick: true });
     expect(parse('--cpu-prof')).toMatchObject({ cpuProf: true });
@@ -40,8 +34,6 @@ describe('the bench command line', () => {
     [['--cpu-prof-threads', '0']],
     [['--cpu-prof-threads=abc']],
     [['--cpu-prof-threads']],
-    [['--dispatch', 'ingress']],
-    [['--dispatch']],
     [['--bar-close', '0']],
     [['--bar-close', '201']],
     [['--bar-close', '1.5']],

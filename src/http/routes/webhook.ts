@@ -33,14 +33,6 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
 
   const capped = (retryAfterMs: number) => routeLimited(preAuth.limit.max, preAuth.limit.windowMs, Math.max(1, Math.ceil(retryAfterMs / 1000)));
 
-  // Before the body is read, only a read: an address that has used up its failures of the window is refused (a
-  // store that cannot answer refuses too: fail closed). Nothing is charged here, so an address's good requests in
-  // flight at once (a bar close from TradingView) take nothing from its cap, however many they are.
-  const preAuthCheck: RequestHandler = async (req, _res, next) => {
-    const verdict = await failClosedOnStoreError(failClosed, () => preAuth.full(address(req)));
-    if (verdict.full) throw capped(verdict.retryAfterMs);
-    next();
-  };
   const authenticate: RequestHandler = async (req, res, next) => {
     res.locals.grant = await failClosedOnStoreError(failClosed, () =>
       authenticateSender(deps.accept.registry, req.body, (req.params as { accountId?: string }).accountId),
@@ -49,7 +41,8 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
   };
   // A request that failed before it authenticated, for what its sender sent, is charged to its address, checked and
   // charged in one step: failures that arrive together cannot slip past the cap, and one over it is a 429, not a 401.
-  // A store that cannot charge it refuses it (503), as the check would have.
+  // A store that cannot charge it refuses it (503). Nothing is read or charged before: an address's good requests
+  // (a bar close from TradingView's few addresses) are never refused for the failures of other traders' alerts.
   const chargeFailure: ErrorRequestHandler = async (err: unknown, req, _res, next) => {
     if (!senderFailed(err)) {
       next(err);
@@ -74,11 +67,9 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
     res.status(status).json(result.body);
   };
 
-  // The pre-auth read first (per address, no lookup); the in-flight slot only once the body is in (a slow sender must
-  // not hold one); then who is sending, a failure up to there charged to the address; only then the route limiter
-  // spends an account's or a secret's budget.
+  // The in-flight slot only once the body is in (a slow sender must not hold one); then who is sending, a failure up
+  // to there charged to the address; only then the route limiter spends an account's or a secret's budget.
   const pipeline = [
-    preAuthCheck,
     ...jsonBody(config.ingress.bodyLimitBytes, config.ingress.bodyReadTimeoutMs, 'ingestion', { alertLine: true }),
     inFlightCap(config.ingress.maxInFlight),
     authenticate,
