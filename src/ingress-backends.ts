@@ -47,9 +47,12 @@ export async function connectBackends(config: Config, logger: Logger) {
   // Serve as soon as Redis answers, but never wait long: with Redis down the guards fail closed until it is back.
   await Promise.all([waitUntilReady(redis, 3000), waitUntilReady(queueRedis, 3000)]);
   const admissionLedger = new RedisAdmissionLedger(redis, config.temporal.taskQueue, config.bridge.defaultCommandTtlMs);
+  const starts = new RedisPendingStarts(redis, config.temporal.taskQueue, config.redis.replicaAck);
   const lostStarts = new LostStartSweep(
     admissionLedger,
     async (signalId) => {
+      // A start still recorded is not lost: it is made (or made again) from its record, however late.
+      for (const region of regions.names()) if (await starts.recorded(region, signalId)) return true;
       for (const region of regions.names())
         if ((await executions.signalState(region, signalId, Date.now() + config.temporal.startTimeoutMs)) === 'running') return true;
       return false;
@@ -61,7 +64,6 @@ export async function connectBackends(config: Config, logger: Logger) {
   const admission = new AdmissionGate(admissionLedger, config.admission, Date.now, () => lostStarts.nudge());
   admission.start();
   const metrics = createIngressMetrics();
-  const starts = new RedisPendingStarts(redis, config.temporal.taskQueue, config.redis.replicaAck);
   const starter = new SignalStarter(starts, executions, logger, Date.now, (result) => metrics.signalStarts.inc({ result }));
   starter.run();
   metrics.pendingStarts(() => starter.backlog);

@@ -2,9 +2,9 @@ import type { AdmissionLedger } from './admission';
 import { groupBy } from './launch';
 
 /**
- * Pairs of the admission ledger that will never settle: their ingress died between writing them and starting the
- * signal, or the start's answer was lost and the start never happened, or the signal's workflow has closed without
- * settling them (an operator terminated it). No worker will ever take them up, so they would count as late until the
+ * Pairs of the admission ledger that will never settle: their acceptance round failed after writing them and could
+ * not take them back, or the signal's workflow has closed without settling them (an operator terminated it). A pair
+ * whose signal's start is still recorded in Redis is never one of them: that start is made from its record. No worker will ever take them up, so they would count as late until the
  * ledger's horizon (the longest command lifetime, minutes), and more than `ADMISSION_MAX_LATE` of them (an ingress
  * killed with that many signals in flight) would shut the door that long. While the door is shut, this looks at the
  * oldest pairs, old enough that their start has certainly ended, and forgets those whose signal is not running in

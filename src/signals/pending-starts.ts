@@ -30,6 +30,8 @@ export interface PendingStarts {
    * a signal whose ingress may have died before starting it); undefined when no such record is left.
    */
   claim(region: string, signalId: string, claimUntilMs: number): Promise<SignalWorkflowInput | undefined>;
+  /** Whether the start is recorded and not yet known to Temporal (read only). */
+  recorded(region: string, signalId: string): Promise<boolean>;
   /** Up to `limit` records whose claim lapsed before `nowMs`, oldest first, each claimed until `claimUntilMs` by the caller. */
   claimLapsed(nowMs: number, limit: number, claimUntilMs: number): Promise<PendingStart[]>;
   /** How many starts wait, and how long ago the oldest was accepted (0 when none). */
@@ -116,6 +118,10 @@ export class RedisPendingStarts implements PendingStarts {
   async claim(region: string, signalId: string, claimUntilMs: number): Promise<SignalWorkflowInput | undefined> {
     const input = (await this.redis.eval(CLAIM, 2, this.keys.claims, this.keys.inputs, member(region, signalId), claimUntilMs)) as string | null;
     return input === null ? undefined : (JSON.parse(input) as SignalWorkflowInput);
+  }
+
+  async recorded(region: string, signalId: string): Promise<boolean> {
+    return (await this.redis.hexists(this.keys.inputs, member(region, signalId))) === 1;
   }
 
   async claimLapsed(nowMs: number, limit: number, claimUntilMs: number): Promise<PendingStart[]> {

@@ -1,6 +1,6 @@
+import { signalKeys } from '../../src/redis-keys';
 import { startTemporal, waitFor, type TemporalServer } from '../../support/infra';
 import { post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
-import { BACKPRESSURE_BODY } from './kit';
 import { timed } from '../../support/http';
 
 /**
@@ -68,26 +68,37 @@ describe("the only region's Temporal goes down after the ingress has talked to i
     await temporal?.stop();
   });
 
-  test('when a signal arrives while it is down, then the not-accepted 503 backpressure body (no signalId) comes well before 3 s', async () => {
+  test('when signals arrive while it is down, then each is accepted (202) well before 3 s, and started from its record once Temporal is back', async () => {
     const url = `${stack.ingress.url}/webhook/custom/${f.accounts[0]!.id}`;
     // The ingress's connection to Temporal is established and in use.
     const first = await post(url, buy(f.secret));
     expect(first.status).toBe(202);
     await temporal.stop();
 
-    const answers: { status: number; body: unknown; ms: number }[] = [];
+    const answers: { status: number; body: Record<string, unknown>; ms: number }[] = [];
     for (let i = 0; i < 3; i++) {
       const r = await timed(() => post(url, buy(f.secret)));
-      answers.push({ status: r.value.status, body: r.value.body, ms: Math.round(r.ms) });
+      answers.push({ status: r.value.status, body: r.value.body as Record<string, unknown>, ms: Math.round(r.ms) });
     }
 
-    console.log(`time to the 503 with Temporal down: ${answers.map((a) => a.ms).join(', ')} ms`);
+    console.log(`time to the 202 with Temporal down: ${answers.map((a) => a.ms).join(', ')} ms`);
     for (const a of answers) {
-      expect({ status: a.status, body: a.body }).toEqual({ status: 503, body: BACKPRESSURE_BODY });
+      expect({ status: a.status, body: a.body }).toEqual({
+        status: 202,
+        body: { success: true, signalId: expect.stringMatching(/^sig_/), correlationId: expect.any(String), accountsResolved: 1 },
+      });
       expect(a.ms).toBeLessThan(2000);
     }
+    const inputs = signalKeys.pendingStarts(stack.config.temporal.taskQueue).inputs;
+    const members = answers.map((a) => `default|${a.body.signalId as string}`);
+    expect(await Promise.all(members.map((m) => stack.redis.hexists(inputs, m)))).toEqual([1, 1, 1]);
 
     await temporal.start();
-    await waitFor('a 202 once Temporal is back', async () => ((await post(url, buy(f.secret))).status === 202 ? true : undefined), 30_000, 250);
+    await waitFor(
+      'the starts made once Temporal is back',
+      async () => (await Promise.all(members.map((m) => stack.redis.hexists(inputs, m)))).every((n) => n === 0),
+      30_000,
+      250,
+    );
   }, 90_000);
 });
