@@ -8,6 +8,8 @@ export const POLL_RATE = 100;
 export const BROADCAST_SMALL = 100;
 export const BAR_CLOSE_ACCOUNTS = 100;
 export const LIMIT_RAISED = '1000000000';
+/** RATE_LIMIT_SCALE for the run: every per-caller limit (the smallest is 60 in 10 s) past LIMIT_RAISED too. */
+export const LIMIT_SCALE = '20000000';
 export const MAX_SIGNAL_AGE_MS = 30_000; // the ingress's DEFAULT_MAX_SIGNAL_AGE_MS, unchanged
 
 export const PLANS = {

@@ -3,6 +3,9 @@ import { z } from 'zod';
 import { ownerKey } from './endpoints';
 import { DELIVERY_ERRORS, type DeliveryError } from './delivery';
 
+/** Delivery attempts kept per owner for the owner to read, and for how long: a week of a busy endpoint's failures. */
+export const CALLBACK_ATTEMPTS_KEEP = { count: 200, seconds: 7 * 86_400 } as const;
+
 /** One delivery attempt, as the owner sees it: never the URL's secret parts, never the response body. */
 export interface DeliveryAttempt {
   at: string;
