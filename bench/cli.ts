@@ -8,8 +8,11 @@ export const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [-
   --quick          shorter durations, one fan-out run (a smoke run; the figures are noisier)
   --scenario LIST  run only these scenarios (1 floor, 2 ingress, 3 end to end, 4 fan-out, 5 poll, 6 memory,
                    7 one signal at a time, 8 overload at twice the sustained rate, 9 the bare topology's floor
-                   side by side, 10 bar close (N accounts' alerts at the same instant), 11 the bridge's long-poll
-                   wake-up); 4 also runs a broadcast to the first 100 accounts
+                   side by side, 10 bar close (N accounts' alerts at the same instant, and again 5 s later), 11 the
+                   bridge's long-poll wake-up, 12 bar close of 1,000 accounts (the paper bridge then serves 1,000),
+                   13 bar close of 1,000 alerts over 100 accounts (10 each), 14 busy 40/s for 20 s (5 s) then a bar
+                   close of 100; 10, 12, 13 and 14 each with the floor server's bar close beside them);
+                   4 also runs a broadcast to the first 100 accounts
                    3, 5 and 6 are measured in one steady-load phase, so any of them runs that phase
   --cpu-prof       profile the ingress, the worker and the paper bridge (V8 sampling profiler, preloaded by bench/cpu-profile.ts); the
                    .cpuprofile files land in <run dir>/profiles when they stop
@@ -32,9 +35,6 @@ export const USAGE = `usage: npm run bench -- [--quick] [--scenario N[,N...]] [-
   --ingress-node-options S
                    NODE_OPTIONS for the ingress process only (diagnosis: e.g. V8 heap flags against its peak RSS); the
                    flags of scripts/node-flags.ts come after NODE_OPTIONS on the command line and win
-  --dispatch at-acceptance|workflow
-                   where a command is queued (DISPATCH_AT_ACCEPTANCE): by the ingress before the 202 (the default), or by
-                   the account workflow (the path before dispatch at acceptance): run both in one sitting for before and after
   --supervision-nice N
                    the nice value (0 to 19) of the Temporal server and the worker processes once the stack is up
                    (default 0): on one shared machine, the order path (ingress, bridge, Redis) is then served first and
@@ -55,8 +55,6 @@ export interface Options {
   ingressNodeOptions?: string;
   temporal?: 'dev' | 'cluster';
   workers?: number;
-  /** DISPATCH_AT_ACCEPTANCE of the ingress and workers: undefined keeps the service's default. */
-  dispatch?: 'at-acceptance' | 'workflow';
   /** The nice value of Temporal and the workers (0: as started). */
   supervisionNice?: number;
 }
@@ -110,10 +108,6 @@ export function parseOptions(argv: string[]): Options | 'help' {
       const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
       if (!value) throw new UsageError('--ingress-node-options needs a value, e.g. --ingress-node-options=--max-semi-space-size=4');
       opts.ingressNodeOptions = value;
-    } else if (arg === '--dispatch' || arg.startsWith('--dispatch=')) {
-      const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i];
-      if (value !== 'at-acceptance' && value !== 'workflow') throw new UsageError('--dispatch must be at-acceptance or workflow');
-      opts.dispatch = value;
     } else if (arg === '--supervision-nice' || arg.startsWith('--supervision-nice=')) {
       const value = Number(arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : argv[++i]);
       if (!Number.isInteger(value) || value < 0 || value > 19) throw new UsageError('--supervision-nice must be 0 to 19');
@@ -126,7 +120,7 @@ export function parseOptions(argv: string[]): Options | 'help' {
 
 export class UsageError extends Error {}
 
-const SCENARIOS = 11;
+const SCENARIOS = 14;
 
 /** `--name N` or `--name=N`: a whole number in [min, max]. `next`: the following argument, when there is no "=". */
 function wholeNumber(arg: string, next: string | undefined, name: string, min: number, max: number): number {

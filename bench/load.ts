@@ -45,6 +45,8 @@ export interface AcceptedRecord {
   accountId: string;
   /** Date.now() when the 202's body had arrived. */
   t202: number;
+  /** Date.now() when the request was set up to be sent (the alert). */
+  sent?: number;
 }
 
 export interface LoadResult {
@@ -218,7 +220,7 @@ function buildRequest(
       // holds the account of the request being answered (the next setupRequest runs after it).
       setupRequest: (req, context) => {
         const accountId = accounts[counter() % accounts.length]!;
-        (context as { accountId?: string }).accountId = accountId;
+        Object.assign(context, { accountId, sent: Date.now() });
         return { ...req, path: `/webhook/custom/${accountId}`, body };
       },
       onResponse: (status, resBody, context) => {
@@ -231,7 +233,8 @@ function buildRequest(
         const t202 = Date.now();
         try {
           const parsed = JSON.parse(resBody) as { signalId?: string; accountsResolved?: number };
-          if (parsed.signalId) hooks.onAccepted({ signalId: parsed.signalId, accountId: (context as { accountId?: string }).accountId ?? '', t202 });
+          const { accountId, sent } = context as { accountId?: string; sent?: number };
+          if (parsed.signalId) hooks.onAccepted({ signalId: parsed.signalId, accountId: accountId ?? '', t202, ...(sent ? { sent } : {}) });
         } catch {
           // counted by status anyway
         }

@@ -15,7 +15,10 @@ import { drain, warmUp, type Stack } from './stack';
 import { round } from './stats';
 import { persistenceUsage, redisCommandsProcessed, scrapePersistence } from './work-counters';
 import type { Context, Results } from './scenarios/context';
-import { runBarClose } from './scenarios/bar-close';
+import { startHttpFloor, type HttpFloor } from './http-floor';
+import { BAR_CLOSE_ACCOUNTS, BAR_CLOSE_LARGE, BAR_CLOSE_STRATEGIES } from './parameters';
+import { runBarCloseScenario } from './scenarios/bar-close';
+import { runBusyBarClose } from './scenarios/busy-bar-close';
 import { runBareFloor } from './scenarios/bare-floor';
 import { runFanout } from './scenarios/fanout';
 import { runFloor } from './scenarios/floor';
@@ -38,6 +41,7 @@ export async function runScenarios(stack: Stack, helpers: { infra: InfraModule }
     results.loadavg[stage] = os.loadavg().map((v) => round(v));
     timeline.phase(stage);
   };
+  let floorPgid: number | undefined;
   const trees = (): Record<string, number> => (stack.postgresPid ? { postgres: stack.postgresPid } : {});
   const groups = () => ({
     temporal: stack.temporal.pid,
@@ -46,6 +50,7 @@ export async function runScenarios(stack: Stack, helpers: { infra: InfraModule }
     worker: stack.worker.pid,
     ...Object.fromEntries(stack.moreWorkers.map((w, i) => [`worker${i + 2}`, w.pid])),
     bridge: stack.bridge.pid,
+    ...(floorPgid ? { floor: floorPgid } : {}),
   });
   // Counts Redis's commands per stage (INFO on a connection of its own; the count includes these INFO calls).
   const redis = new Redis(stack.redis.url, { connectionName: 'bench-counters', maxRetriesPerRequest: 1 });
@@ -128,7 +133,27 @@ export async function runScenarios(stack: Stack, helpers: { infra: InfraModule }
     }
   };
 
-  const ctx: Context = { stack, helpers, opts, plan, results, mark, measure, drainMeasured, signalWorkflows, unanswered };
+  // The bar closes' floor server, started once when a bar close first asks for it; its CPU is counted per stage too.
+  let floor: Promise<HttpFloor> | undefined;
+  const httpFloor = () =>
+    (floor ??= startHttpFloor(stack.runDir, { redisUrl: stack.redis.url, accountId: stack.accounts[0]! }).then((f) => {
+      floorPgid = f.pgid;
+      return f;
+    }));
+  const ctx: Context = {
+    stack,
+    helpers,
+    opts,
+    plan,
+    results,
+    mark,
+    measure,
+    drainMeasured,
+    signalWorkflows,
+    unanswered,
+    redisCounter: redis,
+    httpFloor,
+  };
   const memoryNow = () =>
     Object.fromEntries(
       (['ingress', 'worker', 'bridge'] as const).flatMap((name) => {
@@ -148,6 +173,7 @@ export async function runScenarios(stack: Stack, helpers: { infra: InfraModule }
   } finally {
     timeline.stop();
     redis.disconnect();
+    if (floor) await floor.then((f) => f.stop()).catch(() => undefined);
   }
 
   async function scenarioList(): Promise<void> {
@@ -177,8 +203,21 @@ export async function runScenarios(stack: Stack, helpers: { infra: InfraModule }
     // 4. Fan-out (100, then 200 accounts)
     if (want(4)) await scenario('4', () => runFanout(ctx));
 
-    // 10. Bar close: N accounts' alerts at the same instant.
-    if (want(10)) await scenario('10', () => runBarClose(ctx));
+    // 10, 12, 13. Bar closes: N accounts' alerts at the same instant, 1,000 accounts', ten strategies on 100 accounts;
+    // each again 5 s later, and the floor server's beside them.
+    const barClose = (n: number, label: string, accounts: string[], perAccount: number, secret: string) =>
+      scenario(String(n), async () => {
+        results.barCloses[label] = await runBarCloseScenario(ctx, { scenario: String(n), label, accounts, perAccount, secret });
+      });
+    if (want(10)) await barClose(10, 'barClose', stack.accounts.slice(0, opts.barClose), 1, stack.secret);
+    if (want(12)) await barClose(12, 'barClose1000', stack.paperAccounts.slice(0, BAR_CLOSE_LARGE), 1, stack.secretAll);
+    if (want(13)) await barClose(13, 'barCloseStrategies', stack.accounts.slice(0, BAR_CLOSE_ACCOUNTS), BAR_CLOSE_STRATEGIES, stack.secret);
+
+    // 14. A busy market, then a bar close the moment it ends.
+    if (want(14))
+      await scenario('14', async () => {
+        results.busyBarClose = await runBusyBarClose(ctx);
+      });
 
     // 11. The bridge's long-poll wake-up on its own.
     if (want(11)) await scenario('11', () => runWakeUp(ctx));

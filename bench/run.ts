@@ -71,6 +71,7 @@ async function main(argv: string[]): Promise<number> {
     startedVs202: {},
     memoryByPhase: {},
     redisCommands: {},
+    barCloses: {},
   };
   let failure: Error | undefined;
   let stack: Stack | undefined;
@@ -117,7 +118,6 @@ async function main(argv: string[]): Promise<number> {
       ingressNodeOptions: opts.ingressNodeOptions ?? null,
       temporal: opts.temporal ?? 'dev',
       workers: opts.workers ?? 1,
-      dispatch: opts.dispatch ?? 'at-acceptance (the default)',
       supervisionNice: opts.supervisionNice ?? 0,
       temporalDb: opts.temporalDbDir ? `${opts.temporalDbDir} (fresh file)` : 'run directory (fresh file)',
     },
@@ -130,7 +130,8 @@ async function main(argv: string[]): Promise<number> {
       steady: results.steady ? { ...results.steady, load: stripLoad(results.steady.load) } : undefined,
       fanout: results.fanout,
       bareFloor: results.bareFloor,
-      barClose: results.barClose ? { ...results.barClose, posts: undefined } : undefined,
+      barCloses: results.barCloses,
+      busyBarClose: results.busyBarClose,
       wakeUp: results.wakeUp,
       redisCommands: results.redisCommands,
       pollNoWorker: results.pollNoWorker,

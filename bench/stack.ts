@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Client, Connection } from '@temporalio/client';
 import {
   REPO_ROOT,
@@ -21,7 +22,7 @@ import { liveChildren, stopChild } from './children';
 import { LedgerTail } from './ledger';
 import { nodePidInGroup } from './memory';
 import { reniceGroup } from './priority';
-import { ACCOUNTS, BROADCAST_SMALL, LIMIT_RAISED, LIMIT_SCALE } from './parameters';
+import { ACCOUNTS, BAR_CLOSE_LARGE, BROADCAST_SMALL, LIMIT_RAISED, LIMIT_SCALE } from './parameters';
 import { postmasterPid, temporalMetricsPort } from './work-counters';
 
 export interface Stack {
@@ -38,8 +39,14 @@ export interface Stack {
   client: Client;
   connection: Connection;
   ledger: LedgerTail;
+  /** The ACCOUNTS accounts every scenario but 12 uses (the first of the registry). */
   accounts: string[];
+  /** Every account the paper bridge serves: BAR_CLOSE_LARGE when scenario 12 runs, else the ACCOUNTS. */
+  paperAccounts: string[];
+  /** Links the ACCOUNTS accounts: scenario 4's broadcast to all of them. */
   secret: string;
+  /** Links every paper account (scenario 12's alerts, each on its account's URL). */
+  secretAll: string;
   /** Links the first BROADCAST_SMALL accounts only: a broadcast to fewer than all. */
   secretSmall: string;
   /** An account no paper terminal serves: the bench long-polls for it itself (scenario 11). */
@@ -141,25 +148,31 @@ export async function startStack(
   });
   log(`Temporal ${temporal.address}, Redis ${redis.url}`);
 
-  // The registry: 200 accounts (mt5 and ctrader), one owner, one secret linking all, one token granting all.
-  const accounts = Array.from({ length: ACCOUNTS }, (_, i) => `bench-${String(i).padStart(3, '0')}`);
+  // The registry: 200 accounts (mt5 and ctrader; 1,000 when scenario 12 runs), one owner, one secret linking the 200,
+  // one linking all, one token granting all.
+  const paperAccounts = Array.from({ length: opts.scenarios.has(12) ? BAR_CLOSE_LARGE : ACCOUNTS }, (_, i) => `bench-${String(i).padStart(3, '0')}`);
+  const accounts = paperAccounts.slice(0, ACCOUNTS);
   const probe = { accountId: 'bench-probe', bridgeToken: credential('brg_bench_') };
-  const bridgeTokens = Object.fromEntries([...accounts.map((id) => [id, credential('brg_bench_')]), [probe.accountId, probe.bridgeToken]]);
+  const bridgeTokens = Object.fromEntries([...paperAccounts.map((id) => [id, credential('brg_bench_')]), [probe.accountId, probe.bridgeToken]]);
   const secret = credential('whsec_bench_');
+  const secretAll = paperAccounts.length > accounts.length ? credential('whsec_bench_') : secret;
   const secretSmall = credential('whsec_bench_');
   const token = credential('tok_bench_');
   const secrets = [
     { secret, accounts },
     { secret: secretSmall, accounts: accounts.slice(0, BROADCAST_SMALL) },
+    ...(secretAll !== secret ? [{ secret: secretAll, accounts: paperAccounts }] : []),
   ];
   const registryFile = path.join(runDir, 'registry.json');
-  fs.writeFileSync(registryFile, JSON.stringify(registryDocument([...accounts, probe.accountId], bridgeTokens, secrets, token), null, 2), { mode: 0o600 });
+  fs.writeFileSync(registryFile, JSON.stringify(registryDocument([...paperAccounts, probe.accountId], bridgeTokens, secrets, token), null, 2), { mode: 0o600 });
   const imported = await processes.runAdminProcess(['import', registryFile], { ...baseEnv(), REDIS_URL: redis.url }, { timeoutMs: 60_000 });
   if (imported.code !== 0) throw new StageError(`admin import failed (exit ${imported.code}): ${imported.stderr.trim()}`);
-  // The paper bridge serves the 200 accounts; the probe account's bridge is the bench itself.
+  // The paper bridge serves the paper accounts; the probe account's bridge is the bench itself.
   const paperRegistryFile = path.join(runDir, 'paper-registry.json');
-  fs.writeFileSync(paperRegistryFile, JSON.stringify(registryDocument(accounts, bridgeTokens, secrets, token), null, 2), { mode: 0o600 });
-  log(`registry imported: ${ACCOUNTS} accounts and a probe account, 2 secrets (all, the first ${BROADCAST_SMALL}), 1 token`);
+  fs.writeFileSync(paperRegistryFile, JSON.stringify(registryDocument(paperAccounts, bridgeTokens, secrets, token), null, 2), { mode: 0o600 });
+  log(
+    `registry imported: ${paperAccounts.length} accounts and a probe account, ${secrets.length} secrets (the first ${ACCOUNTS}, the first ${BROADCAST_SMALL}${secretAll !== secret ? `, all ${paperAccounts.length}` : ''}), 1 token`,
+  );
 
   const tag = randomBytes(4).toString('hex');
   const taskQueue = `bench-${tag}`;
@@ -176,10 +189,9 @@ export async function startStack(
     // Limits raised for the run; every limiter still runs on every request.
     RATE_LIMIT_SCALE: LIMIT_SCALE,
     WEBHOOK_PREAUTH_IP_MAX: LIMIT_RAISED,
-    // Every client of the bench (200 bridge long-polls, the load generators) comes from 127.0.0.1: no per-address
-    // connection cap. Admission control stays at its defaults: it is what scenarios 3 and 8 measure.
+    // Every client of the bench (200 or 1,000 bridge long-polls, the load generators, a bar close's 1,000 posts) comes
+    // from 127.0.0.1: no per-address connection cap. Admission control stays at its defaults: it is what scenarios 3 and 8 measure.
     MAX_CONNECTIONS_PER_IP: '0',
-    ...(opts.dispatch ? { DISPATCH_AT_ACCEPTANCE: opts.dispatch === 'at-acceptance' ? 'true' : 'false' } : {}),
   };
   const profiled = (kind: string): Record<string, string> => {
     const extra = kind === 'ingress' && opts.ingressNodeOptions ? [opts.ingressNodeOptions] : [];
@@ -218,7 +230,7 @@ export async function startStack(
     moreWorkers.push(more);
   }
 
-  log(`starting the paper bridge for ${ACCOUNTS} accounts against ${ingress.url}`);
+  log(`starting the paper bridge for ${paperAccounts.length} accounts against ${ingress.url}`);
   const ledgerFile = path.join(runDir, 'ledger.jsonl');
   let bridge: PaperBridgeProcess;
   try {
@@ -227,13 +239,14 @@ export async function startStack(
       ledgerFile,
       ingressUrl: ingress.url,
       label: 'paper-bridge',
-      readyTimeoutMs: 60_000,
+      readyTimeoutMs: 60_000 + paperAccounts.length * 100,
       ...(opts.cpuProf ? { env: profiledOnly('bridge') } : {}),
     });
   } catch (err) {
-    throw new StageError(`paper bridge did not connect all ${ACCOUNTS} terminals: ${(err as Error).message}`);
+    throw new StageError(`paper bridge did not connect all ${paperAccounts.length} terminals: ${(err as Error).message}`);
   }
   started.push({ name: 'paper bridge', stop: () => bridge.stop(10_000) });
+  if (paperAccounts.length > ACCOUNTS) await settle(ingress.url, token, paperAccounts.length);
 
   const connection = await Connection.connect({ address: temporal.address, connectTimeout: 5_000 });
   started.push({ name: 'Temporal client', stop: () => connection.close() });
@@ -266,7 +279,9 @@ export async function startStack(
     connection,
     ledger: new LedgerTail(ledgerFile),
     accounts,
+    paperAccounts,
     secret,
+    secretAll,
     secretSmall,
     probe,
     token,
@@ -278,6 +293,25 @@ export async function startStack(
 
 // ---------------------------------------------------------------------------------------------------------------
 // Stages shared by the scenarios
+
+/**
+ * After 1,000 terminals have said hello their first long-polls and presence writes keep the ingress busy for a while
+ * (on 2 shared cores, past the warm-up's 10 s per request): wait until three polls in a row answer within 100 ms.
+ */
+async function settle(ingressUrl: string, token: string, terminals: number): Promise<void> {
+  const t0 = Date.now();
+  let fast = 0;
+  while (fast < 3) {
+    if (Date.now() - t0 > 180_000) throw new StageError(`the ingress did not settle within 180 s after ${terminals} terminals connected`);
+    const sent = Date.now();
+    const answered = await httpJson(`${ingressUrl}/v1/signals/sig_${'0'.repeat(32)}`, { headers: { authorization: `Bearer ${token}` }, timeoutMs: 30_000 })
+      .then(() => true)
+      .catch(() => false);
+    fast = answered && Date.now() - sent <= 100 ? fast + 1 : 0;
+    await sleep(200);
+  }
+  log(`the ingress settled ${((Date.now() - t0) / 1000).toFixed(1)} s after the ${terminals} terminals connected`);
+}
 
 /** Waits until Temporal has no running workflow (seen twice, a second apart: visibility lags a little). */
 export async function drain(stack: Stack, what: string, signals: number, helpers: { infra: InfraModule }): Promise<{ ms: number; deadlineMs: number }> {

@@ -3,6 +3,7 @@ import os from 'node:os';
 import type { Options } from './cli';
 import { ACCOUNTS, BROADCAST_SMALL, CONCURRENCY, GOALS, STEADY_ACCOUNTS } from './parameters';
 import { goalRow, infoRow, round, type Row } from './stats';
+import { barCloseRows } from './table-bar-close';
 import type { Results } from './scenarios/context';
 
 export function rowsOf(r: Results, opts: Options): Row[] {
@@ -124,37 +125,7 @@ export function rowsOf(r: Results, opts: Options): Row[] {
     );
   }
   if (want(9)) rows.push(...bareFloorRows(r));
-  if (want(10)) {
-    const b = r.barClose;
-    const others = b ? Object.entries(b.answered).filter(([k]) => k !== '202') : [];
-    rows.push(
-      goalRow(
-        '10 bar close',
-        `posts answered 202 (${opts.barClose} at the same instant)`,
-        b ? (b.answered['202'] ?? 0) : null,
-        '',
-        '>=',
-        opts.barClose,
-        `${opts.barClose}`,
-        b ? `${others.length ? `others: ${others.map(([k, v]) => `${v} × ${k}`).join(', ')}; ` : ''}all answered within ${b.allAnsweredMs} ms` : undefined,
-      ),
-    );
-    rows.push(
-      infoRow('10 bar close', '202 → filled p50', b?.fillMs.p50 ?? null, 'ms', b ? `p99 ${b.fillMs.p99} ms; ${b.filled} of ${b.accepted} filled` : undefined),
-    );
-    rows.push(
-      goalRow(
-        '10 bar close',
-        '202 → filled, the last one',
-        b?.fillMs.max ?? null,
-        'ms',
-        '<=',
-        GOALS.barCloseMaxMs,
-        undefined,
-        b ? `${b.filledLate} filled later than 1 s; outcomes ${JSON.stringify(b.outcomes ?? null)}` : undefined,
-      ),
-    );
-  }
+  rows.push(...barCloseRows(r, opts));
   if (want(11)) {
     const w = r.wakeUp;
     rows.push(
@@ -260,6 +231,9 @@ export function rowsOf(r: Results, opts: Options): Row[] {
     ['bareFloor', '9 bare topology'],
     [`fanout${BROADCAST_SMALL}`, `4 fan-out to ${BROADCAST_SMALL}`],
     ['barClose', '10 bar close'],
+    ['barClose1000', '12 bar close of 1,000'],
+    ['barCloseStrategies', '13 bar close, 10 × 100'],
+    ['busyBarClose', '14 busy, then a bar close'],
     ['wakeUp', '11 wake-up'],
   ] as const) {
     const u = r.cpu[stage];

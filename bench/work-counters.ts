@@ -88,3 +88,44 @@ export function persistenceUsage(a: PersistenceTotals | undefined, b: Persistenc
 export async function redisCommandsProcessed(redis: { info(section: string): Promise<string> }): Promise<number> {
   return Number(/total_commands_processed:(\d+)/.exec(await redis.info('stats'))?.[1] ?? 0);
 }
+
+/** Calls per Redis command name since the server started (INFO commandstats). */
+export async function redisCommandStats(redis: { info(section: string): Promise<string> }): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const m of (await redis.info('commandstats')).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) out[m[1]!] = Number(m[2]);
+  return out;
+}
+
+export interface SignalPathCommands {
+  /** Every command Redis processed in the window. */
+  total: number;
+  /** Less each command's idle rate (the bridges' long-polls and presence, nothing else going on) over the window. */
+  signalPath: number;
+  perAccepted: number | null;
+  /** The signal path's commands by name, most first. */
+  byCommand: { command: string; calls: number }[];
+}
+
+/**
+ * Redis commands on the signal path: the window's calls per command name, less that command's calls at rest (measured
+ * just before over `idle`, scaled to the window's length); `info` (the bench's own counter reads) left out.
+ */
+export function signalPathCommands(
+  idle: { before: Record<string, number>; after: Record<string, number>; seconds: number },
+  window: { before: Record<string, number>; after: Record<string, number>; seconds: number },
+  accepted: number,
+): SignalPathCommands {
+  const byCommand: { command: string; calls: number }[] = [];
+  let total = 0;
+  for (const [command, after] of Object.entries(window.after)) {
+    if (command === 'info') continue;
+    const calls = after - (window.before[command] ?? 0);
+    total += calls;
+    const idleRate = ((idle.after[command] ?? 0) - (idle.before[command] ?? 0)) / Math.max(0.001, idle.seconds);
+    const onPath = Math.max(0, Math.round(calls - idleRate * window.seconds));
+    if (onPath > 0) byCommand.push({ command, calls: onPath });
+  }
+  byCommand.sort((a, b) => b.calls - a.calls);
+  const signalPath = byCommand.reduce((s, c) => s + c.calls, 0);
+  return { total, signalPath, perAccepted: accepted > 0 ? round(signalPath / accepted, 1) : null, byCommand };
+}

@@ -66,19 +66,22 @@ export const envSchema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().default('external-signals'),
   /**
    * JSON array of {name, address, namespace, tls?, apiKeyFile?}; when unset, one region "default" from
-   * TEMPORAL_ADDRESS/NAMESPACE and the TEMPORAL_TLS_* / TEMPORAL_API_KEY_FILE settings below.
+   * TEMPORAL_ADDRESS/NAMESPACE, without TLS. TLS to Temporal is said here only (docs/configuration.md).
    */
   TEMPORAL_REGIONS: z.string().optional(),
   /** How long all Temporal calls of one submission may take together; past it the webhook answers 503 backpressure. */
   TEMPORAL_START_TIMEOUT_MS: int(1500, 1),
 
-  /** Requests being accepted at once by one ingress process (counted once their body is in); past it, 503 backpressure. */
-  MAX_IN_FLIGHT: int(512, 1),
-  /** Admission control (docs/admission-control.md): an accepted target still waiting for its command after this is late. */
-  ADMISSION_LATE_AFTER_MS: int(1500, 1),
   /**
-   * With dispatch at acceptance the commands reach the bridges without Temporal; what the door bounds is Temporal's
-   * supervision lag: a target whose workflow has not adopted its command after this is late (docs/admission-control.md).
+   * Requests being accepted at once by one ingress process (counted once their body is in); past it, 503 backpressure.
+   * 2048 takes a bar close of 1,000 alerts from one TradingView address at once with room for its other addresses'.
+   * Each holds at most one body (SPEC_LIMITS.bodyLimitBytes, 64 KiB): 2048 × 64 KiB = 128 MiB of bodies at worst;
+   * alerts are a few hundred bytes, a few MiB in practice.
+   */
+  MAX_IN_FLIGHT: int(2048, 1),
+  /**
+   * The commands reach the bridges without Temporal; what the door bounds is Temporal's supervision lag: a target
+   * whose workflow has not adopted its command after this is late (docs/admission-control.md).
    */
   ADMISSION_SUPERVISION_LAG_MS: int(10_000, 1),
   /** More late targets than this, and new signals get 503 backpressure until the backlog drains. */
@@ -93,19 +96,27 @@ export const envSchema = z.object({
   ADMISSION_LOST_START_AFTER_MS: int(60_000, 1),
   /**
    * Open connections one client IP may hold on one ingress process; past it a connection's request is answered 503
-   * with Retry-After and the connection closed. 1024 fits a bar close of TradingView's few sending addresses. 0: no cap.
+   * with Retry-After and the connection closed. TradingView posts every trader's alerts from a handful of addresses:
+   * 2048 takes 1,000 alerts from one of them at the same second, with room for the keep-alive connections still open
+   * from the bar before. A body being received holds at most SPEC_LIMITS.bodyLimitBytes (64 KiB) for at most
+   * BODY_READ_TIMEOUT_MS (5 s): 2048 × 64 KiB = 128 MiB per address at worst. A flood of bad secrets is not bounded
+   * here but by WEBHOOK_PREAUTH_IP_MAX. 0: no cap.
    */
-  MAX_CONNECTIONS_PER_IP: int(1024, 0),
+  MAX_CONNECTIONS_PER_IP: int(2048, 0),
 
-  /** Webhook requests per client address per window that fail to authenticate; past it, 429 before any lookup. */
+  /**
+   * Webhook requests per client address per window that fail to authenticate; past it, 429 before any lookup. Only
+   * failures are charged (a request that authenticates never is), so TradingView's shared addresses are not capped
+   * for their good alerts, but every trader's failures behind one address share its budget.
+   */
   WEBHOOK_PREAUTH_IP_MAX: int(300, 1),
   WEBHOOK_PREAUTH_IP_WINDOW_MS: int(60_000, 1),
-  /** Key prefix of every limiter's counters, so deployments (or test runs) sharing one Redis do not share counts. */
   /**
    * Every per-caller limit (src/ratelimit/per-caller.ts: route, fairness, poll, bridge) multiplied by this: 1 is the
    * limits as documented; a deployment whose callers are all its own (or a bench) raises them together.
    */
   RATE_LIMIT_SCALE: int(1, 1, 1_000_000_000),
+  /** Key prefix of every limiter's counters, so deployments (or test runs) sharing one Redis do not share counts. */
   RATE_LIMIT_KEY_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9:_-]{1,32}$/)
@@ -117,11 +128,6 @@ export const envSchema = z.object({
   OWNER_SECRETS_KEY_FILE: z.string().min(1).optional(),
   /** Secure, __Host- session cookies (the default); "false" only for plain-HTTP local use (make start). */
   DASHBOARD_SECURE_COOKIES: z.enum(['true', 'false']).default('true'),
-  /**
-   * Dispatch at acceptance (docs/decisions.md): once a signal's start is durable, the ingress queues its commands for
-   * the bridges itself and the account workflows supervise them; `false`, the workflows queue them, as before.
-   */
-  DISPATCH_AT_ACCEPTANCE: z.enum(['true', 'false']).default('true'),
   /** How long the trade journal keeps closed trades, their events and the equity curve (docs/trades.md); open trades stay. */
   TRADE_JOURNAL_RETENTION_DAYS: int(90, 1, 3650),
 
@@ -212,8 +218,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       maxOverCapConnections: MAX_OVER_CAP_CONNECTIONS,
     },
     admission: {
-      // The order no longer waits for Temporal when the ingress dispatches it: then only the supervision may lag, longer.
-      lateAfterMs: e.DISPATCH_AT_ACCEPTANCE === 'true' ? e.ADMISSION_SUPERVISION_LAG_MS : e.ADMISSION_LATE_AFTER_MS,
+      lateAfterMs: e.ADMISSION_SUPERVISION_LAG_MS,
       maxLate: e.ADMISSION_MAX_LATE,
       refreshMs: e.ADMISSION_REFRESH_MS,
       lostStarts: { afterMs: e.ADMISSION_LOST_START_AFTER_MS, limit: 50, everyMs: 5_000 },
@@ -243,7 +248,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       defaultMaxSignalAgeMs: COMMAND_AGES.marketEntryMs as number,
       defaultCommandTtlMs: COMMAND_AGES.otherMs as number,
       figuresMaxAgeMs: FIGURES_MAX_AGE_MS,
-      dispatchAtAcceptance: e.DISPATCH_AT_ACCEPTANCE === 'true',
     },
     trades: { retentionMs: e.TRADE_JOURNAL_RETENTION_DAYS * 86_400_000 },
     callbacks: {

@@ -8,7 +8,6 @@ import { RedisCommandQueue } from './bridge/queue';
 import { COURIER_DEFAULTS, ReportCourier } from './bridge/report-courier';
 import { Regions } from './temporal/regions';
 import { TemporalExecutions } from './temporal/temporal-executions';
-import { TemporalIdempotencyWindows } from './temporal/idempotency-windows';
 import { createIngressMetrics } from './metrics';
 import { RedisReportedOutcomes } from './signals/reported-outcomes';
 import { RedisEndpointStore } from './callbacks/endpoints';
@@ -20,6 +19,9 @@ import { BridgeCallLog } from './bridge/bridge-state';
 import { LaunchFailure } from './refusal';
 import { AdmissionGate, RedisAdmissionLedger } from './signals/admission';
 import { LostStartSweep } from './signals/lost-starts';
+import { RedisPendingStarts } from './signals/pending-starts';
+import { RedisIdempotencyWindows } from './signals/idempotency';
+import { SignalStarter } from './signals/starter';
 import type { AcceptanceDispatch } from './signals/dispatch';
 import type { AcceptDeps } from './signals/acceptance';
 import type { GatewayDeps } from './bridge/gateway';
@@ -59,6 +61,10 @@ export async function connectBackends(config: Config, logger: Logger) {
   const admission = new AdmissionGate(admissionLedger, config.admission, Date.now, () => lostStarts.nudge());
   admission.start();
   const metrics = createIngressMetrics();
+  const starts = new RedisPendingStarts(redis, config.temporal.taskQueue, config.redis.replicaAck);
+  const starter = new SignalStarter(starts, executions, logger, Date.now, (result) => metrics.signalStarts.inc({ result }));
+  starter.run();
+  metrics.pendingStarts(() => starter.backlog);
   const presence = new BridgePresence(60_000, new RedisLastSeen(redis));
   metrics.bridgesOnline(() => presence.online());
   return {
@@ -76,6 +82,8 @@ export async function connectBackends(config: Config, logger: Logger) {
     courier: new ReportCourier(executions, COURIER_DEFAULTS, logger),
     admissionLedger,
     admission,
+    starts,
+    starter,
     metrics,
     presence,
     bridgeCalls: new BridgeCallLog(redis),
@@ -96,14 +104,16 @@ export function acceptDeps(config: Config, seams: IngressSeams, b: Backends, log
     throttle: b.throttle,
     sequencer: new RedisAccountSequencer(b.redis, config.redis.replicaAck),
     executions: b.executions,
+    starts: b.starts,
+    starter: b.starter,
     logger,
     onStartError: (region, err) =>
       b.metrics.temporalStartErrors.inc({ region, kind: err instanceof LaunchFailure && err.overloaded ? 'backpressure' : 'other' }),
     onBridgeTooOld: (accountId, message) => void b.bridgeCalls.refused(accountId, { status: 412, reason: 'bridge_too_old', message }),
-    windows: new TemporalIdempotencyWindows(b.regions, config.temporal.regions[0]!.name, config.temporal.taskQueue),
+    windows: new RedisIdempotencyWindows(b.redis, config.redis.replicaAck),
     admission: { decide: () => b.admission.decide(), ledger: b.admissionLedger },
     callbacks: new RedisEndpointStore(b.redis),
-    ...(config.bridge.dispatchAtAcceptance ? { dispatch: { queue: b.queue, logger, ...(seams.dispatchFaults ? { faults: seams.dispatchFaults } : {}) } } : {}),
+    dispatch: { queue: b.queue, logger, ...(seams.dispatchFaults ? { faults: seams.dispatchFaults } : {}) },
     settings: {
       idempotencyKeyMaxLength: config.ingress.idempotencyKeyMaxLength,
       idempotencyWindowMs: config.ingress.idempotencyWindowMs,

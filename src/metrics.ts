@@ -37,6 +37,21 @@ export function createIngressMetrics() {
       labelNames: ['region', 'kind'] as const,
       registers: [registry],
     }),
+    signalStarts: new Counter({
+      name: 'external_signals_signal_starts_total',
+      help: "Starts of accepted signals' workflows made after the answer, by result: started, or retried (Temporal away or overloaded)",
+      labelNames: ['result'] as const,
+      registers: [registry],
+    }),
+    pendingStarts: (count: () => number) =>
+      new Gauge({
+        name: 'external_signals_pending_starts',
+        help: 'Accepted signals this ingress is still starting in Temporal (each is in Redis until it is started)',
+        registers: [registry],
+        collect() {
+          this.set(count());
+        },
+      }),
     connectionsRefused: new Counter({
       name: 'external_signals_connections_refused_total',
       help: 'Connections closed at once because their client IP already held MAX_CONNECTIONS_PER_IP',

@@ -104,4 +104,12 @@ export const RATE_LIMIT_KEY_PREFIX = 'es:rl:';
 export const signalKeys = {
   reportedOutcomes: (signalId: string) => `es:ro:{${signalId}}`,
   admissionPending: (taskQueue: string) => `es:admission:{${taskQueue}}`,
+  /** An idempotency key's window (src/signals/idempotency.ts): the first acceptance's record, for the window. */
+  idempotencyWindow: (digest: string) => `es:idem:{${digest}}`,
+  /** Accepted signals whose workflow is not started yet (src/signals/pending-starts.ts): one slot per task queue. */
+  pendingStarts: (taskQueue: string) => ({
+    claims: `es:starts:{${taskQueue}}`,
+    accepted: `es:starts-accepted:{${taskQueue}}`,
+    inputs: `es:start-inputs:{${taskQueue}}`,
+  }),
 };

@@ -92,6 +92,9 @@ async function stopIngress(server: Server, admin: Server | undefined, drain: Con
   // read from Redis themselves.
   await b.courier.drain(2000);
   b.courier.close();
+  // Starts in hand get a moment; what is left stays recorded in Redis, and another ingress (or the next run) starts it.
+  await b.starter.drain(2000);
+  b.starter.close();
   if (admin) {
     await new Promise<void>((resolve) => {
       admin.close(() => resolve());

@@ -1,4 +1,3 @@
 export { signalWorkflow } from './signal';
 export { accountWorkflow } from './account';
-export { idempotencyWindowWorkflow } from './idempotency';
 export { callbackWorkflow } from './callback';

@@ -11,7 +11,10 @@ import type { Stack } from '../stack';
 import type { Summary } from '../stats';
 import type { PersistenceUsage } from '../work-counters';
 import type { BareFloorResult } from '../bare/floor';
-import type { BarCloseResult } from './bar-close';
+import type { Redis } from 'ioredis';
+import type { HttpFloor } from '../http-floor';
+import type { BarCloseRun } from './bar-close';
+import type { BusyBarClose } from './busy-bar-close';
 import type { FanoutRun } from './fanout';
 import type { WakeUpResult } from './wake-up';
 
@@ -26,6 +29,10 @@ export interface Context {
   drainMeasured: (stage: string, what: string, signals: number) => Promise<{ ms: number; deadlineMs: number }>;
   signalWorkflows: () => Promise<number>;
   unanswered: (stage: string, before: number, load: LoadResult) => Promise<void>;
+  /** A connection of the bench's own to the stack's Redis, for its counters. */
+  redisCounter: Redis;
+  /** The bar close's floor server (bench/http-floor.ts), started the first time it is asked for. */
+  httpFloor: () => Promise<HttpFloor>;
 }
 
 export interface Results {
@@ -52,7 +59,9 @@ export interface Results {
   fanout?: { runs: FanoutRun[] };
   /** Scenario 9: the bare topology on the same server, per variant (eager start, search attributes). */
   bareFloor?: BareFloorResult;
-  barClose?: BarCloseResult;
+  /** Scenarios 10, 12 and 13 by stage label. */
+  barCloses: Record<string, BarCloseRun>;
+  busyBarClose?: BusyBarClose;
   wakeUp?: WakeUpResult;
   /** Redis commands processed per stage (the 200 bridges' idle long-polls included) and per signal. */
   redisCommands: Record<string, { commands: number; perSignal: number | null }>;

@@ -18,8 +18,6 @@ export function signalOfCommand(commandId: string): string | undefined {
   return COMMAND_ID.exec(commandId)?.[1];
 }
 
-export const idempotencyWorkflowId = (digest: string): string => `idem/${digest}`;
-
 /** Memo key under which the signal workflow records one account's outcome (one key per account keeps history linear). */
 export const OUTCOME_MEMO_PREFIX = 'outcome:';
 /** An account whose workflow failed and awaits an operator's word (workflows/signal.ts). */

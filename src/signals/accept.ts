@@ -6,7 +6,7 @@ import { validateSignal, type ExternalSignal } from '../domain/signal';
 import { idempotencyDigest, requestHash, type AcceptanceRecord } from './idempotency';
 import { resolveTargets } from './targets';
 import { requireJsonObject } from './authenticate';
-import { failClosedOnStoreError, backpressureOnUnavailable } from './fail-closed';
+import { failClosedOnStoreError } from './fail-closed';
 import { groupBy, launch } from './launch';
 import { replay } from './replay';
 import type { AcceptDeps, AcceptRequest, AcceptResult, LaunchBase, RoutingNote } from './acceptance';
@@ -28,10 +28,10 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
   await throttle(deps, req);
 
   const { secret: _secret, idempotencyKey: _key, ...request } = signal;
-  // Every Temporal call of this request shares one deadline: a caller like TradingView gives up after 3 s.
+  // Every Temporal call of this request (a replay's look) shares one deadline: a caller like TradingView gives up after 3 s.
   const deadline = now() + deps.settings.temporalBudgetMs;
   const digest = idempotencyKey === undefined ? undefined : idempotencyDigest(req.grant.hash, req.routeAccountId, idempotencyKey);
-  await admit(deps, digest, deadline);
+  await admit(deps, digest);
   const base: LaunchBase = {
     signalId: newSignalId(),
     correlationId: req.correlationId,
@@ -52,7 +52,9 @@ export async function acceptSignal(deps: AcceptDeps, req: AcceptRequest): Promis
       (a) => a.id,
     ),
   };
-  const claim = await backpressureOnUnavailable(() => deps.windows.claim(digest, record, deps.settings.idempotencyWindowMs, deadline));
+  const claim = await failClosedOnStoreError(deps.settings.failClosedRetryAfterSeconds, () =>
+    deps.windows.claim(digest, record, deps.settings.idempotencyWindowMs),
+  );
   if (claim.first) return { ...(await launch(deps, base, accounts, deadline, false)), routing };
   return replay(deps, claim.record, record.bodyHash, base.signal, deadline);
 }
@@ -89,9 +91,13 @@ async function throttle(deps: AcceptDeps, req: AcceptRequest): Promise<void> {
 }
 
 /** Admission control: a new signal is refused at the door when the execution path is behind; a replay, promised already, is not. */
-async function admit(deps: AcceptDeps, digest: string | undefined, deadline: number): Promise<void> {
+async function admit(deps: AcceptDeps, digest: string | undefined): Promise<void> {
   const admission = await deps.admission.decide();
-  if (admission.admitted || (digest !== undefined && (await backpressureOnUnavailable(() => deps.windows.held(digest, deadline))))) return;
+  if (
+    admission.admitted ||
+    (digest !== undefined && (await failClosedOnStoreError(deps.settings.failClosedRetryAfterSeconds, () => deps.windows.held(digest))))
+  )
+    return;
   throw new Refusal('backpressure', 'System under high load, retry later', { retryAfterSeconds: admission.retryAfterSeconds });
 }
 

@@ -9,6 +9,8 @@ import type { IdempotencyWindows } from './idempotency';
 import type { AdmissionDecision, AdmissionLedger } from './admission';
 import type { EndpointStore } from '../callbacks/endpoints';
 import type { AcceptanceDispatch } from './dispatch';
+import type { PendingStarts } from './pending-starts';
+import type { SignalStarter } from './starter';
 
 /** What the submit use case (src/signals/accept.ts) takes, depends on and answers. */
 
@@ -50,14 +52,19 @@ export interface AcceptDeps {
   registry: Registry;
   throttle: Throttle;
   sequencer: AccountSequencer;
-  executions: SignalExecutions;
+  /** Whether a region started a signal (a replay asks, for a region its first request may not have accepted). */
+  executions: Pick<SignalExecutions, 'started'>;
+  /** Where a signal is accepted: its start recorded per region (src/signals/pending-starts.ts). */
+  starts: Pick<PendingStarts, 'record' | 'started' | 'claim'>;
+  /** Starts the recorded signals' workflows in the background, after the answer. */
+  starter: Pick<SignalStarter, 'start'>;
   windows: IdempotencyWindows;
   /** Admission control: whether the execution path can take one more signal in time, and its ledger. */
   admission: { decide(): Promise<AdmissionDecision>; ledger: Pick<AdmissionLedger, 'accepted' | 'settled'> };
   /** The owners' enabled callback endpoints (src/callbacks/endpoints.ts) that want this signal's outcome, snapshotted into its input. */
   callbacks?: Pick<EndpointStore, 'enabledIds'>;
-  /** Dispatch at acceptance (DISPATCH_AT_ACCEPTANCE): the ingress queues each started signal's commands itself. */
-  dispatch?: AcceptanceDispatch;
+  /** The ingress queues each accepted signal's commands itself, before the answer. */
+  dispatch: AcceptanceDispatch;
   logger?: Logger;
   onStartError?: (region: string, err: unknown) => void;
   /** A signal for one account was refused 412, its bridge too old for the action: the account's page says so. */
@@ -65,7 +72,7 @@ export interface AcceptDeps {
   settings: {
     idempotencyKeyMaxLength: number;
     idempotencyWindowMs: number;
-    /** The time all Temporal calls of one submission may take together. */
+    /** The time all Temporal calls of one submission may take together (a keyed signal's window, a replay's look). */
     temporalBudgetMs: number;
     defaultMaxSignalAgeMs: number;
     defaultCommandTtlMs: number;

@@ -7,14 +7,15 @@ import type { MarkRetime, Numbered } from '../bridge/ordering';
 import type { Account } from '../domain/account';
 import { failClosedOnStoreError } from './fail-closed';
 import { dispatchStarted } from './dispatch';
+import { START_CLAIM_MS, START_SWEEP_EVERY_MS } from './starter';
 import type { AcceptDeps, AcceptResult, LaunchBase } from './acceptance';
 
 /** How long an account's later commands wait behind a start that may or may not have happened. */
 const AMBIGUOUS_HOLD_MS = 10_000;
 /**
- * A new number holds the account's later commands for the start's budget and this much more, then for its command's
- * deadline once the start is known (src/bridge/ordering.ts): the margin covers the confirmation's round trip and the
- * clocks of two ingresses.
+ * A new number holds the account's later commands until its start could have been taken over from a dead ingress
+ * (the record's claim and one sweep) and this much more, then for its command's deadline once its acceptance is
+ * known (src/bridge/ordering.ts): the margin covers the confirmation's round trip and the clocks of two ingresses.
  */
 const START_LEASE_MARGIN_MS = 5_000;
 
@@ -29,7 +30,11 @@ interface RegionPlan {
 
 type StartResult = PromiseSettledResult<'created' | 'existed'>;
 
-/** Numbers the accounts' commands in acceptance order, then starts the signal in every region that holds targets. */
+/**
+ * Numbers the accounts' commands in acceptance order, then accepts the signal in Redis in every region that holds
+ * targets (its start recorded, its commands queued) and hands the starts to the starter: the answer never waits for
+ * Temporal (docs/architecture.md, "Accept in Redis, answer, then start").
+ */
 export async function launch(
   deps: AcceptDeps,
   base: LaunchBase,
@@ -39,8 +44,10 @@ export async function launch(
   someMayRun = false,
 ): Promise<AcceptResult> {
   const plan = await planRegions(deps, base, accounts, deadline, replayed);
-  const results = await Promise.allSettled(plan.regions.map((region) => deps.executions.launch(region, plan.inputOf(region), deadline)));
+  const now = deps.now ?? Date.now;
+  const results = await Promise.allSettled(plan.regions.map((region) => recordStart(deps, region, plan.inputOf(region), now() + START_CLAIM_MS)));
   await dispatchCreated(deps, plan, results);
+  for (const region of createdRegions(plan, results)) deps.starter.start(region, plan.inputOf(region));
   const confirmed = settleStarts(deps, base, plan, results);
   // Before the answer: a 202 whose later signals may overtake it only if this ingress dies in this round trip (the
   // queue then refuses it as overtaken rather than run it out of order). A failed confirmation (Redis away) is tried
@@ -50,6 +57,22 @@ export async function launch(
     void retimeLater(deps, base.signalId, confirmed);
   });
   return answerOf(base, accounts.length, results, replayed, someMayRun);
+}
+
+/**
+ * The signal's acceptance in one region: its start recorded in Redis. A write that failed may still have landed (a
+ * replica that did not acknowledge it): it is taken back, and if that fails too, the start may happen.
+ */
+async function recordStart(deps: AcceptDeps, region: string, input: SignalWorkflowInput, claimUntilMs: number): Promise<'created' | 'existed'> {
+  try {
+    return await deps.starts.record(region, input, claimUntilMs);
+  } catch (err) {
+    const takenBack = await deps.starts.started(region, input.signalId).then(
+      () => true,
+      () => false,
+    );
+    throw new LaunchFailure(!takenBack, true, { cause: err });
+  }
 }
 
 /** The first retry of a failed confirmation, doubled up to the last; they go on until the marks' deadlines pass. */
@@ -80,7 +103,7 @@ async function retimeLater(deps: AcceptDeps, signalId: string, marks: MarkRetime
 async function planRegions(deps: AcceptDeps, base: LaunchBase, accounts: Account[], deadline: number, replayed: boolean): Promise<RegionPlan> {
   const acceptedAtMs = Date.parse(base.acceptedAt);
   const expiries = accounts.map((account) => acceptedAtMs + maxAgeMs(account, base.signal, deps.settings));
-  const lease = deadline + START_LEASE_MARGIN_MS;
+  const lease = Math.max(deadline, acceptedAtMs + START_CLAIM_MS + START_SWEEP_EVERY_MS) + START_LEASE_MARGIN_MS;
   const leases = expiries.map((expiry) => Math.min(expiry, lease));
   const symbol = isOpening(base.signal.action) ? base.signal.symbol : undefined;
   // An entry's outcome goes out as signal.outcome, an exit's as signal.exit_outcome: only endpoints that want it are
@@ -114,7 +137,7 @@ async function planRegions(deps: AcceptDeps, base: LaunchBase, accounts: Account
       // Decided at acceptance, like the risk snapshot: the account workflow puts it on an entry it sizes or guards.
       ...(symbol !== undefined && deps.settings.figuresMaxAgeMs !== undefined ? { figuresMaxAgeMs: deps.settings.figuresMaxAgeMs } : {}),
       // In the input before the start: the workflow must know the ingress may have queued its command.
-      ...(deps.dispatch ? { dispatchedAtAcceptance: true as const } : {}),
+      dispatchedAtAcceptance: true as const,
     })),
     (t) => t.account.region,
     (t) => t,
@@ -136,22 +159,24 @@ function forgetAdmission(deps: AcceptDeps, signalId: string, accounts: readonly 
   void Promise.all(accounts.map((a) => deps.admission.ledger.settled(signalId, a.id))).catch(() => undefined);
 }
 
-/**
- * Durably started by this request: its commands go to the bridges now, ahead of Temporal's supervision. A region a
- * concurrent replay started first is that request's to queue; one whose start is in doubt, its workflow's.
- */
-async function dispatchCreated(deps: AcceptDeps, plan: RegionPlan, results: StartResult[]): Promise<void> {
-  const created = plan.regions.filter((_, i) => results[i]!.status === 'fulfilled' && (results[i] as PromiseFulfilledResult<string>).value === 'created');
-  if (!deps.dispatch || created.length === 0) return;
-  const dispatch = deps.dispatch;
-  const now = (deps.now ?? Date.now)();
-  await Promise.all(created.map((region) => dispatchStarted(dispatch, plan.inputOf(region), plan.byRegion[region]!, now)));
+/** The regions this request accepted first (a concurrent replay's record, or a failed write, are not its to start). */
+function createdRegions(plan: RegionPlan, results: StartResult[]): string[] {
+  return plan.regions.filter((_, i) => results[i]!.status === 'fulfilled' && (results[i] as PromiseFulfilledResult<string>).value === 'created');
 }
 
 /**
- * What each region's start means for its accounts' numbers: the marks to extend to their command's deadline (started
- * by this request), released (a concurrent replay started it, or it definitely did not start), or held briefly (the
- * start's answer was lost).
+ * Durably accepted by this request: its commands go to the bridges now, ahead of Temporal's supervision. A region a
+ * concurrent replay recorded first is that request's to queue; one whose record is in doubt, its workflow's.
+ */
+async function dispatchCreated(deps: AcceptDeps, plan: RegionPlan, results: StartResult[]): Promise<void> {
+  const now = (deps.now ?? Date.now)();
+  await Promise.all(createdRegions(plan, results).map((region) => dispatchStarted(deps.dispatch, plan.inputOf(region), plan.byRegion[region]!, now)));
+}
+
+/**
+ * What each region's record means for its accounts' numbers: the marks to extend to their command's deadline (accepted
+ * by this request), released (a concurrent replay accepted it first, or it was definitely not accepted), or held
+ * briefly (the record's write is in doubt: if it landed, the start is made from it and its workflow queues the command).
  */
 function settleStarts(deps: AcceptDeps, base: LaunchBase, plan: RegionPlan, results: StartResult[]): MarkRetime[] {
   const confirmed: MarkRetime[] = [];
@@ -159,19 +184,19 @@ function settleStarts(deps: AcceptDeps, base: LaunchBase, plan: RegionPlan, resu
   for (const [i, r] of results.entries()) {
     const targets = plan.byRegion[plan.regions[i]!]!;
     if (r.status === 'fulfilled') {
-      // Started: its commands will come, so later ones wait for them until their deadline. A concurrent replay
-      // started this region first: the numbers given here will never be queued.
+      // Accepted: its commands are queued or will be (by its workflow), so later ones wait for them until their
+      // deadline. A concurrent replay accepted this region first: the numbers given here will never be queued.
       if (r.value === 'existed') for (const t of targets) void deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt)).catch(() => undefined);
       else confirmed.push(...targets.map((t) => mark(t, Date.parse(t.expiresAt))));
       continue;
     }
     deps.logger?.warn(
       { correlationId: base.correlationId, signalId: base.signalId, region: plan.regions[i], err: String(failureOf(r.reason).cause ?? r.reason) },
-      'region did not start the signal',
+      'region did not accept the signal',
     );
     deps.onStartError?.(plan.regions[i]!, r.reason);
-    // Those accounts' later signals must not wait for commands that will never come. One that may come (a start whose
-    // answer was lost) they wait for, but only briefly: if it did start, its command is queued within seconds.
+    // Those accounts' later signals must not wait for commands that will never come. One that may come (a record whose
+    // write is in doubt) they wait for, but only briefly.
     const done = !failureOf(r.reason).mayHaveStarted
       ? Promise.all(
           targets.flatMap((t) => [

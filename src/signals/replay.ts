@@ -4,6 +4,7 @@ import type { AcceptanceRecord } from './idempotency';
 import type { Account } from '../domain/account';
 import { failClosedOnStoreError, backpressureOnUnavailable } from './fail-closed';
 import { launch } from './launch';
+import { START_CLAIM_MS } from './starter';
 import type { AcceptDeps, AcceptResult, LaunchBase } from './acceptance';
 
 /** How long the first request of a key may spend confirming a start whose answer was lost (TemporalExecutions). */
@@ -44,12 +45,27 @@ async function regionsNotStarted(deps: AcceptDeps, first: AcceptanceRecord, dead
     // A region that cannot say (unreachable) is treated as not started: starting it again is safe (one signalId runs
     // once per region). It may be running, though, so a failure to start it again answers what the first request
     // did, partially accepted with the signalId, never "not accepted".
-    const started = await Promise.all(regions.map(([region]) => deps.executions.started(region, first.signalId, deadline).catch(unknownIfUnavailable)));
+    const started = await Promise.all(regions.map(([region]) => acceptedIn(deps, region, first.signalId, deadline)));
     const missing = regions.filter((_, i) => started[i] !== true).flatMap(([, ids]) => ids);
     const now = Date.now();
     if (missing.length === 0 || now >= firstSettledAt || now + REPLAY_RECHECK_MS >= deadline) return { missing, unknown: started.includes('unknown') };
     await new Promise((resolve) => setTimeout(resolve, REPLAY_RECHECK_MS));
   }
+}
+
+/**
+ * Whether the first request accepted the signal in the region: its start is recorded in Redis (not made yet), or
+ * Temporal holds the workflow (the record then went). A recorded start is made from here too: the first request's
+ * ingress may have died before it made it (made twice, it runs once).
+ */
+async function acceptedIn(deps: AcceptDeps, region: string, signalId: string, deadline: number): Promise<boolean | 'unknown'> {
+  const now = deps.now ?? Date.now;
+  const recorded = await failClosedOnStoreError(deps.settings.failClosedRetryAfterSeconds, () => deps.starts.claim(region, signalId, now() + START_CLAIM_MS));
+  if (recorded) {
+    deps.starter.start(region, recorded);
+    return true;
+  }
+  return deps.executions.started(region, signalId, deadline).catch(unknownIfUnavailable);
 }
 
 /** A question to an unreachable region has no answer: 'unknown', for the caller to act on; anything else is thrown. */

@@ -13,9 +13,10 @@ import { bridgeKeys } from '../../src/redis-keys';
 import { workflowResult } from '../helpers/temporal';
 
 /**
- * Dispatch at acceptance (DISPATCH_AT_ACCEPTANCE, switched on here; off by default): the ingress queues a started signal's command itself
- * and the account workflow supervises it. Exactly one broker order per (signal, account) at each crash point this adds:
- * the ingress dies after the start and before the enqueue, or after the enqueue and before the 202 (seams that throw
+ * Accept in Redis, answer, then start: the ingress records the signal's start and queues its command itself, answers,
+ * then starts the workflow, which supervises the command. Exactly one broker order per (signal, account) at each crash
+ * point this adds: the ingress dies after the record and before the enqueue and the start, or after the enqueue and
+ * before the 202 and the start (seams that throw
  * where the process would die: nothing after them runs, the caller gets no 202 and sends again with its key); the
  * worker is down while the bridge fills; Redis restarts with and without its data. Plus replays, a broadcast, the
  * expiry and the per-account order. Real Temporal and a Redis of each scenario's own; the paper bridge counts orders.
@@ -44,12 +45,12 @@ const seams = {
     beforeDispatch: () => {
       if (!crash.before) return;
       crash.before = false;
-      throw new IngressDied('the ingress died after the start, before the enqueue');
+      throw new IngressDied('the ingress died after the record, before the enqueue and the start');
     },
     afterDispatch: () => {
       if (!crash.after) return;
       crash.after = false;
-      throw new IngressDied('the ingress died after the enqueue, before the 202');
+      throw new IngressDied('the ingress died after the enqueue, before the 202 and the start');
     },
   },
 };
@@ -71,7 +72,7 @@ describe('dispatch at acceptance, worker up (Redis of its own, durable)', () => 
 
   beforeAll(async () => {
     redis = await startRedis({ durable: true });
-    stack = await startStack({ env: { REDIS_URL: redis.url, DISPATCH_AT_ACCEPTANCE: 'true' }, seams });
+    stack = await startStack({ env: { REDIS_URL: redis.url }, seams });
   });
   afterAll(async () => {
     for (const t of terminals) await t.stop();
@@ -90,7 +91,7 @@ describe('dispatch at acceptance, worker up (Redis of its own, durable)', () => 
     post(`${stack.ingress.url}/webhook/custom${path}`, { secret: f.secret, ...buy }, key ? { 'x-idempotency-key': key } : {});
 
   for (const point of ['before', 'after'] as const) {
-    const where = point === 'before' ? 'after the start and before the enqueue' : 'after the enqueue and before the 202';
+    const where = point === 'before' ? 'after the record and before the enqueue and the start' : 'after the enqueue and before the 202 and the start';
     test(`when the ingress dies ${where} and the caller sends again with its key, then one signal, one order, filled`, async () => {
       const { f, bridges } = await accountWithBridge();
       crash[point] = true;
@@ -108,6 +109,21 @@ describe('dispatch at acceptance, worker up (Redis of its own, durable)', () => 
       expect(bridges[0]!.stats.executed).toBe(1);
     });
   }
+
+  test('when the ingress dies after the enqueue, before the 202 and the start, and nobody sends again, then a sweep starts it from its record: one order, filled and supervised', async () => {
+    const { f, bridges } = await accountWithBridge();
+    crash.after = true;
+    const first = await send(f);
+    expect(first.status).toBe(500);
+    // The caller has no signalId; the bridge has the order, and the record in Redis holds its start until a sweep
+    // (of any ingress: here the same process, as if another) makes it once its claim lapsed.
+    await waitFor('the paper bridge to fill the order', async () => bridges[0]!.stats.executed === 1, 15_000);
+    const commandId = (bridges[0]!.ledger as MemoryLedger).entries.find((e) => e.op === 'open')!.commandId!;
+    const outcome = await workflowResult<{ outcome: string; reason: string | null }>(temporal, commandId, 30_000);
+    expect(outcome).toMatchObject({ outcome: 'filled', reason: null });
+    expect(ordersOf(bridges[0]!, commandId)).toBe(1);
+    expect(bridges[0]!.stats.executed).toBe(1);
+  });
 
   test('when the same key is sent three times, then one signalId, one command handed out, one order', async () => {
     const { f, bridges } = await accountWithBridge();
@@ -172,7 +188,7 @@ describe('dispatch at acceptance, worker down (Redis of its own, throwaway)', ()
 
   beforeAll(async () => {
     redis = await startRedis();
-    stack = await startStack({ env: { REDIS_URL: redis.url, DISPATCH_AT_ACCEPTANCE: 'true' }, seams, worker: false });
+    stack = await startStack({ env: { REDIS_URL: redis.url }, seams, worker: false });
   });
   afterEach(async () => {
     await worker?.shutdown();

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { idempotencyDigest } from '../../src/signals/idempotency';
 import { hashCredential } from '../../src/registry/credentials';
-import { idempotencyWorkflowId } from '../../src/domain/ids';
 import { testEnv } from '../../support/env';
 import { waitFor } from '../../support/infra';
 import { ensureBuilt, serviceEnv, startProcessStack, type ProcessStack } from '../../support/processes';
@@ -21,7 +20,7 @@ import {
   type TemporalView,
 } from './kit';
 import { MARKET_FILL } from '../helpers/poll-items';
-import { bridgeKeys } from '../../src/redis-keys';
+import { bridgeKeys, signalKeys } from '../../src/redis-keys';
 
 /**
  * Fault injection at the edge: a caller (a TradingView alert retried by a flaky network, a script in a loop) sends the
@@ -80,14 +79,14 @@ describe('the same idempotency key, 20 times at once and once after the window',
       // Exactly one of them did the work; the others are replays of its answer.
       expect(burst.filter((r) => r.headers.get('idempotent-replayed') === 'true')).toHaveLength(CONCURRENT - 1);
 
-      // The window is a Temporal workflow; it ends by itself after WINDOW_MS (no sleep: wait for it to be closed).
-      const windowId = idempotencyWorkflowId(idempotencyDigest(hashCredential(reg.secret), account.id, key));
-      await waitFor(
-        `idempotency window ${windowId} to close`,
-        async () => (await temporal!.client.workflow.getHandle(windowId).describe()).status.name !== 'RUNNING',
-        WINDOW_MS + 15_000,
-        100,
-      );
+      // The window is a Redis key; it ends by itself after WINDOW_MS (no sleep: wait for it to be gone).
+      const windowKey = signalKeys.idempotencyWindow(idempotencyDigest(hashCredential(reg.secret), account.id, key));
+      const windows = redisClient(testEnv().redisUrl);
+      try {
+        await waitFor(`idempotency window ${windowKey} to end`, async () => (await windows.exists(windowKey)) === 0, WINDOW_MS + 15_000, 100);
+      } finally {
+        windows.disconnect();
+      }
       const againAt = Date.now();
       const again = await httpPost(url, body, { 'x-idempotency-key': key });
       expect(again.status).toBe(202);

@@ -19,7 +19,7 @@ describe('admission control with dispatch at acceptance', () => {
   beforeAll(async () => {
     stack = await startStack({
       worker: false,
-      env: { DISPATCH_AT_ACCEPTANCE: 'true', ADMISSION_SUPERVISION_LAG_MS: '3000', ADMISSION_MAX_LATE: '5', ADMISSION_REFRESH_MS: '50' },
+      env: { ADMISSION_SUPERVISION_LAG_MS: '3000', ADMISSION_MAX_LATE: '5', ADMISSION_REFRESH_MS: '50' },
     });
     f = await seedOwner(stack.registry, [{}, {}]);
   });

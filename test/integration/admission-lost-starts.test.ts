@@ -27,7 +27,6 @@ describe('admission pairs that will never settle', () => {
     stack = await startStack({
       worker: false,
       env: {
-        DISPATCH_AT_ACCEPTANCE: 'true',
         ADMISSION_SUPERVISION_LAG_MS: '200',
         ADMISSION_MAX_LATE: '2',
         ADMISSION_REFRESH_MS: '50',

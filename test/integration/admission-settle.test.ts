@@ -15,7 +15,7 @@ describe("admission's ledger and a withdrawal", () => {
   let stack: Stack;
 
   beforeAll(async () => {
-    stack = await startStack({ worker: false, env: { DISPATCH_AT_ACCEPTANCE: 'true' } });
+    stack = await startStack({ worker: false, env: {} });
   });
   afterAll(async () => {
     await stack.stop();

@@ -7,9 +7,9 @@ import { freePort, waitFor } from '../../support/infra';
 import { get, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 
 /**
- * Admission control against the real Temporal and Redis: with no worker, accepted signals stay unqueued; once more
- * than ADMISSION_MAX_LATE of them have waited past ADMISSION_LATE_AFTER_MS, new signals are refused at the door, a
- * replay of one already promised is not, and the door opens again when a worker has caught up.
+ * Admission control against the real Temporal and Redis: with no worker, accepted signals stay unsupervised; once
+ * more than ADMISSION_MAX_LATE of them have waited past ADMISSION_SUPERVISION_LAG_MS, new signals are refused at the
+ * door, a replay of one already promised is not, and the door opens again when a worker has caught up.
  */
 describe('admission control: a 202 is a promise the execution path can keep', () => {
   let stack: Stack;
@@ -20,10 +20,9 @@ describe('admission control: a 202 is a promise the execution path can keep', ()
   const buy = () => ({ secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 });
 
   beforeAll(async () => {
-    // The door as it is without dispatch at acceptance (the workflows queue the commands); with it: admission-dispatch.test.ts.
     stack = await startStack({
       worker: false,
-      env: { DISPATCH_AT_ACCEPTANCE: 'false', ADMISSION_LATE_AFTER_MS: '300', ADMISSION_MAX_LATE: '2', ADMISSION_REFRESH_MS: '50' },
+      env: { ADMISSION_SUPERVISION_LAG_MS: '300', ADMISSION_MAX_LATE: '2', ADMISSION_REFRESH_MS: '50' },
     });
     f = await seedOwner(stack.registry, [{}]);
     ({ connection, client } = await temporalClient());
@@ -65,11 +64,21 @@ describe('admission control: a 202 is a promise the execution path can keep', ()
     expect(replay.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.body.signalId).toBe(keyed.body.signalId);
 
-    // Nothing refused was started: the task queue holds exactly the accepted signals.
-    const started: string[] = [];
-    for await (const wf of client.workflow.list({ query: `TaskQueue = "${stack.config.temporal.taskQueue}" AND WorkflowType = "signalWorkflow"` }))
-      started.push(wf.workflowId);
-    expect(started.sort()).toEqual(accepted.map((id) => `signal/${id}`).sort());
+    // Nothing refused was started: once the starts made after the answers are done, the task queue holds exactly the
+    // accepted signals.
+    const want = accepted.map((id) => `signal/${id}`).sort();
+    const started = await waitFor(
+      'the accepted signals started, and no other',
+      async () => {
+        const ids: string[] = [];
+        for await (const wf of client.workflow.list({ query: `TaskQueue = "${stack.config.temporal.taskQueue}" AND WorkflowType = "signalWorkflow"` }))
+          ids.push(wf.workflowId);
+        return ids.length >= want.length ? ids.sort() : undefined;
+      },
+      15_000,
+      100,
+    );
+    expect(started).toEqual(want);
 
     // A worker drains the backlog (the commands are queued for the bridge) and the door opens again.
     worker = await startWorker(stack.config);

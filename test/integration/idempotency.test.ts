@@ -5,14 +5,14 @@ import { get, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 import { idempotencyDigest } from '../../src/signals/idempotency';
 import { hashCredential } from '../../src/registry/credentials';
-import { idempotencyWorkflowId } from '../../src/domain/ids';
+import { signalKeys } from '../../src/redis-keys';
 import { ACTION_TABLE, type ActionDescription } from '../../src/domain/actions';
 
 // Long enough that a burst of 20 on a loaded test machine is all inside it: a request claimed after the window
 // ended is rightly a new signal, which is the next test's case, not this one's.
 const WINDOW_MS = 10_000;
 
-describe('idempotency window on Temporal workflow ids (spec §5 rules 4-5)', () => {
+describe('idempotency window in Redis (spec §5 rules 4-5)', () => {
   let stack: Stack;
   let connection: Connection;
   let client: Client;
@@ -105,27 +105,21 @@ describe('idempotency window on Temporal workflow ids (spec §5 rules 4-5)', () 
   });
 
   test(
-    'when the window has passed, then its workflow ends Completed (not Timed Out), after the window and not before',
+    'when the window has passed, then its key is gone from Redis, after the window and not before, and Temporal holds no window of its own',
     async () => {
       const f = await seedOwner(stack.registry);
       const accountId = f.accounts[0]!.id;
       const sentAt = Date.now();
       expect((await post(`${stack.ingress.url}/webhook/custom/${accountId}`, buy(f.secret), { 'x-idempotency-key': 'window-ends' })).status).toBe(202);
-      const handle = client.workflow.getHandle(idempotencyWorkflowId(idempotencyDigest(hashCredential(f.secret), accountId, 'window-ends')));
-      const closed = await waitFor(
-        'the idempotency window to close',
-        async () => {
-          const d = await handle.describe();
-          return d.status.name === 'RUNNING' ? undefined : d;
-        },
-        WINDOW_MS + 15_000,
-        200,
-      );
-      expect(closed.status.name).toBe('COMPLETED');
-      expect(closed.closeTime!.getTime() - closed.startTime.getTime()).toBeGreaterThanOrEqual(WINDOW_MS);
-      expect(Date.now() - sentAt).toBeGreaterThanOrEqual(WINDOW_MS);
-      const events = (await handle.fetchHistory()).events!;
-      expect(events.at(-1)!.workflowExecutionCompletedEventAttributes).toBeTruthy();
+      const key = signalKeys.idempotencyWindow(idempotencyDigest(hashCredential(f.secret), accountId, 'window-ends'));
+      const ttl = await stack.redis.pttl(key);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(WINDOW_MS);
+      await waitFor('the idempotency window to end', async () => (await stack.redis.exists(key)) === 0, WINDOW_MS + 15_000, 200);
+      expect(Date.now() - sentAt).toBeGreaterThanOrEqual(WINDOW_MS - 50);
+      let windows = 0;
+      for await (const _ of client.workflow.list({ query: `WorkflowType = "idempotencyWindowWorkflow"` })) windows++;
+      expect(windows).toBe(0);
     },
     WINDOW_MS + 30_000,
   );

@@ -5,8 +5,9 @@ import { BAR_CLOSE_ACCOUNTS } from '../../bench/parameters';
 describe('the bench command line', () => {
   const parse = (...argv: string[]) => parseOptions(argv) as Options;
 
-  test('when no scenario is named, then every scenario runs, the new ones (9 to 11) included', () => {
-    expect([...parse().scenarios].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+  test('when no scenario is named, then every scenario runs, the bar closes (12 to 14) included', () => {
+    expect([...parse().scenarios].sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14]);
+    expect([...parse('--scenario', '10,12,13,14', '--quick').scenarios]).toEqual([10, 12, 13, 14]);
   });
 
   test('when --bar-close and --steady-sec are given either way, then they are taken, and the next argument is not eaten', () => {
@@ -23,12 +24,6 @@ describe('the bench command line', () => {
     expect(opts.steadySec).toBeUndefined();
   });
 
-  test('when --dispatch is given either way, then the run queues commands where it says; absent, the service default holds', () => {
-    expect(parse('--dispatch', 'workflow', '--quick')).toMatchObject({ dispatch: 'workflow', quick: true });
-    expect(parse('--dispatch=at-acceptance').dispatch).toBe('at-acceptance');
-    expect(parse().dispatch).toBeUndefined();
-  });
-
   test('when --cpu-prof-threads is given, then the workflow threads are profiled for that long, and the processes too', () => {
     expect(parse('--cpu-prof-threads', '90', '--quick')).toMatchObject({ cpuProf: true, cpuProfThreadsSec: 90, quick: true });
     expect(parse('--cpu-prof')).toMatchObject({ cpuProf: true });
@@ -39,15 +34,13 @@ describe('the bench command line', () => {
     [['--cpu-prof-threads', '0']],
     [['--cpu-prof-threads=abc']],
     [['--cpu-prof-threads']],
-    [['--dispatch', 'ingress']],
-    [['--dispatch']],
     [['--bar-close', '0']],
     [['--bar-close', '201']],
     [['--bar-close', '1.5']],
     [['--bar-close']],
     [['--steady-sec', 'abc']],
     [['--steady-sec=601']],
-    [['--scenario', '12']],
+    [['--scenario', '15']],
     [['--scenario', '0']],
   ])('when the command line is %j, then it is refused', (argv) => {
     expect(() => parseOptions(argv)).toThrow(UsageError);

@@ -2,14 +2,8 @@ import { envSchema, loadConfig } from '../../src/config';
 import { REMOVED_SETTINGS } from '../../src/config-removed';
 
 describe("loadConfig: fewer settings (the issue's item 6)", () => {
-  /**
-   * Settings the other party's branch removes (dispatch at acceptance always on, so the dispatch's own lateness bound
-   * goes with it): counted as gone. Once they land, the schema alone is held to the count.
-   */
-  const LEAVING_ELSEWHERE = ['DISPATCH_AT_ACCEPTANCE', 'ADMISSION_LATE_AFTER_MS'];
-
   test('when the settings are counted, then there are 40 an operator decides, at most 40', () => {
-    const count = Object.keys(envSchema.shape).filter((name) => !LEAVING_ELSEWHERE.includes(name)).length;
+    const count = Object.keys(envSchema.shape).length;
     expect(count).toBe(40);
     expect(count).toBeLessThanOrEqual(40);
   });

@@ -50,9 +50,9 @@ describe('loadConfig: spec defaults', () => {
 
   test('when nothing is set, then the remaining defaults are the documented ones', () => {
     expect(config.logLevel).toBe('info');
-    expect(config.ingress.maxInFlight).toBe(512);
+    expect(config.ingress.maxInFlight).toBe(2048);
     expect(config.ingress.bodyReadTimeoutMs).toBe(5_000);
-    expect(config.ingress.maxConnectionsPerIp).toBe(1024);
+    expect(config.ingress.maxConnectionsPerIp).toBe(2048);
     expect(config.ingress.maxOverCapConnections).toBe(4096);
     expect(config.admission).toEqual({ lateAfterMs: 10_000, maxLate: 40, refreshMs: 100, lostStarts: { afterMs: 60_000, limit: 50, everyMs: 5_000 } });
     expect(config.bridge).toEqual({
@@ -61,23 +61,19 @@ describe('loadConfig: spec defaults', () => {
       defaultMaxSignalAgeMs: 30_000,
       defaultCommandTtlMs: 300_000,
       figuresMaxAgeMs: 60_000,
-      dispatchAtAcceptance: true,
     });
   });
 
-  test('when dispatch at acceptance is on (the default), then the door bounds the supervision lag, 10 s; off, the workflows dispatch and the door bounds the dispatch itself, 1.5 s', () => {
-    const off = loadConfig({ DISPATCH_AT_ACCEPTANCE: 'false' });
-    expect(off.bridge.dispatchAtAcceptance).toBe(false);
-    expect(off.admission.lateAfterMs).toBe(1500);
-    expect(loadConfig({})).toMatchObject({ bridge: { dispatchAtAcceptance: true }, admission: { lateAfterMs: 10_000 } });
-    expect(loadConfig({ DISPATCH_AT_ACCEPTANCE: 'true', ADMISSION_SUPERVISION_LAG_MS: '3000' }).admission.lateAfterMs).toBe(3000);
-    expect(() => loadConfig({ DISPATCH_AT_ACCEPTANCE: 'yes' })).toThrow(/DISPATCH_AT_ACCEPTANCE/);
+  test('when the supervision lag is set, then the door bounds it (10 s by default)', () => {
+    expect(loadConfig({}).admission.lateAfterMs).toBe(10_000);
+    expect(loadConfig({ ADMISSION_SUPERVISION_LAG_MS: '3000' }).admission.lateAfterMs).toBe(3000);
+    expect(() => loadConfig({ ADMISSION_SUPERVISION_LAG_MS: '0' })).toThrow(/ADMISSION_SUPERVISION_LAG_MS/);
   });
 
   test('when the admission refresh is set outside 10 ms to 5 s, then the config is refused', () => {
     expect(() => loadConfig({ ADMISSION_REFRESH_MS: '5' })).toThrow(/ADMISSION_REFRESH_MS/);
     expect(() => loadConfig({ ADMISSION_REFRESH_MS: '60000' })).toThrow(/ADMISSION_REFRESH_MS/);
-    expect(loadConfig({ DISPATCH_AT_ACCEPTANCE: 'false', ADMISSION_LATE_AFTER_MS: '300', ADMISSION_MAX_LATE: '0' }).admission).toMatchObject({
+    expect(loadConfig({ ADMISSION_SUPERVISION_LAG_MS: '300', ADMISSION_MAX_LATE: '0' }).admission).toMatchObject({
       lateAfterMs: 300,
       maxLate: 0,
     });
@@ -172,7 +168,6 @@ describe('loadConfig: overrides', () => {
       MAX_IN_FLIGHT: '64',
       MAX_CONNECTIONS_PER_IP: '0',
       BRIDGE_MAX_WAIT_MS: '0',
-      DISPATCH_AT_ACCEPTANCE: 'false',
       LOG_LEVEL: 'debug',
     });
     expect(c.redis).toEqual({ url: 'redis://cache:6380', commandTimeoutMs: 250, replicaAck: { min: 0, timeoutMs: 200 }, redeliverAfterMs: 15_000 });
@@ -192,7 +187,6 @@ describe('loadConfig: overrides', () => {
       defaultMaxSignalAgeMs: 30_000,
       defaultCommandTtlMs: 300_000,
       figuresMaxAgeMs: 60_000,
-      dispatchAtAcceptance: false,
     });
     expect(c.logLevel).toBe('debug');
   });

@@ -1,5 +1,5 @@
-import { Router, type Request, type RequestHandler, type Response } from 'express';
-import { routeLimited } from '../../refusal';
+import { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
+import { Refusal, routeLimited, type RefusalKind } from '../../refusal';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config';
@@ -11,7 +11,6 @@ import { failClosedOnStoreError } from '../../signals/fail-closed';
 import { inFlightCap, jsonBody } from '../middleware';
 import { createRouteLimiter } from '../../ratelimit/route-limiter';
 import { PreAuthCap } from '../../ratelimit/preauth';
-import type { Slot } from '../../ratelimit/caps';
 
 /**
  * POST /webhook/custom and /webhook/custom/:accountId (spec §4.1, §4.2): the pipeline of docs/architecture.md in order. The
@@ -32,21 +31,25 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
   const preAuth = new PreAuthCap(deps.redis, config.limits.webhookPreAuthIp, config.limits.keyPrefix);
   const address = (req: Request) => ipKeyGenerator(req.ip ?? 'unknown');
 
-  // A slot of the address's pre-auth cap before anything else (taken and checked in one step); given back once the
-  // sender authenticates. Whatever ends a request before that (a bad secret, a broken body) keeps it: a failure.
-  const preAuthSlot: RequestHandler = async (req, res, next) => {
-    const verdict = await failClosedOnStoreError(failClosed, () => preAuth.take(address(req)));
-    if (!verdict.taken) throw routeLimited(preAuth.limit.max, preAuth.limit.windowMs, Math.max(1, Math.ceil(verdict.retryAfterMs / 1000)));
-    res.locals.preAuthSlot = verdict.slot;
-    next();
-  };
+  const capped = (retryAfterMs: number) => routeLimited(preAuth.limit.max, preAuth.limit.windowMs, Math.max(1, Math.ceil(retryAfterMs / 1000)));
+
   const authenticate: RequestHandler = async (req, res, next) => {
     res.locals.grant = await failClosedOnStoreError(failClosed, () =>
       authenticateSender(deps.accept.registry, req.body, (req.params as { accountId?: string }).accountId),
     );
-    // A store that cannot give the slot back leaves it charged: the sender's own good traffic is at stake, nobody else's.
-    await preAuth.giveBack(res.locals.preAuthSlot as Slot).catch(() => undefined);
     next();
+  };
+  // A request that failed before it authenticated, for what its sender sent, is charged to its address, checked and
+  // charged in one step: failures that arrive together cannot slip past the cap, and one over it is a 429, not a 401.
+  // A store that cannot charge it refuses it (503). Nothing is read or charged before: an address's good requests
+  // (a bar close from TradingView's few addresses) are never refused for the failures of other traders' alerts.
+  const chargeFailure: ErrorRequestHandler = async (err: unknown, req, _res, next) => {
+    if (!senderFailed(err)) {
+      next(err);
+      return;
+    }
+    const verdict = await failClosedOnStoreError(failClosed, () => preAuth.take(address(req)));
+    next(verdict.taken ? err : capped(verdict.retryAfterMs));
   };
 
   const submit = async (req: Request<{ accountId?: string }>, res: Response) => {
@@ -64,13 +67,13 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
     res.status(status).json(result.body);
   };
 
-  // The pre-auth cap first (per address, no lookup); the in-flight slot only once the body is in (a slow sender must
-  // not hold one); then who is sending, and only then the route limiter spends an account's or a secret's budget.
+  // The in-flight slot only once the body is in (a slow sender must not hold one); then who is sending, a failure up
+  // to there charged to the address; only then the route limiter spends an account's or a secret's budget.
   const pipeline = [
-    preAuthSlot,
     ...jsonBody(config.ingress.bodyLimitBytes, config.ingress.bodyReadTimeoutMs, 'ingestion', { alertLine: true }),
     inFlightCap(config.ingress.maxInFlight),
     authenticate,
+    chargeFailure,
     routeLimiter,
   ];
   router.post('/webhook/custom', ...pipeline, submit);
@@ -86,4 +89,18 @@ function routeLimitKey(req: Request, res: Response): string {
   const accountId = (req.params as { accountId?: string }).accountId;
   if (accountId) return `account:${accountId}`;
   return `secret:${(res.locals.grant as SecretGrant).hash}`;
+}
+
+/** What a sender sent that ends its request before it authenticates: a failure of its address. */
+const SENDER_FAILURES: ReadonlySet<RefusalKind> = new Set<RefusalKind>(['invalid', 'unauthorized', 'too_large', 'too_slow']);
+
+/**
+ * A failure is a 4xx: no secret or a wrong one, an account the secret does not link, a body that is not a JSON object,
+ * too large or not sent in time. A 503 is the service's own state (the in-flight cap, a store that cannot answer),
+ * never the sender's failure: it is not charged.
+ */
+function senderFailed(err: unknown): boolean {
+  if (err instanceof Refusal) return SENDER_FAILURES.has(err.kind);
+  const status = (err as { status?: unknown } | null)?.status;
+  return typeof status === 'number' && status >= 400 && status < 500;
 }
