@@ -16,7 +16,7 @@ export const BUSY_RATE = 40;
 export const LIMIT_RAISED = '1000000000';
 /** RATE_LIMIT_SCALE for the run: every per-caller limit (the smallest is 60 in 10 s) past LIMIT_RAISED too. */
 export const LIMIT_SCALE = '20000000';
-export const MAX_SIGNAL_AGE_MS = 30_000; // the ingress's DEFAULT_MAX_SIGNAL_AGE_MS, unchanged
+export const MAX_SIGNAL_AGE_MS = 30_000; // the ingress's COMMAND_AGES.marketEntryMs (src/domain/limits.ts)
 
 export const PLANS = {
   full: {
