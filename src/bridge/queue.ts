@@ -103,7 +103,7 @@ const k = {
 const REPORT_RETENTION_SECONDS = 7 * 24 * 3600;
 /**
  * A report for a command Redis does not hold is delivered to Temporal before it is answered, so its record only has to
- * outlive a bridge's resend (answered `duplicate`) and a workflow's look at its expiry (DEFAULT_COMMAND_TTL_MS, 5 min).
+ * outlive a bridge's resend (answered `duplicate`) and a workflow's look at its expiry (COMMAND_AGES.otherMs, 5 min).
  */
 const ORPHAN_REPORT_TTL_MS = 10 * 60 * 1000;
 /** At most this many such records per account at once: a whole reports call of them (docs/reliability.md). */

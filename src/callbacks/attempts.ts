@@ -70,7 +70,7 @@ export class RedisAttemptLog implements AttemptLog {
 }
 
 /**
- * An attempt recorded before errors were coarse (`econnreset`, `refused: …`, kept up to CALLBACK_ATTEMPTS_KEEP_SECONDS)
+ * An attempt recorded before errors were coarse (`econnreset`, `refused: …`, kept up to CALLBACK_ATTEMPTS_KEEP.seconds)
  * is shown in today's words: the detail that let an owner tell one kind of listener from another is never read back.
  */
 function coarse(error: string | null): DeliveryError | null {
