@@ -30,7 +30,7 @@ export interface FloorSpec {
   durationSec: number;
   /** Starts before the timed part (not counted), to warm up the connection and the server. */
   warmupStarts: number;
-  /** Market entries expire this long after acceptance (the ingress's DEFAULT_MAX_SIGNAL_AGE_MS). */
+  /** Market entries expire this long after acceptance (the ingress's COMMAND_AGES.marketEntryMs, src/domain/limits.ts). */
   maxSignalAgeMs: number;
   symbol: string;
   volume: number;

@@ -14,7 +14,9 @@ export const BAR_CLOSE_STRATEGIES = 10;
 /** Scenario 14's busy phase (alerts/s over STEADY_ACCOUNTS accounts). */
 export const BUSY_RATE = 40;
 export const LIMIT_RAISED = '1000000000';
-export const MAX_SIGNAL_AGE_MS = 30_000; // the ingress's DEFAULT_MAX_SIGNAL_AGE_MS, unchanged
+/** RATE_LIMIT_SCALE for the run: every per-caller limit (the smallest is 60 in 10 s) past LIMIT_RAISED too. */
+export const LIMIT_SCALE = '20000000';
+export const MAX_SIGNAL_AGE_MS = 30_000; // the ingress's COMMAND_AGES.marketEntryMs (src/domain/limits.ts)
 
 export const PLANS = {
   full: {

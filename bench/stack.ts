@@ -22,7 +22,7 @@ import { liveChildren, stopChild } from './children';
 import { LedgerTail } from './ledger';
 import { nodePidInGroup } from './memory';
 import { reniceGroup } from './priority';
-import { ACCOUNTS, BAR_CLOSE_LARGE, BROADCAST_SMALL, LIMIT_RAISED } from './parameters';
+import { ACCOUNTS, BAR_CLOSE_LARGE, BROADCAST_SMALL, LIMIT_RAISED, LIMIT_SCALE } from './parameters';
 import { postmasterPid, temporalMetricsPort } from './work-counters';
 
 export interface Stack {
@@ -187,13 +187,8 @@ export async function startStack(
     RATE_LIMIT_KEY_PREFIX: `bench${tag}:`,
     WORKER_METRICS_PORT: '0',
     // Limits raised for the run; every limiter still runs on every request.
-    ROUTE_LIMIT_MAX: LIMIT_RAISED,
+    RATE_LIMIT_SCALE: LIMIT_SCALE,
     WEBHOOK_PREAUTH_IP_MAX: LIMIT_RAISED,
-    FAIRNESS_ACCOUNT_MAX: LIMIT_RAISED,
-    FAIRNESS_BROADCAST_MAX: LIMIT_RAISED,
-    POLL_IP_MAX: LIMIT_RAISED,
-    POLL_ACCOUNT_MAX: LIMIT_RAISED,
-    BRIDGE_LIMIT_MAX: LIMIT_RAISED,
     // Every client of the bench (200 or 1,000 bridge long-polls, the load generators, a bar close's 1,000 posts) comes
     // from 127.0.0.1: no per-address connection cap. Admission control stays at its defaults: it is what scenarios 3 and 8 measure.
     MAX_CONNECTIONS_PER_IP: '0',

@@ -38,18 +38,6 @@ const regionSchema = z
   .and(temporalSecuritySchema);
 export type RegionConfig = z.infer<typeof regionSchema>;
 
-/** The settings of the single region (TEMPORAL_ADDRESS and its TLS and API key files). */
-export interface SingleRegionEnv {
-  TEMPORAL_ADDRESS: string;
-  TEMPORAL_NAMESPACE: string;
-  TEMPORAL_TLS?: string | undefined;
-  TEMPORAL_TLS_CA_FILE?: string | undefined;
-  TEMPORAL_TLS_CERT_FILE?: string | undefined;
-  TEMPORAL_TLS_KEY_FILE?: string | undefined;
-  TEMPORAL_TLS_SERVER_NAME?: string | undefined;
-  TEMPORAL_API_KEY_FILE?: string | undefined;
-}
-
 export function parseRegions(raw: string): RegionConfig[] {
   let json: unknown;
   try {
@@ -64,30 +52,5 @@ export function parseRegions(raw: string): RegionConfig[] {
   }
   const names = parsed.data.map((r) => r.name);
   if (new Set(names).size !== names.length) throw new Error('Invalid configuration:\nTEMPORAL_REGIONS: region names must be unique');
-  return parsed.data;
-}
-
-/** The one region of TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE, secured by the TEMPORAL_TLS_* and API key settings. */
-export function singleRegion(e: SingleRegionEnv): RegionConfig {
-  const files = {
-    caFile: e.TEMPORAL_TLS_CA_FILE,
-    certFile: e.TEMPORAL_TLS_CERT_FILE,
-    keyFile: e.TEMPORAL_TLS_KEY_FILE,
-    serverName: e.TEMPORAL_TLS_SERVER_NAME,
-  };
-  const given = Object.fromEntries(Object.entries(files).filter(([, v]) => v !== undefined));
-  const tls = Object.keys(given).length > 0 ? given : e.TEMPORAL_TLS === 'true' ? true : undefined;
-  const region = {
-    name: 'default',
-    address: e.TEMPORAL_ADDRESS,
-    namespace: e.TEMPORAL_NAMESPACE,
-    ...(tls ? { tls } : {}),
-    ...(e.TEMPORAL_API_KEY_FILE ? { apiKeyFile: e.TEMPORAL_API_KEY_FILE } : {}),
-  };
-  const parsed = regionSchema.safeParse(region);
-  if (!parsed.success) {
-    const env: Record<string, string> = { certFile: 'TEMPORAL_TLS_CERT_FILE', keyFile: 'TEMPORAL_TLS_KEY_FILE', apiKeyFile: 'TEMPORAL_API_KEY_FILE' };
-    throw new Error(`Invalid configuration:\n${parsed.error.issues.map((i) => `${env[String(i.path.at(-1))] ?? 'TEMPORAL_TLS'}: ${i.message}`).join('\n')}`);
-  }
   return parsed.data;
 }

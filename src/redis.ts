@@ -2,7 +2,21 @@ import fs from 'node:fs';
 import type { ConnectionOptions } from 'node:tls';
 import { Redis, type Cluster, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import type { RedisTlsFiles } from './config';
+
+/**
+ * How long a write waits for its replicas (Redis WAIT, with REDIS_MIN_REPLICAS_ACK): replicas on the same network answer
+ * in a millisecond or two; 200 ms is a replica that is down or far behind, and the write then fails closed or is retried
+ * rather than holding the request.
+ */
+export const REPLICA_ACK_TIMEOUT_MS = 200;
+
+/** TLS to Redis (REDIS_TLS_* in src/config.ts): PEM files, and the name the certificate must carry. */
+export interface RedisTlsFiles {
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+  serverName?: string;
+}
 
 /**
  * Where Redis is, from REDIS_URL: `redis://[user:password@]host:port[/db]` (an ACL user), `rediss://…` (TLS), or

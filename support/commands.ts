@@ -1,6 +1,5 @@
 import type { Cluster, Redis } from 'ioredis';
-import { RedisCommandQueue } from '../src/bridge/queue';
-import { envSchema } from '../src/config';
+import { REDELIVER_AFTER_MS, RedisCommandQueue } from '../src/bridge/queue';
 import type { BridgeCommand } from '../src/domain/bridge-protocol';
 import type { ReplicaAck } from '../src/redis';
 
@@ -19,7 +18,7 @@ export function buyCommand(accountId: string, seq: number, deadlineMs: number, s
   };
 }
 
-/** The command queue as the service builds it when BRIDGE_REDELIVER_AFTER_MS is unset. */
+/** The command queue as the service builds it (redelivery after REDELIVER_AFTER_MS). */
 export function commandQueue(redis: Redis | Cluster, replicaAck?: ReplicaAck): RedisCommandQueue {
-  return new RedisCommandQueue(redis, { redeliverAfterMs: envSchema.shape.BRIDGE_REDELIVER_AFTER_MS.parse(undefined), replicaAck });
+  return new RedisCommandQueue(redis, { redeliverAfterMs: REDELIVER_AFTER_MS, replicaAck });
 }

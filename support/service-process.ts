@@ -103,17 +103,12 @@ export function serviceEnv(overrides: Record<string, string> = {}): Record<strin
     TEMPORAL_TASK_QUEUE: `e2e-${testFileTag()}-${tag}`,
     WORKER_METRICS_PORT: '0',
     RATE_LIMIT_KEY_PREFIX: `e${tag}:`,
-    ROUTE_LIMIT_MAX: '100000',
+    RATE_LIMIT_SCALE: '1000',
     WEBHOOK_PREAUTH_IP_MAX: '100000',
-    FAIRNESS_ACCOUNT_MAX: '100000',
-    FAIRNESS_BROADCAST_MAX: '100000',
-    POLL_IP_MAX: '100000',
-    POLL_ACCOUNT_MAX: '100000',
     // Admission control with the production settings, as in test/helpers/stack.ts (ADMISSION_OFF to opt out).
     // Two test files share two cores with a Temporal server: a guard's Redis call can wait past the 500 ms default
     // there without Redis being down. Fail-closed tests stop or freeze Redis, which no timeout hides.
     REDIS_COMMAND_TIMEOUT_MS: '2000',
-    BRIDGE_LIMIT_MAX: '100000',
     ...overrides,
   };
 }

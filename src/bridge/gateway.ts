@@ -41,7 +41,7 @@ export interface GatewayDeps {
   /** Where a delivered report's outcome is kept for the poll (src/signals/reported-outcomes.ts). */
   reported?: ReportedOutcomes;
   logger?: Logger;
-  /** The bound on quote ages the stop-out's watch runs with (RISK_FIGURES_MAX_AGE_MS). */
+  /** The bound on quote ages the stop-out's watch runs with (FIGURES_MAX_AGE_MS, src/risk/figures-age.ts). */
   figuresMaxAgeMs: number;
   /** Where the stop-outs bridges report go (protocol 1.4); without it an event is refused. */
   stopOuts?: StopOutDeps;

@@ -5,6 +5,13 @@ import { ADOPT, DROP_ORPHAN, ENQUEUE, NEW_POLL, REPORT, SUPERSEDED, TAKE, WITHDR
 import { accountOfWakeChannel, bridgeKeys } from '../redis-keys';
 
 /**
+ * A command a bridge took and has not reported on for this long is handed out again (the bridge runs a commandId at
+ * most once). A report follows a take within a second or two; 15 s is a bridge that died with the command, yet shorter
+ * than a market entry's 30 s age, so another poll of that account can still place it.
+ */
+export const REDELIVER_AFTER_MS = 15_000;
+
+/**
  * The per-account command queue in Redis. A command stays queued until the bridge reports it, so delivery is
  * at-least-once: a command handed out is handed out again when the bridge starts a new session (hello) or when it
  * has gone unreported for `redeliverAfterMs`. The bridge dedups by commandId.
@@ -96,7 +103,7 @@ const k = {
 const REPORT_RETENTION_SECONDS = 7 * 24 * 3600;
 /**
  * A report for a command Redis does not hold is delivered to Temporal before it is answered, so its record only has to
- * outlive a bridge's resend (answered `duplicate`) and a workflow's look at its expiry (DEFAULT_COMMAND_TTL_MS, 5 min).
+ * outlive a bridge's resend (answered `duplicate`) and a workflow's look at its expiry (COMMAND_AGES.otherMs, 5 min).
  */
 const ORPHAN_REPORT_TTL_MS = 10 * 60 * 1000;
 /** At most this many such records per account at once: a whole reports call of them (docs/reliability.md). */

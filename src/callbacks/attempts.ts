@@ -3,6 +3,9 @@ import { z } from 'zod';
 import { ownerKey } from './endpoints';
 import { DELIVERY_ERRORS, type DeliveryError } from './delivery';
 
+/** Delivery attempts kept per owner for the owner to read, and for how long: a week of a busy endpoint's failures. */
+export const CALLBACK_ATTEMPTS_KEEP = { count: 200, seconds: 7 * 86_400 } as const;
+
 /** One delivery attempt, as the owner sees it: never the URL's secret parts, never the response body. */
 export interface DeliveryAttempt {
   at: string;
@@ -67,7 +70,7 @@ export class RedisAttemptLog implements AttemptLog {
 }
 
 /**
- * An attempt recorded before errors were coarse (`econnreset`, `refused: …`, kept up to CALLBACK_ATTEMPTS_KEEP_SECONDS)
+ * An attempt recorded before errors were coarse (`econnreset`, `refused: …`, kept up to CALLBACK_ATTEMPTS_KEEP.seconds)
  * is shown in today's words: the detail that let an owner tell one kind of listener from another is never read back.
  */
 function coarse(error: string | null): DeliveryError | null {

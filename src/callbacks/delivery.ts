@@ -4,6 +4,14 @@ import type { LookupFunction } from 'node:net';
 import type { PinnedTarget } from './guard';
 
 /**
+ * One delivery attempt, from connect to the answer's status and its bounded read: a receiver answers in well under a
+ * second; 10 s is one that is down, and the attempt is retried later rather than holding a delivery slot.
+ */
+export const CALLBACK_TIMEOUT_MS = 10_000;
+/** The most of a receiver's answer read and kept with the attempt, for the owner to see why it failed. */
+export const CALLBACK_RESPONSE_MAX_BYTES = 4096;
+
+/**
  * What went wrong, as the owner may see it: coarse on purpose. The transport's own words (`econnreset`,
  * `hpe_invalid_constant`, a TLS alert) tell what kind of service listens on a port, which made the attempt list a
  * port scanner of whatever a URL could reach (issue 25 finding 4). Operators get the detail (PostResult.detail).

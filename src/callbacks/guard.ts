@@ -3,6 +3,9 @@ import { isIP } from 'node:net';
 import { forbiddenAddress } from './addresses';
 import { hostOf, originAllows, type AllowedOrigin } from './origins';
 
+/** The longest callback URL accepted: any real receiver's URL fits; a longer one is data smuggled in a URL. */
+export const CALLBACK_URL_MAX_LENGTH = 512;
+
 /**
  * The SSRF guard: a callback URL is checked when it is registered and again at every delivery attempt, and the
  * connection goes to the address checked (pinned), so a DNS answer that changes between the check and the connect

@@ -5,6 +5,9 @@ import { CallbackRefused, resolveCallbackTarget, type GuardSettings, type Resolv
 import { newEndpointSecret, type SecretBox } from './secret-box';
 import { secretBinding } from './attempt';
 
+/** Callback endpoints per owner: one per receiving system (a bot, a sheet, an alerting tool) and a spare. */
+export const MAX_ENDPOINTS_PER_OWNER = 5;
+
 /**
  * The owner's callback use cases, keyed by the registry's owner string: what the admin CLI calls today and the owner
  * API calls once owners sign in. The caller has established who the owner is; nothing here takes an owner from input

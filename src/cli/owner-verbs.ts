@@ -94,7 +94,7 @@ const ownerList: Verb = {
 const ownerAccountCap: Verb = {
   words: ['owner', 'account-cap'],
   usage: 'owner account-cap OWNER [N | default]',
-  summary: `Show or set the most accounts an owner may have when adding one on the dashboard (0 to 1000; default: OWNER_ACCOUNT_CAP).`,
+  summary: `Show or set the most accounts an owner may have when adding one on the dashboard (0 to 1000; default: 10).`,
   options: {},
   async run(args, ctx) {
     const [id, value] = args.positionals as [string | undefined, string | undefined];
@@ -110,7 +110,7 @@ const ownerAccountCap: Verb = {
     const set = await owned.cap(id);
     const cap = set ?? ctx.config.owners.accountCap;
     return {
-      human: `owner ${id} may have up to ${cap} accounts${set === null ? ' (the default, OWNER_ACCOUNT_CAP)' : ''}; accounts an operator makes are counted, never refused`,
+      human: `owner ${id} may have up to ${cap} accounts${set === null ? ' (the default)' : ''}; accounts an operator makes are counted, never refused`,
       json: { owner: id, accountCap: cap, default: set === null },
     };
   },

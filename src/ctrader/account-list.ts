@@ -1,6 +1,9 @@
 import { OpenApiConnection, type WebSocketFactory } from './connection';
 import { PayloadType, type CtidTraderAccount } from './messages';
 
+/** Where the account list (ProtoOAGetAccountListByAccessTokenReq) is asked; Spotware answers it on either host. */
+export const CTRADER_ACCOUNT_LIST_URL = 'wss://live.ctraderapi.com:5036';
+
 /**
  * The trading accounts an access token may use (ProtoOAGetAccountListByAccessTokenReq), on a connection of its own
  * that lives for this one question: application auth, the request, close. Spotware answers it on either host; each

@@ -1,5 +1,13 @@
 import { z } from 'zod';
 
+/** Spotware's granting-access page and token endpoint: the only ones there are (tests point a Config at a stand-in). */
+export const CTRADER_AUTHORIZE_URL = 'https://id.ctrader.com/my/settings/openapi/grantingaccess/';
+export const CTRADER_TOKEN_URL = 'https://openapi.ctrader.com/apps/token';
+/** The token exchange, and separately the account list, must each answer within this: Spotware answers in a second. */
+export const CTRADER_OAUTH_TIMEOUT_MS = 10_000;
+/** The dashboard's page Spotware sends the owner back to; PUBLIC_URL plus this is the application's redirect URI. */
+export const CTRADER_CALLBACK_PATH = '/dashboard/ctrader/callback';
+
 /**
  * Spotware's OAuth 2.0 endpoints for Open API (help.ctrader.com/open-api/account-authentication): the page where the
  * trader grants our application access (`…/my/settings/openapi/grantingaccess/`), and the token endpoint

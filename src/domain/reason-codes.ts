@@ -74,7 +74,7 @@ export const REASON_CODES = {
   risk_figures_stale: {
     raisedBy: 'bridge',
     meaning:
-      "the entry is sized by risk or guarded against losses and a price behind the account's figures (the entry's symbol, the conversion symbol or an open position's symbol) was last quoted longer ago than the service's bound (RISK_FIGURES_MAX_AGE_MS): it was not placed rather than sized or guarded on old prices; the message names the symbol and its age",
+      "the entry is sized by risk or guarded against losses and a price behind the account's figures (the entry's symbol, the conversion symbol or an open position's symbol) was last quoted longer ago than the service's bound (60 s): it was not placed rather than sized or guarded on old prices; the message names the symbol and its age",
   },
   spread_too_wide: {
     raisedBy: 'bridge',

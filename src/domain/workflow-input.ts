@@ -31,7 +31,7 @@ export interface AccountTarget {
    */
   callbackEndpoints?: string[];
   /**
-   * The oldest a quote behind the entry's risk figures may be (RISK_FIGURES_MAX_AGE_MS at acceptance; opening
+   * The oldest a quote behind the entry's risk figures may be (FIGURES_MAX_AGE_MS at acceptance; opening
    * signals only). Absent on signals accepted before it existed: their commands go out as they did then.
    */
   figuresMaxAgeMs?: number;

@@ -3,6 +3,13 @@ import type { RequestHandler } from 'express';
 import { Refusal } from '../refusal';
 
 /**
+ * Connections past the per-IP cap that are answered (503, Retry-After) rather than closed, open at once in one
+ * process. Each holds a socket and a small answer; 4096 answers a burst from many capped addresses politely and past
+ * it a flood costs us no more than a closed socket.
+ */
+export const MAX_OVER_CAP_CONNECTIONS = 4096;
+
+/**
  * At most `max` open connections per client IP on this listener (MAX_CONNECTIONS_PER_IP), so that one client cannot
  * hold every socket of the process with half-sent requests. A connection past the cap is still answered: its request
  * gets 503 backpressure with `Retry-After` and the connection closes. A reset tells a sender nothing, and TradingView,

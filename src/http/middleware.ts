@@ -5,6 +5,12 @@ import { Refusal } from '../refusal';
 import { parseAlertLine } from '../domain/alert-line';
 import { sendRefusal, type Channel } from './errors';
 
+/**
+ * How long a client may take to send a request body; past it, 408 and the connection is closed. A 64 KB body arrives
+ * in milliseconds on any link that can place trades; 5 s bounds how long a slow sender holds a connection slot.
+ */
+export const BODY_READ_TIMEOUT_MS = 5000;
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** Takes a well-formed incoming X-Request-ID or makes one; always echoed. It is the correlationId. */

@@ -16,7 +16,7 @@ import { showOwnerAccount, type OwnerAccountsDeps, type OwnerAccountView } from 
  */
 export interface AddAccountDeps extends OwnerAccountsDeps {
   owned: OwnedAccounts;
-  /** The cap for an owner the operator has set none for (OWNER_ACCOUNT_CAP). */
+  /** The cap for an owner the operator has set none for (DEFAULT_OWNER_ACCOUNT_CAP). */
   defaultCap: number;
 }
 

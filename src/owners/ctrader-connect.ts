@@ -34,7 +34,7 @@ export interface CtraderConnectDeps {
   app: OAuthApplication;
   /** ProtoOAGetAccountListByAccessTokenReq over Open API. */
   listAccounts: (accessToken: string) => Promise<CtidTraderAccount[]>;
-  /** Most accounts an owner may have when the operator set none for them (OWNER_ACCOUNT_CAP; docs/owners.md). */
+  /** Most accounts an owner may have when the operator set none for them (DEFAULT_OWNER_ACCOUNT_CAP; docs/owners.md). */
   accountCap: number;
   now: () => Date;
   fetch?: typeof fetch;

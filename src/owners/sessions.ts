@@ -3,6 +3,11 @@ import type { Redis } from 'ioredis';
 import { hashCredential } from '../registry/credentials';
 import { ownerKeys } from '../redis-keys';
 
+/** A dashboard session lasts a working day (12 h): sign in in the morning, not again until tomorrow. */
+export const SESSION_TTL_SECONDS = 12 * 3600;
+/** An owner's setup link (first sign-in, reset) is good for a day: long enough to reach the owner, short if it leaks. */
+export const OWNER_SETUP_TTL_SECONDS = 24 * 3600;
+
 /**
  * Dashboard sessions, server-side in Redis: the cookie holds a random token, Redis only its SHA-256, so a copy of
  * Redis signs nobody in. Each session has its own CSRF token (sent back in X-CSRF-Token on every change). An owner's

@@ -5,10 +5,16 @@ import { ownerIndexKey } from './owner-index';
 import { runScript } from './scripts';
 
 /**
+ * The most accounts an owner may have when adding them on the dashboard, unless the operator set another cap for that
+ * owner (`admin owner account-cap`, 0 to 1000): a trader runs a few accounts; 10 stops a runaway script, not a trader.
+ */
+export const DEFAULT_OWNER_ACCOUNT_CAP = 10;
+
+/**
  * Creates accounts of one owner, one or several at once (an owner's "Add an account", a "Connect with cTrader" batch),
  * all or none, counted against the owner's account cap in the same atomic step (one Lua script): parallel adds, or two
  * tabs linking at the same moment, cannot pass the cap between them, and an id that exists already refuses the whole
- * batch. The cap is the operator's for this owner (`admin owner account-cap`), else OWNER_ACCOUNT_CAP. The count is the
+ * batch. The cap is the operator's for this owner (`admin owner account-cap`), else DEFAULT_OWNER_ACCOUNT_CAP. The count is the
  * owner's accounts as the owner index lists them, each checked against the account's own owner (an index entry left
  * behind counts for nothing); a record of the old one-string format counts too (its owner cannot be read cheaply:
  * counting it fails closed).

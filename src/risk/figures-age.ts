@@ -1,4 +1,11 @@
 /**
+ * The oldest a quote behind an entry's risk figures may be (docs/risk-sizing.md); older, the bridge refuses the entry
+ * `risk_figures_stale`. A live symbol quotes many times a minute; a minute without a quote is a closed market or a
+ * dead feed, and sizing on it would size on the wrong price.
+ */
+export const FIGURES_MAX_AGE_MS = 60_000;
+
+/**
  * How old the prices behind an entry's figures may be (docs/risk-sizing.md, "Stale figures"): equity is balance plus
  * the open positions' floating P&L at the latest quotes, and sizing uses the entry's quote and the conversion rate.
  * A quote the bridge last saw longer ago than the command's `figuresMaxAgeMs` makes them yesterday's figures: the

@@ -76,7 +76,7 @@ export interface AcceptDeps {
     temporalBudgetMs: number;
     defaultMaxSignalAgeMs: number;
     defaultCommandTtlMs: number;
-    /** The oldest a quote behind an entry's risk figures may be (RISK_FIGURES_MAX_AGE_MS); absent, no bound travels. */
+    /** The oldest a quote behind an entry's risk figures may be (FIGURES_MAX_AGE_MS, src/risk/figures-age.ts); absent, no bound travels. */
     figuresMaxAgeMs?: number;
     failClosedRetryAfterSeconds: number;
   };

@@ -4,6 +4,12 @@ import type { AccountOutcome } from '../domain/outcome';
 import { signalKeys } from '../redis-keys';
 
 /**
+ * How long the outcomes bridges reported stay in Redis for the poll; past it the poll reads Temporal alone. An hour
+ * covers any caller's poll loop; Temporal keeps every outcome for its retention.
+ */
+export const REPORTED_OUTCOMES_KEEP_SECONDS = 3600;
+
+/**
  * The outcomes bridges reported, kept in Redis by the ingress the moment it recorded the report as its command's
  * first (docs/poll.md). The poll reads them without waiting for Temporal: a busy execution path (its backlog, a slow
  * persistence) never holds a poll up, and a fill is visible before Temporal has even taken the report. That first

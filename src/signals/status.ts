@@ -7,6 +7,12 @@ import { failClosedOnStoreError } from './fail-closed';
 import type { ReportedOutcomes } from './reported-outcomes';
 import type { AccountOutcome, EntryOutcome } from '../domain/outcome';
 
+/**
+ * How long the status poll waits for Temporal before it answers from what it has (docs/poll.md): the outcomes the
+ * bridges reported are in Redis already; Temporal only adds what a workflow decided itself, and a poll is asked again.
+ */
+export const POLL_TEMPORAL_WAIT_MS = 10;
+
 /** The status poll use case (spec §4.3): outcomes of an opening signal, scoped to the accounts granted to the token. */
 
 export interface SignalStatus {

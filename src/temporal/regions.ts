@@ -4,6 +4,13 @@ import type { RegionConfig } from '../config-regions';
 import { neverSent, NotSentError } from './failures';
 
 /**
+ * How long to try to reach an unreachable Temporal before the call gives up (then 503 backpressure, or a retry by the
+ * starter). A reachable frontend answers a connect in milliseconds; a second tells a down one from a slow one without
+ * holding a webhook for long.
+ */
+export const TEMPORAL_CONNECT_TIMEOUT_MS = 1000;
+
+/**
  * Execution regions: each is a Temporal connection (address and namespace). Connections are lazy, so an ingress
  * starts with a region down and answers 503 for it instead of crashing.
  */

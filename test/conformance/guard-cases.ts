@@ -28,7 +28,7 @@ export function guardCases(ctx: CaseContext, { guard, risky, stopper }: Record<'
   test("when the owner sizes by risk and has a daily loss limit, then the bridge places the lots the formula gives on its live account, refuses entries once equity is that far below the day's opening, and still runs exits", async () => {
     // 1 % of equity 100,000 USD = 1,000 USD at risk. EURUSD: a tick (0.00001) of a lot (100,000 EUR) is 1 USD; the
     // stop 20 pips = 0.0020 = 200 ticks away costs 200 USD a lot; 1,000 / 200 = 5.00 lots, not the signal's 0.3.
-    // A live market keeps quoting: the figures rest on prices within RISK_FIGURES_MAX_AGE_MS, not the ones set at start.
+    // A live market keeps quoting: the figures rest on prices within FIGURES_MAX_AGE_MS (src/risk/figures-age.ts), not the ones set at start.
     for (const s of CONFORMANCE_SYMBOLS) await driver.setQuote(risky.id, s.name, baseQuote(s.name));
     const t = filled(await ctx.run(risky, { action: 'buy', symbol: 'EURUSD', volume: 0.3, slPips: 20 }));
     expect(position(await driver.broker(risky.id), t).volume).toBe(5);

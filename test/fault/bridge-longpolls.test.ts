@@ -51,7 +51,8 @@ describe('300 concurrent long-polls with one bridge token, against a Redis of th
     // the polls do): read every 5 s here, it is 1 a second, so what is measured is the polls' own cost.
     stack = await startStack({
       worker: false,
-      env: { REDIS_URL: redisServer.url, BRIDGE_LIMIT_MAX: '600', MAX_CONNECTIONS_PER_IP: '1000', ADMISSION_REFRESH_MS: '5000' },
+      env: { REDIS_URL: redisServer.url, MAX_CONNECTIONS_PER_IP: '1000', ADMISSION_REFRESH_MS: '5000' },
+      tuning: { bridge: { limit: { max: 600 } } },
     });
     f = await seedOwner(stack.registry);
   }, 60_000);

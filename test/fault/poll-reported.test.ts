@@ -12,8 +12,8 @@ import { signalKeys } from '../../src/redis-keys';
  */
 
 const reg = makeRegistry('pollrep', 2, { platform: 'mt5' });
-/** As in temporal-outage.test.ts: short Temporal deadlines, so that an answer during the outage comes in about 2 s. */
-const TEMPORAL_DEADLINES = { TEMPORAL_CONNECT_TIMEOUT_MS: '500', TEMPORAL_START_TIMEOUT_MS: '500' };
+/** As in temporal-outage.test.ts: a short submission deadline, so that an answer during the outage comes in about 2 s. */
+const TEMPORAL_DEADLINES = { TEMPORAL_START_TIMEOUT_MS: '500' };
 
 describe('the poll and the outcomes bridges reported', () => {
   let temporal: TemporalServer | undefined;

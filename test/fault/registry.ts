@@ -29,7 +29,7 @@ export interface FaultRegistry {
  * `count` fresh accounts of one owner (alternating mt5 / ctrader, unless `platform`), one secret linking all, one
  * poll token for all. Market entries may be executed up to `maxSignalAgeMs` after acceptance (default 10 minutes, so
  * that a burst that takes a loaded machine a minute tests delivery, not the staleness guard); 'service-default' leaves
- * the account without its own setting (DEFAULT_MAX_SIGNAL_AGE_MS, 30 s).
+ * the account without its own setting (COMMAND_AGES.marketEntryMs in src/domain/limits.ts, 30 s).
  */
 export function makeRegistry(
   label: string,

@@ -68,7 +68,7 @@ export function tally<T>(items: readonly T[], key: (t: T) => string | number): R
   return out;
 }
 
-export const BACKPRESSURE_BODY = { error: 'System under high load, retry later', backpressure: true };
+const BACKPRESSURE_BODY = { error: 'System under high load, retry later', backpressure: true };
 
 /**
  * Which of spec §4.1's two 503s an answer is: `backpressure` (not accepted, no signalId: retry later) or `partial`

@@ -79,7 +79,7 @@ describe('with 50 connections per IP and a 3 s body deadline', () => {
   let stack: Stack;
   let f: Fixture;
   beforeAll(async () => {
-    stack = await startStack({ worker: false, env: { MAX_CONNECTIONS_PER_IP: '50', BODY_READ_TIMEOUT_MS: '3000' } });
+    stack = await startStack({ worker: false, env: { MAX_CONNECTIONS_PER_IP: '50' }, tuning: { ingress: { bodyReadTimeoutMs: 3000 } } });
     f = await seedOwner(stack.registry);
   });
   afterAll(async () => stack?.stop());

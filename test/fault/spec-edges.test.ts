@@ -56,10 +56,10 @@ describe("the only region's Temporal goes down after the ingress has talked to i
   let f: Fixture;
   beforeAll(async () => {
     temporal = await startTemporal();
-    // The service's default Temporal deadlines (1.5 s for a submission, 1 s to connect), not the tests' longer ones.
+    // The service's default Temporal deadlines (1.5 s for a submission, the fixed 1 s to connect), not the tests' longer ones.
     stack = await startStack({
       worker: false,
-      env: { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_START_TIMEOUT_MS: '1500', TEMPORAL_CONNECT_TIMEOUT_MS: '1000' },
+      env: { TEMPORAL_ADDRESS: temporal.address, TEMPORAL_START_TIMEOUT_MS: '1500' },
     });
     f = await seedOwner(stack.registry);
   }, 120_000);

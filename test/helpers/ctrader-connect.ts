@@ -7,12 +7,12 @@ import { processLogDir, ServiceProcess } from '../../support/processes';
 import { CtraderDouble } from './ctrader-double';
 import { CtraderOAuthStandin } from './ctrader-oauth-standin';
 import { ownerKeyFile } from './owner';
-import { startStack, type Stack } from './stack';
+import { startStack, type Stack, type Tuning } from './stack';
 
 /**
  * Connect with cTrader end to end on loopback: the Open API double (demo and live accounts of one cTID), the stand-in
  * for Spotware's granting-access page and token endpoint, the service (on a port chosen first, as the redirect URI
- * names it) with CTRADER_OAUTH_* pointing at the stand-in, and the connector as its own process reading linked
+ * names it: PUBLIC_URL's dashboard callback) with its Config's cTrader URLs pointing at the stand-in (tuning), and the connector as its own process reading linked
  * accounts from the service's Redis.
  */
 
@@ -29,7 +29,7 @@ export interface ConnectWorld {
   stop(): Promise<void>;
 }
 
-export async function startConnectWorld(env: Record<string, string> = {}): Promise<ConnectWorld> {
+export async function startConnectWorld(tuning: Tuning = {}): Promise<ConnectWorld> {
   const clientId = `app-${randomBytes(4).toString('hex')}`;
   const clientSecret = `cs-${randomBytes(16).toString('hex')}`;
   const demoCtid = 1_000_000 + randomBytes(3).readUIntBE(0, 3) * 2;
@@ -56,14 +56,18 @@ export async function startConnectWorld(env: Record<string, string> = {}): Promi
       DASHBOARD_SECURE_COOKIES: 'false',
       CTRADER_OAUTH_CLIENT_ID: clientId,
       CTRADER_OAUTH_CLIENT_SECRET_FILE: secretFile,
-      CTRADER_OAUTH_REDIRECT_URL: redirectUrl,
-      CTRADER_OAUTH_AUTHORIZE_URL: standin.authorizeUrl,
-      CTRADER_OAUTH_TOKEN_URL: standin.tokenUrl,
-      CTRADER_ACCOUNT_LIST_URL: double.url,
       CTRADER_TOKENS_KEY_FILE: tokensKeyFile,
-      ...env,
+    },
+    tuning: {
+      ...tuning,
+      ctraderOAuth: { authorizeUrl: standin.authorizeUrl, tokenUrl: standin.tokenUrl, accountListUrl: double.url, ...tuning.ctraderOAuth },
     },
   });
+  // The redirect URI follows PUBLIC_URL (here http://HOST:PORT); the stand-in was told it before the service started.
+  if (stack.config.ctraderOAuth?.redirectUrl !== redirectUrl) {
+    await stack.stop();
+    throw new Error(`the service's redirect URI ${stack.config.ctraderOAuth?.redirectUrl} is not the stand-in's ${redirectUrl}`);
+  }
   return {
     demoCtid,
     liveCtid,

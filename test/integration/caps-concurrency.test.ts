@@ -32,7 +32,6 @@ beforeAll(async () => {
     env: {
       OWNER_SECRETS_KEY_FILE: keyFile,
       DASHBOARD_SECURE_COOKIES: 'false',
-      SIGN_IN_IP_MAX: String(SIGN_IN_MAX),
       WEBHOOK_PREAUTH_IP_MAX: String(PREAUTH_MAX),
       WEBHOOK_PREAUTH_IP_WINDOW_MS: '600000',
       // A thousand requests at once from one address fit the default per-address connection cap and in-flight cap
@@ -40,8 +39,8 @@ beforeAll(async () => {
       CALLBACK_SECRET_KEY_FILE: keyFile,
       CALLBACK_ALLOWED_ORIGINS: 'http://127.0.0.1:9',
       CALLBACK_ALLOW_HTTP: 'true',
-      CALLBACK_MAX_ENDPOINTS_PER_OWNER: String(CALLBACKS_MAX),
     },
+    tuning: { owners: { signInIp: { max: SIGN_IN_MAX } }, callbacks: { maxEndpointsPerOwner: CALLBACKS_MAX } },
   });
   fixture = await seedOwner(stack.registry, [{}]);
   browser = await setUpOwner(stack.ingress.url, stack.config.redis.url, fixture.owner);

@@ -89,7 +89,7 @@ describe('SignalsClient against the real fairness throttle', () => {
   let stack: Stack;
   beforeAll(async () => {
     // One signal per account per second: the second submit of a burst gets 429 until the window ends.
-    stack = await startStack({ worker: false, env: { FAIRNESS_ACCOUNT_MAX: '1', FAIRNESS_ACCOUNT_WINDOW_MS: '1000' } });
+    stack = await startStack({ worker: false, tuning: { limits: { fairnessAccount: { max: 1, windowMs: 1000 } } } });
   });
   afterAll(async () => {
     await stack?.stop();

@@ -53,8 +53,9 @@ describe('with the default connection cap', () => {
   let stack: Stack;
   let f: Fixture;
   beforeAll(async () => {
-    // Limits that would answer 429 are raised: this test is about the connections, not the limiters.
-    stack = await startStack({ worker: false, env: { FAIRNESS_ACCOUNT_MAX: '10000', ROUTE_LIMIT_MAX: '10000', WEBHOOK_PREAUTH_IP_MAX: '10000' } });
+    // Limits that would answer 429 stay raised (the per-caller ones by the test stack's RATE_LIMIT_SCALE): this test is
+    // about the connections, not the limiters.
+    stack = await startStack({ worker: false, env: { WEBHOOK_PREAUTH_IP_MAX: '10000' } });
     f = await seedOwner(stack.registry);
   });
   afterAll(async () => stack?.stop());
@@ -79,7 +80,7 @@ describe('with 50 connections per IP, its 50 slots held by half-sent requests', 
   let f: Fixture;
   let held: net.Socket[] = [];
   beforeAll(async () => {
-    stack = await startStack({ worker: false, env: { MAX_CONNECTIONS_PER_IP: '50', BODY_READ_TIMEOUT_MS: '30000' } });
+    stack = await startStack({ worker: false, env: { MAX_CONNECTIONS_PER_IP: '50' }, tuning: { ingress: { bodyReadTimeoutMs: 30_000 } } });
     f = await seedOwner(stack.registry);
   });
   afterAll(async () => {
@@ -118,7 +119,11 @@ describe('behind a trusted proxy (TRUST_PROXY=loopback) with 50 connections per 
   let f: Fixture;
   let held: net.Socket[] = [];
   beforeAll(async () => {
-    stack = await startStack({ worker: false, env: { MAX_CONNECTIONS_PER_IP: '50', BODY_READ_TIMEOUT_MS: '30000', TRUST_PROXY: 'loopback' } });
+    stack = await startStack({
+      worker: false,
+      env: { MAX_CONNECTIONS_PER_IP: '50', TRUST_PROXY: 'loopback' },
+      tuning: { ingress: { bodyReadTimeoutMs: 30_000 } },
+    });
     f = await seedOwner(stack.registry);
   });
   afterAll(async () => {

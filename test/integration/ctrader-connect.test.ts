@@ -19,7 +19,7 @@ describe('Connect with cTrader', () => {
   const url = (p: string) => `${w.stack.ingress.url}${p}`;
 
   beforeAll(async () => {
-    w = await startConnectWorld({ CTRADER_OAUTH_TIMEOUT_MS: '5000', OWNER_ACCOUNT_CAP: '3' });
+    w = await startConnectWorld({ ctraderOAuth: { timeoutMs: 5000 }, owners: { accountCap: 3 } });
     owner = await setUpOwner(w.stack.ingress.url, w.stack.config.redis.url, `owner-ct-${Date.now().toString(36)}`);
     connector = await startLinkedConnector(w, 'connect');
   }, 90_000);

@@ -9,7 +9,7 @@ import { connectorSetup, linkedAccounts, startConnectorProcess, type ConnectorPr
 import { CtraderDouble } from '../helpers/ctrader-double';
 import { DEFAULT_SYMBOLS, type DoubleSymbol } from '../helpers/ctrader-symbols';
 import { ENTRIES, ensureBuilt } from '../../support/processes';
-import { post, pollUntilReported, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
+import { post, pollUntilReported, seedOwner, startStack, type Fixture, type Stack, type Tuning } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 import { waitFor } from '../../support/infra';
 
@@ -280,10 +280,10 @@ describe('the cTrader connector and the Open API request limit', () => {
     ctid: number,
     double: Partial<Parameters<typeof CtraderDouble.start>[0]>,
     readyTimeoutMs = 30_000,
-    env: Record<string, string> = {},
+    tuning: Tuning = {},
   ) {
     ensureBuilt();
-    const stack = await startStack({ env });
+    const stack = await startStack({ tuning });
     const fixture = await seedOwner(stack.registry, [{ platform: 'ctrader', bridgeVersion: '1.0.0' }]);
     const tokens = newGrant();
     const d = await CtraderDouble.start({ ...application, accounts: [{ ctid, ...tokens }], ...double });
@@ -323,7 +323,7 @@ describe('the cTrader connector and the Open API request limit', () => {
   }, 60_000);
 
   test('when the ingress answers 429 because the bridge token spent its budget, then the connector waits the Retry-After and the next signal still fills', async () => {
-    const { connector, stack, fixture } = await oneAccount('budget', 97, {}, 30_000, { BRIDGE_LIMIT_MAX: '6', BRIDGE_LIMIT_WINDOW_MS: '10000' });
+    const { connector, stack, fixture } = await oneAccount('budget', 97, {}, 30_000, { bridge: { limit: { max: 6, windowMs: 10_000 } } });
     const bridge = new ScriptedTerminal(stack.ingress.url, fixture.accounts[0]!.bridgeToken, 'ctrader', '1.2.0');
     // Spend the token's budget with instant polls (they do not end the connector's waiting one).
     for (let i = 0; i < 8; i++) await bridge.commands(0).catch(() => undefined);

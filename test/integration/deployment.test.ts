@@ -1,5 +1,5 @@
 import { startIngress, type Ingress } from '../../src/server';
-import { get, testConfig } from '../helpers/stack';
+import { get, testConfig, type Tuning } from '../helpers/stack';
 
 /**
  * Deployment settings of the ingress (docs/deployment.md): the admin listener that alone serves /metrics and /readyz,
@@ -9,8 +9,8 @@ import { get, testConfig } from '../helpers/stack';
 const SIGNAL = '/v1/signals/sig_0123456789abcdef0123456789abcdef';
 const NO_SUCH_TOKEN = { authorization: 'Bearer tok_not_a_real_token_not_a_real_token' };
 
-async function withIngress(env: Record<string, string>, fn: (ingress: Ingress) => Promise<void>): Promise<void> {
-  const ingress = await startIngress(testConfig(env));
+async function withIngress(env: Record<string, string>, tuning: Tuning, fn: (ingress: Ingress) => Promise<void>): Promise<void> {
+  const ingress = await startIngress(testConfig(env, tuning));
   try {
     await fn(ingress);
   } finally {
@@ -20,7 +20,7 @@ async function withIngress(env: Record<string, string>, fn: (ingress: Ingress) =
 
 describe('the admin listener', () => {
   test('when the ingress runs, then /metrics and /readyz answer 404 on the public port and are served on the admin port; /healthz answers on both', async () => {
-    await withIngress({}, async (ingress) => {
+    await withIngress({}, {}, async (ingress) => {
       expect(ingress.adminUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(ingress.adminUrl).not.toBe(ingress.url);
 
@@ -46,7 +46,7 @@ describe('the admin listener', () => {
   });
 
   test('when ADMIN_PORT is off, then no admin listener starts and the public port still does not serve /metrics', async () => {
-    await withIngress({ ADMIN_PORT: 'off' }, async (ingress) => {
+    await withIngress({ ADMIN_PORT: 'off' }, {}, async (ingress) => {
       expect(ingress.adminUrl).toBeUndefined();
       expect((await get(`${ingress.url}/metrics`)).status).toBe(404);
     });
@@ -55,6 +55,7 @@ describe('the admin listener', () => {
 
 describe('TRUST_PROXY and X-Forwarded-For', () => {
   const CAP = 3;
+  const POLL_CAP: Tuning = { limits: { pollIp: { max: CAP } } };
 
   /** Polls from the given forwarded addresses, one after another; the statuses in order (429 = the per-IP cap). */
   async function pollsFrom(ingress: Ingress, forwardedFor: string[]): Promise<number[]> {
@@ -64,13 +65,13 @@ describe('TRUST_PROXY and X-Forwarded-For', () => {
   }
 
   test("when TRUST_PROXY is not set, then X-Forwarded-For is ignored: polls claiming different addresses share the peer's per-IP budget", async () => {
-    await withIngress({ POLL_IP_MAX: String(CAP) }, async (ingress) => {
+    await withIngress({}, POLL_CAP, async (ingress) => {
       expect(await pollsFrom(ingress, ['203.0.113.1', '203.0.113.2', '203.0.113.3', '203.0.113.4'])).toEqual([401, 401, 401, 429]);
     });
   });
 
   test('when TRUST_PROXY=1 (one proxy in front), then the per-IP cap keys by the forwarded address', async () => {
-    await withIngress({ POLL_IP_MAX: String(CAP), TRUST_PROXY: '1' }, async (ingress) => {
+    await withIngress({ TRUST_PROXY: '1' }, POLL_CAP, async (ingress) => {
       expect(await pollsFrom(ingress, ['203.0.113.1', '203.0.113.1', '203.0.113.1', '203.0.113.1'])).toEqual([401, 401, 401, 429]);
       // Another client behind the same proxy has its own budget; with one hop trusted, only the last address counts.
       expect(await pollsFrom(ingress, ['203.0.113.2', '198.51.100.7, 203.0.113.3'])).toEqual([401, 401]);
@@ -79,10 +80,10 @@ describe('TRUST_PROXY and X-Forwarded-For', () => {
   });
 
   test("when TRUST_PROXY lists the proxy's address (loopback), then X-Forwarded-For is honoured; when it lists another address, then it is ignored", async () => {
-    await withIngress({ POLL_IP_MAX: String(CAP), TRUST_PROXY: 'loopback' }, async (ingress) => {
+    await withIngress({ TRUST_PROXY: 'loopback' }, POLL_CAP, async (ingress) => {
       expect(await pollsFrom(ingress, ['203.0.113.1', '203.0.113.2', '203.0.113.3', '203.0.113.4'])).toEqual([401, 401, 401, 401]);
     });
-    await withIngress({ POLL_IP_MAX: String(CAP), TRUST_PROXY: '10.0.0.1,192.168.0.0/16' }, async (ingress) => {
+    await withIngress({ TRUST_PROXY: '10.0.0.1,192.168.0.0/16' }, POLL_CAP, async (ingress) => {
       expect(await pollsFrom(ingress, ['203.0.113.1', '203.0.113.2', '203.0.113.3', '203.0.113.4'])).toEqual([401, 401, 401, 429]);
     });
   });

@@ -5,7 +5,7 @@ import { ScriptedTerminal } from '../helpers/terminal';
 
 /**
  * The replay window at its edges on the default settings (spec §5: 45 s from acceptance), over HTTP against the real
- * stack: no IDEMPOTENCY_WINDOW_MS here. The first acceptance happens between the first request's send and its answer,
+ * stack: no tuning of the window here. The first acceptance happens between the first request's send and its answer,
  * so the 44 s retry is timed from the send (it lands at most 44 s plus its own latency after acceptance) and the 46 s
  * one from the answer (it lands at least 46 s after). The wall clock is the condition, so the waits are on it.
  */

@@ -17,7 +17,7 @@ describe('idempotency window in Redis (spec §5 rules 4-5)', () => {
   let connection: Connection;
   let client: Client;
   beforeAll(async () => {
-    stack = await startStack({ env: { IDEMPOTENCY_WINDOW_MS: String(WINDOW_MS), FAIRNESS_ACCOUNT_MAX: '1000' } });
+    stack = await startStack({ tuning: { ingress: { idempotencyWindowMs: WINDOW_MS }, limits: { fairnessAccount: { max: 1000 } } } });
     ({ connection, client } = await temporalClient());
   });
   afterAll(async () => {

@@ -6,15 +6,14 @@ describe('rate limits', () => {
   let stack: Stack;
   beforeAll(async () => {
     stack = await startStack({
-      env: {
-        ROUTE_LIMIT_MAX: '5',
-        ROUTE_LIMIT_WINDOW_MS: '60000',
-        FAIRNESS_ACCOUNT_MAX: '3',
-        FAIRNESS_ACCOUNT_WINDOW_MS: '60000',
-        FAIRNESS_BROADCAST_MAX: '2',
-        FAIRNESS_BROADCAST_WINDOW_MS: '60000',
-        POLL_ACCOUNT_MAX: '3',
-        POLL_IP_MAX: '1000',
+      tuning: {
+        limits: {
+          route: { max: 5, windowMs: 60_000 },
+          fairnessAccount: { max: 3, windowMs: 60_000 },
+          fairnessBroadcast: { max: 2, windowMs: 60_000 },
+          pollAccount: { max: 3 },
+          pollIp: { max: 1000 },
+        },
       },
     });
   });
@@ -173,7 +172,7 @@ describe('rate limits', () => {
 describe('the poll pre-auth per-IP cap', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ worker: false, env: { POLL_IP_MAX: '3', POLL_IP_WINDOW_MS: '60000' } });
+    stack = await startStack({ worker: false, tuning: { limits: { pollIp: { max: 3, windowMs: 60_000 } } } });
   });
   afterAll(async () => {
     await stack?.stop();

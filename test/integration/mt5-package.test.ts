@@ -40,7 +40,7 @@ const helloWith = (token: string) =>
   post(url('/bridge/v1/hello'), { platform: 'mt5', bridgeVersion: version, capabilities: [] }, { authorization: `Bearer ${token}` });
 
 beforeAll(async () => {
-  stack = await startStack({ env: { OWNER_SECRETS_KEY_FILE: ownerKeyFile(), DASHBOARD_SECURE_COOKIES: 'false', SIGN_IN_IP_MAX: '20', PUBLIC_URL } });
+  stack = await startStack({ env: { OWNER_SECRETS_KEY_FILE: ownerKeyFile(), DASHBOARD_SECURE_COOKIES: 'false', PUBLIC_URL } });
   a = await seedOwner(stack.registry, [{}, { platform: 'ctrader' }, { bridgeVersion: '1.9.0' }]);
   b = await seedOwner(stack.registry, [{}]);
   browserA = await setUpOwner(stack.ingress.url, stack.config.redis.url, a.owner);

@@ -23,7 +23,6 @@ beforeAll(async () => {
     env: {
       OWNER_SECRETS_KEY_FILE: ownerKeyFile(),
       DASHBOARD_SECURE_COOKIES: 'false',
-      SIGN_IN_IP_MAX: '20',
       CALLBACK_SECRET_KEY_FILE: ownerKeyFile(),
       // The one receiver origin its callback URLs name (never delivered to: no signal of theirs fills).
       CALLBACK_ALLOWED_ORIGINS: 'http://127.0.0.1:9',

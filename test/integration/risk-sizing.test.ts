@@ -166,7 +166,7 @@ describe('stale figures, on the paper bridge', () => {
   let stack: Stack;
   let terminal: PaperTerminal | undefined;
   beforeAll(async () => {
-    stack = await startStack({ env: { RISK_FIGURES_MAX_AGE_MS: String(BOUND_MS) } });
+    stack = await startStack({ tuning: { bridge: { figuresMaxAgeMs: BOUND_MS } } });
   });
   afterAll(async () => {
     await terminal?.stop();

@@ -7,7 +7,7 @@ import { startTemporalCluster, type TemporalCluster } from '../../support/tempor
 /**
  * Temporal as a real deployment secures it (docs/cluster-profile.md, "Connections"): the real server (cluster
  * profile) with its frontend on TLS and client certificates required, signed by a private CA. The service's worker and
- * ingress connect with TEMPORAL_TLS_CA_FILE / CERT_FILE / KEY_FILE / SERVER_NAME and execute a signal; without a
+ * ingress connect with the region's tls in TEMPORAL_REGIONS (caFile, certFile, keyFile, serverName) and execute a signal; without a
  * client certificate, or with one from another CA, the handshake fails and the ingress refuses signals (503).
  * Runs in make test-cluster (it needs the server binary that profile builds).
  */
@@ -17,6 +17,12 @@ describeOnCluster('the service on a Temporal server that takes only mTLS', () =>
   let temporal: TemporalCluster | undefined;
   let stack: Stack | undefined;
   let tlsEnv: Record<string, string>;
+  let address: string;
+  let caFile: string;
+  /** The one region, with TLS as TEMPORAL_REGIONS says it; a client certificate goes with its key. */
+  const regionsEnv = (client: { certFile: string; keyFile: string } | undefined): Record<string, string> => ({
+    TEMPORAL_REGIONS: JSON.stringify([{ name: 'default', address, namespace: 'default', tls: { caFile, serverName: 'localhost', ...(client ?? {}) } }]),
+  });
   let pkiDir: string;
 
   beforeAll(async () => {
@@ -38,14 +44,9 @@ describeOnCluster('the service on a Temporal server that takes only mTLS', () =>
         clientKeyFile: helper.keyFile,
       },
     });
-    tlsEnv = {
-      TEMPORAL_ADDRESS: temporal.address,
-      TEMPORAL_NAMESPACE: 'default',
-      TEMPORAL_TLS_CA_FILE: pki.caFile,
-      TEMPORAL_TLS_CERT_FILE: service.certFile,
-      TEMPORAL_TLS_KEY_FILE: service.keyFile,
-      TEMPORAL_TLS_SERVER_NAME: 'localhost',
-    };
+    address = temporal.address;
+    caFile = pki.caFile;
+    tlsEnv = regionsEnv({ certFile: service.certFile, keyFile: service.keyFile });
   }, 240_000);
   afterAll(async () => {
     await stack?.stop();
@@ -59,10 +60,10 @@ describeOnCluster('the service on a Temporal server that takes only mTLS', () =>
   });
 
   test.each([
-    ['without a client certificate', () => ({ TEMPORAL_TLS_CERT_FILE: undefined, TEMPORAL_TLS_KEY_FILE: undefined })],
-    ['with a certificate from another CA', () => otherCaClient()],
-  ])('when the ingress connects %s, then no signal is accepted: 503, never 202', async (_what, change) => {
-    const env = Object.fromEntries(Object.entries({ ...tlsEnv, ...change() }).filter(([, v]) => v !== undefined)) as Record<string, string>;
+    ['without a client certificate', () => regionsEnv(undefined)],
+    ['with a certificate from another CA', () => regionsEnv(otherCaClient())],
+  ])('when the ingress connects %s, then no signal is accepted: 503, never 202', async (_what, envOf) => {
+    const env = envOf();
     const refused = await startStack({ env, worker: false });
     try {
       const f = await seedOwner(refused.registry);
@@ -73,9 +74,9 @@ describeOnCluster('the service on a Temporal server that takes only mTLS', () =>
     }
   });
 
-  function otherCaClient(): Record<string, string> {
+  function otherCaClient(): { certFile: string; keyFile: string } {
     const other = makePki(path.join(pkiDir, 'other'), 'someone else');
     const c = other.issue('intruder', 'client');
-    return { TEMPORAL_TLS_CERT_FILE: c.certFile, TEMPORAL_TLS_KEY_FILE: c.keyFile };
+    return { certFile: c.certFile, keyFile: c.keyFile };
   }
 });

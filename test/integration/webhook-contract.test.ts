@@ -4,7 +4,7 @@ import { get, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 describe('webhook contract', () => {
   let stack: Stack;
   beforeAll(async () => {
-    stack = await startStack({ env: { ROUTE_LIMIT_MAX: '1000', FAIRNESS_ACCOUNT_MAX: '1000', FAIRNESS_BROADCAST_MAX: '1000' } });
+    stack = await startStack();
   });
   afterAll(async () => {
     await stack?.stop();

@@ -20,9 +20,8 @@ describe('the webhook before authentication', () => {
   beforeAll(async () => {
     stack = await startStack({
       worker: false,
+      tuning: { limits: { route: { max: ROUTE_MAX, windowMs: 60_000 } } },
       env: {
-        ROUTE_LIMIT_MAX: String(ROUTE_MAX),
-        ROUTE_LIMIT_WINDOW_MS: '60000',
         WEBHOOK_PREAUTH_IP_MAX: String(PREAUTH_MAX),
         WEBHOOK_PREAUTH_IP_WINDOW_MS: '60000',
       },

@@ -14,24 +14,22 @@ describe('Temporal connection security', () => {
     if (!(file in files)) throw Object.assign(new Error(`ENOENT: ${file}`), { code: 'ENOENT' });
     return Buffer.from(files[file]!);
   };
-  const region = (env: Record<string, string>) => loadConfig(env).temporal.regions[0]!;
+  /** The one region "default" as TEMPORAL_REGIONS gives it, secured by `security` (tls, apiKeyFile); none: the default. */
+  const region = (security?: Record<string, unknown>) =>
+    loadConfig(security ? { TEMPORAL_REGIONS: JSON.stringify([{ name: 'default', address: '127.0.0.1:7233', namespace: 'default', ...security }]) } : {})
+      .temporal.regions[0]!;
 
   test('when nothing is set, then the connection is plain and carries no key', () => {
-    expect(temporalConnectionOptions(region({}), read)).toEqual({ address: '127.0.0.1:7233' });
+    expect(temporalConnectionOptions(region(), read)).toEqual({ address: '127.0.0.1:7233' });
   });
 
-  test('when TEMPORAL_TLS is on, then the connection uses TLS with the system roots', () => {
-    expect(temporalConnectionOptions(region({ TEMPORAL_TLS: 'true' }), read)).toEqual({ address: '127.0.0.1:7233', tls: true });
+  test('when a region has tls: true, then the connection uses TLS with the system roots', () => {
+    expect(temporalConnectionOptions(region({ tls: true }), read)).toEqual({ address: '127.0.0.1:7233', tls: true });
   });
 
   test('when a CA, a client certificate and a server name are given, then mTLS carries exactly those bytes', () => {
     const opts = temporalConnectionOptions(
-      region({
-        TEMPORAL_TLS_CA_FILE: '/etc/es/ca.pem',
-        TEMPORAL_TLS_CERT_FILE: '/etc/es/client.pem',
-        TEMPORAL_TLS_KEY_FILE: '/etc/es/client.key',
-        TEMPORAL_TLS_SERVER_NAME: 'temporal.internal',
-      }),
+      region({ tls: { caFile: '/etc/es/ca.pem', certFile: '/etc/es/client.pem', keyFile: '/etc/es/client.key', serverName: 'temporal.internal' } }),
       read,
     );
     expect(opts.tls).toEqual({
@@ -42,7 +40,7 @@ describe('Temporal connection security', () => {
   });
 
   test('when a Temporal Cloud API key file is given with TLS, then the key is read and trimmed', () => {
-    expect(temporalConnectionOptions(region({ TEMPORAL_TLS: 'true', TEMPORAL_API_KEY_FILE: '/etc/es/cloud.key' }), read)).toEqual({
+    expect(temporalConnectionOptions(region({ tls: true, apiKeyFile: '/etc/es/cloud.key' }), read)).toEqual({
       address: '127.0.0.1:7233',
       tls: true,
       apiKey: 'tcld-api-key-value',
@@ -50,14 +48,13 @@ describe('Temporal connection security', () => {
   });
 
   test('when an API key is configured without TLS, then the config is refused (a key never travels in clear)', () => {
-    expect(() => loadConfig({ TEMPORAL_API_KEY_FILE: '/etc/es/cloud.key' })).toThrow(/TEMPORAL_API_KEY_FILE: an API key is only sent over TLS/);
     expect(() => loadConfig({ TEMPORAL_REGIONS: JSON.stringify([{ name: 'eu', address: 'eu:7233', namespace: 'x', apiKeyFile: '/k' }]) })).toThrow(
       /apiKeyFile/,
     );
   });
 
   test('when a client certificate comes without its key, then the config is refused', () => {
-    expect(() => loadConfig({ TEMPORAL_TLS_CERT_FILE: '/etc/es/client.pem' })).toThrow(/TEMPORAL_TLS_CERT_FILE: tls.certFile and tls.keyFile go together/);
+    expect(() => region({ tls: { certFile: '/etc/es/client.pem' } })).toThrow(/TEMPORAL_REGIONS\[0\]\.certFile: tls.certFile and tls.keyFile go together/);
   });
 
   test('when regions are configured, then each has its own security', () => {
@@ -79,17 +76,12 @@ describe('Temporal connection security', () => {
   });
 
   test('when a file is missing or empty, then start-up fails naming the setting and the path, never a secret', () => {
-    expect(() => temporalConnectionOptions(region({ TEMPORAL_TLS_CA_FILE: '/etc/es/nope.pem' }), read)).toThrow(
+    expect(() => temporalConnectionOptions(region({ tls: { caFile: '/etc/es/nope.pem' } }), read)).toThrow(
       'region default: the TLS CA file /etc/es/nope.pem cannot be read (ENOENT)',
     );
-    expect(() => temporalConnectionOptions(region({ TEMPORAL_TLS: 'true', TEMPORAL_API_KEY_FILE: '/etc/es/empty' }), read)).toThrow(
-      /API key file \/etc\/es\/empty cannot be read/,
-    );
+    expect(() => temporalConnectionOptions(region({ tls: true, apiKeyFile: '/etc/es/empty' }), read)).toThrow(/API key file \/etc\/es\/empty cannot be read/);
     try {
-      temporalConnectionOptions(
-        region({ TEMPORAL_TLS_CA_FILE: '/etc/es/ca.pem', TEMPORAL_TLS_CERT_FILE: '/etc/es/client.pem', TEMPORAL_TLS_KEY_FILE: '/etc/es/missing.key' }),
-        read,
-      );
+      temporalConnectionOptions(region({ tls: { caFile: '/etc/es/ca.pem', certFile: '/etc/es/client.pem', keyFile: '/etc/es/missing.key' } }), read);
       throw new Error('expected a failure');
     } catch (err) {
       expect((err as Error).message).toMatch(/TLS client key/);
