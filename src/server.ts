@@ -67,7 +67,13 @@ async function listenAll(app: Express, config: Config, b: Backends): Promise<{ s
   const server = await listen(app, config.port, config.host);
   const admin = config.admin
     ? await listen(
-        createAdminApp({ metrics: b.metrics, redis: b.redis, regions: b.regions, readyTimeoutMs: config.temporal.startTimeoutMs }),
+        createAdminApp({
+          metrics: b.metrics,
+          redis: b.redis,
+          regions: b.regions,
+          readyTimeoutMs: config.temporal.startTimeoutMs,
+          pendingStarts: () => b.starts.backlog(Date.now()),
+        }),
         config.admin.port,
         config.admin.host,
       ).catch(async (err: unknown) => {

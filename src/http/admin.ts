@@ -8,14 +8,20 @@ import { livenessRoutes, readinessRoutes } from './routes/health';
  * The ingress's admin listener (ADMIN_HOST:ADMIN_PORT, loopback by default): Prometheus /metrics, /readyz (which
  * dependency is down) and /healthz. Nothing here is for callers, so none of it is on the public listener but /healthz.
  */
-export function createAdminApp(deps: { metrics: IngressMetrics; redis: Redis; regions: Regions; readyTimeoutMs: number }): Express {
+export function createAdminApp(deps: {
+  metrics: IngressMetrics;
+  redis: Redis;
+  regions: Regions;
+  readyTimeoutMs: number;
+  pendingStarts: () => Promise<{ pending: number; oldestMs: number }>;
+}): Express {
   const app = express();
   app.disable('x-powered-by');
   app.get('/metrics', async (_req, res) => {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
   app.use(livenessRoutes());
-  app.use(readinessRoutes({ redis: deps.redis, regions: deps.regions, timeoutMs: deps.readyTimeoutMs }));
+  app.use(readinessRoutes({ redis: deps.redis, regions: deps.regions, timeoutMs: deps.readyTimeoutMs, pendingStarts: deps.pendingStarts }));
   app.use((_req, res) => {
     res.status(404).json({ error: 'Not found' });
   });

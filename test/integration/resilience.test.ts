@@ -135,6 +135,11 @@ describe('when Temporal is unreachable', () => {
     // Each start is recorded in Redis until Temporal takes it (the starter keeps trying).
     const inputs = signalKeys.pendingStarts(taskQueue).inputs;
     expect(await Promise.all(ids.map((id) => redis.hexists(inputs, `default|${id}`)))).toEqual([1, 1]);
+    // The operator sees the backlog the outage leaves: /readyz names Temporal down and counts the starts waiting.
+    const ready = await get(`${ingress.adminUrl}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(ready.body).toMatchObject({ checks: { redis: 'ok', 'temporal:default': 'down' }, pendingStarts: { pending: expect.any(Number) } });
+    expect((ready.body as { pendingStarts: { pending: number } }).pendingStarts.pending).toBeGreaterThanOrEqual(2);
   });
 });
 

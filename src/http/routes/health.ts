@@ -13,9 +13,15 @@ export function livenessRoutes(): Router {
 
 /**
  * /readyz: Redis and every region's Temporal answer within a short deadline. It names which dependency is down, so it
- * is served on the admin listener only.
+ * is served on the admin listener only. Beside the checks, the accepted signals whose workflow is not started yet
+ * (src/signals/pending-starts.ts): a Temporal outage does not refuse signals, and this is where its backlog shows.
  */
-export function readinessRoutes(deps: { redis: Redis; regions: Regions; timeoutMs: number }): Router {
+export function readinessRoutes(deps: {
+  redis: Redis;
+  regions: Regions;
+  timeoutMs: number;
+  pendingStarts: () => Promise<{ pending: number; oldestMs: number }>;
+}): Router {
   const router = Router();
   router.get('/readyz', async (_req, res) => {
     const checks: Record<string, 'ok' | 'down'> = {};
@@ -36,7 +42,8 @@ export function readinessRoutes(deps: { redis: Redis; regions: Regions; timeoutM
         ),
     ]);
     const ready = Object.values(checks).every((c) => c === 'ok');
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks });
+    const pendingStarts = checks.redis === 'ok' ? await deps.pendingStarts().catch(() => undefined) : undefined;
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks, ...(pendingStarts ? { pendingStarts } : {}) });
   });
   return router;
 }
