@@ -2,7 +2,7 @@
 'use strict';
 
 import { signalTradesSection } from './trade-pages.js?v=__VERSION__';
-import { api, deleteButton, field, form, h, outcomeCell, page, present, shownOnce, when } from './dom.js?v=__VERSION__';
+import { ApiError, api, deleteButton, errorText, field, form, h, outcomeCell, page, present, shownOnce, when } from './dom.js?v=__VERSION__';
 
 export async function signalsPage() {
   const params = new URLSearchParams(location.search);
@@ -102,8 +102,27 @@ function deliveryLine(a) {
   return 'delivered to the bridge (the time is no longer kept)';
 }
 
-export async function signalPage(id) {
-  const s = await api('GET', `/v1/owner/signals/${encodeURIComponent(id)}`);
+/**
+ * A signal sent a moment ago is listed once Temporal's visibility has it (a second or so after its start, which comes
+ * after its 202): until then its page says so and looks again, for up to half a minute, rather than "not found".
+ */
+const SIGNAL_LOOK_EVERY_MS = 1000;
+const SIGNAL_LOOKS = 30;
+
+export async function signalPage(id, looks = 0) {
+  const here = location.pathname;
+  let s;
+  try {
+    s = await api('GET', `/v1/owner/signals/${encodeURIComponent(id)}`);
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.status !== 404 || looks >= SIGNAL_LOOKS) throw err;
+    if (looks === 0) page('Signal', h('p', { role: 'status' }, 'Looking for this signal: one sent just now is listed here within seconds.'));
+    setTimeout(() => {
+      if (location.pathname !== here) return;
+      signalPage(id, looks + 1).catch((e) => page('Something went wrong', h('p', { role: 'alert' }, e instanceof ApiError ? errorText(e) : String(e))));
+    }, SIGNAL_LOOK_EVERY_MS);
+    return;
+  }
   const allRejected = s.accounts.every((a) => a.outcome.outcome === 'rejected');
   const words = opensTrades(s.action)
     ? { empty: allRejected ? 'No trade: the signal was rejected on every account.' : undefined }

@@ -34,7 +34,9 @@ describe("a signal's page on the dashboard", () => {
     f = signedIn.f;
     bridge = new ScriptedTerminal(stack.ingress.url, f.accounts[0]!.bridgeToken, 'mt5', CURRENT_BRIDGE_VERSION.mt5, [...BRIDGE_FEATURES]);
     await bridge.hello();
-    ({ browser, page, problems } = await dashboardPage(stack.ingress.url, { cookie: signedIn.browser.cookie }));
+    // A signal's page asks for it again while it is not listed yet (a 404, and the browser's console line for it).
+    const notListedYet = /HTTP 404: .*\/v1\/owner\/signals\/sig_[0-9a-f]{32}$|the server responded with a status of 404/;
+    ({ browser, page, problems } = await dashboardPage(stack.ingress.url, { cookie: signedIn.browser.cookie, allowed: notListedYet }));
   }, 90_000);
 
   afterAll(async () => {
@@ -62,6 +64,20 @@ describe("a signal's page on the dashboard", () => {
     expect(text).not.toContain('(yet)');
     await page.screenshot({ path: path.join(shots, 'dashboard-signal-rejected.png'), fullPage: true });
     expect(await seriousViolations(page, 'signal-rejected')).toEqual([]);
+    expect(problems).toEqual([]);
+  }, 60_000);
+
+  test('a signal not listed yet: its page says it is looking for it, and shows it once it is listed', async () => {
+    // A handle of the right shape that no signal has (yet): the page does not answer "not found" at once.
+    await page.goto(`${stack.ingress.url}/dashboard/signals/sig_${'0'.repeat(32)}`);
+    await page.getByRole('status').getByText('Looking for this signal').waitFor({ timeout: UI_TIMEOUT_MS });
+    expect(await page.locator('main').innerText()).not.toContain('Something went wrong');
+    // A real one, opened the moment it is accepted, is shown whether or not it was listed already.
+    const signalId = await send({ action: 'close', positionId: '5002' });
+    await page.goto(`${stack.ingress.url}/dashboard/signals/${signalId}`);
+    await expect(page.locator('#signal-sent').textContent({ timeout: UI_TIMEOUT_MS })).resolves.toBe('Sent: close · position 5002');
+    const [command] = await bridge.nextCommands(1, 15_000);
+    await bridge.report([{ commandId: command!.commandId, status: 'done', ticket: '5002' }]);
     expect(problems).toEqual([]);
   }, 60_000);
 
