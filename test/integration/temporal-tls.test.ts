@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { makePki } from '../helpers/certs';
-import { runDir } from '../../support/infra';
-import { buyAndFill, post, seedOwner, startStack, type Stack } from '../helpers/stack';
+import { runDir, waitFor } from '../../support/infra';
+import { signalKeys } from '../../src/redis-keys';
+import { buyAndFill, get, post, seedOwner, startStack, type Stack } from '../helpers/stack';
 import { startTemporalCluster, type TemporalCluster } from '../../support/temporal-cluster';
 
 /**
@@ -62,17 +63,42 @@ describeOnCluster('the service on a Temporal server that takes only mTLS', () =>
   test.each([
     ['without a client certificate', () => regionsEnv(undefined)],
     ['with a certificate from another CA', () => regionsEnv(otherCaClient())],
-  ])('when the ingress connects %s, then no signal is accepted: 503, never 202', async (_what, envOf) => {
-    const env = envOf();
-    const refused = await startStack({ env, worker: false });
-    try {
-      const f = await seedOwner(refused.registry);
-      const res = await post(`${refused.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
-      expect(res.status).toBe(503);
-    } finally {
-      await refused.stop();
-    }
-  });
+  ])(
+    'when the ingress connects %s, then /readyz says its Temporal is down, and a signal it accepts is never started: its start stays recorded',
+    async (_what, envOf) => {
+      const env = envOf();
+      const refused = await startStack({ env, worker: false });
+      try {
+        const ready = await get(`${refused.ingress.adminUrl}/readyz`);
+        expect(ready.status).toBe(503);
+        expect(ready.body).toMatchObject({ checks: { redis: 'ok', 'temporal:default': 'down' } });
+        // The acceptance is Redis's: the 202 comes (an orchestrator routes no traffic to an ingress that is not ready).
+        const f = await seedOwner(refused.registry);
+        const res = await post(`${refused.ingress.url}/webhook/custom/${f.accounts[0]!.id}`, {
+          secret: f.secret,
+          action: 'buy',
+          symbol: 'EURUSD',
+          volume: 0.1,
+        });
+        expect(res.status).toBe(202);
+        // Its start is tried and refused by the TLS handshake, again and again; the record stays until one gets through.
+        await waitFor(
+          'the start to be tried and refused twice',
+          async () => {
+            const metrics = await get(`${refused.ingress.adminUrl}/metrics`);
+            const retried = /external_signals_signal_starts_total\{result="retried"\} (\d+)/.exec(metrics.text);
+            return retried !== null && Number(retried[1]) >= 2;
+          },
+          30_000,
+          200,
+        );
+        const inputs = signalKeys.pendingStarts(refused.config.temporal.taskQueue).inputs;
+        expect(await refused.redis.hexists(inputs, `default|${res.body.signalId as string}`)).toBe(1);
+      } finally {
+        await refused.stop();
+      }
+    },
+  );
 
   function otherCaClient(): { certFile: string; keyFile: string } {
     const other = makePki(path.join(pkiDir, 'other'), 'someone else');
