@@ -46,8 +46,9 @@ export async function launch(
   const plan = await planRegions(deps, base, accounts, deadline, replayed);
   const now = deps.now ?? Date.now;
   const results = await Promise.allSettled(plan.regions.map((region) => recordStart(deps, region, plan.inputOf(region), now() + START_CLAIM_MS)));
-  await dispatchCreated(deps, plan, results);
-  for (const region of createdRegions(plan, results)) deps.starter.start(region, plan.inputOf(region));
+  const created = createdRegions(plan, results);
+  await dispatchCreated(deps, plan, created);
+  for (const region of created) deps.starter.start(region, plan.inputOf(region));
   const confirmed = settleStarts(deps, base, plan, results);
   // Before the answer: a 202 whose later signals may overtake it only if this ingress dies in this round trip (the
   // queue then refuses it as overtaken rather than run it out of order). A failed confirmation (Redis away) is tried
@@ -168,9 +169,9 @@ function createdRegions(plan: RegionPlan, results: StartResult[]): string[] {
  * Durably accepted by this request: its commands go to the bridges now, ahead of Temporal's supervision. A region a
  * concurrent replay recorded first is that request's to queue; one whose record is in doubt, its workflow's.
  */
-async function dispatchCreated(deps: AcceptDeps, plan: RegionPlan, results: StartResult[]): Promise<void> {
+async function dispatchCreated(deps: AcceptDeps, plan: RegionPlan, created: readonly string[]): Promise<void> {
   const now = (deps.now ?? Date.now)();
-  await Promise.all(createdRegions(plan, results).map((region) => dispatchStarted(deps.dispatch, plan.inputOf(region), plan.byRegion[region]!, now)));
+  await Promise.all(created.map((region) => dispatchStarted(deps.dispatch, plan.inputOf(region), plan.byRegion[region]!, now)));
 }
 
 /**

@@ -36,6 +36,7 @@ export class SignalStarter {
   private readonly waiting: Job[] = [];
   private readonly queued = new Set<string>();
   private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly idle = new Set<() => void>();
   private sweeper: NodeJS.Timeout | undefined;
   private sweeping: Promise<void> | undefined;
   private running = 0;
@@ -88,8 +89,17 @@ export class SignalStarter {
 
   /** Waits up to `ms` for the starts in hand to finish; what is left stays recorded for another ingress (or the next run). */
   async drain(ms: number): Promise<void> {
-    const until = this.now() + ms;
-    while (this.queued.size > 0 && this.now() < until) await new Promise((resolve) => setTimeout(resolve, 20));
+    if (this.queued.size === 0) return;
+    await new Promise<void>((resolve) => {
+      const idle = this.idle;
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        idle.delete(done);
+        resolve();
+      }
+      idle.add(done);
+    });
   }
 
   close(): void {
@@ -99,6 +109,7 @@ export class SignalStarter {
     this.timers.clear();
     this.waiting.length = 0;
     this.queued.clear();
+    for (const done of [...this.idle]) done();
   }
 
   private pump(): void {
@@ -118,6 +129,7 @@ export class SignalStarter {
       await this.executions.launch(job.region, job.input, this.now() + START_CALL_MS);
       await this.starts.started(job.region, job.input.signalId);
       this.queued.delete(key);
+      if (this.queued.size === 0) for (const done of [...this.idle]) done();
       this.onStart?.('started');
     } catch (err) {
       if (this.closed) return;
