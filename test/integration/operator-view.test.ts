@@ -91,7 +91,17 @@ describe('the operator view of a broadcast signal', () => {
     const res = await post(`${stack.ingress.url}/webhook/custom`, { secret: f.secret, action: 'buy', symbol: 'EURUSD', volume: 0.1 });
     expect(res.status).toBe(202);
     expect(res.body.accountsResolved).toBe(1);
-    const parent = await client.workflow.getHandle(`signal/${res.body.signalId}`).describe();
+    // The workflow is started after the 202, from the signal's record: wait for it, not for the answer.
+    const parent = await waitFor(
+      'the signal workflow to be started',
+      () =>
+        client.workflow
+          .getHandle(`signal/${res.body.signalId}`)
+          .describe()
+          .catch(() => undefined),
+      15_000,
+      50,
+    );
     expect(parent.memo?.skipped).toEqual([
       { accountId: locked, reason: 'locked' },
       { accountId: unentitled, reason: 'not_entitled' },

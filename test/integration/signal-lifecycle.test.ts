@@ -134,7 +134,17 @@ describe('a signal from webhook to outcome (real Temporal, real Redis, bridge AP
     try {
       // The poll shows the bridge's report as soon as the ingress has it; the account workflow may record it later.
       await workflowResult(client, command!.commandId, 60_000);
-      const parent = await client.workflow.getHandle(`signal/${res.body.signalId}`).describe();
+      // The workflow is started after the 202, from the signal's record: wait for it, not for the answer.
+      const parent = await waitFor(
+        'the signal workflow to be started',
+        () =>
+          client.workflow
+            .getHandle(`signal/${res.body.signalId}`)
+            .describe()
+            .catch(() => undefined),
+        15_000,
+        50,
+      );
       expect(parent.type).toBe('signalWorkflow');
       const child = await client.workflow.getHandle(`signal/${res.body.signalId}/account/${f.accounts[0]!.id}`).describe();
       expect(child.type).toBe('accountWorkflow');
