@@ -70,7 +70,7 @@ export interface LoadResult {
   okLatencyMs: Summary;
   /** Latency (ms) of every response. */
   allLatencyMs: Summary;
-  /** How fast a refusal (503) came back: admission control must answer at once. */
+  /** How fast a refusal (503) came back: the door must answer at once. */
   refusedLatencyMs?: Summary;
   /** Success responses per second of elapsed time. */
   okPerSec: number;

@@ -5,11 +5,17 @@
  */
 const FIXED = 'no longer a setting (CHANGELOG, "Fewer settings"): fixed at';
 const TEMPORAL_TLS_MOVED = 'no longer a setting: give the region tls and apiKeyFile in TEMPORAL_REGIONS (docs/configuration.md)';
+const DOOR_CHANGED =
+  'no longer a setting: a slow or absent Temporal no longer shuts the door; it shuts only when Redis cannot hold what a 202 promises (docs/admission-control.md)';
 const LIMIT_FIXED = 'no longer a setting: the per-caller limits are fixed (docs/configuration.md); raise them all with RATE_LIMIT_SCALE';
 
 export const REMOVED_SETTINGS: Readonly<Record<string, string>> = {
   DISPATCH_AT_ACCEPTANCE: 'no longer a setting: the ingress always queues the commands at acceptance, before the answer',
-  ADMISSION_LATE_AFTER_MS: 'no longer a setting: the door bounds the supervision lag, ADMISSION_SUPERVISION_LAG_MS',
+  ADMISSION_LATE_AFTER_MS: DOOR_CHANGED,
+  ADMISSION_SUPERVISION_LAG_MS: DOOR_CHANGED,
+  ADMISSION_MAX_LATE: DOOR_CHANGED,
+  ADMISSION_LOST_START_AFTER_MS: DOOR_CHANGED,
+  ADMISSION_REFRESH_MS: `${FIXED} 250`,
   REDIS_REPLICA_ACK_TIMEOUT_MS: `${FIXED} 200`,
   BRIDGE_REDELIVER_AFTER_MS: `${FIXED} 15000`,
   TEMPORAL_TLS: TEMPORAL_TLS_MOVED,

@@ -24,6 +24,7 @@ import { CALLBACK_RESPONSE_MAX_BYTES, CALLBACK_TIMEOUT_MS } from './callbacks/de
 import { CALLBACK_ATTEMPTS_KEEP } from './callbacks/attempts';
 import { CTRADER_AUTHORIZE_URL, CTRADER_CALLBACK_PATH, CTRADER_OAUTH_TIMEOUT_MS, CTRADER_TOKEN_URL } from './ctrader/oauth';
 import { CTRADER_ACCOUNT_LIST_URL } from './ctrader/account-list';
+import { DOOR_TUNING } from './signals/door';
 
 /**
  * The one place that reads the environment: what an operator decides (addresses, ports, files of keys, the limits and
@@ -79,21 +80,6 @@ export const envSchema = z.object({
    * alerts are a few hundred bytes, a few MiB in practice.
    */
   MAX_IN_FLIGHT: int(2048, 1),
-  /**
-   * The commands reach the bridges without Temporal; what the door bounds is Temporal's supervision lag: a target
-   * whose workflow has not adopted its command after this is late (docs/admission-control.md).
-   */
-  ADMISSION_SUPERVISION_LAG_MS: int(10_000, 1),
-  /** More late targets than this, and new signals get 503 backpressure until the backlog drains. */
-  ADMISSION_MAX_LATE: int(40, 0),
-  /** How often each ingress reads the admission backlog. */
-  ADMISSION_REFRESH_MS: int(100, 10, 5000),
-  /**
-   * While the door is shut, a pair pending longer than this whose signal is not running in Temporal is forgotten: it
-   * will never settle (src/signals/lost-starts.ts). Past the idempotency window (a replay starts a signal under its
-   * first acceptance time) and the start's budget, so a start still under way is never taken for lost.
-   */
-  ADMISSION_LOST_START_AFTER_MS: int(60_000, 1),
   /**
    * Open connections one client IP may hold on one ingress process; past it a connection's request is answered 503
    * with Retry-After and the connection closed. TradingView posts every trader's alerts from a handful of addresses:
@@ -217,12 +203,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
       maxConnectionsPerIp: e.MAX_CONNECTIONS_PER_IP,
       maxOverCapConnections: MAX_OVER_CAP_CONNECTIONS,
     },
-    admission: {
-      lateAfterMs: e.ADMISSION_SUPERVISION_LAG_MS,
-      maxLate: e.ADMISSION_MAX_LATE,
-      refreshMs: e.ADMISSION_REFRESH_MS,
-      lostStarts: { afterMs: e.ADMISSION_LOST_START_AFTER_MS, limit: 50, everyMs: 5_000 },
-    },
+    door: { ...DOOR_TUNING, minReplicas: e.REDIS_MIN_REPLICAS_ACK },
     limits: {
       webhookPreAuthIp: { max: e.WEBHOOK_PREAUTH_IP_MAX, windowMs: e.WEBHOOK_PREAUTH_IP_WINDOW_MS },
       route: limits.route,

@@ -17,8 +17,7 @@ import { tradeEventPublisherOf } from './callbacks/wiring';
 import { BridgePresence, RedisLastSeen } from './bridge/presence';
 import { BridgeCallLog } from './bridge/bridge-state';
 import { LaunchFailure } from './refusal';
-import { AdmissionGate, RedisAdmissionLedger } from './signals/admission';
-import { LostStartSweep } from './signals/lost-starts';
+import { AcceptanceDoor, readDoor } from './signals/door';
 import { RedisPendingStarts } from './signals/pending-starts';
 import { RedisIdempotencyWindows } from './signals/idempotency';
 import { SignalStarter } from './signals/starter';
@@ -46,23 +45,17 @@ export async function connectBackends(config: Config, logger: Logger) {
   const queue = new RedisCommandQueue(queueRedis, { redeliverAfterMs: config.redis.redeliverAfterMs, replicaAck: config.redis.replicaAck });
   // Serve as soon as Redis answers, but never wait long: with Redis down the guards fail closed until it is back.
   await Promise.all([waitUntilReady(redis, 3000), waitUntilReady(queueRedis, 3000)]);
-  const admissionLedger = new RedisAdmissionLedger(redis, config.temporal.taskQueue, config.bridge.defaultCommandTtlMs);
   const starts = new RedisPendingStarts(redis, config.temporal.taskQueue, config.redis.replicaAck);
-  const lostStarts = new LostStartSweep(
-    admissionLedger,
-    async (signalId) => {
-      // A start still recorded is not lost: it is made (or made again) from its record, however late.
-      for (const region of regions.names()) if (await starts.recorded(region, signalId)) return true;
-      for (const region of regions.names())
-        if ((await executions.signalState(region, signalId, Date.now() + config.temporal.startTimeoutMs)) === 'running') return true;
-      return false;
-    },
-    config.admission.lostStarts,
+  const door = new AcceptanceDoor(
+    () => readDoor(redis, starts, Date.now(), config.door.minReplicas),
+    config.door,
     Date.now,
-    (pairs) => logger.warn({ pairs }, 'admission: forgot pending pairs whose signal never started'),
+    (shut, reading) =>
+      shut === undefined
+        ? logger.info({ reading }, 'door open again: new signals accepted')
+        : logger.warn({ reason: shut, reading }, 'door shut: new signals refused'),
   );
-  const admission = new AdmissionGate(admissionLedger, config.admission, Date.now, () => lostStarts.nudge());
-  admission.start();
+  door.start();
   const metrics = createIngressMetrics();
   const starter = new SignalStarter(starts, executions, logger, Date.now, (result) => metrics.signalStarts.inc({ result }));
   starter.run();
@@ -82,8 +75,7 @@ export async function connectBackends(config: Config, logger: Logger) {
       config.limits.keyPrefix,
     ),
     courier: new ReportCourier(executions, COURIER_DEFAULTS, logger),
-    admissionLedger,
-    admission,
+    door,
     starts,
     starter,
     metrics,
@@ -113,7 +105,7 @@ export function acceptDeps(config: Config, seams: IngressSeams, b: Backends, log
       b.metrics.temporalStartErrors.inc({ region, kind: err instanceof LaunchFailure && err.overloaded ? 'backpressure' : 'other' }),
     onBridgeTooOld: (accountId, message) => void b.bridgeCalls.refused(accountId, { status: 412, reason: 'bridge_too_old', message }),
     windows: new RedisIdempotencyWindows(b.redis, config.redis.replicaAck),
-    admission: { decide: () => b.admission.decide(), ledger: b.admissionLedger },
+    door: { decide: () => b.door.decide() },
     callbacks: new RedisEndpointStore(b.redis),
     dispatch: { queue: b.queue, logger, ...(seams.dispatchFaults ? { faults: seams.dispatchFaults } : {}) },
     settings: {

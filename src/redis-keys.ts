@@ -100,10 +100,9 @@ export const ctraderKeys = {
 /** The default prefix of the rate limiters' counters (RATE_LIMIT_KEY_PREFIX). */
 export const RATE_LIMIT_KEY_PREFIX = 'es:rl:';
 
-/** Signals: the reports the ingress recorded before Temporal did (the poll), admission control's pending set. */
+/** Signals: the reports the ingress recorded before Temporal did (the poll), the idempotency windows, the pending starts. */
 export const signalKeys = {
   reportedOutcomes: (signalId: string) => `es:ro:{${signalId}}`,
-  admissionPending: (taskQueue: string) => `es:admission:{${taskQueue}}`,
   /** An idempotency key's window (src/signals/idempotency.ts): the first acceptance's record, for the window. */
   idempotencyWindow: (digest: string) => `es:idem:{${digest}}`,
   /** Accepted signals whose workflow is not started yet (src/signals/pending-starts.ts): one slot per task queue. */

@@ -73,6 +73,7 @@ async function listenAll(app: Express, config: Config, b: Backends): Promise<{ s
           regions: b.regions,
           readyTimeoutMs: config.temporal.startTimeoutMs,
           pendingStarts: () => b.starts.backlog(Date.now()),
+          door: () => b.door.decide(),
         }),
         config.admin.port,
         config.admin.host,
@@ -90,7 +91,7 @@ async function listenAll(app: Express, config: Config, b: Backends): Promise<{ s
 /** Stops taking work, lets requests in flight finish (5 s at most), hands over answered reports, then disconnects. */
 async function stopIngress(server: Server, admin: Server | undefined, drain: ConnectionDrain, b: Backends): Promise<void> {
   drain.begin();
-  b.admission.stop();
+  b.door.stop();
   b.presence.stop();
   await b.queue.close();
   await drain.close(server, 5000);

@@ -4,7 +4,6 @@ import { DefaultLogger, NativeConnection, Runtime, Worker, type LogEntry } from 
 import { createActivities } from '../activities';
 import { RedisCommandQueue } from './bridge/queue';
 import { RedisAccountSequencer } from './bridge/ordering';
-import { RedisAdmissionLedger } from './signals/admission';
 import { loadConfig, type Config } from './config';
 import { logRedisErrors, openRedis } from './redis';
 import { createLogger } from './logger';
@@ -47,7 +46,6 @@ export async function startWorker(config: Config = loadConfig()): Promise<Runnin
   const activities = createActivities({
     queue: new RedisCommandQueue(redis, { redeliverAfterMs: config.redis.redeliverAfterMs, replicaAck: config.redis.replicaAck }),
     sequencer: new RedisAccountSequencer(redis, config.redis.replicaAck),
-    admission: new RedisAdmissionLedger(redis, config.temporal.taskQueue, config.bridge.defaultCommandTtlMs),
     callbacks: { ...callbackAttemptDeps(config, redis), onAttempt: (result) => metrics.callbackAttempts.inc({ result }) },
   });
   const source = workflowSource(config);

@@ -105,19 +105,12 @@ export function serviceEnv(overrides: Record<string, string> = {}): Record<strin
     RATE_LIMIT_KEY_PREFIX: `e${tag}:`,
     RATE_LIMIT_SCALE: '1000',
     WEBHOOK_PREAUTH_IP_MAX: '100000',
-    // Admission control with the production settings, as in test/helpers/stack.ts (ADMISSION_OFF to opt out).
     // Two test files share two cores with a Temporal server: a guard's Redis call can wait past the 500 ms default
     // there without Redis being down. Fail-closed tests stop or freeze Redis, which no timeout hides.
     REDIS_COMMAND_TIMEOUT_MS: '2000',
     ...overrides,
   };
 }
-
-/**
- * Admission control switched off, for a test whose subject is what happens past the door (a burst that must all be
- * accepted to be measured). Every use says why; the default is the production setting.
- */
-export const ADMISSION_OFF: Record<string, string> = { ADMISSION_MAX_LATE: '100000' };
 
 /** Where the processes of this run write their output. */
 export function processLogDir(): string {

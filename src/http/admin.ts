@@ -2,6 +2,7 @@ import express, { type Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { IngressMetrics } from '../metrics';
 import type { Regions } from '../temporal/regions';
+import type { DoorDecision } from '../signals/door';
 import { livenessRoutes, readinessRoutes } from './routes/health';
 
 /**
@@ -14,6 +15,7 @@ export function createAdminApp(deps: {
   regions: Regions;
   readyTimeoutMs: number;
   pendingStarts: () => Promise<{ pending: number; oldestMs: number }>;
+  door: () => Promise<DoorDecision>;
 }): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -21,7 +23,7 @@ export function createAdminApp(deps: {
     res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
   });
   app.use(livenessRoutes());
-  app.use(readinessRoutes({ redis: deps.redis, regions: deps.regions, timeoutMs: deps.readyTimeoutMs, pendingStarts: deps.pendingStarts }));
+  app.use(readinessRoutes({ redis: deps.redis, regions: deps.regions, timeoutMs: deps.readyTimeoutMs, pendingStarts: deps.pendingStarts, door: deps.door }));
   app.use((_req, res) => {
     res.status(404).json({ error: 'Not found' });
   });

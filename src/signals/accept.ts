@@ -90,15 +90,12 @@ async function throttle(deps: AcceptDeps, req: AcceptRequest): Promise<void> {
   );
 }
 
-/** Admission control: a new signal is refused at the door when the execution path is behind; a replay, promised already, is not. */
+/** The door: a new signal is refused when Redis cannot hold what a 202 promises; a replay, promised already, is not. */
 async function admit(deps: AcceptDeps, digest: string | undefined): Promise<void> {
-  const admission = await deps.admission.decide();
-  if (
-    admission.admitted ||
-    (digest !== undefined && (await failClosedOnStoreError(deps.settings.failClosedRetryAfterSeconds, () => deps.windows.held(digest))))
-  )
+  const door = await deps.door.decide();
+  if (door.admitted || (digest !== undefined && (await failClosedOnStoreError(deps.settings.failClosedRetryAfterSeconds, () => deps.windows.held(digest)))))
     return;
-  throw new Refusal('backpressure', 'System under high load, retry later', { retryAfterSeconds: admission.retryAfterSeconds });
+  throw new Refusal('backpressure', 'System under high load, retry later', { retryAfterSeconds: door.retryAfterSeconds });
 }
 
 /**

@@ -6,7 +6,7 @@ import type { SecretGrant } from '../domain/account';
 import type { SignalWorkflowInput, SkippedAccount } from '../domain/workflow-input';
 import type { AccountSequencer } from '../bridge/ordering';
 import type { IdempotencyWindows } from './idempotency';
-import type { AdmissionDecision, AdmissionLedger } from './admission';
+import type { DoorDecision } from './door';
 import type { EndpointStore } from '../callbacks/endpoints';
 import type { AcceptanceDispatch } from './dispatch';
 import type { PendingStarts } from './pending-starts';
@@ -59,8 +59,8 @@ export interface AcceptDeps {
   /** Starts the recorded signals' workflows in the background, after the answer. */
   starter: Pick<SignalStarter, 'start'>;
   windows: IdempotencyWindows;
-  /** Admission control: whether the execution path can take one more signal in time, and its ledger. */
-  admission: { decide(): Promise<AdmissionDecision>; ledger: Pick<AdmissionLedger, 'accepted' | 'settled'> };
+  /** The door: whether Redis can hold one more accepted signal (src/signals/door.ts). */
+  door: { decide(): Promise<DoorDecision> };
   /** The owners' enabled callback endpoints (src/callbacks/endpoints.ts) that want this signal's outcome, snapshotted into its input. */
   callbacks?: Pick<EndpointStore, 'enabledIds'>;
   /** The ingress queues each accepted signal's commands itself, before the answer. */

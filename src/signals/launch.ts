@@ -43,7 +43,7 @@ export async function launch(
   replayed: boolean,
   someMayRun = false,
 ): Promise<AcceptResult> {
-  const plan = await planRegions(deps, base, accounts, deadline, replayed);
+  const plan = await planRegions(deps, base, accounts, deadline);
   const now = deps.now ?? Date.now;
   const results = await Promise.allSettled(plan.regions.map((region) => recordStart(deps, region, plan.inputOf(region), now() + START_CLAIM_MS)));
   const created = createdRegions(plan, results);
@@ -98,10 +98,10 @@ async function retimeLater(deps: AcceptDeps, signalId: string, marks: MarkRetime
 }
 
 /**
- * One Redis round of everything the workflows need decided at acceptance (the sequence numbers, the admission ledger,
- * the volume rules, the callback endpoints), then the targets grouped by region.
+ * One Redis round of everything the workflows need decided at acceptance (the sequence numbers, the volume rules, the
+ * callback endpoints), then the targets grouped by region.
  */
-async function planRegions(deps: AcceptDeps, base: LaunchBase, accounts: Account[], deadline: number, replayed: boolean): Promise<RegionPlan> {
+async function planRegions(deps: AcceptDeps, base: LaunchBase, accounts: Account[], deadline: number): Promise<RegionPlan> {
   const acceptedAtMs = Date.parse(base.acceptedAt);
   const expiries = accounts.map((account) => acceptedAtMs + maxAgeMs(account, base.signal, deps.settings));
   const lease = Math.max(deadline, acceptedAtMs + START_CLAIM_MS + START_SWEEP_EVERY_MS) + START_LEASE_MARGIN_MS;
@@ -114,22 +114,11 @@ async function planRegions(deps: AcceptDeps, base: LaunchBase, accounts: Account
   const [seqs, rules, endpointIds] = await failClosedOnStoreError(deps.settings.failClosedRetryAfterSeconds, () =>
     Promise.all([
       deps.sequencer.next(accounts.map((a, i) => ({ accountId: a.id, deadlineMs: leases[i]! }))),
-      deps.admission.ledger.accepted(
-        base.signalId,
-        accounts.map((a) => a.id),
-        acceptedAtMs,
-      ),
       symbol === undefined
         ? Promise.resolve(accounts.map(() => undefined))
         : deps.registry.volumeRules(accounts.map((a) => ({ accountId: a.id, symbols: [mapSymbol(symbol, a.symbols), symbol] }))),
       owners.length === 0 ? Promise.resolve([]) : deps.callbacks!.enabledIds(owners, eventType),
-    ])
-      .then(([seqs, , rules, ids]) => [seqs, rules, Object.fromEntries(owners.flatMap((o, i) => (ids[i]!.length > 0 ? [[o, ids[i]!]] : [])))] as const)
-      .catch((err: unknown) => {
-        // A replay's pairs may be those of a start the first request made: not this request's to take back.
-        if (!replayed) forgetAdmission(deps, base.signalId, accounts);
-        throw err;
-      }),
+    ]).then(([seqs, rules, ids]) => [seqs, rules, Object.fromEntries(owners.flatMap((o, i) => (ids[i]!.length > 0 ? [[o, ids[i]!]] : [])))] as const),
   );
   const callbacks = Object.keys(endpointIds).length > 0 ? { callbackEndpoints: endpointIds } : {};
   const byRegion = groupBy(
@@ -149,15 +138,6 @@ async function planRegions(deps: AcceptDeps, base: LaunchBase, accounts: Account
     leaseOf: new Map(accounts.map((a, i) => [a.id, leases[i]!])),
     inputOf: (region) => ({ ...base, ...callbacks, targets: byRegion[region]! }),
   };
-}
-
-/**
- * The round failed, so nothing starts and no worker will settle these pairs. The admission entry may have been
- * written all the same (a replica that did not acknowledge the number fails only the number): left there, each such
- * refusal would count as late until the ledger's horizon, and a failover's worth of them shut the door for minutes.
- */
-function forgetAdmission(deps: AcceptDeps, signalId: string, accounts: readonly Account[]): void {
-  void Promise.all(accounts.map((a) => deps.admission.ledger.settled(signalId, a.id))).catch(() => undefined);
 }
 
 /** The regions this request accepted first (a concurrent replay's record, or a failed write, are not its to start). */
@@ -199,12 +179,7 @@ function settleStarts(deps: AcceptDeps, base: LaunchBase, plan: RegionPlan, resu
     // Those accounts' later signals must not wait for commands that will never come. One that may come (a record whose
     // write is in doubt) they wait for, but only briefly.
     const done = !failureOf(r.reason).mayHaveStarted
-      ? Promise.all(
-          targets.flatMap((t) => [
-            deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt)),
-            deps.admission.ledger.settled(base.signalId, t.account.id),
-          ]),
-        )
+      ? Promise.all(targets.map((t) => deps.sequencer.release(t.account.id, t.seq, Date.parse(t.expiresAt))))
       : deps.sequencer.retime(targets.map((t) => mark(t, Math.min(Date.parse(t.expiresAt), (deps.now ?? Date.now)() + AMBIGUOUS_HOLD_MS))));
     void done.catch(() => undefined);
   }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { Account } from '../domain/account';
-import { accountOfCommand } from '../domain/ids';
+import { accountOfCommand, signalOfCommand } from '../domain/ids';
 import {
   bookPastClock,
   FUTURE_TOLERANCE_MS,
@@ -123,8 +123,4 @@ async function reconcileBook(deps: TradesDeps, account: Account, book: Book, now
     await apply(deps, account.id, event, nowMs);
   }
   await deps.journal.saveBook(account.id, book);
-}
-
-function signalOfCommand(commandId: string): string | undefined {
-  return /^signal\/([^/]+)\/account\//.exec(commandId)?.[1];
 }

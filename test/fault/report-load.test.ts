@@ -18,7 +18,7 @@ import {
  * Issue 25, finding 3: steady load on one account with the worker SIGKILLed and restarted mid-run. Reports calls used
  * to hand their reports to Temporal one after another, each waiting up to 2 s for its Update: the calls grew to 8-16 s,
  * the bridge's 15 s timeout aborted them, it stopped taking commands meanwhile, and accepted signals ended rejected
- * (`bridge_offline`, `signal_expired`) with the bridge online. With the service's own admission settings and
+ * (`bridge_offline`, `signal_expired`) with the bridge online. With the service's own door and
  * staleness guard (a market entry expires 30 s after acceptance), no accepted signal may end rejected.
  */
 const RATE_PER_S = 10;
@@ -44,7 +44,7 @@ describe('reports under steady load with a worker crash', () => {
 
   test(
     `when ${RATE_PER_S} signals/s go to one account for ${SECONDS} s and the worker is killed -9 at ${KILL_AT_MS / 1000} s and restarted ${DOWN_MS / 1000} s later, ` +
-      'with production admission settings, then every accepted signal is filled (none rejected or expired) and reports calls stay fast',
+      'with the production door, then every accepted signal is filled (none rejected or expired) and reports calls stay fast',
     async () => {
       const account = reg.accounts[0]!;
       const url = () => stack!.ingress.url;
@@ -87,7 +87,7 @@ describe('reports under steady load with a worker crash', () => {
       await restarted;
       expect(stack!.worker.spawns).toBe(2);
 
-      // A 503 backpressure is "not accepted" (the door was shut: admission); a pollable 503 may have started, so its
+      // A 503 backpressure is "not accepted" (the door was shut); a pollable 503 may have started, so its
       // caller retries it with its key to learn which.
       const first = tally(answers, (a) => (a.status === 503 ? `503 ${kindOf503(a)}` : a.status));
       const partial = answers.filter((a) => kindOf503(a) === 'partial');

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { startTemporal, waitFor, type TemporalServer } from '../../support/infra';
-import { ADMISSION_OFF, ensureBuilt, serviceEnv, startIngressProcess, type IngressProcess } from '../../support/processes';
+import { ensureBuilt, serviceEnv, startIngressProcess, type IngressProcess } from '../../support/processes';
 import { signalArbitraries, type Body, type InvalidCase } from '../helpers/signal-arbitraries';
 import { httpPost, importRegistry, makeRegistry, scenarioDir, tally, temporalClient, writeRegistryFile, type Sent } from './kit';
 import type { HttpResult } from '../../support/processes';
@@ -43,9 +43,8 @@ describe('the request schema over HTTP (fast-check against the running ingress)'
     ensureBuilt();
     const dir = scenarioDir(reg.tag);
     temporal = await startTemporal();
-    // Admission off, with its reason: no worker runs here, so every accepted signal stays waiting, and production
-    // admission rightly refuses the rest at the door (503 backpressure) once they are late; this test is the schema's.
-    env = serviceEnv({ ...ADMISSION_OFF, TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: 'default', LOG_LEVEL: 'warn' });
+    // No worker runs here: every accepted signal's account workflow waits, which the door does not refuse.
+    env = serviceEnv({ TEMPORAL_ADDRESS: temporal.address, TEMPORAL_NAMESPACE: 'default', LOG_LEVEL: 'warn' });
     await importRegistry(writeRegistryFile(dir, 'registry.json', reg), env);
     ingress = await startIngressProcess(env);
   }, 120_000);

@@ -45,10 +45,10 @@ const AFTER = 10;
 
 /**
  * The accounts keep the service's own staleness guard (market entries expire 30 s after acceptance) and the stack the
- * production admission settings, as in production. The bound on `rejected` (signal_expired / bridge_offline), with the
- * bridge online throughout: none for a signal accepted once Temporal was back (admission shuts the door while the path
- * is behind), and none for one accepted before the outage unless Temporal came back less than RECOVERY_MS before its
- * 30 s ran out (the worker reconnects with a backoff and then drains the backlog). An outage of a few seconds: none.
+ * production door, as in production. The bound on `rejected` (signal_expired / bridge_offline), with the bridge online
+ * throughout: none for a signal accepted once Temporal was back, and none for one accepted before the outage unless
+ * Temporal came back less than RECOVERY_MS before its 30 s ran out (the worker reconnects with a backoff and then
+ * drains the backlog). An outage of a few seconds: none.
  */
 const MAX_SIGNAL_AGE_MS = 30_000;
 const RECOVERY_MS = 10_000;

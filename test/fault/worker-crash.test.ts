@@ -4,7 +4,6 @@ import { readLedger } from '../../src/paper/ledger';
 import { testEnv } from '../../support/env';
 import { startTemporal, waitFor, type TemporalServer } from '../../support/infra';
 import {
-  ADMISSION_OFF,
   ensureBuilt,
   restart,
   serviceEnv,
@@ -89,10 +88,9 @@ describe('the worker is killed with SIGKILL and restarted', () => {
         burstAccounts.map((a) => a.id),
       ),
       ledgerFile,
-      // A frozen terminal's long-poll must stay open long enough for the command to reach it (issue-4 variant).
-      // Admission off: the subject is signals accepted while the worker is dead, which the production door refuses
-      // (test/fault/report-load.test.ts runs a worker kill with it on).
-      env: { ...ADMISSION_OFF, BRIDGE_MAX_WAIT_MS: '120000', TEMPORAL_ADDRESS: temporalServer.address, TEMPORAL_NAMESPACE: 'default' },
+      // A frozen terminal's long-poll must stay open long enough for the command to reach it. Signals accepted
+      // while the worker is dead are admitted: the door refuses only what Redis cannot hold.
+      env: { BRIDGE_MAX_WAIT_MS: '120000', TEMPORAL_ADDRESS: temporalServer.address, TEMPORAL_NAMESPACE: 'default' },
     });
     temporal = await temporalClient({ address: temporalServer.address, namespace: 'default' });
     redis = redisClient(testEnv().redisUrl);

@@ -8,7 +8,7 @@ import { startRedisCluster, type RedisClusterServers } from '../helpers/redis-cl
 /**
  * The bridge queue and the per-account ordering on a real Redis Cluster (three masters of Debian's redis-server): every
  * key of one account carries the account in a hash tag, so each account's scripts run on one slot, and accounts spread
- * over the nodes. What this does not cover: the registry, the limiters and the admission ledger touch keys of several
+ * over the nodes. What this does not cover: the registry, the limiters and the pending starts touch keys of several
  * accounts or owners at once, so the service as a whole does not run on a Redis Cluster (docs/cluster-profile.md).
  */
 describe('the command queue and the per-account ordering on a real Redis Cluster', () => {

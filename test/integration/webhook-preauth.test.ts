@@ -122,9 +122,6 @@ describe('the pre-auth cap at a bar close', () => {
       env: {
         WEBHOOK_PREAUTH_IP_MAX: String(FAILURES_MAX),
         WEBHOOK_PREAUTH_IP_WINDOW_MS: '600000',
-        // No worker runs here, so no account workflow takes up a command: a thousand accepted alerts would be late
-        // after the default 10 s and shut admission control's door on the later tests, which are about the cap.
-        ADMISSION_SUPERVISION_LAG_MS: '600000',
       },
     });
     f = await seedOwner(stack.registry);

@@ -42,7 +42,6 @@ function fakes(
     takenBack: [] as string[],
     released: [] as string[],
     retimed: [] as MarkRetime[],
-    settled: [] as string[],
   };
   const pending = new Set<string>();
   let counter = 0;
@@ -135,12 +134,8 @@ function fakes(
     starter,
     dispatch,
     windows,
-    admission: {
-      decide: async () => (opts.admitted === false ? { admitted: false, retryAfterSeconds: 3, reason: 'behind' } : { admitted: true }),
-      ledger: {
-        accepted: async () => undefined,
-        settled: async (signalId, accountId) => void calls.settled.push(`${signalId}/${accountId}`),
-      },
+    door: {
+      decide: async () => (opts.admitted === false ? { admitted: false, retryAfterSeconds: 3, reason: 'start_backlog' } : { admitted: true }),
     },
     settings: {
       idempotencyKeyMaxLength: 128,
@@ -304,12 +299,12 @@ describe('acceptSignal with fakes of its ports', () => {
     });
   });
 
-  test('when admission says the execution path is behind, then a new signal is refused at the door, but a replay of a held key is answered', async () => {
+  test('when the door is shut (the start backlog past its bound), then a new signal is refused, but a replay of a held key is answered', async () => {
     const open = fakes();
     const first = await acceptSignal(open.deps, { grant, body: buy, idempotencyKey: 'k2', correlationId: 'c8' });
     const shut = {
       ...open.deps,
-      admission: { ...open.deps.admission, decide: async () => ({ admitted: false as const, retryAfterSeconds: 3, reason: 'behind' as const }) },
+      door: { decide: async () => ({ admitted: false as const, retryAfterSeconds: 3, reason: 'start_backlog' as const }) },
     };
     await expect(acceptSignal(shut, { grant, body: buy, correlationId: 'c9' })).rejects.toMatchObject({
       kind: 'backpressure',

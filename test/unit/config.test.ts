@@ -54,7 +54,7 @@ describe('loadConfig: spec defaults', () => {
     expect(config.ingress.bodyReadTimeoutMs).toBe(5_000);
     expect(config.ingress.maxConnectionsPerIp).toBe(2048);
     expect(config.ingress.maxOverCapConnections).toBe(4096);
-    expect(config.admission).toEqual({ lateAfterMs: 10_000, maxLate: 40, refreshMs: 100, lostStarts: { afterMs: 60_000, limit: 50, everyMs: 5_000 } });
+    expect(config.door).toEqual({ maxPendingStarts: 20_000, maxPendingStartAgeMs: 300_000, redisMemoryFullFraction: 0.9, minReplicas: 0, refreshMs: 250 });
     expect(config.bridge).toEqual({
       maxWaitMs: 25_000,
       limit: { max: 600, windowMs: 60_000 },
@@ -64,19 +64,13 @@ describe('loadConfig: spec defaults', () => {
     });
   });
 
-  test('when the supervision lag is set, then the door bounds it (10 s by default)', () => {
-    expect(loadConfig({}).admission.lateAfterMs).toBe(10_000);
-    expect(loadConfig({ ADMISSION_SUPERVISION_LAG_MS: '3000' }).admission.lateAfterMs).toBe(3000);
-    expect(() => loadConfig({ ADMISSION_SUPERVISION_LAG_MS: '0' })).toThrow(/ADMISSION_SUPERVISION_LAG_MS/);
+  test('when the old admission settings are set, then the config is refused by name (a slow Temporal no longer shuts the door)', () => {
+    for (const name of ['ADMISSION_SUPERVISION_LAG_MS', 'ADMISSION_MAX_LATE', 'ADMISSION_LOST_START_AFTER_MS', 'ADMISSION_REFRESH_MS'])
+      expect(() => loadConfig({ [name]: '1000' })).toThrow(new RegExp(`${name}: no longer a setting`));
   });
 
-  test('when the admission refresh is set outside 10 ms to 5 s, then the config is refused', () => {
-    expect(() => loadConfig({ ADMISSION_REFRESH_MS: '5' })).toThrow(/ADMISSION_REFRESH_MS/);
-    expect(() => loadConfig({ ADMISSION_REFRESH_MS: '60000' })).toThrow(/ADMISSION_REFRESH_MS/);
-    expect(loadConfig({ ADMISSION_SUPERVISION_LAG_MS: '300', ADMISSION_MAX_LATE: '0' }).admission).toMatchObject({
-      lateAfterMs: 300,
-      maxLate: 0,
-    });
+  test('when REDIS_MIN_REPLICAS_ACK is set, then the door asks for as many connected replicas', () => {
+    expect(loadConfig({ REDIS_MIN_REPLICAS_ACK: '2' }).door.minReplicas).toBe(2);
   });
 
   test('when nothing is set, then callbacks have no key, https only, no allowed private host, and their documented bounds', () => {

@@ -114,9 +114,9 @@ describe('the Redis keys', () => {
       'es:ctrader:link:acc-1',
       'es:ctrader:ctid:42',
     ]);
-    expect([signalKeys.reportedOutcomes('sig_1'), signalKeys.admissionPending('q'), RATE_LIMIT_KEY_PREFIX]).toEqual([
+    expect([signalKeys.reportedOutcomes('sig_1'), signalKeys.pendingStarts('q'), RATE_LIMIT_KEY_PREFIX]).toEqual([
       'es:ro:{sig_1}',
-      'es:admission:{q}',
+      { claims: 'es:starts:{q}', accepted: 'es:starts-accepted:{q}', inputs: 'es:start-inputs:{q}' },
       'es:rl:',
     ]);
   });

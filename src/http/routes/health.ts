@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { Redis } from 'ioredis';
 import type { Regions } from '../../temporal/regions';
+import type { DoorDecision } from '../../signals/door';
 
 /** /healthz: the process answers. It says nothing else, so it may be served on the public listener too. */
 export function livenessRoutes(): Router {
@@ -14,13 +15,15 @@ export function livenessRoutes(): Router {
 /**
  * /readyz: Redis and every region's Temporal answer within a short deadline. It names which dependency is down, so it
  * is served on the admin listener only. Beside the checks, the accepted signals whose workflow is not started yet
- * (src/signals/pending-starts.ts): a Temporal outage does not refuse signals, and this is where its backlog shows.
+ * (src/signals/pending-starts.ts): a Temporal outage does not refuse signals, and this is where its backlog shows; and
+ * the door: `open`, or why new signals are refused (src/signals/door.ts).
  */
 export function readinessRoutes(deps: {
   redis: Redis;
   regions: Regions;
   timeoutMs: number;
   pendingStarts: () => Promise<{ pending: number; oldestMs: number }>;
+  door: () => Promise<DoorDecision>;
 }): Router {
   const router = Router();
   router.get('/readyz', async (_req, res) => {
@@ -43,7 +46,13 @@ export function readinessRoutes(deps: {
     ]);
     const ready = Object.values(checks).every((c) => c === 'ok');
     const pendingStarts = checks.redis === 'ok' ? await deps.pendingStarts().catch(() => undefined) : undefined;
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks, ...(pendingStarts ? { pendingStarts } : {}) });
+    const door = await deps.door();
+    res.status(ready ? 200 : 503).json({
+      status: ready ? 'ready' : 'not_ready',
+      checks,
+      ...(pendingStarts ? { pendingStarts } : {}),
+      door: door.admitted ? 'open' : door.reason,
+    });
   });
   return router;
 }
