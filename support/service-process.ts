@@ -105,9 +105,6 @@ export function serviceEnv(overrides: Record<string, string> = {}): Record<strin
     RATE_LIMIT_KEY_PREFIX: `e${tag}:`,
     RATE_LIMIT_SCALE: '1000',
     WEBHOOK_PREAUTH_IP_MAX: '100000',
-    // Two test files share two cores with a Temporal server: a guard's Redis call can wait past the 500 ms default
-    // there without Redis being down. Fail-closed tests stop or freeze Redis, which no timeout hides.
-    REDIS_COMMAND_TIMEOUT_MS: '2000',
     ...overrides,
   };
 }

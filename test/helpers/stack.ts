@@ -35,9 +35,6 @@ export function testConfig(env: Record<string, string> = {}, tuning: Tuning = {}
     RATE_LIMIT_KEY_PREFIX: `t${randomBytes(4).toString('hex')}:`,
     RATE_LIMIT_SCALE: '1000',
     WEBHOOK_PREAUTH_IP_MAX: '100000',
-    // Two test files share two cores with a Temporal server: a guard's Redis call can wait past the 500 ms default
-    // there without Redis being down. Fail-closed tests stop or freeze Redis, which no timeout hides.
-    REDIS_COMMAND_TIMEOUT_MS: '2000',
     // Parallel test files share one dev server on two cores: a healthy call can take over a second here.
     TEMPORAL_START_TIMEOUT_MS: '5000',
     WORKER_METRICS_PORT: '0',

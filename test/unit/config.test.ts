@@ -27,7 +27,7 @@ describe('loadConfig: spec defaults', () => {
   });
 
   test('when nothing is set, then Redis and Temporal are on loopback defaults with one region "default"', () => {
-    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', commandTimeoutMs: 500, replicaAck: { min: 0, timeoutMs: 200 }, redeliverAfterMs: 15_000 });
+    expect(config.redis).toEqual({ url: 'redis://127.0.0.1:6379', commandTimeoutMs: 2000, replicaAck: { min: 0, timeoutMs: 200 }, redeliverAfterMs: 15_000 });
     expect(config.temporal.regions).toEqual([{ name: 'default', address: '127.0.0.1:7233', namespace: 'default' }]);
     expect(config.temporal.taskQueue).toBe('external-signals');
     expect(config.temporal.startTimeoutMs).toBe(1500);
