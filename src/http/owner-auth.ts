@@ -4,6 +4,7 @@ import type { CreatedVia } from '../domain/account';
 import { Refusal } from '../refusal';
 import { apiKeyOwner, sessionOwner, type OwnerAuthDeps } from '../owners/sign-in';
 import { bearerToken } from './middleware';
+import { ownerCaller } from './proven';
 
 /**
  * Who is calling the owner API: a browser session (cookie) or an owner API key (`Authorization: Bearer oak_…`).
@@ -43,15 +44,14 @@ function sameText(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** Sets res.locals.owner (and res.locals.csrf for a session), or answers 401 / 403. */
+/** Proves the caller's owner (ownerCaller: with the CSRF and session tokens of a session), or answers 401 / 403. */
 export function ownerAuth(deps: OwnerAuthDeps, cookies: CookieSettings): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     const key = bearerToken(req);
     if (key !== undefined) {
       const owner = await apiKeyOwner(deps, key);
       if (owner === null) throw new Refusal('unauthorized', 'Invalid or revoked owner API key');
-      res.locals.owner = owner;
-      res.locals.via = 'api_key';
+      ownerCaller.set(res, { owner, via: 'api_key' });
       next();
       return;
     }
@@ -61,16 +61,13 @@ export function ownerAuth(deps: OwnerAuthDeps, cookies: CookieSettings): Request
     if (!SAFE_METHODS.has(req.method) && !sameText(req.get('x-csrf-token') ?? '', session.csrf)) {
       throw new Refusal('forbidden', 'Missing or wrong X-CSRF-Token (read it from GET /v1/owner/session)');
     }
-    res.locals.owner = session.owner;
-    res.locals.csrf = session.csrf;
-    res.locals.sessionToken = token;
-    res.locals.via = 'session';
+    ownerCaller.set(res, { owner: session.owner, via: 'session', csrf: session.csrf, ...(token ? { sessionToken: token } : {}) });
     next();
   };
 }
 
 /** How the caller of an owner route signed in (set by ownerAuth): recorded on each credential it makes. */
-export const signedInVia = (res: Response): CreatedVia => res.locals.via as CreatedVia;
+export const signedInVia = (res: Response): CreatedVia => ownerCaller.get(res).via;
 
 /** One year: browsers keep to https for the host that long after they last saw the header. */
 const HSTS = 'max-age=31536000';

@@ -1,4 +1,5 @@
 import { Router, type Response } from 'express';
+import { ownerCaller } from '../proven';
 import { Refusal } from '../../refusal';
 import { configUrl, loopbackWarning, packageFileName, type Mt5Package, type Mt5Packages } from '../../downloads/mt5-package';
 import type { OwnerAuthDeps } from '../../owners/sign-in';
@@ -58,7 +59,7 @@ export function ownerDownloadRoutes(deps: OwnerDownloadDeps, packages: Mt5Packag
   const path = '/v1/owner/accounts/:accountId/mt5-package';
   router.use(path, ownerAuth(deps.auth, deps.cookies), requireJson);
   router.post(path, async (req, res) => {
-    const made = await personalMt5Package(deps, packages, res.locals.owner as string, req.params.accountId, signedInVia(res));
+    const made = await personalMt5Package(deps, packages, ownerCaller.get(res).owner, req.params.accountId, signedInVia(res));
     sendZip(res, made.fileName, made.zip, 'no-store');
   });
   // What the package's config will hold, read by the account page before the download (a loopback address warned of).

@@ -1,4 +1,5 @@
 import { Router, type Response } from 'express';
+import { ownerCaller } from '../proven';
 import { z } from 'zod';
 import { Refusal } from '../../refusal';
 import { SignalNotFound, type SignalLog } from '../../signals/log';
@@ -21,7 +22,7 @@ export interface OwnerActivityDeps {
   bodyReadTimeoutMs: number;
 }
 
-const ownerOf = (res: Response) => res.locals.owner as string;
+const ownerOf = (res: Response) => ownerCaller.get(res).owner;
 const registrationSchema = z.strictObject({ url: z.string().min(1).max(2048), eventTypes: eventTypesSchema.optional() });
 const limitSchema = z.coerce.number().int().min(1).max(500).default(100);
 

@@ -1,4 +1,5 @@
 import { Router, type Response } from 'express';
+import { ownerCaller } from '../proven';
 import { z } from 'zod';
 import { Refusal } from '../../refusal';
 import { listOwnerAccounts, showOwnerAccount, updateOwnerAccount } from '../../owners/accounts';
@@ -29,7 +30,7 @@ export interface OwnerApiDeps {
   trades?: OwnerTradesDeps;
 }
 
-const ownerOf = (res: Response) => res.locals.owner as string;
+const ownerOf = (res: Response) => ownerCaller.get(res).owner;
 const nameSchema = z.strictObject({ name: z.string().trim().min(1).max(64) });
 const limitSchema = z.coerce.number().int().min(1).max(1000).default(100);
 

@@ -1,4 +1,5 @@
 import { Router, type RequestHandler, type Response } from 'express';
+import { ownerCaller } from '../proven';
 import { beginConnect, completeConnect, linkPickedAccounts, type CtraderConnectDeps } from '../../owners/ctrader-connect';
 
 /**
@@ -8,8 +9,8 @@ import { beginConnect, completeConnect, linkPickedAccounts, type CtraderConnectD
  */
 export function ownerCtraderRoutes(deps: CtraderConnectDeps | undefined, body: RequestHandler[]): Router {
   const router = Router();
-  const owner = (res: Response) => res.locals.owner as string;
-  const session = (res: Response) => res.locals.sessionToken as string | undefined;
+  const owner = (res: Response) => ownerCaller.get(res).owner;
+  const session = (res: Response) => ownerCaller.get(res).sessionToken;
   router.get('/v1/owner/ctrader', (_req, res) => {
     res.json({ connectEnabled: deps !== undefined });
   });

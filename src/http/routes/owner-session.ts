@@ -1,4 +1,5 @@
 import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { ownerCaller } from '../proven';
 import { ipKeyGenerator } from 'express-rate-limit';
 import { z } from 'zod';
 import { routeLimited, Refusal } from '../../refusal';
@@ -86,11 +87,11 @@ export function ownerSessionRoutes(deps: OwnerSessionDeps): Router {
   });
   const signedIn = ownerAuth(deps.auth, deps.cookies);
   router.get('/v1/owner/session', signedIn, (_req, res) => {
-    res.status(200).json({ owner: res.locals.owner as string, csrfToken: (res.locals.csrf as string | undefined) ?? null });
+    res.status(200).json({ owner: ownerCaller.get(res).owner, csrfToken: ownerCaller.get(res).csrf ?? null });
   });
   // Sign-out ends every session of the owner, on every device.
   router.delete('/v1/owner/session', signedIn, async (req, res) => {
-    const ended = await deps.auth.sessions.endAll(res.locals.owner as string);
+    const ended = await deps.auth.sessions.endAll(ownerCaller.get(res).owner);
     if (cookieToken(req, deps.cookies)) res.setHeader('Set-Cookie', clearedCookie(deps.cookies));
     res.status(200).json({ sessionsEnded: ended });
   });

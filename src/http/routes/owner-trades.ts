@@ -1,4 +1,5 @@
 import { Router, type Response } from 'express';
+import { ownerCaller } from '../proven';
 import { Refusal } from '../../refusal';
 import { ownerBook, ownerDay, ownerEquity, ownerSignalTrades, ownerTrade, ownerTrades, type OwnerTradesDeps } from '../../trades/read';
 
@@ -8,7 +9,7 @@ import { ownerBook, ownerDay, ownerEquity, ownerSignalTrades, ownerTrade, ownerT
  */
 export function ownerTradesRoutes(deps: OwnerTradesDeps | undefined): Router {
   const router = Router();
-  const owner = (res: Response) => res.locals.owner as string;
+  const owner = (res: Response) => ownerCaller.get(res).owner;
   router.use(
     [
       '/v1/owner/accounts/:accountId/book',

@@ -3,7 +3,6 @@ import { Refusal, routeLimited, type RefusalKind } from '../../refusal';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
 import type { Config } from '../../config';
-import type { SecretGrant } from '../../domain/account';
 import { acceptSignal } from '../../signals/accept';
 import type { AcceptDeps } from '../../signals/acceptance';
 import { authenticateSender } from '../../signals/authenticate';
@@ -11,6 +10,7 @@ import { failClosedOnStoreError } from '../../signals/fail-closed';
 import { inFlightCap, jsonBody } from '../middleware';
 import { createRouteLimiter } from '../../ratelimit/route-limiter';
 import { PreAuthCap } from '../../ratelimit/preauth';
+import { sender } from '../proven';
 
 /**
  * POST /webhook/custom and /webhook/custom/:accountId (spec §4.1, §4.2): the pipeline of docs/architecture.md in order. The
@@ -34,8 +34,9 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
   const capped = (retryAfterMs: number) => routeLimited(preAuth.limit.max, preAuth.limit.windowMs, Math.max(1, Math.ceil(retryAfterMs / 1000)));
 
   const authenticate: RequestHandler = async (req, res, next) => {
-    res.locals.grant = await failClosedOnStoreError(failClosed, () =>
-      authenticateSender(deps.accept.registry, req.body, (req.params as { accountId?: string }).accountId),
+    sender.set(
+      res,
+      await failClosedOnStoreError(failClosed, () => authenticateSender(deps.accept.registry, req.body, (req.params as { accountId?: string }).accountId)),
     );
     next();
   };
@@ -55,7 +56,7 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
   const submit = async (req: Request<{ accountId?: string }>, res: Response) => {
     const result = await acceptSignal(deps.accept, {
       routeAccountId: req.params.accountId,
-      grant: res.locals.grant as SecretGrant,
+      grant: sender.get(res),
       body: req.body,
       idempotencyKey: req.get('x-idempotency-key'),
       correlationId: res.locals.correlationId as string,
@@ -88,7 +89,7 @@ export function webhookRoutes(deps: { accept: AcceptDeps; redis: Redis; config: 
 function routeLimitKey(req: Request, res: Response): string {
   const accountId = (req.params as { accountId?: string }).accountId;
   if (accountId) return `account:${accountId}`;
-  return `secret:${(res.locals.grant as SecretGrant).hash}`;
+  return `secret:${sender.get(res).hash}`;
 }
 
 /** What a sender sent that ends its request before it authenticates: a failure of its address. */
