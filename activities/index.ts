@@ -4,12 +4,19 @@ import type { BridgeCommand, BridgeReport } from '../src/domain/bridge-protocol'
 import type { AdmissionLedger } from '../src/signals/admission';
 import type { AttemptDeps } from '../src/callbacks/attempt';
 import { createCallbackActivities } from './callbacks';
+import type { RedisTradeCallbackCap } from '../src/callbacks/trade-coalescing';
 import { signalOfCommand } from '../src/domain/ids';
 
 /** Activities touch the outside world for the workflows: here, the per-account bridge command queue. */
-export function createActivities(deps: { queue: CommandQueue; sequencer: AccountSequencer; admission: AdmissionLedger; callbacks?: AttemptDeps }) {
+export function createActivities(deps: {
+  queue: CommandQueue;
+  sequencer: AccountSequencer;
+  admission: AdmissionLedger;
+  callbacks?: AttemptDeps;
+  tradeCallbacks?: Pick<RedisTradeCallbackCap, 'coalesced'>;
+}) {
   return {
-    ...createCallbackActivities(deps.callbacks),
+    ...createCallbackActivities(deps.callbacks, deps.tradeCallbacks),
     /**
      * Idempotent by commandId, so a retried activity never queues a second order. `overtaken`: not queued, a later
      * command of the account ran first (src/bridge/ordering.ts). A resend queues it whatever the order.

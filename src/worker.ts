@@ -14,6 +14,7 @@ import type { InjectedSinks } from '@temporalio/worker';
 import type { OutcomeSinks } from '../workflows/sinks';
 import { temporalConnectionOptions } from './temporal/connection-options';
 import { callbackAttemptDeps } from './callbacks/wiring';
+import { RedisTradeCallbackCap } from './callbacks/trade-coalescing';
 
 export interface RunningWorker {
   /** Resolves when every region's worker has stopped. */
@@ -49,6 +50,7 @@ export async function startWorker(config: Config = loadConfig()): Promise<Runnin
     sequencer: new RedisAccountSequencer(redis, config.redis.replicaAck),
     admission: new RedisAdmissionLedger(redis, config.temporal.taskQueue, config.bridge.defaultCommandTtlMs),
     callbacks: { ...callbackAttemptDeps(config, redis), onAttempt: (result) => metrics.callbackAttempts.inc({ result }) },
+    tradeCallbacks: new RedisTradeCallbackCap(redis),
   });
   const source = workflowSource(config);
   const sinks: InjectedSinks<OutcomeSinks> = {
