@@ -15,8 +15,12 @@ const TRADE_CALLBACKS_PER_OWNER_PER_MINUTE = 60;
 /** The events one coalesced delivery carries (about 400 bytes each: at most about 200 KB, in the delivery's history). */
 const COALESCED_EVENTS_MAX = 500;
 const TRADE_CALLBACK_WINDOW_MS = 60_000;
-/** A minute's coalesced events are kept this long for their delivery to read (it reads them when the minute ends). */
-const COALESCED_KEEP_MS = 86_400_000;
+/**
+ * A minute's coalesced events are kept this long for their delivery, which reads them as the minute ends: an owner's
+ * kept events are then at most 15 minutes' worth (about 3 MB), whatever a bridge sends. A delivery that cannot read
+ * them so long (no worker for 15 minutes) finds none and sends nothing; the trade journal still holds the events.
+ */
+const COALESCED_KEEP_MS = 15 * 60_000;
 
 /** `deliver`: a delivery of its own; `coalesce`: in the minute's coalesced delivery, which must be started (`start`) or was. */
 export type TradeCallbackSlot = { kind: 'deliver' } | { kind: 'coalesce'; window: number; startsAtMs: number; endsAtMs: number; start: boolean };
