@@ -1,5 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { attemptDelivery, type AttemptDeps } from '../src/callbacks/attempt';
+import type { RedisTradeCallbackCap } from '../src/callbacks/trade-coalescing';
 
 export interface DeliverCallbackRequest {
   owner: string;
@@ -13,8 +14,13 @@ export interface DeliverCallbackRequest {
  * workflow's backoff; a refusal (the URL now reaches a forbidden address, no key) fails for good. Error messages go
  * into Temporal's history, so they say what happened and nothing else (no URL, no secret).
  */
-export function createCallbackActivities(deps: AttemptDeps | undefined) {
+export function createCallbackActivities(deps: AttemptDeps | undefined, tradeCallbacks?: Pick<RedisTradeCallbackCap, 'coalesced'>) {
   return {
+    /** An owner's minute of coalesced trade events (src/callbacks/trade-coalescing.ts), read once the minute ended. */
+    async coalescedTradeEvents(owner: string, window: number) {
+      if (!tradeCallbacks) throw ApplicationFailure.nonRetryable('callbacks are not configured on this worker', 'callbacks_not_configured');
+      return tradeCallbacks.coalesced(owner, window);
+    },
     async deliverCallback(req: DeliverCallbackRequest): Promise<'delivered' | 'gone'> {
       if (!deps) throw ApplicationFailure.nonRetryable('callbacks are not configured on this worker', 'callbacks_not_configured');
       const { attempt, log } = { attempt: Context.current().info.attempt, log: Context.current().log };

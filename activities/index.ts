@@ -3,11 +3,17 @@ import type { AccountSequencer } from '../src/bridge/ordering';
 import type { BridgeCommand, BridgeReport } from '../src/domain/bridge-protocol';
 import type { AttemptDeps } from '../src/callbacks/attempt';
 import { createCallbackActivities } from './callbacks';
+import type { RedisTradeCallbackCap } from '../src/callbacks/trade-coalescing';
 
 /** Activities touch the outside world for the workflows: here, the per-account bridge command queue. */
-export function createActivities(deps: { queue: CommandQueue; sequencer: AccountSequencer; callbacks?: AttemptDeps }) {
+export function createActivities(deps: {
+  queue: CommandQueue;
+  sequencer: AccountSequencer;
+  callbacks?: AttemptDeps;
+  tradeCallbacks?: Pick<RedisTradeCallbackCap, 'coalesced'>;
+}) {
   return {
-    ...createCallbackActivities(deps.callbacks),
+    ...createCallbackActivities(deps.callbacks, deps.tradeCallbacks),
     /**
      * Idempotent by commandId, so a retried activity never queues a second order. `overtaken`: not queued, a later
      * command of the account ran first (src/bridge/ordering.ts). A resend queues it whatever the order.

@@ -83,8 +83,11 @@ export const ownerKeys = {
   publicUrl: 'es:service:public-url',
   ctraderOAuthState: (hash: string) => `es:ctrader:oauth-state:${hash}`,
   ctraderOAuthPending: (hash: string) => `es:ctrader:oauth-pending:${hash}`,
-  /** `ep`: the owner's callback endpoints; `at`: their delivery attempts. */
-  callbacks: (owner: string, what: 'ep' | 'at') => `es:cb:{${owner}}:${what}`,
+  /**
+   * `ep`: the owner's callback endpoints; `at`: their delivery attempts; `tc`, `tb` (with `:<minute>`): the trade-event
+   * callbacks counted in a minute and those coalesced (src/callbacks/trade-coalescing.ts).
+   */
+  callbacks: (owner: string, what: 'ep' | 'at' | 'tc' | 'tb') => `es:cb:{${owner}}:${what}`,
 };
 
 /** The cTrader connector's links (src/ctrader/links.ts): account → cTrader account, and back. */

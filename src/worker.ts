@@ -13,6 +13,7 @@ import type { InjectedSinks } from '@temporalio/worker';
 import type { OutcomeSinks } from '../workflows/sinks';
 import { temporalConnectionOptions } from './temporal/connection-options';
 import { callbackAttemptDeps } from './callbacks/wiring';
+import { RedisTradeCallbackCap } from './callbacks/trade-coalescing';
 
 export interface RunningWorker {
   /** Resolves when every region's worker has stopped. */
@@ -47,6 +48,7 @@ export async function startWorker(config: Config = loadConfig()): Promise<Runnin
     queue: new RedisCommandQueue(redis, { redeliverAfterMs: config.redis.redeliverAfterMs, replicaAck: config.redis.replicaAck }),
     sequencer: new RedisAccountSequencer(redis, config.redis.replicaAck),
     callbacks: { ...callbackAttemptDeps(config, redis), onAttempt: (result) => metrics.callbackAttempts.inc({ result }) },
+    tradeCallbacks: new RedisTradeCallbackCap(redis),
   });
   const source = workflowSource(config);
   const sinks: InjectedSinks<OutcomeSinks> = {

@@ -1,3 +1,3 @@
 export { signalWorkflow } from './signal';
 export { accountWorkflow } from './account';
-export { callbackWorkflow } from './callback';
+export { callbackWorkflow, coalescedTradeCallbackWorkflow } from './callback';

@@ -6,6 +6,7 @@ import { RedisEndpointStore } from './endpoints';
 import { ownerCallbacks, type OwnerCallbacks } from './owner-callbacks';
 import { SecretBox } from './secret-box';
 import { tradeEventPublisher, type PublishTradeEvent } from './trade-events';
+import { RedisTradeCallbackCap } from './trade-coalescing';
 import { TemporalCallbackDeliveries } from '../temporal/callback-deliveries';
 import type { Regions } from '../temporal/regions';
 import type { Registry } from '../registry/registry';
@@ -39,5 +40,6 @@ export function tradeEventPublisherOf(config: Config, redis: Redis, regions: Reg
       return account ? { owner: account.owner, region: account.region } : null;
     },
     deliveries: new TemporalCallbackDeliveries(regions, config.temporal.taskQueue),
+    cap: new RedisTradeCallbackCap(redis),
   });
 }

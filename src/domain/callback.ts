@@ -103,6 +103,31 @@ export type TradeEventPayload = {
   [T in TradeCallbackType]: { type: T; timestamp: string; data: TradeCallbackData[T] };
 }[TradeCallbackType];
 
+/** A trade event kept for its minute's coalesced delivery: its own webhook-id and the endpoints that want its type. */
+export interface CoalescedTradeEvent {
+  webhookId: string;
+  endpointIds: string[];
+  event: TradeEventPayload;
+}
+
+/**
+ * What a receiver gets for a minute's trade events past the owner's cap (docs/callbacks.md): the events its endpoint
+ * wants, oldest first, each with the webhook-id it would have had alone; `omitted` counts those past the bound.
+ */
+export interface TradeEventsCoalescedPayload {
+  type: 'trade.coalesced';
+  timestamp: string;
+  data: { from: string; to: string; events: (TradeEventPayload & { webhookId: string })[]; omitted: number };
+}
+
+/** What the coalesced delivery is given: whose minute, and when it ends (the delivery reads the events then). */
+export interface CoalescedDeliveryInput {
+  owner: string;
+  window: number;
+  from: string;
+  endsAt: string;
+}
+
 type CallbackEvent = OutcomeEvent | ExitOutcomeEvent | TradeEventPayload;
 
 /** What the delivery workflow is given: the endpoints chosen when the event happened, never a URL or a secret. */

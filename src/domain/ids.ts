@@ -31,3 +31,6 @@ export const callbackWorkflowId = (signalId: string, accountId: string): string 
  * account and stable across resends, so one event is one delivery.
  */
 export const tradeCallbackWorkflowId = (accountId: string, eventId: string): string => `callback:trade:${accountId}:${eventId}`;
+
+/** The delivery of an owner's minute of coalesced trade events (minute = floor(ms / 60000)); also its webhook-id. */
+export const coalescedTradeCallbackWorkflowId = (owner: string, window: number): string => `callback:trade-coalesced:${owner}:${window}`;

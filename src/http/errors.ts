@@ -46,7 +46,9 @@ export function sendRefusal(res: Response, err: Refusal, channel: Channel, corre
       return;
     case 'throttled':
       // A limiter that knows when its window ends has said so already (express-rate-limit's Retry-After).
-      if (err.extra.windowMs && !res.getHeader('Retry-After')) res.setHeader('Retry-After', String(Math.ceil(err.extra.windowMs / 1000)));
+      // One that knows when its own window ends says that; else the whole window.
+      if (err.extra.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(err.extra.retryAfterSeconds));
+      else if (err.extra.windowMs && !res.getHeader('Retry-After')) res.setHeader('Retry-After', String(Math.ceil(err.extra.windowMs / 1000)));
       res.status(status).json({
         error: 'rate_limit_exceeded',
         scope: err.extra.scope,

@@ -14,9 +14,10 @@ import { runScript } from '../registry/scripts';
 export type Cap =
   /**
    * At most `max` slots in a fixed window of `windowMs` that starts with its first slot. One small hash per key
-   * (the count and the window's id), whatever `max` is: an attacker's many addresses cost a few bytes each.
+   * (the count and the window's id), whatever `max` is: an attacker's many addresses cost a few bytes each. `weight`
+   * (default 1) slots are taken at once, or none: a call of 100 trade events charges 100.
    */
-  | { kind: 'window'; key: string; max: number; windowMs: number }
+  | { kind: 'window'; key: string; max: number; windowMs: number; weight?: number }
   /** At most `max` members in the Redis set at `key`: the set is itself what is counted (an owner's index). */
   | { kind: 'set'; key: string; max: number }
   /** At most `max` fields in the Redis hash at `key`: the hash is itself the store of what is counted. */
@@ -32,21 +33,22 @@ export type Taken = { taken: true; slot: Slot } | { taken: false; retryAfterMs: 
 
 /**
  * KEYS: the capped collection. ARGV: kind, max, member (a window cap: the id a new window gets), then the window's
- * length (ms) or the hash field's value. Returns {1, member or the window's id} when a slot is held (the member held
+ * length (ms) or the hash field's value, then (a window cap) how many slots to take at once. Returns {1, member or the window's id} when a slot is held (the member held
  * one already, or took one now), else {0, ms until the window ends} ({0, 0} for a count cap: a slot frees only when
  * something is removed).
  */
 const TAKE_SLOT = `
 local kind, max, member = ARGV[1], tonumber(ARGV[2]), ARGV[3]
 if kind == 'window' then
+  local weight = tonumber(ARGV[5] or '1')
   local n = tonumber(redis.call('HGET', KEYS[1], 'n') or '0')
-  if n >= max then return {0, math.max(redis.call('PTTL', KEYS[1]), 1)} end
+  if n + weight > max then return {0, math.max(redis.call('PTTL', KEYS[1]), 1)} end
   if redis.call('EXISTS', KEYS[1]) == 0 then
-    redis.call('HSET', KEYS[1], 'n', 1, 'window', member)
+    redis.call('HSET', KEYS[1], 'n', weight, 'window', member)
     redis.call('PEXPIRE', KEYS[1], ARGV[4])
     return {1, member}
   end
-  redis.call('HINCRBY', KEYS[1], 'n', 1)
+  redis.call('HINCRBY', KEYS[1], 'n', weight)
   return {1, redis.call('HGET', KEYS[1], 'window')}
 end
 local has, size = 'SISMEMBER', 'SCARD'
@@ -77,8 +79,8 @@ return 1`;
  * `value` is the field's value, written in the same step. Throws when Redis cannot answer: the caller fails closed.
  */
 export async function takeSlot(redis: Redis, cap: Cap, member = randomBytes(9).toString('base64url'), value = ''): Promise<Taken> {
-  const extra = cap.kind === 'window' ? String(cap.windowMs) : value;
-  const [taken, held] = (await runScript(redis, TAKE_SLOT, [cap.key], [cap.kind, cap.max, member, extra])) as [number, number | string];
+  const extra = cap.kind === 'window' ? [String(cap.windowMs), String(cap.weight ?? 1)] : [value];
+  const [taken, held] = (await runScript(redis, TAKE_SLOT, [cap.key], [cap.kind, cap.max, member, ...extra])) as [number, number | string];
   return taken === 1 ? { taken: true, slot: { cap, member: String(held) } } : { taken: false, retryAfterMs: Number(held) };
 }
 

@@ -1,8 +1,9 @@
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { CallbackDeliveryStarter } from '../callbacks/trade-events';
-import type { CallbackDeliveryInput } from '../domain/callback';
+import type { CallbackDeliveryInput, CoalescedDeliveryInput } from '../domain/callback';
+import { coalescedTradeCallbackWorkflowId } from '../domain/ids';
 import type { Regions } from './regions';
-import { callbackWorkflow } from '../../workflows/callback';
+import { callbackWorkflow, coalescedTradeCallbackWorkflow } from '../../workflows/callback';
 
 /** Starts callback deliveries that no workflow starts as its child: the trade events' (src/callbacks/trade-events.ts). */
 export class TemporalCallbackDeliveries implements CallbackDeliveryStarter {
@@ -27,6 +28,22 @@ export class TemporalCallbackDeliveries implements CallbackDeliveryStarter {
     } catch (err) {
       if (err instanceof WorkflowExecutionAlreadyStartedError) return 'existed';
       throw err;
+    }
+  }
+
+  async startCoalesced(region: string, input: CoalescedDeliveryInput): Promise<void> {
+    try {
+      await this.regions.call(region, (client) =>
+        client.workflow.start(coalescedTradeCallbackWorkflow, {
+          taskQueue: this.taskQueue,
+          workflowId: coalescedTradeCallbackWorkflowId(input.owner, input.window),
+          args: [input],
+          workflowIdReusePolicy: 'REJECT_DUPLICATE',
+          staticSummary: `trade events coalesced until ${input.endsAt}`,
+        }),
+      );
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
     }
   }
 }

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Book, TradeRecord } from '../domain/trade-events';
 import { runScript } from '../registry/scripts';
+import { takeSlot } from '../ratelimit/caps';
 import { bridgeKeys } from '../redis-keys';
 
 /**
@@ -28,6 +29,15 @@ export type CommitResult = 'recorded' | 'duplicate' | 'conflict' | 'full';
 /** The most trades one account's journal holds (about 220 MB of Redis); past it, an event that begins a trade is refused. */
 const MAX_TRADES_PER_ACCOUNT = 100_000;
 
+/**
+ * The event ids an account's journal keeps to answer a resend `duplicate`: the newest 20,000 (by the event's time),
+ * older ones dropped in the step that records a new one. A resend comes from a bridge's outbox, which holds at most
+ * 5,000 events unanswered (src/bridge-kit/trade-outbox.ts); at the rate bound (TRADE_EVENTS_PER_ACCOUNT_PER_MINUTE,
+ * src/trades/record.ts) 20,000 ids are the last 16 minutes at least, at a real account's pace days to months. At most
+ * about 4.5 MB of Redis an account with 128-character ids, whatever a bridge sends.
+ */
+const MAX_EVENT_IDS_PER_ACCOUNT = 20_000;
+
 export interface TradeListQuery {
   status: 'open' | 'closed' | 'all';
   fromMs?: number;
@@ -43,6 +53,11 @@ export interface TradeJournal {
   readRaw(accountId: string, tradeIds: readonly string[]): Promise<(string | null)[]>;
   /** Records the event once per (account, eventId) and applies its writes, in one atomic step. */
   commit(accountId: string, commit: JournalCommit): Promise<CommitResult>;
+  /**
+   * Takes `count` of the account's trade events out of its budget of `max` a `windowMs`, checked and charged in one
+   * atomic step; undefined when taken, else the ms until the window ends (nothing charged).
+   */
+  chargeEvents(accountId: string, count: number, max: number, windowMs: number): Promise<{ retryAfterMs: number } | undefined>;
   /** Trades open or pending now. */
   openTradeIds(accountId: string, max: number): Promise<string[]>;
   saveBook(accountId: string, book: Book): Promise<void>;
@@ -81,10 +96,13 @@ export function journalKeys(accountId: string) {
     last: `${base}last`,
     book: `${base}book`,
     equity: `${base}equity`,
+    /** The trade events charged in the current minute (src/ratelimit/caps.ts window cap). */
+    eventBudget: `${base}event-budget`,
   };
 }
 
-// KEYS: records seen open closed all signals pnl last. ARGV: eventId, atMs, pnl bucket, pnl delta, writes (JSON), max trades.
+// KEYS: records seen open closed all signals pnl last. ARGV: eventId, atMs, pnl bucket, pnl delta, writes (JSON), max trades,
+// max event ids (the oldest beyond it dropped in this step).
 // A write: {id, expect (string|false), value (string|false), start, closedAt (number|false), signals, oldSignals}.
 const COMMIT = `
 if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 'duplicate' end
@@ -109,6 +127,14 @@ for _, w in ipairs(writes) do
   end
 end
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
+-- The oldest ids beyond the bound go, never the one just recorded (an event older than all it keeps is still
+-- answered duplicate when it comes again).
+local over = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[7])
+if over > 0 then
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, over)) do
+    if over > 0 and id ~= ARGV[1] then redis.call('ZREM', KEYS[2], id); over = over - 1 end
+  end
+end
 if ARGV[4] ~= '0' then redis.call('HINCRBYFLOAT', KEYS[7], ARGV[3], ARGV[4]) end
 local last = tonumber(redis.call('GET', KEYS[8]) or '0')
 if tonumber(ARGV[2]) > last then redis.call('SET', KEYS[8], ARGV[2]) end
@@ -169,6 +195,7 @@ export class RedisTradeJournal implements TradeJournal {
   constructor(
     private readonly redis: Redis,
     private readonly maxTrades = MAX_TRADES_PER_ACCOUNT,
+    private readonly maxEventIds = MAX_EVENT_IDS_PER_ACCOUNT,
   ) {}
 
   async readRaw(accountId: string, tradeIds: readonly string[]): Promise<(string | null)[]> {
@@ -193,7 +220,20 @@ export class RedisTradeJournal implements TradeJournal {
     });
     const bucket = String(Math.floor(c.atMs / QUARTER_HOUR_MS));
     const keys = [k.records, k.seen, k.open, k.closed, k.all, k.signals, k.pnl, k.last];
-    return (await runScript(this.redis, COMMIT, keys, [c.eventId, c.atMs, bucket, String(c.realized), JSON.stringify(writes), this.maxTrades])) as CommitResult;
+    return (await runScript(this.redis, COMMIT, keys, [
+      c.eventId,
+      c.atMs,
+      bucket,
+      String(c.realized),
+      JSON.stringify(writes),
+      this.maxTrades,
+      this.maxEventIds,
+    ])) as CommitResult;
+  }
+
+  async chargeEvents(accountId: string, count: number, max: number, windowMs: number): Promise<{ retryAfterMs: number } | undefined> {
+    const taken = await takeSlot(this.redis, { kind: 'window', key: journalKeys(accountId).eventBudget, max, windowMs, weight: count });
+    return taken.taken ? undefined : { retryAfterMs: taken.retryAfterMs };
   }
 
   async openTradeIds(accountId: string, max: number): Promise<string[]> {

@@ -41,7 +41,19 @@ const MAX_ATTEMPTS = 8;
 /** Trades past retention removed per call: the rest go with the next calls. */
 const PRUNE_PER_CALL = 200;
 
+/**
+ * The trade events one account's bridge may send a minute (every event of a call counted, a resend too); past it the
+ * call is refused whole, 429 with Retry-After, and nothing of it recorded. A real terminal's events follow its broker
+ * operations: an MT5 terminal sends its trade requests one at a time (tens a second at most), cTrader's Open API
+ * takes 50 requests a second per connection for all its accounts, and the largest burst the broker makes alone is a
+ * whole book closing at once (a stop-out of the 1,000 positions a book may list). 1,200 a minute takes that burst in
+ * one minute and 20 events a second for ever; a bridge past it only waits (its outbox keeps the events).
+ */
+export const TRADE_EVENTS_PER_ACCOUNT_PER_MINUTE = 1_200;
+const EVENT_BUDGET_WINDOW_MS = 60_000;
+
 export async function recordTrades(deps: TradesDeps, account: Account, body: TradesBody, nowMs: number): Promise<TradesAnswer> {
+  await chargeEvents(deps, account, body.events.length);
   const events: TradeEventResult[] = [];
   for (const event of body.events) events.push(await recordOne(deps, account, event, nowMs));
   // A book from a clock ahead of the service's is refused whole: its takenAt would close trades and freeze the data's
@@ -54,6 +66,21 @@ export async function recordTrades(deps: TradesDeps, account: Account, body: Tra
     return { events, book: 'refused', bookRefusal: { reason: 'future', path: pastClock } };
   }
   return { events, book: body.book ? 'recorded' : 'absent' };
+}
+
+/** The call's events out of the account's minute (a book alone costs nothing), or the 429 that says when to come back. */
+async function chargeEvents(deps: TradesDeps, account: Account, count: number): Promise<void> {
+  if (count === 0) return;
+  const max = TRADE_EVENTS_PER_ACCOUNT_PER_MINUTE;
+  const spent = await deps.journal.chargeEvents(account.id, count, max, EVENT_BUDGET_WINDOW_MS);
+  if (spent === undefined) return;
+  deps.logger?.warn({ accountId: account.id, events: count, retryAfterMs: spent.retryAfterMs }, 'trade events refused: the account sent its minute');
+  throw new Refusal('throttled', `At most ${max} trade events a minute per account; nothing of this call was recorded, send it again after Retry-After`, {
+    scope: 'trade_events',
+    limit: max,
+    windowMs: EVENT_BUDGET_WINDOW_MS,
+    retryAfterSeconds: Math.max(1, Math.ceil(spent.retryAfterMs / 1000)),
+  });
 }
 
 async function recordOne(deps: TradesDeps, account: Account, event: TradeEvent, nowMs: number): Promise<TradeEventResult> {

@@ -8,7 +8,9 @@ import type { Book, TradeEvent } from '../../src/domain/trade-events';
  * sent in which order with which book, and what stays in the outbox after each kind of answer.
  */
 
-type Answer = { status: number; body?: unknown } | ((body: { events: TradeEvent[]; book?: Book }) => { status: number; body?: unknown });
+type Answer =
+  | { status: number; body?: unknown; headers?: Record<string, string> }
+  | ((body: { events: TradeEvent[]; book?: Book }) => { status: number; body?: unknown; headers?: Record<string, string> });
 
 const event = (n: number): TradeEvent => ({
   eventId: `e${n}`,
@@ -36,7 +38,10 @@ function harness(script: Answer[]) {
     const next = script.shift();
     if (!next) throw new TypeError('fetch failed');
     const answer = typeof next === 'function' ? next(body) : next;
-    return new Response(answer.body === undefined ? '' : JSON.stringify(answer.body), { status: answer.status });
+    return new Response(answer.body === undefined ? '' : JSON.stringify(answer.body), {
+      status: answer.status,
+      ...('headers' in answer ? { headers: answer.headers } : {}),
+    });
   }) as typeof fetch;
   const diag: Record<string, unknown>[] = [];
   const client = new BridgeClient({
@@ -98,6 +103,30 @@ describe('sending trade events', () => {
     expect(h.calls).toHaveLength(2);
     expect(h.outbox.size).toBe(0);
     expect(h.diag).toEqual([expect.objectContaining({ event: 'trade_send_retry', waiting: 1, retryInMs: 1_000 })]);
+    h.sender.stop();
+  });
+
+  test('when the account sent its minute of trade events (429 with Retry-After), then nothing is sent before Retry-After, everything stays, and it goes after', async () => {
+    const limited = {
+      status: 429,
+      headers: { 'retry-after': '1' },
+      body: { error: 'rate_limit_exceeded', scope: 'trade_events', limit: 1200, windowMs: 60_000 },
+    };
+    const h = harness([limited, recordedAll]);
+    h.outbox.add([event(1), event(2)]);
+    const t0 = Date.now();
+    await h.sender.flush();
+    // The client waited the Retry-After second before the call came back; the sender then backs off on its own clock.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1_000);
+    expect(h.outbox.size).toBe(2);
+    await h.sender.flush();
+    expect(h.calls).toHaveLength(1);
+    h.advance(1_000);
+    await h.sender.flush();
+    expect(h.calls).toHaveLength(2);
+    expect(h.calls[1]!.body.events).toEqual([event(1), event(2)]);
+    expect(h.outbox.size).toBe(0);
+    expect(h.diag).toEqual([expect.objectContaining({ event: 'trade_send_retry', waiting: 2, error: expect.stringContaining('HTTP 429') })]);
     h.sender.stop();
   });
 

@@ -11,6 +11,7 @@ import { bundleWorkflowCode, DefaultLogger, Runtime, Worker, type InjectedSinks 
 import type { Activities } from '../../activities';
 import type { OutcomeSinks } from '../../workflows/sinks';
 import type { BridgeCommand, BridgeReport } from '../../src/domain/bridge-protocol';
+import type { CoalescedTradeEvent } from '../../src/domain/callback';
 import type { AdoptResult, EnqueueResult, WithdrawResult } from '../../src/bridge/queue';
 import { accountSchema } from '../../src/domain/account';
 import type { AccountTarget, SignalInstruction } from '../../src/domain/workflow-input';
@@ -30,14 +31,22 @@ interface QueueCalls {
   /** The workflow looked in Redis for the recorded report of these commands. */
   looked: string[];
   /** Outcomes pushed to callbacks: one entry per endpoint attempt. */
-  callbacks: { endpointId: string; messageId: string }[];
+  callbacks: { endpointId: string; messageId: string; body: string }[];
+  /** The coalesced trade events read, as [owner, window]. */
+  coalescedReads: [string, number][];
 }
 
 /** The command queue as the workflows see it (activities/index.ts), answering `withdraw` as the test says. */
 export function queueDouble(
-  answers: { withdraw?: WithdrawResult; dispatch?: EnqueueResult; adopt?: AdoptResult; recorded?: (commandId: string) => BridgeReport | null } = {},
+  answers: {
+    withdraw?: WithdrawResult;
+    dispatch?: EnqueueResult;
+    adopt?: AdoptResult;
+    recorded?: (commandId: string) => BridgeReport | null;
+    coalesced?: { events: CoalescedTradeEvent[]; omitted: number };
+  } = {},
 ) {
-  const calls: QueueCalls = { dispatched: [], commands: [], adopted: [], withdrawn: [], released: [], looked: [], callbacks: [] };
+  const calls: QueueCalls = { dispatched: [], commands: [], adopted: [], withdrawn: [], released: [], looked: [], callbacks: [], coalescedReads: [] };
   const activities: Activities = {
     async dispatchCommand(command: BridgeCommand, options?: { resend?: boolean }) {
       calls.dispatched.push({ commandId: command.commandId, resend: options?.resend ?? false });
@@ -61,8 +70,12 @@ export function queueDouble(
       return answers.withdraw ?? 'withdrawn';
     },
     async deliverCallback(req) {
-      calls.callbacks.push({ endpointId: req.endpointId, messageId: req.messageId });
+      calls.callbacks.push({ endpointId: req.endpointId, messageId: req.messageId, body: req.body });
       return 'delivered' as const;
+    },
+    async coalescedTradeEvents(owner: string, window: number) {
+      calls.coalescedReads.push([owner, window]);
+      return answers.coalesced ?? { events: [], omitted: 0 };
     },
   };
   return { activities, calls };
