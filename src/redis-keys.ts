@@ -14,6 +14,11 @@ export const bridgeKeys = {
   commandRecord: (accountId: string, commandId: string) => `es:bc:{${accountId}}:${commandId}`,
   /** Counter: the bridge's session, bumped by each hello (a new session is handed every unreported command again). */
   bridgeSession: (accountId: string) => `es:bs:{${accountId}}`,
+  /**
+   * Hash: a multi-account session (protocol 1.7), by its session token's SHA-256: accountId → the SHA-256 of the
+   * bridge token that admitted it. Not hash-tagged: a session spans accounts, and only its own key is touched here.
+   */
+  multiAccountSession: (sessionHash: string) => `es:bms:${sessionHash}`,
   /** Counter: the newest long-poll's generation (an older poll of the account ends, superseded). */
   longPollGeneration: (accountId: string) => `es:bw:{${accountId}}`,
   /** The highest sequence number of the account ever handed to a bridge. */

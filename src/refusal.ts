@@ -23,6 +23,27 @@ export type RefusalKind =
   | 'not_available' // 503, something this server has not got (the MT5 bridge package not built)
   | 'store_unavailable'; // 503, a guard's store is failing: fail closed
 
+/** The HTTP status each refusal answers (src/http/errors.ts; the multi-account calls name it per account). */
+export const REFUSAL_STATUS: Record<Refusal['kind'], number> = {
+  invalid: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  token_suspended: 403,
+  not_accepted_by_account: 409,
+  conflict: 409,
+  upstream_unavailable: 502,
+  at_cap: 409,
+  bridge_too_old: 412,
+  too_slow: 408,
+  throttled: 429,
+  route_limited: 429,
+  too_large: 413,
+  backpressure: 503,
+  not_available: 503,
+  store_unavailable: 503,
+};
+
 export class Refusal extends Error {
   constructor(
     readonly kind: RefusalKind,

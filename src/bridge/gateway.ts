@@ -53,7 +53,7 @@ export interface GatewayDeps {
   trades?: TradesDeps;
 }
 
-const MAX_COMMANDS_PER_POLL = 100;
+export const MAX_COMMANDS_PER_POLL = 100;
 
 export async function bridgeAccount(deps: GatewayDeps, token: string | undefined): Promise<Account> {
   const account = token ? await deps.registry.authenticateBridge(token) : null;

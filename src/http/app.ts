@@ -13,6 +13,7 @@ import { observe } from './observe';
 import type { IngressMetrics } from '../metrics';
 import { buildOpenApiDocument } from './openapi';
 import { bridgeRoutes } from './routes/bridge';
+import { bridgeSessionRoutes } from './routes/bridge-session';
 import { docsRoutes } from './routes/docs';
 import { landingRoutes } from './routes/landing';
 import { dashboardRoutes } from './routes/dashboard';
@@ -63,6 +64,9 @@ export function createApp(deps: AppDeps): Express {
       limit: deps.config.bridge.limit,
       bodyReadTimeoutMs: deps.config.ingress.bodyReadTimeoutMs,
     }),
+  );
+  app.use(
+    bridgeSessionRoutes(deps.gateway, { redis: deps.redis, keyPrefix: deps.config.limits.keyPrefix, bodyReadTimeoutMs: deps.config.ingress.bodyReadTimeoutMs }),
   );
   const mt5Packages =
     deps.mt5Packages ??

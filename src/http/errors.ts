@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { formatBytes, SPEC_LIMITS } from '../domain/limits';
 import type { Logger } from 'pino';
-import { Refusal } from '../refusal';
+import { Refusal, REFUSAL_STATUS } from '../refusal';
 import { isStoreFailure } from '../redis';
 
 /**
@@ -11,25 +11,7 @@ import { isStoreFailure } from '../redis';
  */
 export type Channel = 'ingestion' | 'poll' | 'bridge' | 'owner';
 
-const STATUS: Record<Refusal['kind'], number> = {
-  invalid: 400,
-  unauthorized: 401,
-  forbidden: 403,
-  not_found: 404,
-  token_suspended: 403,
-  not_accepted_by_account: 409,
-  conflict: 409,
-  upstream_unavailable: 502,
-  at_cap: 409,
-  bridge_too_old: 412,
-  too_slow: 408,
-  throttled: 429,
-  route_limited: 429,
-  too_large: 413,
-  backpressure: 503,
-  not_available: 503,
-  store_unavailable: 503,
-};
+const STATUS = REFUSAL_STATUS;
 
 export function sendRefusal(res: Response, err: Refusal, channel: Channel, correlationId: string): void {
   const status = STATUS[err.kind];

@@ -5,7 +5,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
  * They carry 256 bits of randomness, so an unsalted hash cannot be reversed by guessing.
  */
 
-export type CredentialKind = 'whsec' | 'tok' | 'brg' | 'oak' | 'setup';
+export type CredentialKind = 'whsec' | 'tok' | 'brg' | 'bss' | 'oak' | 'setup';
 
 export function newCredential(kind: CredentialKind): string {
   return `${kind}_${randomBytes(32).toString('base64url')}`;

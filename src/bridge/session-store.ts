@@ -1,0 +1,52 @@
+import type { Redis } from 'ioredis';
+import { bridgeKeys, registryKeys } from '../redis-keys';
+import { hashCredential, newCredential, sameHash } from '../registry/credentials';
+
+/**
+ * A multi-account session lasts this long after its last poll: a bridge polls every few seconds, so an hour without
+ * one is a bridge that went away (its next start says hello again and gets a new session).
+ */
+const SESSION_IDLE_TTL_MS = 3600 * 1000;
+
+/**
+ * The multi-account sessions (protocol 1.7) in Redis. A session holds, for each account its hello admitted, the hash
+ * of the bridge token that admitted it; a call on the session serves an account only while that token is still the
+ * account's bridge token (a rotation or revocation drops the account from the very next call: fail closed).
+ */
+export class SessionStore {
+  constructor(private readonly redis: Redis) {}
+
+  /** A new session for the admitted accounts (accountId → the hash of its bridge token); the token is shown once. */
+  async create(admitted: ReadonlyMap<string, string>): Promise<string> {
+    const token = newCredential('bss');
+    const key = bridgeKeys.multiAccountSession(hashCredential(token));
+    // One MULTI: the session exists whole with its expiry, or not at all.
+    await this.redis.multi().hset(key, Object.fromEntries(admitted)).pexpire(key, SESSION_IDLE_TTL_MS).exec();
+    return token;
+  }
+
+  /**
+   * The accounts the session serves now: every admitted account whose bridge token is still the one that admitted
+   * it. Two round trips whatever the number of accounts (the session's hash, then every account's token in one
+   * pipeline); refreshes the session's expiry. Undefined: no such session (unknown, expired).
+   */
+  async accounts(sessionToken: string): Promise<{ served: string[]; dropped: string[] } | undefined> {
+    const key = bridgeKeys.multiAccountSession(hashCredential(sessionToken));
+    const [[, admitted]] = ((await this.redis.multi().hgetall(key).pexpire(key, SESSION_IDLE_TTL_MS).exec()) ?? [[null, {}]]) as [
+      [unknown, Record<string, string>],
+    ];
+    const ids = Object.keys(admitted ?? {});
+    if (ids.length === 0) return undefined;
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.get(registryKeys.accountBridgeToken(id));
+    const current = (await pipeline.exec()) ?? [];
+    const served: string[] = [];
+    const dropped: string[] = [];
+    ids.forEach((id, i) => {
+      const [err, hash] = current[i] ?? [];
+      if (err) throw err;
+      (typeof hash === 'string' && sameHash(hash, admitted[id]!) ? served : dropped).push(id);
+    });
+    return { served, dropped };
+  }
+}
