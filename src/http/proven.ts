@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { CreatedVia, SecretGrant } from '../domain/account';
+import type { Account, CreatedVia, SecretGrant } from '../domain/account';
 
 /**
  * What an authenticating middleware proved about a request, handed to the handlers after it as a typed value: the
@@ -23,6 +23,9 @@ class Proven<T> {
 
 /** The webhook sender's secret and what it grants (src/signals/authenticate.ts). */
 export const sender = new Proven<SecretGrant>('the webhook sender');
+
+/** The account a bridge token speaks for (src/bridge/gateway.ts, `bridgeAccount`). */
+export const bridgeCaller = new Proven<Account>('the bridge account');
 
 /** The signed-in owner, how they signed in, and, for a session, its CSRF token and session token. */
 export interface OwnerCaller {

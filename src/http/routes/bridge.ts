@@ -3,9 +3,9 @@ import { routeLimited } from '../../refusal';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import { bridgeAccount, bridgeCommands, bridgeHello, bridgeReports, bridgeTrades, type GatewayDeps } from '../../bridge/gateway';
-import type { Account } from '../../domain/account';
 import { createRouteLimiter } from '../../ratelimit/route-limiter';
 import { bearerToken, jsonBody } from '../middleware';
+import { bridgeCaller } from '../proven';
 
 export interface BridgeRouteSettings {
   redis: Redis;
@@ -23,7 +23,7 @@ export function bridgeRoutes(deps: GatewayDeps, settings: BridgeRouteSettings): 
   const router = Router();
   const body = jsonBody(256 * 1024, settings.bodyReadTimeoutMs, 'bridge');
   const authenticated = async (req: Request, res: Response, next: NextFunction) => {
-    res.locals.bridgeAccount = await bridgeAccount(deps, bearerToken(req));
+    bridgeCaller.set(res, await bridgeAccount(deps, bearerToken(req)));
     next();
   };
   const limited = createRouteLimiter({
@@ -37,22 +37,22 @@ export function bridgeRoutes(deps: GatewayDeps, settings: BridgeRouteSettings): 
     refusal: routeLimited,
   });
   router.post('/bridge/v1/hello', authenticated, limited, ...body, async (req, res) => {
-    res.json(await bridgeHello(deps, res.locals.bridgeAccount as Account, req.body));
+    res.json(await bridgeHello(deps, bridgeCaller.get(res), req.body));
   });
   router.get('/bridge/v1/commands', authenticated, limited, async (req, res) => {
     const aborted = new AbortController();
     res.on('close', () => aborted.abort());
     const waitMs = Number(req.query.waitMs ?? 0);
-    const result = await bridgeCommands(deps, res.locals.bridgeAccount as Account, waitMs, aborted.signal);
+    const result = await bridgeCommands(deps, bridgeCaller.get(res), waitMs, aborted.signal);
     if (!res.writableEnded && !aborted.signal.aborted) res.json(result);
   });
   router.post('/bridge/v1/reports', authenticated, limited, ...body, async (req, res) => {
-    res.json(await bridgeReports(deps, res.locals.bridgeAccount as Account, req.body));
+    res.json(await bridgeReports(deps, bridgeCaller.get(res), req.body));
   });
   // A whole book (1,000 positions and 1,000 orders) is about 400 KiB of JSON: this call's bound is larger than the others'.
   const tradesBody = jsonBody(TRADES_BODY_LIMIT_BYTES, settings.bodyReadTimeoutMs, 'bridge');
   router.post('/bridge/v1/trades', authenticated, limited, ...tradesBody, async (req, res) => {
-    res.json(await bridgeTrades(deps, res.locals.bridgeAccount as Account, req.body));
+    res.json(await bridgeTrades(deps, bridgeCaller.get(res), req.body));
   });
   return router;
 }
