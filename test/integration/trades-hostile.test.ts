@@ -30,7 +30,15 @@ const modified = (ticket: string, atMs: number) => ({
   tp: 1.09,
   cause: 'trailing_stop',
 });
-const hundred = (atMs: number, firstTicket = 900_000) => Array.from({ length: 100 }, (_, i) => modified(String(firstTicket + (i % 5)), atMs));
+/**
+ * A hundred on twenty tickets, new ones each call: the bound is what is tested here. The audit's five tickets (every
+ * event rewriting a trade of hundreds) are the isolation measurement of test/fault/hostile-bridge.test.ts.
+ */
+let nextTicket = 900_000;
+const hundred = (atMs: number) => {
+  const first = (nextTicket += 20);
+  return Array.from({ length: 100 }, (_, i) => modified(String(first + (i % 20)), atMs));
+};
 
 describe('a bridge that sends trade events without end', () => {
   test('when an account sent its minute of trade events, then the next call is 429 with Retry-After and a body that says why, nothing of it is recorded, and its other account is not held back', async () => {
@@ -67,7 +75,7 @@ describe('a bridge that sends trade events without end', () => {
     const deps = { journal: new RedisTradeJournal(stack.redis), retentionMs: stack.config.trades.retentionMs };
     const now = Date.now();
     // Each call its own tickets: calls on the same trades at once would retry each other (a 503), not what is tested here.
-    const bodies = Array.from({ length: 20 }, (_, i) => tradesBodySchema.parse({ events: hundred(now, 100_000 + i * 10) }));
+    const bodies = Array.from({ length: 20 }, () => tradesBodySchema.parse({ events: hundred(now) }));
     const calls = await Promise.allSettled(bodies.map((body) => recordTrades(deps, account, body, now)));
     expect(calls.filter((c) => c.status === 'fulfilled')).toHaveLength(TRADE_EVENTS_PER_ACCOUNT_PER_MINUTE / 100);
     expect(calls.filter((c) => c.status === 'rejected').map((c) => (c as PromiseRejectedResult).reason.kind)).toEqual(Array(8).fill('throttled'));
