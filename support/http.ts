@@ -10,8 +10,14 @@ export interface HttpResult {
   text: string;
 }
 
+/**
+ * A request that hangs is a failure, but a 2-core runner under a whole suite can take seconds to answer 150 requests
+ * sent at once: the guard is well past any answer the service gives, and well inside every test's own timeout.
+ */
+const REQUEST_GUARD_MS = 30_000;
+
 async function call(url: string, init: RequestInit): Promise<HttpResult> {
-  const res = await fetch(url, { signal: AbortSignal.timeout(10_000), ...init });
+  const res = await fetch(url, { signal: AbortSignal.timeout(REQUEST_GUARD_MS), ...init });
   const text = await res.text();
   let body: unknown;
   try {

@@ -351,8 +351,11 @@ export class RedisRegistry implements Registry {
 /** What a bridge announced in hello, as stored beside its account's record. */
 type Announced = Pick<Account, 'bridgeVersion' | 'bridgeFeatures'>;
 
+/** Built once: zod compiles a schema on its first parse, and every bridge call reads its account through this. */
+const announcedSchema = accountSchema.pick({ bridgeVersion: true, bridgeFeatures: true });
+
 /** The account as its bridge announced itself: the record's version and features are the import's, until a hello. */
 function withAnnounced(account: Account, raw: string): Account {
-  const announced = accountSchema.pick({ bridgeVersion: true, bridgeFeatures: true }).safeParse(JSON.parse(raw));
+  const announced = announcedSchema.safeParse(JSON.parse(raw));
   return announced.success ? { ...account, ...announced.data } : account;
 }

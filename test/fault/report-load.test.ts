@@ -44,7 +44,7 @@ describe('reports under steady load with a worker crash', () => {
 
   test(
     `when ${RATE_PER_S} signals/s go to one account for ${SECONDS} s and the worker is killed -9 at ${KILL_AT_MS / 1000} s and restarted ${DOWN_MS / 1000} s later, ` +
-      'with the production door, then every accepted signal is filled (none rejected or expired) and no reports call outlives the bridge\'s deadline',
+      "with the production door, then every accepted signal is filled (none rejected or expired) and no reports call outlives the bridge's deadline",
     async () => {
       const account = reg.accounts[0]!;
       const url = () => stack!.ingress.url;
