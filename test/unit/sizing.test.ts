@@ -108,7 +108,11 @@ describe('sizing by risk: properties over random inputs', () => {
         check(inputs, `refused ${sized.reason}, not risk_volume_below_minimum`, sized.reason === 'risk_volume_below_minimum');
         // Refused only when even one minimum lot would lose more than the risk (or the caps are below the minimum).
         const oneMin = instrument.volumeMin * (stopDistance / instrument.tickSize) * instrument.tickValue;
-        check(inputs, 'refused though one minimum lot fits', oneMin > riskAmount * (1 - 1e-9) || Math.min(instrument.volumeMax, maxLots ?? Infinity) < instrument.volumeMin);
+        check(
+          inputs,
+          'refused though one minimum lot fits',
+          oneMin > riskAmount * (1 - 1e-9) || Math.min(instrument.volumeMax, maxLots ?? Infinity) < instrument.volumeMin,
+        );
         continue;
       }
       sizedCount++;
@@ -134,7 +138,8 @@ describe('sizing by risk: properties over random inputs', () => {
       if (want > instrument.volumeMax) continue;
       const riskAmount = want * lossPerLot;
       const sized = lotsForRisk({ riskAmount, stopDistance, instrument });
-      if (!sized.ok || sized.lots !== want) lost.push({ inputs: JSON.stringify({ riskAmount, stopDistance, instrument }), want, got: sized.ok ? sized.lots : sized.reason });
+      if (!sized.ok || sized.lots !== want)
+        lost.push({ inputs: JSON.stringify({ riskAmount, stopDistance, instrument }), want, got: sized.ok ? sized.lots : sized.reason });
     }
     expect(lost).toEqual([]);
   });
