@@ -5,13 +5,11 @@
 # Installs schemathesis from PyPI into a venv outside the checkout (scripts/ensure-schemathesis.sh), then runs
 # test/fuzz/schemathesis.test.ts through scripts/test.sh: a real Temporal dev server and redis-server on free loopback
 # ports, the ingress in-process on another. Fails on any 5xx. `make test` runs the same test with 100 per operation.
-# Before it, the unit suite's property tests run at their deep counts (thousands of cases each).
+# test/fuzz also runs the unit suite's property tests at their deep counts (deep-properties.test.ts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCHEMATHESIS_BIN="$(bash scripts/ensure-schemathesis.sh)"
 export SCHEMATHESIS_BIN
 export FUZZ_MAX_EXAMPLES="${FUZZ_MAX_EXAMPLES:-500}"
 export FUZZ_TIMEOUT_MS="${FUZZ_TIMEOUT_MS:-900000}"
-# The property tests at their deep counts first (`make test` runs a tenth of each: test/helpers/property-runs.ts).
-PROPERTY_RUNS=deep bash scripts/test.sh test/unit/alert-line.test.ts test/unit/signal-schema-refusals.test.ts
 exec bash scripts/test.sh test/fuzz "$@"

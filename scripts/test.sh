@@ -69,7 +69,7 @@ export TEMPORAL_TEST_SERVER_BIN
 PYTHON="$(bash scripts/ensure-python.sh)" || fail_before_jest "scripts/ensure-python.sh"
 export PYTHON
 if ! command -v docker-compose >/dev/null 2>&1; then
-  # test/unit/docker-compose.test.ts validates docker-compose.yml with it.
+  # test/integration/docker-compose.test.ts validates docker-compose.yml with it.
   echo "test.sh: installing docker-compose with apt-get" >&2
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   { $sudo apt-get update && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y docker-compose; } >&2 \

@@ -24,6 +24,9 @@ import {
 import { CONFORMANCE_SYMBOLS, type BridgeUnderTest, type BrokerEntry, type BrokerView, type RefusalKind } from './driver';
 import { away, baseQuote } from './market';
 
+/** The bridges' long-poll wait: the paper bridge's default, the MT5 bridge's --wait-ms (mt5-driver.ts). */
+const BRIDGE_POLL_WAIT_MS = 20_000;
+
 /**
  * The bridge conformance suite (docs/bridge-conformance.md): what every bridge implementation must do, checked against
  * the real service (ingress and worker processes, the run's Temporal and Redis) with the bridge as its own process.
@@ -95,8 +98,10 @@ export function bridgeConformance(makeDriver: () => BridgeUnderTest): void {
       ]);
       const b = filled(buy!);
       const s = filled(sell!);
-      // The bridge waits in its long-poll: a command reaches it in well under the poll's wait.
-      expect(buy!.ms).toBeLessThan(5_000);
+      // The bridge waits in its long-poll (20 s): the command reached it by the wake-up, not at the poll's end, so the
+      // outcome came in the poll's first half, however slow the machine.
+      console.log(`buy settled ${buy!.ms} ms after its 202`);
+      expect(buy!.ms).toBeLessThan(BRIDGE_POLL_WAIT_MS / 2);
       const v = await view(main);
       const eur = baseQuote('EURUSD');
       const jpy = baseQuote('USDJPY');

@@ -21,17 +21,29 @@ interface PollAnswer {
   status: number;
   body: any;
   retryAfter: string | null;
+  /** performance.now() when the poll was sent: which polls were waiting when something happened. */
+  sentAt: number;
   ms: number;
 }
 
+/**
+ * Polls here wait as long as the service lets one (BRIDGE_MAX_WAIT_MS, 25 s). An answer in the first half of that
+ * came from a wake-up, not from the poll's own end, whatever the machine's speed: no bound on how fast it is.
+ */
+const WAIT_MS = 25_000;
+function answeredBeforeItsEnd(ms: number): void {
+  console.log(`answered after ${ms.toFixed(0)} ms of a ${WAIT_MS} ms long-poll`);
+  expect(ms).toBeLessThan(WAIT_MS / 2);
+}
+
 async function longPoll(baseUrl: string, token: string, waitMs: number, signal?: AbortSignal): Promise<PollAnswer> {
-  const started = performance.now();
+  const sentAt = performance.now();
   const res = await fetch(`${baseUrl}/bridge/v1/commands?waitMs=${waitMs}`, {
     headers: { authorization: `Bearer ${token}` },
     signal: signal ?? AbortSignal.timeout(waitMs + 10_000),
   });
   const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined, retryAfter: res.headers.get('retry-after'), ms: performance.now() - started };
+  return { status: res.status, body: text ? JSON.parse(text) : undefined, retryAfter: res.headers.get('retry-after'), sentAt, ms: performance.now() - sentAt };
 }
 
 async function commandsProcessed(redis: Redis): Promise<number> {
@@ -71,7 +83,7 @@ describe('300 concurrent long-polls with one bridge token, against a Redis of th
     const loops = Array.from({ length: 300 }, async () => {
       while (!stop.signal.aborted) {
         try {
-          const a = await longPoll(stack.ingress.url, bridgeToken, 25_000, stop.signal);
+          const a = await longPoll(stack.ingress.url, bridgeToken, WAIT_MS, stop.signal);
           answers.push(a);
           if (a.status === 429) {
             backingOff++;
@@ -131,7 +143,9 @@ describe('300 concurrent long-polls with one bridge token, against a Redis of th
       // The door's reading (under 1 a second), and nothing from 300 looping polls (before the fix: 1,200 a second).
       expect(perSecond).toBeLessThan(5);
       expect(delivered.body.commands.map((c: BridgeCommand) => c.seq)).toEqual([seq]);
-      expect(deliveredMs).toBeLessThan(1_000);
+      // Handed out by the poll that was waiting when it was queued (woken by the publish), not by a later poll
+      // after that one had waited out its 25 s.
+      expect(delivered.sentAt).toBeLessThan(queued);
       expect(answers.filter((a) => a.body?.superseded === true).length).toBeGreaterThan(0);
       const limited = answers.filter((a) => a.status === 429);
       expect(limited.length).toBeGreaterThan(0);
@@ -167,13 +181,13 @@ describe('one live long-poll per account, woken on announcements', () => {
 
   test('when a second long-poll of the account arrives (at another ingress), then the first answers at once with no commands and superseded; the second gets the next command', async () => {
     const { id: accountId, bridgeToken } = f.accounts[0]!;
-    const first = longPoll(stack.ingress.url, bridgeToken, 8_000);
+    const first = longPoll(stack.ingress.url, bridgeToken, WAIT_MS);
     // The first poll is waiting once the account's poll counter has counted it.
     await waitFor('the first poll to wait', async () => Number(await stack.redis.get(bridgeKeys.longPollGeneration(accountId))) >= 1, 5_000);
-    const secondPoll = longPoll(second.url, bridgeToken, 8_000);
+    const secondPoll = longPoll(second.url, bridgeToken, WAIT_MS);
     const a = await first;
     expect({ status: a.status, commands: a.body.commands, superseded: a.body.superseded }).toEqual({ status: 200, commands: [], superseded: true });
-    expect(a.ms).toBeLessThan(3_000);
+    answeredBeforeItsEnd(a.ms);
 
     await waitFor('the second poll to wait', async () => Number(await stack.redis.get(bridgeKeys.longPollGeneration(accountId))) >= 2, 5_000);
     const [seq] = (await sequencer.next([{ accountId, deadlineMs: Date.now() + 60_000 }])).map((n) => n.seq);
@@ -181,7 +195,7 @@ describe('one live long-poll per account, woken on announcements', () => {
     const b = await secondPoll;
     expect(b.body.commands.map((c: BridgeCommand) => c.seq)).toEqual([seq]);
     expect(b.body.superseded).toBeUndefined();
-    expect(b.ms).toBeLessThan(5_000);
+    answeredBeforeItsEnd(b.ms);
   });
 
   test("when a command is held behind a pending mark, then the waiting poll gets it when the mark lapses (not before, not at the poll's end)", async () => {
@@ -190,12 +204,12 @@ describe('one live long-poll per account, woken on announcements', () => {
     const [held] = (await sequencer.next([{ accountId, deadlineMs: lapse }])).map((n) => n.seq);
     const [next] = (await sequencer.next([{ accountId, deadlineMs: Date.now() + 60_000 }])).map((n) => n.seq);
     await queue.enqueue(command(accountId, next!, Date.now() + 60_000));
-    const a = await longPoll(stack.ingress.url, bridgeToken, 8_000);
+    const a = await longPoll(stack.ingress.url, bridgeToken, WAIT_MS);
     const deliveredAt = Date.now();
     expect(a.body.commands.map((c: BridgeCommand) => c.seq)).toEqual([next]);
     expect(held).toBeLessThan(next!);
     expect(deliveredAt).toBeGreaterThanOrEqual(lapse);
-    expect(deliveredAt - lapse).toBeLessThan(1_500);
+    answeredBeforeItsEnd(a.ms);
   });
 
   test('when the pending mark a command waits behind is released (or shortened), then the waiting poll gets it at once', async () => {
@@ -208,14 +222,13 @@ describe('one live long-poll per account, woken on announcements', () => {
       const [held] = (await sequencer.next([{ accountId, deadlineMs: far }])).map((n) => n.seq);
       const [next] = (await sequencer.next([{ accountId, deadlineMs: far }])).map((n) => n.seq);
       await queue.enqueue(command(accountId, next!, far));
-      const poll = longPoll(stack.ingress.url, bridgeToken, 8_000);
+      const poll = longPoll(stack.ingress.url, bridgeToken, WAIT_MS);
       await waitFor('the poll to wait', async () => Number(await stack.redis.get(bridgeKeys.longPollGeneration(accountId))) >= 1, 5_000);
-      const freed = performance.now();
       if (how === 'release') await sequencer.release(accountId, held!, far);
       else await sequencer.retime([{ accountId, seq: held!, fromMs: far, toMs: Date.now() - 1 }]);
       const a = await poll;
       expect(a.body.commands.map((c: BridgeCommand) => c.seq)).toEqual([next]);
-      expect(performance.now() - freed).toBeLessThan(800);
+      answeredBeforeItsEnd(a.ms);
     }
   });
 
@@ -227,10 +240,10 @@ describe('one live long-poll per account, woken on announcements', () => {
       await quick.enqueue(command(accountId, seq!, Date.now() + 60_000));
       const handedOut = Date.now();
       expect((await quick.take(accountId, 10)).map((c) => c.seq)).toContain(seq);
-      const again = await quick.takeOrWait(accountId, 10, 8_000, new AbortController().signal);
+      const again = await quick.takeOrWait(accountId, 10, WAIT_MS, new AbortController().signal);
       expect(again.commands.map((c) => c.seq)).toContain(seq);
       expect(Date.now() - handedOut).toBeGreaterThanOrEqual(1_000);
-      expect(Date.now() - handedOut).toBeLessThan(3_000);
+      answeredBeforeItsEnd(Date.now() - handedOut);
     } finally {
       await quick.close();
     }

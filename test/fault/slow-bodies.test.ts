@@ -60,18 +60,23 @@ describe('with the default settings (512 in flight, 5 s body deadline, 1024 conn
       slow.push(...(await Promise.all(Array.from({ length: 200 }, () => halfSent(stack.ingress.port, path, ip)))));
     }
     await barrier(stack.ingress.url);
+    let closed = 0;
+    for (const s of slow) void s.ended.then(() => closed++);
 
+    // Which came first, not how fast: the good signal is answered while every half-sent body still holds its
+    // connection, so it waited for none of their deadlines.
     const good = await timed(() => post(`${stack.ingress.url}${path}`, buy(f.secret)));
+    const closedBeforeTheGoodOne = closed;
     expect(good.value.status).toBe(202);
-    expect(good.ms).toBeLessThan(2000);
+    expect(closedBeforeTheGoodOne).toBe(0);
 
-    const ends = await Promise.all(slow.map((s) => s.ended));
+    // Each is cut off by the body deadline (408): waited for, well past that deadline.
+    const ends = await waitFor('every half-sent body to be closed', async () => closed === slow.length && Promise.all(slow.map((s) => s.ended)), 30_000, 100);
     expect(ends.map((e) => e.status)).toEqual(slow.map(() => 408));
     const late = ends.map((e) => e.at - started);
 
-    console.log(`half-sent bodies closed after ${Math.min(...late)}-${Math.max(...late)} ms`);
+    console.log(`good signal answered in ${Math.round(good.ms)} ms; half-sent bodies closed after ${Math.min(...late)}-${Math.max(...late)} ms`);
     expect(Math.min(...late)).toBeGreaterThanOrEqual(4_900);
-    expect(Math.max(...late)).toBeLessThan(15_000);
   }, 60_000);
 });
 

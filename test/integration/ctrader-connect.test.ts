@@ -172,11 +172,12 @@ describe('Connect with cTrader', () => {
     const { state } = await begin(owner);
     const back = await allow(state, [w.liveCtid]);
     w.standin.hangTokenEndpoint = true;
-    const started = Date.now();
+    const asked = w.standin.tokenRequests.length;
     const res = await callback(owner, back).finally(() => (w.standin.hangTokenEndpoint = false));
+    // The endpoint never answers: the 502 is the service's own deadline (it names it), after one request, not retries.
     expect(res.status).toBe(502);
     expect(res.body.error).toMatch(/did not answer within 5000 ms/);
-    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(w.standin.tokenRequests.length - asked).toBe(1);
     expect(await accountIds(owner)).toEqual(before);
   });
 

@@ -35,8 +35,10 @@ describe('accountWorkflow in virtual time', () => {
     );
     expect(outcome).toMatchObject({ accountId: 'acc-1', outcome: 'rejected', ticket: null, reason: 'bridge_offline' });
     // The workflow waited out the deadline in Temporal's time, not the test's.
-    expect((await workflowKit().env.currentTimeMs()) - virtualStart).toBeGreaterThanOrEqual(600_000);
-    expect(Date.now() - realStart).toBeLessThan(30_000);
+    const virtualMs = (await workflowKit().env.currentTimeMs()) - virtualStart;
+    expect(virtualMs).toBeGreaterThanOrEqual(600_000);
+    // Skipped, not waited: less real time passed than the 10 minutes the workflow waited (the test's timeout is 1).
+    expect(Date.now() - realStart).toBeLessThan(virtualMs);
     expect(calls.dispatched).toEqual([{ commandId: workflowId, resend: false }]);
     expect(calls.withdrawn).toEqual([{ commandId: workflowId, queued: true }]);
     // Withdrawn from the queue, it holds none of the account's later commands: no number to release.
