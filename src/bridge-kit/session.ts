@@ -1,5 +1,6 @@
 import type { AccountFigures, BridgeHello, BridgeReport } from '../domain/bridge-protocol';
 import { BridgeClient } from './client';
+import type { FleetAccount } from './fleet-member';
 import type { Serial } from './serial';
 import type { StopOutWatch } from './stop-out-watch';
 
@@ -147,24 +148,8 @@ export class BridgeSession {
     this.peer.helloDone(answer);
   }
 
-  /** The batch in the broker's lane, in order, stopping at the first command whose answer was lost. */
-  private handleBatch(commands: unknown[]): Promise<{ reports: BridgeReport[]; lost: unknown }> {
-    return this.opts.serial.run(async () => {
-      const reports: BridgeReport[] = [];
-      for (const raw of commands) {
-        if (!this.running) break;
-        try {
-          const report = await this.peer.handle(raw);
-          if (report) reports.push(report);
-        } catch (err) {
-          return { reports, lost: err ?? new Error('a command failed') };
-        }
-      }
-      await this.opts.stopOut
-        .look()
-        .catch((err: unknown) => this.opts.diag({ time: this.now(), event: 'stop_out_error', accountId: this.opts.accountId, error: String(err) }));
-      return { reports, lost: undefined };
-    });
+  private handleBatch(commands: unknown[]): Promise<BatchOutcome> {
+    return handleBatch({ ...this.opts, peer: this.peer }, commands, () => this.running);
   }
 
   private async send(reports: BridgeReport[], figures: AccountFigures | undefined): Promise<void> {
@@ -188,6 +173,52 @@ export class BridgeSession {
   }
 }
 
-function asError(err: unknown): Error {
+/** What a batch of delivered commands came to: the reports of the commands handled, and the error that stopped it. */
+export interface BatchOutcome {
+  reports: BridgeReport[];
+  lost: unknown;
+}
+
+/**
+ * The batch in the account's broker lane, in order, stopping at the first command whose answer was lost (or when
+ * `goOn` says the account's session is over); then the stop-out looks again. The one way every loop of the kit runs
+ * delivered commands, an account's own session and a multi-account one alike.
+ */
+export function handleBatch(
+  account: { accountId: string; serial: Serial; stopOut: StopOutWatch; peer: SessionPeer; diag: (line: Record<string, unknown>) => void },
+  commands: unknown[],
+  goOn: () => boolean,
+): Promise<BatchOutcome> {
+  return account.serial.run(async () => {
+    const reports: BridgeReport[] = [];
+    for (const raw of commands) {
+      if (!goOn()) return { reports, lost: undefined };
+      try {
+        const report = await account.peer.handle(raw);
+        if (report) reports.push(report);
+      } catch (err) {
+        return { reports, lost: err ?? new Error('a command failed') };
+      }
+    }
+    await account.stopOut
+      .look()
+      .catch((err: unknown) => account.diag({ time: new Date().toISOString(), event: 'stop_out_error', accountId: account.accountId, error: String(err) }));
+    return { reports, lost: undefined };
+  });
+}
+
+/** An account's own session loop (its own hello, long-poll and reports), started; what the fleet's fallback runs too. */
+export function startAccountSession(
+  connection: SessionConnection,
+  account: FleetAccount,
+  extra: { clock?: () => number; diag: (line: Record<string, unknown>) => void },
+): BridgeSession {
+  const { accountId, serial, stopOut, stats, peer } = account;
+  const session = new BridgeSession({ ...connection, accountId, serial, stopOut, stats, ...extra }, peer);
+  session.start((client) => account.withLink(client));
+  return session;
+}
+
+export function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error('a command failed', { cause: err });
 }
