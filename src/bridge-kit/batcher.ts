@@ -77,7 +77,14 @@ export class CallBatcher {
         }
         this.queue.unshift(...call);
         if (this.opts.signal.aborted) continue;
-        this.opts.diag({ time: new Date().toISOString(), event: 'session_call_retry', what: this.opts.what, accounts: call.length, error: (err as Error)?.message ?? String(err), retryInMs: delay });
+        this.opts.diag({
+          time: new Date().toISOString(),
+          event: 'session_call_retry',
+          what: this.opts.what,
+          accounts: call.length,
+          error: (err as Error)?.message ?? String(err),
+          retryInMs: delay,
+        });
         await this.opts.sleep(delay);
         delay = Math.min(delay * 2, this.opts.backoff.maxMs);
       }

@@ -3,22 +3,7 @@ import type { Book, TradeEvent, TradesAnswer } from '../domain/trade-events';
 import type { AccountLink } from './account-link';
 import { acknowledgedEvents, tradesAnswerOf } from './client';
 import type { CallBatcher } from './batcher';
-import type { Serial } from './serial';
-import type { SessionPeer } from './session';
-import type { StopOutWatch } from './stop-out-watch';
-
-/** What a bridge hands a multi-account process for each of its accounts: the parts its own session loop would use. */
-export interface FleetAccount {
-  accountId: string;
-  bridgeToken: string;
-  peer: SessionPeer;
-  /** The one lane to the broker, shared with the stop-out and trade management. */
-  serial: Serial;
-  stopOut: StopOutWatch;
-  stats: { hellos: number; polls: number; heartbeats: number; reportsSent: number };
-  /** Starts what sends beside the loop (stop-out, trade events) with the account's link to the service. */
-  withLink(link: AccountLink): void;
-}
+import type { FleetAccount } from './session';
 
 /** The batched calls of the session an account is in. */
 export interface SessionCalls {

@@ -1,9 +1,10 @@
 import { stopOutDirectiveSchema, type StopOutDirective } from '../domain/bridge-protocol';
 import { CallBatcher } from './batcher';
 import { commandIdOf, HttpStatusError, sleepUnlessAborted } from './client';
-import { SessionMember, type FleetAccount } from './fleet-member';
+import { SessionMember } from './fleet-member';
 import { boundedAgents, nodeHttpTransport } from './http-transport';
-import { asError, handleBatch, startAccountSession, type BridgeSession, type SessionConnection } from './session';
+import { OwnLoops } from './own-loops';
+import { asError, handleBatch, type FleetAccount, type SessionConnection } from './session';
 import { SessionClient, type SessionHelloItem, type SessionPollAnswer } from './session-client';
 
 /**
@@ -35,8 +36,6 @@ const HELLO_MAX_BYTES = 6 * 1024 * 1024;
 /** Reports calls weigh little; trades calls carry books (up to 400 KiB each) under the service's 8 MiB. */
 const REPORTS_MAX_BYTES = 3 * 1024 * 1024;
 const TRADES_MAX_BYTES = 6 * 1024 * 1024;
-/** In the fallback, the next batch of accounts' own loops starts once the last said hello, or after this. */
-const SINGLE_START_PACE_MS = 10_000;
 
 interface Group {
   token: string | undefined;
@@ -56,11 +55,16 @@ export class BridgeFleet {
   private limits = { accountsPerSession: 10_000, accountsPerCall: 1_000 };
   private readonly groups: Group[] = [];
   private readonly members = new Map<string, SessionMember>();
-  private readonly singles = new Map<string, BridgeSession>();
+  private readonly singles: OwnLoops;
   private readonly inFlight = new Set<Promise<unknown>>();
   private fallback: Promise<void> | undefined;
 
   constructor(private readonly opts: FleetOptions) {
+    this.singles = new OwnLoops(
+      opts,
+      () => this.running,
+      (ms) => this.sleep(ms),
+    );
     this.agents = boundedAgents(opts.connections ?? 4);
     this.client = new SessionClient({
       ingressUrl: opts.ingressUrl,
@@ -76,7 +80,7 @@ export class BridgeFleet {
     this.running = true;
     if (this.opts.sessions === 'off') {
       this.stats.mode = 'single';
-      this.track(this.startSingles(accounts));
+      this.track(this.singles.start(accounts, this.opts.helloBatch ?? 250));
       return;
     }
     for (const account of accounts) this.join(account);
@@ -84,8 +88,8 @@ export class BridgeFleet {
 
   /** One more account on the running process (a newly linked one). */
   add(account: FleetAccount): void {
-    if (this.members.has(account.accountId) || this.singles.has(account.accountId)) throw new Error(`account ${account.accountId} is already served`);
-    if (this.stats.mode === 'single') this.track(this.startSingles([account]));
+    if (this.members.has(account.accountId) || this.singles.serves(account.accountId)) throw new Error(`account ${account.accountId} is already served`);
+    if (this.stats.mode === 'single') this.track(this.singles.start([account], 1));
     else this.join(account);
   }
 
@@ -104,23 +108,14 @@ export class BridgeFleet {
         g.trades.drop(accountId, new Error(`${accountId} left the session`));
       }
     }
-    const single = this.singles.get(accountId);
-    this.singles.delete(accountId);
-    await single?.stop();
+    await this.singles.remove(accountId);
   }
 
   async stop(): Promise<void> {
     this.running = false;
     this.abort.abort();
-    await Promise.allSettled([...this.groups.map((g) => g.loop), ...this.inFlight, ...[...this.singles.values()].map((s) => s.stop())]);
+    await Promise.allSettled([...this.groups.map((g) => g.loop), ...this.inFlight, this.singles.stop()]);
     for (const agent of Object.values(this.agents)) agent.destroy();
-  }
-
-  /** The connections the process holds to the ingress now (open sockets of its pool), for tests and logs. */
-  connections(): number {
-    let n = 0;
-    for (const agent of Object.values(this.agents)) for (const list of [...Object.values(agent.sockets), ...Object.values(agent.freeSockets)]) n += list?.length ?? 0;
-    return n;
   }
 
   // ---- sessions ------------------------------------------------------------------------------------------------
@@ -149,7 +144,14 @@ export class BridgeFleet {
         backoff: this.backoff(),
         diag: this.opts.diag,
       });
-    const group: Group = { token: undefined, members: new Map(), helloing: undefined, loop: undefined, reports: batcher('reports', REPORTS_MAX_BYTES), trades: batcher('trades', TRADES_MAX_BYTES) };
+    const group: Group = {
+      token: undefined,
+      members: new Map(),
+      helloing: undefined,
+      loop: undefined,
+      reports: batcher('reports', REPORTS_MAX_BYTES),
+      trades: batcher('trades', TRADES_MAX_BYTES),
+    };
     this.groups.push(group);
     this.stats.sessions = this.groups.length;
     // Each session's long-poll holds a connection; the calls share the rest.
@@ -186,7 +188,8 @@ export class BridgeFleet {
           for (const m of g.members.values()) m.lost();
         }
         const message = (err as Error)?.message ?? String(err);
-        if (message !== lastError) this.opts.diag({ time: new Date().toISOString(), event: 'connection_error', accounts: g.members.size, error: message, retryInMs: delay });
+        if (message !== lastError)
+          this.opts.diag({ time: new Date().toISOString(), event: 'connection_error', accounts: g.members.size, error: message, retryInMs: delay });
         lastError = message;
         await this.sleep(delay);
         delay = Math.min(delay * 2, maxMs);
@@ -252,7 +255,12 @@ export class BridgeFleet {
           return { member, item: { ...body, accountId: member.accountId, bridgeToken: member.account.bridgeToken } };
         } catch (err) {
           member.helloAfter = Date.now() + this.backoff().maxMs;
-          this.opts.diag({ time: new Date().toISOString(), event: 'connection_error', accountId: member.accountId, error: (err as Error)?.message ?? String(err) });
+          this.opts.diag({
+            time: new Date().toISOString(),
+            event: 'connection_error',
+            accountId: member.accountId,
+            error: (err as Error)?.message ?? String(err),
+          });
           return undefined;
         }
       }),
@@ -278,15 +286,28 @@ export class BridgeFleet {
       m.lost();
       this.opts.diag({ time: new Date().toISOString(), event: 'account_dropped', accountId: id, hint: 'its bridge token changed or the account is gone' });
     }
-    for (const id of answer.superseded) this.opts.diag({ time: new Date().toISOString(), event: 'poll_superseded', accountId: id, hint: 'another bridge uses this token' });
+    for (const id of answer.superseded)
+      this.opts.diag({ time: new Date().toISOString(), event: 'poll_superseded', accountId: id, hint: 'another bridge uses this token' });
     for (const { accountId, commands } of answer.accounts) {
       const m = g.members.get(accountId);
       if (!m?.online) {
-        this.opts.diag({ time: new Date().toISOString(), event: 'commands_not_run', accountId, commands: commands.length, hint: 'they go out again after its next hello' });
+        this.opts.diag({
+          time: new Date().toISOString(),
+          event: 'commands_not_run',
+          accountId,
+          commands: commands.length,
+          hint: 'they go out again after its next hello',
+        });
         continue;
       }
       m.account.stats.polls++;
-      this.track(this.run(g, m, commands.slice().sort((a, b) => a.seq - b.seq)));
+      this.track(
+        this.run(
+          g,
+          m,
+          commands.slice().sort((a, b) => a.seq - b.seq),
+        ),
+      );
     }
   }
 
@@ -301,14 +322,21 @@ export class BridgeFleet {
         const results = await m.sendReports(reports, lost === undefined ? await peer.figures() : undefined);
         m.account.stats.reportsSent += reports.length;
         for (const r of results)
-          if (r.result === 'unknown') this.opts.diag({ time: new Date().toISOString(), event: 'report_unknown_command', accountId: m.accountId, commandId: r.commandId });
+          if (r.result === 'unknown')
+            this.opts.diag({ time: new Date().toISOString(), event: 'report_unknown_command', accountId: m.accountId, commandId: r.commandId });
       }
       if (lost !== undefined) throw asError(lost);
     } catch (err) {
       if (!this.running || m.epoch !== epoch) return;
       // As an account's own loop would: the account says hello again, and what it did not report comes again.
       m.lost();
-      this.opts.diag({ time: new Date().toISOString(), event: 'connection_error', accountId: m.accountId, error: (err as Error)?.message ?? String(err), commands: commands.map(commandIdOf) });
+      this.opts.diag({
+        time: new Date().toISOString(),
+        event: 'connection_error',
+        accountId: m.accountId,
+        error: (err as Error)?.message ?? String(err),
+        commands: commands.map(commandIdOf),
+      });
       this.kickHello(g);
     }
   }
@@ -337,29 +365,15 @@ export class BridgeFleet {
   private fallBack(): void {
     if (this.fallback) return;
     this.stats.mode = 'single';
-    this.opts.diag({ time: new Date().toISOString(), event: 'sessions_unsupported', hint: 'the ingress serves no multi-account session: one loop per account' });
+    this.opts.diag({
+      time: new Date().toISOString(),
+      event: 'sessions_unsupported',
+      hint: 'the ingress serves no multi-account session: one loop per account',
+    });
     const accounts = [...this.members.values()].map((m) => m.account);
     this.members.clear();
-    this.fallback = this.startSingles(accounts);
+    this.fallback = this.singles.start(accounts, this.opts.helloBatch ?? 250);
     this.track(this.fallback);
-  }
-
-  /** Each account's own loop, `helloBatch` at a time: the next batch once the last said hello (or after a while). */
-  private async startSingles(accounts: FleetAccount[]): Promise<void> {
-    const size = this.opts.helloBatch ?? 250;
-    for (let i = 0; i < accounts.length && this.running; i += size) {
-      const hellos = accounts.slice(i, i + size).map((account) => this.startSingle(account));
-      await Promise.race([Promise.all(hellos), this.sleep(SINGLE_START_PACE_MS)]);
-    }
-  }
-
-  private startSingle(account: FleetAccount): Promise<void> {
-    return new Promise<void>((said) => {
-      const peer = { ...account.peer, helloDone: (answer: { accountId?: string }) => (account.peer.helloDone(answer), said()) };
-      const { waitMs, heartbeatMs, backoff, ingressUrl, diag } = this.opts;
-      const connection = { ingressUrl, waitMs, heartbeatMs, backoff, bridgeToken: account.bridgeToken };
-      this.singles.set(account.accountId, startAccountSession(connection, { ...account, peer }, { diag }));
-    });
   }
 
   // ---- helpers ----------------------------------------------------------------------------------------------------

@@ -1,11 +1,12 @@
 import type { AccountFigures, BridgeHello, BridgeReport } from '../domain/bridge-protocol';
 import { BridgeClient } from './client';
-import type { FleetAccount } from './fleet-member';
+import type { AccountLink } from './account-link';
 import type { Serial } from './serial';
 import type { StopOutWatch } from './stop-out-watch';
 
 /**
- * The session loop every bridge this project ships runs (the paper terminal, the cTrader connector): hello, long-poll,
+ * One account's own session loop (a paper terminal or a cTrader account alone, and every account of a process whose
+ * ingress has no multi-account sessions; many accounts otherwise go through src/bridge-kit/fleet.ts): hello, long-poll,
  * the delivered commands in `seq` order one at a time beside nothing else that touches the broker, their reports with
  * the account's figures, a heartbeat when nothing carried the figures for a while. Any failure ends the session: the
  * next one says hello again after a bounded backoff, and the service hands out again what was not reported.
@@ -26,6 +27,19 @@ export interface SessionPeer {
   figures(): Promise<AccountFigures | undefined>;
   /** A fault hook (the paper bridge's drop-before-report): true drops these reports and ends the session unsent. */
   dropReports?(reports: BridgeReport[]): boolean;
+}
+
+/** What a bridge hands a multi-account process for each of its accounts: the parts its own session loop would use. */
+export interface FleetAccount {
+  accountId: string;
+  bridgeToken: string;
+  peer: SessionPeer;
+  /** The one lane to the broker, shared with the stop-out and trade management. */
+  serial: Serial;
+  stopOut: StopOutWatch;
+  stats: { hellos: number; polls: number; heartbeats: number; reportsSent: number };
+  /** Starts what sends beside the loop (stop-out, trade events) with the account's link to the service. */
+  withLink(link: AccountLink): void;
 }
 
 /** What a session counts, for tests and logs; the owner's own stats object, so its readers see one place. */

@@ -1,7 +1,7 @@
 import { commandLogLine } from '../bridge-kit/command-log';
 import { commandIdOf, toReport } from '../bridge-kit/client';
 import { connectionOf, startAccountSession, type BridgeSession, type SessionPeer } from '../bridge-kit/session';
-import type { FleetAccount } from '../bridge-kit/fleet-member';
+import type { FleetAccount } from '../bridge-kit/session';
 import {
   commandSchema,
   instrumentSchema,

@@ -12,7 +12,7 @@ export const MULTI_ACCOUNT_CAPABILITY = 'multi_account_session';
 /** At most this many accounts in one session (one more is a 400): the per-poll Redis work is bounded by it. */
 export const MAX_SESSION_ACCOUNTS = 10_000;
 /** At most this many accounts' reports (or trade events and books) in one session reports (or trades) call. */
-export const MAX_SESSION_REPORT_ACCOUNTS = 1_000;
+const MAX_SESSION_REPORT_ACCOUNTS = 1_000;
 
 /** The bounds a service announces in its session hello's answer, so a bridge splits its accounts and batches to fit. */
 export const SESSION_LIMITS = { accountsPerSession: MAX_SESSION_ACCOUNTS, accountsPerCall: MAX_SESSION_REPORT_ACCOUNTS } as const;

@@ -73,7 +73,23 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
     if (!m) throw new UsageError(`unexpected argument ${arg}`);
     const name = m[1]!;
-    const known = ['registry', 'ledger', 'ingress', 'platform-version', 'balance', 'leverage', 'closed', 'market', 'trader', 'fault', 'wait-ms', 'tick-ms', 'sessions', 'connections', 'hello-batch'];
+    const known = [
+      'registry',
+      'ledger',
+      'ingress',
+      'platform-version',
+      'balance',
+      'leverage',
+      'closed',
+      'market',
+      'trader',
+      'fault',
+      'wait-ms',
+      'tick-ms',
+      'sessions',
+      'connections',
+      'hello-batch',
+    ];
     if (!known.includes(name)) throw new UsageError(`unknown option --${name}`);
     const value = m[2] ?? argv[++i];
     if (value === undefined) throw new UsageError(`--${name} needs a value`);

@@ -4,7 +4,7 @@ import { CAPABILITIES, compareVersions } from '../domain/capabilities';
 import { commandIdOf, toReport } from '../bridge-kit/client';
 import { connectionOf, startAccountSession, type BridgeSession, type SessionPeer } from '../bridge-kit/session';
 import type { AccountLink } from '../bridge-kit/account-link';
-import type { FleetAccount } from '../bridge-kit/fleet-member';
+import type { FleetAccount } from '../bridge-kit/session';
 import { commandSchema, type AccountFigures, type BridgeHello, type BridgeReport } from '../domain/bridge-protocol';
 import { ACTIONS, type Action } from '../domain/actions';
 import { PaperBroker, type BrokerOp, type ExecutionResult, type Platform } from './broker';
@@ -290,7 +290,11 @@ export class PaperTerminal {
     const held = positions.find((p) => p.commandId === commandId) ?? orders.find((o) => o.commandId === commandId);
     if (!held) return undefined;
     const price = 'openPrice' in held ? held.openPrice : held.price;
-    const report = toReport(commandId, { status: 'filled', ticket: held.ticket, price, volume: held.volume, message: 'found on the broker after a restart' }, this.clock());
+    const report = toReport(
+      commandId,
+      { status: 'filled', ticket: held.ticket, price, volume: held.volume, message: 'found on the broker after a restart' },
+      this.clock(),
+    );
     this.journal.record(report);
     return report;
   }

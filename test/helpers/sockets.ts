@@ -17,7 +17,7 @@ export function connectionsTo(pgid: number, port: number): number {
     // pid (comm) state ppid pgrp …: comm may hold spaces, so read after its closing parenthesis.
     const pgrp = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2]);
     if (pgrp !== pgid) continue;
-    let fds: string[] = [];
+    let fds: string[];
     try {
       fds = fs.readdirSync(`/proc/${pid}/fd`);
     } catch {

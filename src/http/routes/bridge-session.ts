@@ -54,13 +54,8 @@ export function bridgeSessionRoutes(gateway: GatewayDeps, settings: { redis: Red
       res.json(await sessionReports(deps, bearerToken(req), req.body));
     },
   );
-  router.post(
-    '/bridge/v1/session/trades',
-    perSession,
-    ...jsonBody(SESSION_TRADES_BODY_LIMIT_BYTES, settings.bodyReadTimeoutMs, 'bridge'),
-    async (req, res) => {
-      res.json(await sessionTrades(deps, bearerToken(req), req.body));
-    },
-  );
+  router.post('/bridge/v1/session/trades', perSession, ...jsonBody(SESSION_TRADES_BODY_LIMIT_BYTES, settings.bodyReadTimeoutMs, 'bridge'), async (req, res) => {
+    res.json(await sessionTrades(deps, bearerToken(req), req.body));
+  });
   return router;
 }
