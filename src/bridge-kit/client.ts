@@ -7,7 +7,6 @@ import {
   type StopOutEvent,
 } from '../domain/bridge-protocol';
 import type { Book, TradeEvent, TradeEventResult, TradesAnswer } from '../domain/trade-events';
-import type { AccountLink } from './account-link';
 import { fetchTransport, nodeHttpTransport, type Transport } from './http-transport';
 
 /**
@@ -40,7 +39,7 @@ export interface BridgeClientOptions {
   diag: (line: Record<string, unknown>) => void;
 }
 
-export class BridgeClient implements AccountLink {
+export class BridgeClient {
   private readonly transport: Transport;
   readonly initialBackoff: number;
   readonly maxBackoff: number;
@@ -109,7 +108,8 @@ export class BridgeClient implements AccountLink {
   async sendEvents(events: StopOutEvent[], account?: AccountFigures): Promise<string[]> {
     const res = await this.call('POST', '/bridge/v1/reports', { reports: [], events, ...(account ? { account } : {}) }, 15_000);
     if (res.status !== 200) throw new HttpStatusError(res.status, 'events', res.body);
-    return acknowledgedEvents(res.body);
+    const acks = (res.body as { events?: { eventId?: unknown; result?: unknown }[] } | undefined)?.events ?? [];
+    return acks.filter((a) => a.result === 'recorded' || a.result === 'duplicate').map((a) => String(a.eventId));
   }
 
   /**
@@ -119,7 +119,12 @@ export class BridgeClient implements AccountLink {
   async sendTrades(body: { events: TradeEvent[]; book?: Book; account?: AccountFigures }): Promise<TradesAnswer> {
     const res = await this.call('POST', '/bridge/v1/trades', body, 15_000);
     if (res.status !== 200) throw new HttpStatusError(res.status, 'trades', res.body);
-    return tradesAnswerOf(res.body);
+    const answer = res.body as { events?: unknown; book?: unknown; bookRefusal?: TradesAnswer['bookRefusal'] } | undefined;
+    const events = (Array.isArray(answer?.events) ? answer.events : []).filter(
+      (e): e is TradeEventResult => typeof e === 'object' && e !== null && typeof (e as { eventId?: unknown }).eventId === 'string',
+    );
+    if (answer?.book === 'refused') return { events, book: 'refused', ...(answer.bookRefusal ? { bookRefusal: answer.bookRefusal } : {}) };
+    return { events, book: answer?.book === 'recorded' ? 'recorded' : 'absent' };
   }
 
   /** The reports, with the account's figures now (protocol 1.2); no report and only figures is a heartbeat. */
@@ -158,7 +163,20 @@ export class BridgeClient implements AccountLink {
   }
 
   sleep(ms: number): Promise<void> {
-    return sleepUnlessAborted(ms, this.opts.signal);
+    const signal = this.opts.signal;
+    return new Promise((resolve) => {
+      if (signal.aborted) {
+        resolve();
+        return;
+      }
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener('abort', done);
+    });
   }
 
   private async call(method: 'GET' | 'POST', path: string, body: unknown, timeoutMs: number): Promise<{ status: number; body: unknown }> {
@@ -190,39 +208,6 @@ export class BridgeClient implements AccountLink {
     }
     return { status: res.status, body: parsed };
   }
-}
-
-/** The eventIds a reports answer acknowledged (recorded or duplicate), from one account's answer. */
-export function acknowledgedEvents(body: unknown): string[] {
-  const acks = (body as { events?: { eventId?: unknown; result?: unknown }[] } | undefined)?.events;
-  return (Array.isArray(acks) ? acks : []).filter((a) => a.result === 'recorded' || a.result === 'duplicate').map((a) => String(a.eventId));
-}
-
-/** A trades call's answer for one account, as far as the bridge reads it. */
-export function tradesAnswerOf(body: unknown): TradesAnswer {
-  const answer = body as { events?: unknown; book?: unknown; bookRefusal?: TradesAnswer['bookRefusal'] } | undefined;
-  const events = (Array.isArray(answer?.events) ? answer.events : []).filter(
-    (e): e is TradeEventResult => typeof e === 'object' && e !== null && typeof (e as { eventId?: unknown }).eventId === 'string',
-  );
-  if (answer?.book === 'refused') return { events, book: 'refused', ...(answer.bookRefusal ? { bookRefusal: answer.bookRefusal } : {}) };
-  return { events, book: answer?.book === 'recorded' ? 'recorded' : 'absent' };
-}
-
-/** Waits `ms`, or less when the signal aborts (a stopping bridge does not sit out its backoff). */
-export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) {
-      resolve();
-      return;
-    }
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done);
-  });
 }
 
 function seqOf(raw: unknown): number {

@@ -1,6 +1,5 @@
 import type { AccountFigures } from '../domain/bridge-protocol';
-import type { AccountLink } from './account-link';
-import { HttpStatusError } from './client';
+import { HttpStatusError, type BridgeClient } from './client';
 import type { TradeOutbox } from './trade-outbox';
 import { MAX_BOOK_ENTRIES, MAX_EVENTS_PER_CALL, type Book, type TradeEvent } from '../domain/trade-events';
 
@@ -37,7 +36,7 @@ export interface TradeSenderOptions {
 }
 
 export class TradeSender {
-  private client: AccountLink | undefined;
+  private client: BridgeClient | undefined;
   private timer: NodeJS.Timeout | undefined;
   private bookDue = false;
   private bookSentAt = 0;
@@ -52,7 +51,7 @@ export class TradeSender {
 
   constructor(private readonly opts: TradeSenderOptions) {}
 
-  start(client: AccountLink): void {
+  start(client: BridgeClient): void {
     this.client = client;
     this.timer = setInterval(() => void this.flush(), this.opts.everyMs ?? 1_000);
     this.timer.unref();
