@@ -13,6 +13,7 @@ import { adminCliJson } from '../helpers/admin';
 import { ownerKeyFile, totp } from '../helpers/owner';
 import { get, post, seedOwner, startPaperTerminal, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { dashboardPage, seriousViolations } from '../helpers/dashboard-browser';
+import { LONGEST_POLL_MS } from '../helpers/long-poll';
 
 /**
  * The owners' dashboard in a real browser (Debian's chromium through playwright-core) against the real stack: a new
@@ -191,8 +192,7 @@ describe('the owners dashboard in a browser', () => {
     await page.screenshot({ path: path.join(shots, 'account-added-waiting.png') });
 
     // The bridge with the token the page showed: the page turns online by itself, and the account is unlocked.
-    // Long-polls of 25 s, the longest the service allows.
-    const { terminal: bridge } = await startPaperTerminal(stack, { id, bridgeToken: token }, { waitMs: 25_000 });
+    const { terminal: bridge } = await startPaperTerminal(stack, { id, bridgeToken: token }, { waitMs: LONGEST_POLL_MS });
     try {
       await page.locator('#bridge-state .online').waitFor({ timeout: UI_TIMEOUT_MS });
       await expect(page.locator('#bridge-state').textContent()).resolves.toMatch(/version 2\.\d+\.\d+ · platform mt5 · active/);
@@ -201,8 +201,8 @@ describe('the owners dashboard in a browser', () => {
     } finally {
       await bridge.stop();
     }
-    // Offline by itself once the bridge stops: waited for until its last long-poll would have ended (25 s).
-    await page.locator('#bridge-state .offline').waitFor({ timeout: 25_000 });
+    // Offline by itself once the bridge stops: waited for until its last long-poll would have ended.
+    await page.locator('#bridge-state .offline').waitFor({ timeout: LONGEST_POLL_MS });
     await page.getByText('Signals sent now are still accepted (202)').waitFor({ timeout: UI_TIMEOUT_MS });
     await page.screenshot({ path: path.join(shots, 'account-offline.png') });
 

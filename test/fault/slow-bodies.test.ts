@@ -71,7 +71,8 @@ describe('with the default settings (512 in flight, 5 s body deadline, 1024 conn
     expect(closedBeforeTheGoodOne).toBe(0);
 
     // Each is cut off by the body deadline (408): waited for, well past that deadline.
-    const ends = await waitFor('every half-sent body to be closed', async () => closed === slow.length && Promise.all(slow.map((s) => s.ended)), 30_000, 100);
+    await waitFor('every half-sent body to be closed', async () => closed === slow.length, 30_000, 100);
+    const ends = await Promise.all(slow.map((s) => s.ended));
     expect(ends.map((e) => e.status)).toEqual(slow.map(() => 408));
     const late = ends.map((e) => e.at - started);
 

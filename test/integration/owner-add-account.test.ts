@@ -4,9 +4,7 @@ import { asBrowser, ownerKeyFile, setUpOwner, signedInOwner, type OwnerBrowser }
 import { adminCliJson } from '../helpers/admin';
 import { post } from '../../support/http';
 import { waitFor } from '../../support/infra';
-
-/** The longest long-poll the service allows (BRIDGE_MAX_WAIT_MS). */
-const POLL_WAIT_MS = 25_000;
+import { LONGEST_POLL_MS } from '../helpers/long-poll';
 
 /**
  * An owner adds an account over HTTP (POST /v1/owner/accounts) against the real Redis and Temporal: validation names
@@ -148,7 +146,7 @@ describe('the account page’s bridge state', () => {
     const made = await addAccount(browserA, { name: 'paper', platform: 'mt5' });
     const id = made.body.account.id as string;
     // Long-polls of 25 s (the longest the service allows): a bridge waiting in one is there.
-    const { terminal } = await startPaperTerminal(stack, { id, bridgeToken: made.body.bridgeToken as string }, { waitMs: POLL_WAIT_MS });
+    const { terminal } = await startPaperTerminal(stack, { id, bridgeToken: made.body.bridgeToken as string }, { waitMs: LONGEST_POLL_MS });
     try {
       await waitFor('the page to say online', async () => (await account(id)).bridge.online === true || undefined, 10_000);
       const since = Date.now();
@@ -163,7 +161,7 @@ describe('the account page’s bridge state', () => {
     // Offline ONLINE_WITHIN_MS after its last call: waited for, until the bridge's own long-poll would have ended.
     // Counting that open poll as the bridge being there would keep it online past that.
     const stoppedAt = Date.now();
-    await waitFor('the page to say offline', async () => (await account(id)).bridge.online === false || undefined, POLL_WAIT_MS);
+    await waitFor('the page to say offline', async () => (await account(id)).bridge.online === false || undefined, LONGEST_POLL_MS);
     console.log(`offline ${Date.now() - stoppedAt} ms after the bridge stopped`);
     const offline = (await account(id)).bridge;
     expect(offline).toEqual(expect.objectContaining({ connection: 'connected', lastSeenAt: expect.any(String) }));
