@@ -33,8 +33,6 @@ module.exports = {
   // A global option: jest ignores testTimeout inside a project, and every test and hook then had 5 s.
   testTimeout: 60000,
   watchPathIgnorePatterns: ['<rootDir>/dist/', '<rootDir>/.run/'],
-  // Jest reads the timeout from the top level when it runs projects (a project's own is not used).
-  testTimeout: 60000,
   maxWorkers: 2,
   projects: [
     { ...shared, displayName: 'unit', testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
