@@ -26,7 +26,7 @@ import type { BridgeReport } from '../domain/bridge-protocol';
 import type { Logger } from 'pino';
 import { recordStopOutEvents, stopOutDirectiveOf, type StopOutDeps } from './stop-out-events';
 import { tradesBodySchema, type TradesAnswer } from '../domain/trade-events';
-import { recordTrades, type TradesDeps } from '../trades/record';
+import { openTradesCall, recordTrades, type TradesDeps } from '../trades/record';
 
 /** The bridge API's use cases (docs/bridge-protocol.md): what an EA or cBot can do, authenticated by its bridge token. */
 
@@ -172,6 +172,12 @@ export async function bridgeReports(deps: GatewayDeps, account: Account, body: u
   // Answered once the replicas hold the reports too (REDIS_MIN_REPLICAS_ACK): a bridge forgets a report it saw answered.
   if (results.some((r) => r.result !== 'unknown')) await deps.queue.awaitReplicas();
   return { results, ...(eventResults ? { events: eventResults } : {}) };
+}
+
+/** Lets one trades call of the account in before its body is read (docs/trades.md, "Bounds"); what ends it. */
+export async function bridgeTradesCall(deps: GatewayDeps, account: Account): Promise<() => Promise<void>> {
+  if (!deps.trades) throw new Refusal('not_available', 'This service keeps no trade journal');
+  return openTradesCall(deps.trades, account);
 }
 
 /** Trade events and the book of an authenticated bridge (protocol 1.5; docs/trades.md). */

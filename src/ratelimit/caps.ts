@@ -8,8 +8,8 @@ import { runScript } from '../registry/scripts';
  * charge (issue 25: 171 of 200 concurrent wrong sign-ins got past a cap of 20; 40 parallel creations made 36 API keys
  * against a cap of 20). A slot is taken before the work it guards and given back (`giveBackSlot`) when the work
  * turned out not to count: a sign-in that succeeded, a record whose write failed; or, where only failures count and
- * good work must never wait on the cap (the webhook's pre-auth cap), read first (`windowFull`) and taken only once
- * the work has failed. docs/reliability.md lists the caps.
+ * good work must never wait on the cap (the webhook's pre-auth cap), taken only once the work has failed.
+ * docs/reliability.md lists the caps.
  */
 export type Cap =
   /**

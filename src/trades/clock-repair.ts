@@ -60,7 +60,7 @@ export async function repairJournalClock(redis: Redis, accountId: string, nowMs:
       if (!raw) break;
       const { record, undone } = repairRecord(JSON.parse(raw) as TradeRecord, limitMs, nowIso);
       const mark = `repair/clock/${tradeId}/${nowMs}`;
-      const result = await journal.commit(accountId, { eventId: mark, atMs: nowMs, realized: 0, writes: [{ tradeId, expect: raw, record }] });
+      const result = await journal.commit(accountId, { events: [{ eventId: mark, atMs: nowMs, realized: 0 }], writes: [{ tradeId, expect: raw, record }] });
       if (result === 'conflict') continue;
       marks.push(mark);
       repaired.push(tradeId);

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Book, TradeRecord } from '../domain/trade-events';
 import { runScript } from '../registry/scripts';
@@ -16,15 +17,27 @@ interface TradeWrite {
 }
 
 export interface JournalCommit {
-  eventId: string;
-  atMs: number;
+  /** The events this step records, each once (the freshness the journal reads is the newest `atMs`). */
+  events: { eventId: string; atMs: number; realized: number }[];
   writes: TradeWrite[];
-  /** Realized money of this event, added to the P&L of its quarter hour (the day figures). */
-  realized: number;
 }
 
-/** `full`: the event would begin a trade and the account's journal holds MAX_TRADES_PER_ACCOUNT already. */
-export type CommitResult = 'recorded' | 'duplicate' | 'conflict' | 'full';
+/**
+ * `conflict`: an event was recorded or a record changed since they were read, or the trades the writes begin no
+ * longer fit the journal's bound (other calls began trades meanwhile); nothing written.
+ */
+export type CommitResult = 'recorded' | 'conflict';
+
+/** What applying events needs, read in one round trip. */
+export interface EventsRead {
+  /** The records as stored (their raw text, for the compare-and-set), in the order asked. */
+  raw: (string | null)[];
+  /** Whether each event id is recorded already, in the order asked. */
+  seen: boolean[];
+  /** Trades the journal holds, and the most it takes (an event that would begin one more past it is refused). */
+  held: number;
+  maxTrades: number;
+}
 
 /** The most trades one account's journal holds (about 220 MB of Redis); past it, an event that begins a trade is refused. */
 const MAX_TRADES_PER_ACCOUNT = 100_000;
@@ -37,6 +50,9 @@ const MAX_TRADES_PER_ACCOUNT = 100_000;
  * about 4.5 MB of Redis an account with 128-character ids, whatever a bridge sends.
  */
 const MAX_EVENT_IDS_PER_ACCOUNT = 20_000;
+
+/** A trades call let in (`end` lets the account's next one in; call it once) or refused with when to come back. */
+export type TradesCall = { open: true; end: () => Promise<void> } | { open: false; reason: 'spent' | 'busy'; retryAfterMs: number };
 
 export interface TradeListQuery {
   status: 'open' | 'closed' | 'all';
@@ -51,13 +67,20 @@ export interface TradeListQuery {
 export interface TradeJournal {
   /** The records as stored (their raw text, for the compare-and-set), in the order asked. */
   readRaw(accountId: string, tradeIds: readonly string[]): Promise<(string | null)[]>;
-  /** Records the event once per (account, eventId) and applies its writes, in one atomic step. */
+  /** The records events touch and whether their ids are recorded, in one round trip. */
+  readForEvents(accountId: string, tradeIds: readonly string[], eventIds: readonly string[]): Promise<EventsRead>;
+  /** Records the events once per (account, eventId) and applies their writes, in one atomic step. */
   commit(accountId: string, commit: JournalCommit): Promise<CommitResult>;
   /**
    * Takes `count` of the account's trade events out of its budget of `max` a `windowMs`, checked and charged in one
    * atomic step; undefined when taken, else the ms until the window ends (nothing charged).
    */
   chargeEvents(accountId: string, count: number, max: number, windowMs: number): Promise<{ retryAfterMs: number } | undefined>;
+  /**
+   * Opens one trades call of the account, before its body is read, in one atomic step: refused when the account's
+   * budget of `maxEvents` is spent (`spent`) or another of its calls holds the account (`busy`, held at most `holdMs`).
+   */
+  openCall(accountId: string, maxEvents: number, holdMs: number): Promise<TradesCall>;
   /** Trades open or pending now. */
   openTradeIds(accountId: string, max: number): Promise<string[]>;
   saveBook(accountId: string, book: Book): Promise<void>;
@@ -98,20 +121,26 @@ export function journalKeys(accountId: string) {
     equity: `${base}equity`,
     /** The trade events charged in the current minute (src/ratelimit/caps.ts window cap). */
     eventBudget: `${base}event-budget`,
+    /** The account's trades call in progress (its random id), so that two never apply at once. */
+    call: `${base}call`,
   };
 }
 
-// KEYS: records seen open closed all signals pnl last. ARGV: eventId, atMs, pnl bucket, pnl delta, writes (JSON), max trades,
-// max event ids (the oldest beyond it dropped in this step).
+// KEYS: records seen open closed all signals pnl last. ARGV: events (JSON: {id, at, bucket, pnl}, times and sums as
+// text), writes (JSON), max event ids (the oldest beyond it dropped in this step), max trades.
 // A write: {id, expect (string|false), value (string|false), start, closedAt (number|false), signals, oldSignals}.
 const COMMIT = `
-if redis.call('ZSCORE', KEYS[2], ARGV[1]) then return 'duplicate' end
-local writes = cjson.decode(ARGV[5])
-for _, w in ipairs(writes) do
-  local cur = redis.call('HGET', KEYS[1], w.id)
-  if cur ~= w.expect then return 'conflict' end
-  if not cur and w.value and redis.call('ZCARD', KEYS[5]) >= tonumber(ARGV[6]) then return 'full' end
+local events = cjson.decode(ARGV[1])
+local writes = cjson.decode(ARGV[2])
+for _, e in ipairs(events) do
+  if redis.call('ZSCORE', KEYS[2], e.id) then return 'conflict' end
 end
+local begun = 0
+for _, w in ipairs(writes) do
+  if redis.call('HGET', KEYS[1], w.id) ~= w.expect then return 'conflict' end
+  if not w.expect and w.value then begun = begun + 1 elseif w.expect and not w.value then begun = begun - 1 end
+end
+if begun > 0 and redis.call('ZCARD', KEYS[5]) + begun > tonumber(ARGV[4]) then return 'conflict' end
 for _, w in ipairs(writes) do
   for _, s in ipairs(w.oldSignals) do redis.call('ZREM', KEYS[6], s .. '|' .. w.id) end
   redis.call('ZREM', KEYS[3], w.id)
@@ -126,19 +155,41 @@ for _, w in ipairs(writes) do
     redis.call('HDEL', KEYS[1], w.id)
   end
 end
-redis.call('ZADD', KEYS[2], ARGV[2], ARGV[1])
--- The oldest ids beyond the bound go, never the one just recorded (an event older than all it keeps is still
--- answered duplicate when it comes again).
-local over = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[7])
+local mine = {}
+local last = tonumber(redis.call('GET', KEYS[8]) or '0')
+local newest = last
+for _, e in ipairs(events) do
+  redis.call('ZADD', KEYS[2], e.at, e.id)
+  mine[e.id] = true
+  if e.pnl ~= '0' then redis.call('HINCRBYFLOAT', KEYS[7], e.bucket, e.pnl) end
+  if tonumber(e.at) > newest then newest = tonumber(e.at) end
+end
+-- The oldest ids beyond the bound go, never one just recorded (an event older than all it keeps is still answered
+-- duplicate when it comes again).
+local over = redis.call('ZCARD', KEYS[2]) - tonumber(ARGV[3])
 if over > 0 then
-  for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, over)) do
-    if over > 0 and id ~= ARGV[1] then redis.call('ZREM', KEYS[2], id); over = over - 1 end
+  for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, over + #events - 1)) do
+    if over > 0 and not mine[id] then redis.call('ZREM', KEYS[2], id); over = over - 1 end
   end
 end
-if ARGV[4] ~= '0' then redis.call('HINCRBYFLOAT', KEYS[7], ARGV[3], ARGV[4]) end
-local last = tonumber(redis.call('GET', KEYS[8]) or '0')
-if tonumber(ARGV[2]) > last then redis.call('SET', KEYS[8], ARGV[2]) end
+if newest > last then redis.call('SET', KEYS[8], string.format('%d', newest)) end
 return 'recorded'
+`;
+
+// KEYS: event budget (the window cap's hash), call. ARGV: max events, the call's id, hold ms. The budget is only read
+// here: the call's events are charged once its body is read (chargeEvents).
+const OPEN_CALL = `
+if tonumber(redis.call('HGET', KEYS[1], 'n') or '0') >= tonumber(ARGV[1]) then
+  return {0, 'spent', math.max(redis.call('PTTL', KEYS[1]), 1)}
+end
+if not redis.call('SET', KEYS[2], ARGV[2], 'NX', 'PX', ARGV[3]) then return {0, 'busy', math.max(redis.call('PTTL', KEYS[2]), 1)} end
+return {1, 'open', 0}
+`;
+
+// KEYS: call. ARGV: the call's id. Only its own: a call that outlived its hold must not end the next one's.
+const END_CALL = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+return 1
 `;
 
 // KEYS: records seen open closed all signals pnl equity. ARGV: cutoffMs, max, cutoff bucket.
@@ -203,6 +254,21 @@ export class RedisTradeJournal implements TradeJournal {
     return this.redis.hmget(journalKeys(accountId).records, ...tradeIds);
   }
 
+  async readForEvents(accountId: string, tradeIds: readonly string[], eventIds: readonly string[]): Promise<EventsRead> {
+    const k = journalKeys(accountId);
+    const read = this.redis.pipeline();
+    if (tradeIds.length > 0) read.hmget(k.records, ...tradeIds);
+    if (eventIds.length > 0) read.zmscore(k.seen, ...eventIds);
+    read.zcard(k.all);
+    const answers = (await read.exec())!.map(([err, value]) => {
+      if (err) throw err;
+      return value;
+    });
+    const raw = tradeIds.length > 0 ? (answers.shift() as (string | null)[]) : [];
+    const seen = eventIds.length > 0 ? (answers.shift() as (string | null)[]).map((score) => score !== null) : [];
+    return { raw, seen, held: Number(answers.shift()), maxTrades: this.maxTrades };
+  }
+
   async commit(accountId: string, c: JournalCommit): Promise<CommitResult> {
     const k = journalKeys(accountId);
     const writes = c.writes.map((w) => {
@@ -218,22 +284,30 @@ export class RedisTradeJournal implements TradeJournal {
         oldSignals: old ? signalsOf(old) : [],
       };
     });
-    const bucket = String(Math.floor(c.atMs / QUARTER_HOUR_MS));
+    const events = c.events.map((e) => ({ id: e.eventId, at: String(e.atMs), bucket: String(Math.floor(e.atMs / QUARTER_HOUR_MS)), pnl: String(e.realized) }));
     const keys = [k.records, k.seen, k.open, k.closed, k.all, k.signals, k.pnl, k.last];
-    return (await runScript(this.redis, COMMIT, keys, [
-      c.eventId,
-      c.atMs,
-      bucket,
-      String(c.realized),
-      JSON.stringify(writes),
-      this.maxTrades,
-      this.maxEventIds,
-    ])) as CommitResult;
+    return (await runScript(this.redis, COMMIT, keys, [JSON.stringify(events), JSON.stringify(writes), this.maxEventIds, this.maxTrades])) as CommitResult;
   }
 
   async chargeEvents(accountId: string, count: number, max: number, windowMs: number): Promise<{ retryAfterMs: number } | undefined> {
     const taken = await takeSlot(this.redis, { kind: 'window', key: journalKeys(accountId).eventBudget, max, windowMs, weight: count });
     return taken.taken ? undefined : { retryAfterMs: taken.retryAfterMs };
+  }
+
+  async openCall(accountId: string, maxEvents: number, holdMs: number): Promise<TradesCall> {
+    const k = journalKeys(accountId);
+    const id = randomBytes(12).toString('base64url');
+    const [open, reason, retryAfterMs] = (await runScript(this.redis, OPEN_CALL, [k.eventBudget, k.call], [maxEvents, id, holdMs])) as [number, string, number];
+    if (open === 0) return { open: false, reason: reason as 'spent' | 'busy', retryAfterMs };
+    let ended = false;
+    return {
+      open: true,
+      end: async () => {
+        if (ended) return;
+        ended = true;
+        await runScript(this.redis, END_CALL, [k.call], [id]);
+      },
+    };
   }
 
   async openTradeIds(accountId: string, max: number): Promise<string[]> {

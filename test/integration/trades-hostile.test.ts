@@ -3,6 +3,8 @@ import { tradesBodySchema } from '../../src/domain/trade-events';
 import { recordTrades, TRADE_EVENTS_PER_ACCOUNT_PER_MINUTE } from '../../src/trades/record';
 import { seedOwner, startStack, type Stack } from '../helpers/stack';
 import { iso, sendTrades } from '../helpers/trades';
+import { heldCall } from '../helpers/held-call';
+import { waitFor } from '../../support/run';
 
 /**
  * What one bridge token can make the trade journal hold and do (docs/trades.md, "Bounds"): its trade events a minute
@@ -63,10 +65,57 @@ describe('a bridge that sends trade events without end', () => {
       windowMs: 60_000,
     });
     expect(await stack.redis.zscore(journalKeys(first.id).seen, over[0]!.eventId)).toBeNull();
-    // A book alone still goes (reconciliation needs it), and the budget is the account's, not the owner's.
+    // Until the minute ends nothing of the account is read, a book alone neither; the budget is the account's, not the owner's.
     const bookOnly = await sendTrades(stack.ingress.url, first.bridgeToken, { book: { takenAt: iso(now), truncated: true, positions: [], orders: [] } });
-    expect(bookOnly.status).toBe(200);
+    expect({ status: bookOnly.status, scope: bookOnly.body.scope }).toEqual({ status: 429, scope: 'trade_events' });
+    expect(await stack.redis.get(journalKeys(first.id).book)).toBeNull();
     expect((await sendTrades(stack.ingress.url, second.bridgeToken, { events: hundred(now) })).status).toBe(200);
+  });
+
+  test('when an account sent its minute, then its next call is refused before its body is read: a body that never comes gets 429, not the body deadline', async () => {
+    const f = await seedOwner(stack.registry);
+    const token = f.accounts[0]!.bridgeToken;
+    const now = Date.now();
+    for (let sent = 0; sent < TRADE_EVENTS_PER_ACCOUNT_PER_MINUTE; sent += 100) {
+      expect((await sendTrades(stack.ingress.url, token, { events: hundred(now) })).status).toBe(200);
+    }
+    const held = heldCall(stack.ingress.url, token, 4_096);
+    const answer = await held.answer;
+    held.close();
+    expect({ status: answer.status, scope: answer.body.scope, retryAfter: answer.retryAfter !== undefined }).toEqual({
+      status: 429,
+      scope: 'trade_events',
+      retryAfter: true,
+    });
+  });
+
+  test('when a call of an account is still coming, then another call of the same account is 429 one-at-a-time with nothing of it read, another account is served, and once the first is answered the next goes', async () => {
+    const f = await seedOwner(stack.registry, [{}, {}]);
+    const [first, second] = f.accounts as [(typeof f.accounts)[0], (typeof f.accounts)[0]];
+    const now = Date.now();
+    const body = JSON.stringify({ events: hundred(now) });
+    const held = heldCall(stack.ingress.url, first.bridgeToken, Buffer.byteLength(body));
+    held.write(body.slice(0, 10));
+    // Let in once the account's call is held: its hold is in Redis before the body is read.
+    await waitFor('the first call to hold its account', async () => (await stack.redis.exists(journalKeys(first.id).call)) === 1, 10_000);
+    const other = hundred(now);
+    const refused = await sendTrades(stack.ingress.url, first.bridgeToken, { events: other });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect(refused.body).toEqual({
+      error: 'rate_limit_exceeded',
+      scope: 'trade_calls',
+      message:
+        'One trades call per account at a time: another call of this account is being recorded; nothing of this one was read, send it again after Retry-After',
+      limit: 1,
+    });
+    expect(await stack.redis.zscore(journalKeys(first.id).seen, other[0]!.eventId)).toBeNull();
+    expect((await sendTrades(stack.ingress.url, second.bridgeToken, { events: hundred(now) })).status).toBe(200);
+    held.write(body.slice(10));
+    const answer = await held.answer;
+    expect(answer.status).toBe(200);
+    expect(await stack.redis.exists(journalKeys(first.id).call)).toBe(0);
+    expect((await sendTrades(stack.ingress.url, first.bridgeToken, { events: other })).status).toBe(200);
   });
 
   test('when 20 calls bring 100 events each at once, then the atomic charge lets exactly the minute through', async () => {
@@ -80,6 +129,47 @@ describe('a bridge that sends trade events without end', () => {
     expect(calls.filter((c) => c.status === 'fulfilled')).toHaveLength(TRADE_EVENTS_PER_ACCOUNT_PER_MINUTE / 100);
     expect(calls.filter((c) => c.status === 'rejected').map((c) => (c as PromiseRejectedResult).reason.kind)).toEqual(Array(8).fill('throttled'));
     expect(await stack.redis.zcard(journalKeys(account.id).seen)).toBe(TRADE_EVENTS_PER_ACCOUNT_PER_MINUTE);
+  });
+});
+
+describe('what one call costs Redis', () => {
+  test('when a call brings 100 events on 5 tickets, then they are read in one round trip and written in one step: at most 8 Redis commands for the call', async () => {
+    const f = await seedOwner(stack.registry);
+    const account = (await stack.registry.getAccount(f.accounts[0]!.id))!;
+    // The audit's five tickets: each of the 100 events rewrites one of 5 trades.
+    const now = Date.now();
+    const body = tradesBodySchema.parse({ events: Array.from({ length: 100 }, (_, i) => modified(String(700_000 + (i % 5)), now)) });
+    const conn = stack.redis.duplicate();
+    const monitor = await stack.redis.duplicate().monitor();
+    try {
+      await conn.ping();
+      const source = `127.0.0.1:${(conn as unknown as { stream: { localPort: number } }).stream.localPort}`;
+      // The call's commands are those MONITOR shows between two markers of this connection.
+      const lines: string[][] = [];
+      monitor.on('monitor', (_time: string, args: string[], from: string) => {
+        if (from === source) lines.push(args);
+      });
+      const marker = (what: string) =>
+        waitFor(`MONITOR to show ${what}`, async () => (await conn.echo(what), lines.some((l) => l[1] === what)) || undefined, 10_000);
+      await marker('call-begins');
+      const deps = { journal: new RedisTradeJournal(conn), retentionMs: stack.config.trades.retentionMs };
+      const answer = await recordTrades(deps, account, body, now);
+      expect(answer.events.map((e) => e.result)).toEqual(Array(100).fill('recorded'));
+      await marker('call-ended');
+      const from = lines.findIndex((l) => l[1] === 'call-begins');
+      const to = lines.findIndex((l) => l[1] === 'call-ended');
+      const ofTheCall = lines
+        .slice(from + 1, to)
+        .map((l) => l[0]!.toLowerCase())
+        .filter((c) => c !== 'echo');
+      console.log(`one call of 100 events on 5 tickets: ${ofTheCall.length} Redis commands (${ofTheCall.join(' ')})`);
+      // The charge, the read (HMGET, ZMSCORE, ZCARD), the step, the prune; a script Redis does not hold yet adds its EVAL.
+      expect(ofTheCall.length).toBeGreaterThanOrEqual(6);
+      expect(ofTheCall.filter((c) => c !== 'eval').length).toBeLessThanOrEqual(6);
+    } finally {
+      conn.disconnect();
+      monitor.disconnect();
+    }
   });
 });
 

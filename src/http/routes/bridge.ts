@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { routeLimited } from '../../refusal';
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import type { Redis } from 'ioredis';
-import { bridgeAccount, bridgeCommands, bridgeHello, bridgeReports, bridgeTrades, type GatewayDeps } from '../../bridge/gateway';
+import { bridgeAccount, bridgeCommands, bridgeHello, bridgeReports, bridgeTrades, bridgeTradesCall, type GatewayDeps } from '../../bridge/gateway';
 import { createRouteLimiter } from '../../ratelimit/route-limiter';
 import { bearerToken, jsonBody } from '../middleware';
 import { bridgeCaller } from '../proven';
@@ -51,7 +51,14 @@ export function bridgeRoutes(deps: GatewayDeps, settings: BridgeRouteSettings): 
   });
   // A whole book (1,000 positions and 1,000 orders) is about 400 KiB of JSON: this call's bound is larger than the others'.
   const tradesBody = jsonBody(TRADES_BODY_LIMIT_BYTES, settings.bodyReadTimeoutMs, 'bridge');
-  router.post('/bridge/v1/trades', authenticated, limited, ...tradesBody, async (req, res) => {
+  // One call per account at a time, let in before its body is read: a bridge past its minute costs a read, not a parse.
+  const oneCallAtATime = async (_req: Request, res: Response, next: NextFunction) => {
+    const end = await bridgeTradesCall(deps, bridgeCaller.get(res));
+    // Ended when the answer is sent or the connection goes, whichever is first (a body that never came too).
+    res.once('close', () => void end().catch(() => undefined));
+    next();
+  };
+  router.post('/bridge/v1/trades', authenticated, limited, oneCallAtATime, ...tradesBody, async (req, res) => {
     res.json(await bridgeTrades(deps, bridgeCaller.get(res), req.body));
   });
   return router;
