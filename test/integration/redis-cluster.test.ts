@@ -31,6 +31,27 @@ describe('the command queue and the per-account ordering on a real Redis Cluster
     await servers?.stop();
   });
 
+  /**
+   * Resolves once the account's long-poll is waiting: Redis's own log of commands (MONITOR on every master) shows its
+   * registration and then its first take, so a command queued after this can reach the poll only by a wake-up (or at
+   * the poll's end), never by that first take.
+   */
+  async function pollWaiting(acc: string): Promise<{ waiting: Promise<void>; stop: () => void }> {
+    const monitors = await Promise.all(cluster.nodes('master').map((n) => n.monitor()));
+    let registered = false;
+    const waiting = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the long-poll of ${acc} never made its first take`)), 10_000);
+      for (const m of monitors)
+        m.on('monitor', (_time: string, args: string[]) => {
+          if (registered && args.includes(bridgeKeys.commandQueue(acc))) {
+            clearTimeout(timer);
+            resolve();
+          } else if (args.includes(bridgeKeys.longPollGeneration(acc))) registered = true;
+        });
+    });
+    return { waiting, stop: () => monitors.forEach((m) => m.disconnect()) };
+  }
+
   test("when the accounts are spread over the nodes, then each account's keys are on one slot, and numbering many accounts at once works", async () => {
     // Redis's own word on each key's slot.
     const keySlot = async (k: string) => Number(await cluster.call('CLUSTER', 'KEYSLOT', k));
@@ -67,8 +88,11 @@ describe('the command queue and the per-account ordering on a real Redis Cluster
       const [b] = (await sequencer.next([{ accountId: acc, deadlineMs: far }])).map((n) => n.seq);
       expect(await queue.enqueue(buyCommand(acc, b!, far, 'sig-cl'))).toBe('queued');
       expect(await queue.take(acc, 10)).toEqual([]);
-      // A waiting long-poll (its subscriber on any node) is woken by the enqueue of the held command.
+      // A waiting long-poll (its subscriber on any node) is woken by the enqueue of the held command. It is waiting
+      // (its first take found nothing due) before that enqueue is sent.
+      const log = await pollWaiting(acc);
       const waiting = queue.takeOrWait(acc, 10, LONGEST_POLL_MS, new AbortController().signal);
+      await log.waiting.finally(log.stop);
       const queuedAt = Date.now();
       expect(await queue.enqueue(buyCommand(acc, a!, far, 'sig-cl'))).toBe('queued');
       expect((await waiting).commands.map((c) => c.seq)).toEqual([a, b]);

@@ -111,9 +111,9 @@ describe('postCallback', () => {
       pump();
       res.on('close', () => res.removeAllListeners('drain'));
     };
+    // Had the read gone on, the timeout would have ended it: status null, error 'timeout'.
     const result = await postCallback(target, {}, body, settings);
-    expect(result).toMatchObject({ status: 200, delivered: true });
-    expect(result.durationMs).toBeLessThan(settings.timeoutMs);
+    expect(result).toMatchObject({ status: 200, delivered: true, error: null });
   });
 
   it('gives up after its timeout', async () => {

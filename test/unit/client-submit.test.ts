@@ -194,9 +194,8 @@ describe('SignalsClient.submit', () => {
       fetch: ((_url: string, init?: RequestInit) =>
         new Promise((_resolve, reject) => init?.signal?.addEventListener('abort', () => reject(new DOMException('aborted', 'AbortError'))))) as typeof fetch,
     });
-    const started = Date.now();
+    // The fetch never settles by itself: a result at all, gave_up(deadline), proves the deadline cut it off.
     const result = await client.submit(BUY, { deadlineMs: 100 });
-    expect(Date.now() - started).toBeLessThan(2_000);
     expect(result).toMatchObject({ kind: 'gave_up', reason: 'deadline', lastStatus: null, mayHaveRun: true, attempts: 1 });
   });
 
