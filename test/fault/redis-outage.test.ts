@@ -106,7 +106,6 @@ describe('Redis stops while the service runs, and comes back empty', () => {
         }),
       });
       const poll = await httpGet(`${stack!.ingress.url}/v1/signals/${before}`, { authorization: `Bearer ${reg.token}` });
-      const pollDoneAt = Date.now();
       const health = await httpGet(`${stack!.ingress.url}/healthz`);
       const ready = await httpGet(`${stack!.ingress.adminUrl}/readyz`);
 
@@ -145,11 +144,9 @@ describe('Redis stops while the service runs, and comes back empty', () => {
       expect(health.status).toBe(200);
       expect(ready.status).toBe(503);
 
-      // Fail closed means answered while Redis was still down: each 503 (and the poll's) arrived before the restart
-      // was begun, so none of them waited for Redis to come back (a queued command would have held them until then).
-      const restartBegun = Date.now();
-      expect(answers.filter((a) => a.doneAt >= restartBegun).map((a) => a.index)).toEqual([]);
-      expect(pollDoneAt).toBeLessThan(restartBegun);
+      // Fail closed means answered while Redis is still down: every answer above was awaited before the restart
+      // below, so a request that waited for Redis to come back would never have been answered (the test fails on
+      // its timeout), and one that gave up another way would not carry the exact 503 body checked above.
       // Redis comes back empty: the operator re-imports the registry with the admin CLI.
       await redis!.start();
       await importRegistry(registryFile, env);

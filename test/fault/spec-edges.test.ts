@@ -78,10 +78,10 @@ describe("the only region's Temporal goes down after the ingress has talked to i
     expect(first.status).toBe(202);
     await temporal.stop();
 
-    const answers: { status: number; body: Record<string, unknown>; ms: number; doneAt: number }[] = [];
+    const answers: { status: number; body: Record<string, unknown>; ms: number }[] = [];
     for (let i = 0; i < 3; i++) {
       const r = await timed(() => post(url, buy(f.secret)));
-      answers.push({ status: r.value.status, body: r.value.body as Record<string, unknown>, ms: Math.round(r.ms), doneAt: Date.now() });
+      answers.push({ status: r.value.status, body: r.value.body as Record<string, unknown>, ms: Math.round(r.ms) });
     }
 
     console.log(`time to the 202 with Temporal down: ${answers.map((a) => a.ms).join(', ')} ms`);
@@ -91,10 +91,9 @@ describe("the only region's Temporal goes down after the ingress has talked to i
         body: { success: true, signalId: expect.stringMatching(/^sig_/), correlationId: expect.any(String), accountsResolved: 1 },
       });
     }
-    // Answered while Temporal was down, before its restart was begun, and from the record: each signal's start is
-    // still pending in Redis, so no answer waited for Temporal (the deadline of TEMPORAL_START_TIMEOUT_MS ended it).
-    const restartBegun = Date.now();
-    expect(answers.filter((a) => a.doneAt >= restartBegun)).toEqual([]);
+    // Answered while Temporal is down (each awaited before its restart below: an answer that waited for Temporal
+    // would never come, and the test fails on its timeout), and from the record: each signal's start is still
+    // pending in Redis.
     const inputs = signalKeys.pendingStarts(stack.config.temporal.taskQueue).inputs;
     const members = answers.map((a) => `default|${a.body.signalId as string}`);
     expect(await Promise.all(members.map((m) => stack.redis.hexists(inputs, m)))).toEqual([1, 1, 1]);
