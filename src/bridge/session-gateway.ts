@@ -1,9 +1,9 @@
 import type { Account } from '../domain/account';
 import { BRIDGE_PROTOCOL_VERSION, type BridgeCommand, type StopOutDirective } from '../domain/bridge-protocol';
-import { MULTI_ACCOUNT_CAPABILITY, sessionHelloSchema, sessionReportsSchema } from '../domain/bridge-session';
+import { MULTI_ACCOUNT_CAPABILITY, SESSION_LIMITS, sessionHelloSchema, sessionReportsSchema } from '../domain/bridge-session';
 import { hashCredential } from '../registry/credentials';
 import { Refusal, REFUSAL_STATUS } from '../refusal';
-import { bridgeAccount, bridgeHello, bridgeReports, MAX_COMMANDS_PER_POLL, type GatewayDeps } from './gateway';
+import { bridgeAccount, bridgeHello, bridgeReports, bridgeTrades, MAX_COMMANDS_PER_POLL, type GatewayDeps } from './gateway';
 import type { SessionStore } from './session-store';
 import { takeOrWaitMany } from './session-poll';
 import { stopOutDirectiveOf } from './stop-out-events';
@@ -65,11 +65,13 @@ export async function sessionHello(deps: SessionDeps, body: unknown) {
       return refusalOf(accountId, err);
     }
   });
-  const session = admitted.size > 0 ? await deps.sessions.create(admitted) : undefined;
+  const joined = admitted.size > 0 && parsed.data.session ? await deps.sessions.join(parsed.data.session, admitted) : undefined;
+  const session = joined ?? (admitted.size > 0 ? await deps.sessions.create(admitted) : undefined);
   return {
     ...(session ? { session } : {}),
     protocolVersion: BRIDGE_PROTOCOL_VERSION,
     capabilities: [MULTI_ACCOUNT_CAPABILITY],
+    limits: SESSION_LIMITS,
     serverTime: new Date().toISOString(),
     accounts,
   };
@@ -141,11 +143,26 @@ export async function sessionCommands(
  * `POST /bridge/v1/session/reports`: each account's reports body, applied to that account only, through the same use
  * case as its own bridge's call (a commandId of another account is `unknown` there, as always).
  */
-export async function sessionReports(deps: SessionDeps, sessionToken: string | undefined, body: unknown) {
+export function sessionReports(deps: SessionDeps, sessionToken: string | undefined, body: unknown) {
+  return perAccount(deps, sessionToken, body, 'Invalid session reports', bridgeReports);
+}
+
+/** `POST /bridge/v1/session/trades`: each account's trade events and book (protocol 1.5), as its own trades call. */
+export function sessionTrades(deps: SessionDeps, sessionToken: string | undefined, body: unknown) {
+  return perAccount(deps, sessionToken, body, 'Invalid session trades', bridgeTrades);
+}
+
+async function perAccount<A extends object>(
+  deps: SessionDeps,
+  sessionToken: string | undefined,
+  body: unknown,
+  invalid: string,
+  useCase: (gateway: GatewayDeps, account: Account, body: unknown) => Promise<A>,
+) {
   const parsed = sessionReportsSchema.safeParse(body);
   if (!parsed.success) {
     const details = parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
-    throw new Refusal('invalid', 'Invalid session reports', { details });
+    throw new Refusal('invalid', invalid, { details });
   }
   const { accounts } = await servedAccounts(deps, sessionToken);
   const served = new Map(accounts.map((a) => [a.id, a]));
@@ -154,7 +171,7 @@ export async function sessionReports(deps: SessionDeps, sessionToken: string | u
       const account = served.get(accountId);
       if (!account) return refusalOf(accountId, new Refusal('unauthorized', 'This session does not serve this account'));
       try {
-        return { accountId, result: 'answered' as const, ...(await bridgeReports(deps.gateway, account, own)) };
+        return { accountId, result: 'answered' as const, ...(await useCase(deps.gateway, account, own)) };
       } catch (err) {
         return refusalOf(accountId, err);
       }
