@@ -281,6 +281,7 @@ describe('the cTrader connector and the Open API request limit', () => {
     double: Partial<Parameters<typeof CtraderDouble.start>[0]>,
     readyTimeoutMs = 30_000,
     tuning: Tuning = {},
+    env?: Record<string, string>,
   ) {
     ensureBuilt();
     const stack = await startStack({ tuning });
@@ -294,7 +295,15 @@ describe('the cTrader connector and the Open API request limit', () => {
       { accountId, ctidTraderAccountId: ctid, environment: 'demo', bridgeToken: fixture.accounts[0]!.bridgeToken, ...tokens },
     ]);
     const started = Date.now();
-    run.connector = await startConnectorProcess({ setup, accountIds: [accountId], demoUrl: d.url, ingressUrl: stack.ingress.url, label, readyTimeoutMs });
+    run.connector = await startConnectorProcess({
+      setup,
+      accountIds: [accountId],
+      demoUrl: d.url,
+      ingressUrl: stack.ingress.url,
+      label,
+      readyTimeoutMs,
+      ...(env ? { env } : {}),
+    });
     const rulesOf = async (symbol: string) => (await stack.registry.volumeRules([{ accountId, symbols: [symbol] }]))[0];
     return { double: d, connector: run.connector, startedMs: Date.now() - started, rulesOf, stack, fixture };
   }
@@ -323,7 +332,16 @@ describe('the cTrader connector and the Open API request limit', () => {
   }, 60_000);
 
   test('when the ingress answers 429 because the bridge token spent its budget, then the connector waits the Retry-After and the next signal still fills', async () => {
-    const { connector, stack, fixture } = await oneAccount('budget', 97, {}, 30_000, { bridge: { limit: { max: 6, windowMs: 10_000 } } });
+    // A bridge token's budget is charged by the per-account routes; a multi-account session has its own per-second
+    // bound. The per-account form is what a connector speaks to an ingress without sessions (its fallback).
+    const { connector, stack, fixture } = await oneAccount(
+      'budget',
+      97,
+      {},
+      30_000,
+      { bridge: { limit: { max: 6, windowMs: 10_000 } } },
+      { CTRADER_SESSIONS: 'off' },
+    );
     const bridge = new ScriptedTerminal(stack.ingress.url, fixture.accounts[0]!.bridgeToken, 'ctrader', '1.2.0');
     // Spend the token's budget with instant polls (they do not end the connector's waiting one).
     for (let i = 0; i < 8; i++) await bridge.commands(0).catch(() => undefined);
