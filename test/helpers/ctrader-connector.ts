@@ -66,7 +66,7 @@ export async function startConnectorProcess(opts: {
   accountIds: string[];
   demoUrl: string;
   ingressUrl: string;
-  env?: Record<string, string>;
+  env?: Record<string, string> | undefined;
   label: string;
   readyTimeoutMs?: number;
 }): Promise<ConnectorProcess> {

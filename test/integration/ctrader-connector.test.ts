@@ -12,7 +12,6 @@ import { ENTRIES, ensureBuilt } from '../../support/processes';
 import { post, pollUntilReported, seedOwner, startStack, type Fixture, type Stack, type Tuning } from '../helpers/stack';
 import { ScriptedTerminal } from '../helpers/terminal';
 import { waitFor } from '../../support/infra';
-
 /**
  * The cTrader connector as its own process between the real service (ingress and worker in-process against the run's
  * Temporal and Redis) and the Open API double: signals go through the ingress to the double and back to the poll with
@@ -23,7 +22,6 @@ const application = { clientId: `app_${randomBytes(4).toString('hex')}`, clientS
 const CTIDS = [7_000_001, 7_000_002];
 /** A fresh access and refresh token of an Open API account. */
 const newGrant = () => ({ accessToken: `at_${randomBytes(16).toString('hex')}`, refreshToken: `rt_${randomBytes(16).toString('hex')}` });
-
 describe('the cTrader connector between the service and Open API', () => {
   let stack: Stack;
   let fixture: Fixture;
@@ -295,15 +293,7 @@ describe('the cTrader connector and the Open API request limit', () => {
       { accountId, ctidTraderAccountId: ctid, environment: 'demo', bridgeToken: fixture.accounts[0]!.bridgeToken, ...tokens },
     ]);
     const started = Date.now();
-    run.connector = await startConnectorProcess({
-      setup,
-      accountIds: [accountId],
-      demoUrl: d.url,
-      ingressUrl: stack.ingress.url,
-      label,
-      readyTimeoutMs,
-      ...(env ? { env } : {}),
-    });
+    run.connector = await startConnectorProcess({ setup, accountIds: [accountId], demoUrl: d.url, ingressUrl: stack.ingress.url, label, readyTimeoutMs, env });
     const rulesOf = async (symbol: string) => (await stack.registry.volumeRules([{ accountId, symbols: [symbol] }]))[0];
     return { double: d, connector: run.connector, startedMs: Date.now() - started, rulesOf, stack, fixture };
   }
@@ -332,16 +322,9 @@ describe('the cTrader connector and the Open API request limit', () => {
   }, 60_000);
 
   test('when the ingress answers 429 because the bridge token spent its budget, then the connector waits the Retry-After and the next signal still fills', async () => {
-    // A bridge token's budget is charged by the per-account routes; a multi-account session has its own per-second
-    // bound. The per-account form is what a connector speaks to an ingress without sessions (its fallback).
-    const { connector, stack, fixture } = await oneAccount(
-      'budget',
-      97,
-      {},
-      30_000,
-      { bridge: { limit: { max: 6, windowMs: 10_000 } } },
-      { CTRADER_SESSIONS: 'off' },
-    );
+    // A token's budget is charged by the per-account routes (a session has its own bound): the fallback's form.
+    const budget: Tuning = { bridge: { limit: { max: 6, windowMs: 10_000 } } };
+    const { connector, stack, fixture } = await oneAccount('budget', 97, {}, 30_000, budget, { CTRADER_SESSIONS: 'off' });
     const bridge = new ScriptedTerminal(stack.ingress.url, fixture.accounts[0]!.bridgeToken, 'ctrader', '1.2.0');
     // Spend the token's budget with instant polls (they do not end the connector's waiting one).
     for (let i = 0; i < 8; i++) await bridge.commands(0).catch(() => undefined);
