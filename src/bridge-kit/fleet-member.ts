@@ -5,6 +5,19 @@ import { acknowledgedEvents, tradesAnswerOf } from './client';
 import type { CallBatcher } from './batcher';
 import type { FleetAccount } from './session';
 
+/**
+ * A refused hello (a revoked token, a wrong platform, a registry being re-imported) is tried again after 1 s, then
+ * after twice as long at each refusal up to 30 s: not on every poll for a token that stays refused, and not 30 s late
+ * for a refusal that lasted a moment. The first wait is the longest backoff of an account's own loop.
+ */
+const REFUSED_HELLO_FIRST_RETRY_MS = 1_000;
+const REFUSED_HELLO_LAST_RETRY_MS = 30_000;
+
+/** How long after its `refusals`-th refusal in a row an account's hello is tried again. */
+export function refusedHelloRetryMs(refusals: number): number {
+  return Math.min(REFUSED_HELLO_FIRST_RETRY_MS * 2 ** Math.max(0, refusals - 1), REFUSED_HELLO_LAST_RETRY_MS);
+}
+
 /** The batched calls of the session an account is in. */
 export interface SessionCalls {
   reports: CallBatcher;
@@ -21,8 +34,9 @@ export class SessionMember implements AccountLink {
   online = false;
   /** Bumped when the account is lost (a failed command, a refused report): batches of before it run no further. */
   epoch = 0;
-  /** When a refused hello may be tried again. */
+  /** When a refused hello may be tried again, and how many of its hellos in a row were refused. */
   helloAfter = 0;
+  refusals = 0;
   figuresSentAt = 0;
   /** The account's helpers beside the loop have this link (from its first admitted hello on). */
   linked = false;

@@ -1,36 +1,38 @@
 import { stopOutDirectiveSchema, type StopOutDirective } from '../domain/bridge-protocol';
 import { CallBatcher } from './batcher';
 import { commandIdOf, HttpStatusError, sleepUnlessAborted } from './client';
-import { SessionMember } from './fleet-member';
+import { refusedHelloRetryMs, SessionMember } from './fleet-member';
 import { boundedAgents, nodeHttpTransport } from './http-transport';
-import { OwnLoops } from './own-loops';
 import { asError, handleBatch, type FleetAccount, type SessionConnection } from './session';
 import { SessionClient, type SessionHelloItem, type SessionPollAnswer } from './session-client';
 
 /**
  * How a bridge process serving many accounts speaks to the service (docs/bridge-protocol.md, "Multi-account
- * sessions"): all its accounts on multi-account sessions when the service serves them (each session at most the
+ * sessions"): all its accounts on multi-account sessions (each session at most the
  * service's accounts per session; one long-poll each; reports, stop-out events, trade events and books batched per
  * call, each tagged by its account), over a fixed pool of connections whatever the number of accounts. Hellos go in
- * batches of `helloBatch` accounts, one call at a time, so a restart of thousands of accounts is a few calls and the
- * books after them share calls too. A service without sessions (a 404) gets one loop per account, as before, started
- * `helloBatch` at a time.
+ * batches of HELLO_BATCH accounts, one call at a time, so a restart of thousands of accounts is a few calls and the
+ * books after them share calls too. The ingress and its bridges ship together, so there is no other form to fall
+ * back to; a process of one account (the MT5 bridge) speaks the single-account form instead (src/bridge-kit/session.ts).
  */
 
 export interface FleetOptions extends Omit<SessionConnection, 'bridgeToken' | 'fetch'> {
-  /** `auto` (the default): sessions when the service serves them; `off`: one loop per account. */
-  sessions?: 'auto' | 'off';
-  /** The most connections the sessions hold to the ingress; default 4 (one long-poll per session and the calls). */
-  connections?: number;
-  /** Accounts per hello call; default 250. */
-  helloBatch?: number;
   /** Accounts per session, at most what the service announces; default the service's bound. */
   accountsPerSession?: number;
   diag: (line: Record<string, unknown>) => void;
 }
 
-/** A refused hello (a revoked token, a wrong platform) is tried again this long after, not on every poll. */
-const REFUSED_HELLO_RETRY_MS = 30_000;
+/**
+ * The most connections the fleet holds to the ingress, whatever its number of accounts: one long-poll per session (a
+ * session is up to 10,000 accounts) and the batched calls beside it, one in flight per kind. Four leaves a webhook
+ * sender on the same address almost all of the ingress's per-address cap.
+ */
+export const INGRESS_CONNECTIONS = 4;
+/**
+ * Accounts per hello call: a restart of 1,000 accounts is 4 calls, each well under the ingress's body bound and its
+ * hellos per second per address, and each account's hello costs the ingress a few Redis round trips.
+ */
+const HELLO_BATCH = 250;
 /** A session hello's body stays well under the service's 8 MiB: an account's symbols list can weigh 500 KiB. */
 const HELLO_MAX_BYTES = 6 * 1024 * 1024;
 /** Reports calls weigh little; trades calls carry books (up to 400 KiB each) under the service's 8 MiB. */
@@ -47,7 +49,7 @@ interface Group {
 }
 
 export class BridgeFleet {
-  readonly stats = { mode: undefined as 'session' | 'single' | undefined, sessionHellos: 0, polls: 0, sessions: 0 };
+  readonly stats = { sessionHellos: 0, polls: 0, sessions: 0 };
   private running = false;
   private readonly abort = new AbortController();
   private readonly agents;
@@ -55,17 +57,10 @@ export class BridgeFleet {
   private limits = { accountsPerSession: 10_000, accountsPerCall: 1_000 };
   private readonly groups: Group[] = [];
   private readonly members = new Map<string, SessionMember>();
-  private readonly singles: OwnLoops;
   private readonly inFlight = new Set<Promise<unknown>>();
-  private fallback: Promise<void> | undefined;
 
   constructor(private readonly opts: FleetOptions) {
-    this.singles = new OwnLoops(
-      opts,
-      () => this.running,
-      (ms) => this.sleep(ms),
-    );
-    this.agents = boundedAgents(opts.connections ?? 4);
+    this.agents = boundedAgents(INGRESS_CONNECTIONS);
     this.client = new SessionClient({
       ingressUrl: opts.ingressUrl,
       transport: nodeHttpTransport(this.agents),
@@ -78,19 +73,13 @@ export class BridgeFleet {
   /** The accounts' hellos and loops; returns at once (hellos go on in the background, in batches). */
   start(accounts: FleetAccount[]): void {
     this.running = true;
-    if (this.opts.sessions === 'off') {
-      this.stats.mode = 'single';
-      this.track(this.singles.start(accounts, this.opts.helloBatch ?? 250));
-      return;
-    }
     for (const account of accounts) this.join(account);
   }
 
   /** One more account on the running process (a newly linked one). */
   add(account: FleetAccount): void {
-    if (this.members.has(account.accountId) || this.singles.serves(account.accountId)) throw new Error(`account ${account.accountId} is already served`);
-    if (this.stats.mode === 'single') this.track(this.singles.start([account], 1));
-    else this.join(account);
+    if (this.members.has(account.accountId)) throw new Error(`account ${account.accountId} is already served`);
+    this.join(account);
   }
 
   /**
@@ -108,13 +97,12 @@ export class BridgeFleet {
         g.trades.drop(accountId, new Error(`${accountId} left the session`));
       }
     }
-    await this.singles.remove(accountId);
   }
 
   async stop(): Promise<void> {
     this.running = false;
     this.abort.abort();
-    await Promise.allSettled([...this.groups.map((g) => g.loop), ...this.inFlight, this.singles.stop()]);
+    await Promise.allSettled([...this.groups.map((g) => g.loop), ...this.inFlight]);
     for (const agent of Object.values(this.agents)) agent.destroy();
   }
 
@@ -129,7 +117,7 @@ export class BridgeFleet {
     member.calls = group;
     // Its loop starts with its first account in it (a loop of an empty session would find no one to say hello for).
     if (!group.loop) group.loop = this.loop(group);
-    else if (this.stats.mode === 'session') this.kickHello(group);
+    else if (group.token) this.kickHello(group);
   }
 
   private newGroup(): Group {
@@ -155,7 +143,7 @@ export class BridgeFleet {
     this.groups.push(group);
     this.stats.sessions = this.groups.length;
     // Each session's long-poll holds a connection; the calls share the rest.
-    for (const agent of Object.values(this.agents)) agent.maxSockets = Math.max(this.opts.connections ?? 4, this.groups.length + 2);
+    for (const agent of Object.values(this.agents)) agent.maxSockets = Math.max(INGRESS_CONNECTIONS, this.groups.length + 2);
     return group;
   }
 
@@ -168,12 +156,18 @@ export class BridgeFleet {
     const { initialMs, maxMs } = this.backoff();
     let delay = initialMs;
     let lastError: string | undefined;
-    while (this.running && !this.fallback) {
+    while (this.running) {
       try {
         this.kickHello(g);
         await g.helloing;
-        if (!this.running || this.fallback) break;
-        if (!g.token) throw new Error('no account of this session was admitted');
+        if (!this.running) break;
+        if (!g.token) {
+          // Every account was refused: look again when the first of them may say hello again (a registry being
+          // re-imported admits them a second later), and within a backoff for an account that joins meanwhile.
+          const next = Math.min(...[...g.members.values()].map((m) => m.helloAfter));
+          await this.sleep(Math.min(maxMs, Math.max(initialMs, next - Date.now())));
+          continue;
+        }
         const answer = await this.client.commands(g.token, this.opts.waitMs ?? 20_000);
         this.stats.polls++;
         delay = initialMs;
@@ -204,21 +198,16 @@ export class BridgeFleet {
   /** Says hello for the session's accounts it does not serve yet, a batch a call, one call at a time. */
   private async helloDue(g: Group): Promise<void> {
     for (;;) {
-      if (!this.running || this.fallback) return;
+      if (!this.running) return;
       const now = Date.now();
       const due = [...g.members.values()].filter((m) => !m.online && m.helloAfter <= now);
       if (due.length === 0) return;
-      const items = await this.helloItems(due.slice(0, this.opts.helloBatch ?? 250));
+      const items = await this.helloItems(due.slice(0, HELLO_BATCH));
       if (items.length === 0) continue;
       const answer = await this.client.hello(
         items.map((i) => i.item),
         g.token,
       );
-      if (answer === 'unsupported') {
-        this.fallBack();
-        return;
-      }
-      this.stats.mode = 'session';
       this.stats.sessionHellos++;
       this.limits = answer.limits;
       if (answer.session && answer.session !== g.token) {
@@ -230,11 +219,13 @@ export class BridgeFleet {
         const { member, item } = items[i] ?? {};
         if (!member || !item || a.accountId !== member.accountId || !g.members.has(member.accountId)) return;
         if (a.result !== 'admitted') {
-          member.helloAfter = Date.now() + REFUSED_HELLO_RETRY_MS;
+          member.refusals++;
+          member.helloAfter = Date.now() + refusedHelloRetryMs(member.refusals);
           this.opts.diag({ time: new Date().toISOString(), event: 'hello_refused', accountId: member.accountId, status: a.status, error: a.error });
           return;
         }
         member.online = true;
+        member.refusals = 0;
         member.arming = armingOf(a.stopOut);
         // What sends beside the loop starts once the account is served: before, it would have nowhere to send.
         if (!member.linked) member.account.withLink(member);
@@ -358,22 +349,6 @@ export class BridgeFleet {
         })().catch(() => undefined),
       );
     }
-  }
-
-  // ---- the fallback: one loop per account -------------------------------------------------------------------------
-
-  private fallBack(): void {
-    if (this.fallback) return;
-    this.stats.mode = 'single';
-    this.opts.diag({
-      time: new Date().toISOString(),
-      event: 'sessions_unsupported',
-      hint: 'the ingress serves no multi-account session: one loop per account',
-    });
-    const accounts = [...this.members.values()].map((m) => m.account);
-    this.members.clear();
-    this.fallback = this.singles.start(accounts, this.opts.helloBatch ?? 250);
-    this.track(this.fallback);
   }
 
   // ---- helpers ----------------------------------------------------------------------------------------------------

@@ -48,10 +48,9 @@ export class SessionClient {
     },
   ) {}
 
-  /** The session hello; `unsupported` when the service has no sessions (a 404: an ingress older than 1.7). */
-  async hello(items: SessionHelloItem[], session: string | undefined): Promise<SessionHelloAnswer | 'unsupported'> {
+  /** The session hello: each account's own answer, and the session that serves the admitted ones. */
+  async hello(items: SessionHelloItem[], session: string | undefined): Promise<SessionHelloAnswer> {
     const res = await this.call('POST', '/bridge/v1/session/hello', undefined, { ...(session ? { session } : {}), accounts: items }, 30_000);
-    if (res.status === 404) return 'unsupported';
     if (res.status !== 200) throw new HttpStatusError(res.status, 'session hello', res.body);
     const body = res.body as Partial<SessionHelloAnswer> | undefined;
     if (!Array.isArray(body?.accounts)) throw new Error('session hello: the answer has no accounts array');

@@ -28,6 +28,13 @@ export interface AccountRefusal {
   details?: { path: string; message: string }[];
 }
 
+/**
+ * A waiting long-poll looks this often whether its session still exists (one EXISTS per poll per look): a session
+ * lost while the poll waits (Redis lost its data, the registry was re-imported) is answered 401 within this, so the
+ * bridge says hello again at once rather than when its 20 s wait would have ended, and its commands are taken.
+ */
+const SESSION_RECHECK_MS = 1_000;
+
 /** Accounts' hellos admitted at once, a bounded number at a time (each costs a few Redis round trips). */
 const HELLOS_AT_ONCE = 50;
 
@@ -107,6 +114,7 @@ export async function sessionCommands(
 ): Promise<SessionCommandsAnswer> {
   const { accounts, dropped } = await servedAccounts(deps, sessionToken);
   const gw = deps.gateway;
+  const lost = watchSession(deps.sessions, sessionToken!, signal);
   // Each account waits in the poll as its own bridge's poll would: online on its page while the poll is open.
   const pollsEnded = accounts.map((a) => gw.presence?.pollOpened(a));
   const wait = Math.max(0, Math.min(Number.isFinite(waitMs) ? waitMs : 0, gw.maxWaitMs));
@@ -117,11 +125,14 @@ export async function sessionCommands(
       accounts.map((a) => a.id),
       MAX_COMMANDS_PER_POLL,
       wait,
-      signal,
+      AbortSignal.any([signal, lost.signal]),
     );
   } finally {
+    lost.stop();
     for (const ended of pollsEnded) ended?.();
   }
+  // Commands taken on the way out are answered still; with none, the bridge learns now that its session is gone.
+  if (lost.signal.aborted && taken.commands.size === 0 && !signal.aborted) throw new Refusal('unauthorized', 'Missing or invalid session');
   // An armed account handed commands gets its stop-out of now (the reason bridgeCommands reads it again).
   const armedIds = accounts.filter((a) => taken.commands.has(a.id) && a.risk.lossGuards?.stopOut === true).map((a) => a.id);
   const fresh = new Map((await gw.registry.getAccounts(armedIds)).filter((a): a is Account => a !== null).map((a) => [a.id, a]));
@@ -136,6 +147,33 @@ export async function sessionCommands(
     dropped,
     stopOuts,
     serverTime: new Date().toISOString(),
+  };
+}
+
+/** Aborts its signal once the session is found gone, looking every SESSION_RECHECK_MS until stopped. */
+function watchSession(sessions: SessionStore, sessionToken: string, poll: AbortSignal): { signal: AbortSignal; stop: () => void } {
+  const gone = new AbortController();
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const look = () => {
+    timer = setTimeout(() => {
+      sessions
+        .exists(sessionToken)
+        .then((exists) => (exists ? undefined : gone.abort()))
+        // A store that fails the look is not a lost session: the next look (or the poll's own end) decides.
+        .catch(() => undefined)
+        .finally(() => {
+          if (!stopped && !gone.signal.aborted && !poll.aborted) look();
+        });
+    }, SESSION_RECHECK_MS);
+  };
+  look();
+  return {
+    signal: gone.signal,
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
   };
 }
 

@@ -43,6 +43,11 @@ export class SessionStore {
     return added === 1 ? sessionToken : undefined;
   }
 
+  /** Whether the session still exists (one EXISTS): what a waiting long-poll looks at while it waits. */
+  async exists(sessionToken: string): Promise<boolean> {
+    return (await this.redis.exists(bridgeKeys.multiAccountSession(hashCredential(sessionToken)))) === 1;
+  }
+
   /**
    * The accounts the session serves now: every admitted account whose bridge token is still the one that admitted
    * it. Two round trips whatever the number of accounts (the session's hash, then every account's token in one

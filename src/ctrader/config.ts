@@ -46,12 +46,6 @@ export const connectorSchema = z.object({
   CTRADER_WAIT_MS: int(20_000, 0, 60_000),
   /** The account's figures go alone (a heartbeat, protocol 1.2) after this long without a report; 0: never. */
   CTRADER_FIGURES_HEARTBEAT_MS: int(30_000, 0),
-  /** Connections to the ingress, whatever the number of accounts (multi-account sessions, protocol 1.7). */
-  CTRADER_INGRESS_CONNECTIONS: int(4, 2, 64),
-  /** Accounts per session hello call: a restart of thousands of accounts says hello in a few calls, not thousands. */
-  CTRADER_HELLO_BATCH: int(250, 1, 10_000),
-  /** `off`: one loop per account even when the ingress serves multi-account sessions. */
-  CTRADER_SESSIONS: z.enum(['auto', 'off']).default('auto'),
 });
 
 export function loadConnectorConfig(env: NodeJS.ProcessEnv = process.env) {
@@ -85,9 +79,6 @@ export function loadConnectorConfig(env: NodeJS.ProcessEnv = process.env) {
     refreshAheadMs: e.CTRADER_REFRESH_AHEAD_MS,
     waitMs: e.CTRADER_WAIT_MS,
     figuresHeartbeatMs: e.CTRADER_FIGURES_HEARTBEAT_MS,
-    ingressConnections: e.CTRADER_INGRESS_CONNECTIONS,
-    helloBatch: e.CTRADER_HELLO_BATCH,
-    sessions: e.CTRADER_SESSIONS,
   };
 }
 export type ConnectorConfig = ReturnType<typeof loadConnectorConfig>;

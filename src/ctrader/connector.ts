@@ -62,9 +62,6 @@ export function startConnector(
     ingressUrl: config.ingressUrl,
     waitMs: config.waitMs,
     heartbeatMs: config.figuresHeartbeatMs,
-    connections: config.ingressConnections,
-    helloBatch: config.helloBatch,
-    sessions: config.sessions,
     diag,
   });
   let started = false;

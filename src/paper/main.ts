@@ -10,8 +10,8 @@ import { BridgeFleet } from '../bridge-kit/fleet';
 
 /**
  * The paper bridge (docs/paper-bridge.md): one simulated terminal per account of a registry document that has a
- * bridge token, all of them speaking to the ingress on multi-account sessions (src/bridge-kit/fleet.ts), or each on
- * its own loop like a real EA or cBot when the ingress has no sessions (or `--sessions off`).
+ * bridge token, all of them speaking to the ingress on multi-account sessions (src/bridge-kit/fleet.ts) over a fixed
+ * number of connections.
  *
  *   npm run paper-bridge -- --registry FILE [--ledger FILE.jsonl] [--ingress URL] [--platform-version mt5=2.1.0,ctrader=1.2.0]
  *
@@ -38,10 +38,6 @@ const USAGE = `usage: paper-bridge --registry FILE [options]
                              crash-before-fill[@accountId], crash-after-fill[@accountId],
                              crash-after-stop-out-mark[@accountId], hold-trade-events[@accountId][,…]
   --wait-ms N                long-poll wait asked of the ingress (default 20000)
-  --sessions auto|off        auto (default): every account on multi-account sessions when the ingress serves them
-                             (protocol 1.7), else one loop per account; off: one loop per account
-  --connections N            connections the sessions hold to the ingress, whatever the accounts (default 4)
-  --hello-batch N            accounts per hello call at start (default 250)
   --tick-ms N                market tick interval (default 250)
   --help`;
 
@@ -58,9 +54,6 @@ export interface CliOptions {
   faults: Fault[];
   waitMs?: number;
   tickMs?: number;
-  sessions: 'auto' | 'off';
-  connections?: number;
-  helloBatch?: number;
 }
 
 export class UsageError extends Error {}
@@ -73,23 +66,7 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     const m = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
     if (!m) throw new UsageError(`unexpected argument ${arg}`);
     const name = m[1]!;
-    const known = [
-      'registry',
-      'ledger',
-      'ingress',
-      'platform-version',
-      'balance',
-      'leverage',
-      'closed',
-      'market',
-      'trader',
-      'fault',
-      'wait-ms',
-      'tick-ms',
-      'sessions',
-      'connections',
-      'hello-batch',
-    ];
+    const known = ['registry', 'ledger', 'ingress', 'platform-version', 'balance', 'leverage', 'closed', 'market', 'trader', 'fault', 'wait-ms', 'tick-ms'];
     if (!known.includes(name)) throw new UsageError(`unknown option --${name}`);
     const value = m[2] ?? argv[++i];
     if (value === undefined) throw new UsageError(`--${name} needs a value`);
@@ -110,8 +87,6 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     if (!m) throw new UsageError(`--platform-version: "${part}" is not platform=x.y.z (platform mt5 or ctrader)`);
     versions[m[1] as Platform] = m[2]!;
   }
-  const sessions = values.get('sessions') ?? 'auto';
-  if (sessions !== 'auto' && sessions !== 'off') throw new UsageError('--sessions must be auto or off');
   let faults: Fault[];
   try {
     faults = parseFaults(values.get('fault') ?? env.PAPER_FAULT);
@@ -134,9 +109,6 @@ export function parseArgs(argv: readonly string[], env: NodeJS.ProcessEnv = proc
     faults,
     waitMs: number('wait-ms', 0),
     tickMs: number('tick-ms', 0),
-    sessions,
-    connections: number('connections', 2),
-    helloBatch: number('hello-batch', 1),
   };
 }
 
@@ -215,9 +187,6 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
   const fleet = new BridgeFleet({
     ingressUrl: options.ingress,
     waitMs: options.waitMs,
-    sessions: options.sessions,
-    connections: options.connections,
-    helloBatch: options.helloBatch,
     diag: stderr,
   });
   fleet.start(terminals.map((t) => t.asFleetAccount()));

@@ -45,7 +45,6 @@ interface Run {
 }
 
 export class CtraderConnectorDriver implements BridgeUnderTest {
-  readonly name: string;
   readonly platform = 'ctrader' as const;
   readonly bridgeVersion = CTRADER_CONNECTOR_VERSION;
   readonly codes = CTRADER_CODES;
@@ -55,10 +54,8 @@ export class CtraderConnectorDriver implements BridgeUnderTest {
   private readonly application = { clientId: `conf_${randomBytes(4).toString('hex')}`, clientSecret: randomBytes(24).toString('hex') };
   private nextCtid = 8_000_001;
 
-  /** `sessions`: `auto` (the connector's default) runs the cases over a multi-account session; `off` one loop per account. */
-  constructor(private readonly sessions: 'auto' | 'off' = 'auto') {
-    this.name = `cTrader connector (Open API double${sessions === 'off' ? ', one loop per account' : ', session'})`;
-  }
+  /** The cases run over the connector's multi-account session, as it always speaks. */
+  readonly name = 'cTrader connector (Open API double, session)';
 
   private run(accountId: string): Run {
     const r = this.runs.get(accountId);
@@ -85,7 +82,6 @@ export class CtraderConnectorDriver implements BridgeUnderTest {
       demoUrl: run.double.url,
       ingressUrl,
       label: account.id,
-      env: { CTRADER_SESSIONS: this.sessions },
     });
     if (options.crash) {
       const proc = run.process;

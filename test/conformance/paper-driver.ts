@@ -22,16 +22,10 @@ export class PaperBridgeDriver extends ProcessPerAccountDriver<MarketFile> imple
   /** Trade management (protocol 1.6): the paper bridge runs all of it (docs/paper-bridge.md, "Trade management"). */
   readonly managesTrades = true;
 
-  /**
-   * `sessions`: `auto` (the process's default) runs the cases over a multi-account session (protocol 1.7); `off`
-   * over the account's own loop (`--sessions off`).
-   */
-  constructor(
-    readonly platform: Platform,
-    private readonly sessions: 'auto' | 'off' = 'auto',
-  ) {
+  /** The cases run over the process's multi-account session (protocol 1.7), as it always speaks. */
+  constructor(readonly platform: Platform) {
     super();
-    this.name = `paper bridge (${platform}${sessions === 'off' ? ', one loop per account' : ', session'})`;
+    this.name = `paper bridge (${platform}, session)`;
     this.bridgeVersion = DEFAULT_BRIDGE_VERSIONS[platform];
     this.codes = platform === 'mt5' ? MT5_CODES : CTRADER_CODES;
   }
@@ -50,7 +44,7 @@ export class PaperBridgeDriver extends ProcessPerAccountDriver<MarketFile> imple
     const run = this.prepare(account.id, 'paper', () => ({ quotes: {}, closed: [] }));
     const registryFile = path.join(run.dir, 'registry.json');
     fs.writeFileSync(registryFile, JSON.stringify({ accounts: [account] }), { mode: 0o600 });
-    const extraArgs = ['--market', this.marketFile(account.id), '--trader', this.traderFile(account.id), '--tick-ms', '100', '--sessions', this.sessions];
+    const extraArgs = ['--market', this.marketFile(account.id), '--trader', this.traderFile(account.id), '--tick-ms', '100'];
     if (options.crash) extraArgs.push('--fault', options.crash === 'before_fill' ? 'crash-before-fill' : 'crash-after-fill');
     if (options.fault) extraArgs.push('--fault', options.fault);
     run.process = await startPaperBridgeProcess({ registryFile, ledgerFile: this.ledgerFile(account.id), ingressUrl, extraArgs, label: `paper-${account.id}` });

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { RedisLastSeen, ONLINE_WITHIN_MS } from '../../src/bridge/presence';
+import { INGRESS_CONNECTIONS } from '../../src/bridge-kit/fleet';
 import { testEnv } from '../../support/env';
 import { ensureBuilt, startPaperBridgeProcess, type PaperBridgeProcess } from '../../support/processes';
 import { waitFor } from '../../support/run';
@@ -17,8 +18,8 @@ import { pollUntilReported, post, seedOwner, startStack, type Fixture, type Stac
  * PAPER_FLEET_ACCOUNTS sets the number of accounts (1,000 for the measurement in docs/paper-bridge.md).
  */
 const ACCOUNTS = Number(process.env.PAPER_FLEET_ACCOUNTS ?? 200);
-/** What the process may hold: its connections setting (4), whatever the accounts. */
-const MAX_CONNECTIONS = 4;
+/** What the process may hold: the fleet's connections to the ingress, whatever the accounts. */
+const MAX_CONNECTIONS = INGRESS_CONNECTIONS;
 // Each burst is ACCOUNTS signals through Temporal on a shared two-core machine: a minute or more.
 jest.setTimeout(300_000);
 
@@ -52,7 +53,7 @@ describe(`one paper bridge process for ${ACCOUNTS} accounts`, () => {
       registryFile,
       ledgerFile,
       ingressUrl: stack.ingress.url,
-      extraArgs: ['--tick-ms', '0', '--wait-ms', '5000', '--connections', String(MAX_CONNECTIONS)],
+      extraArgs: ['--tick-ms', '0', '--wait-ms', '5000'],
       readyTimeoutMs: 120_000,
       label: 'paper-fleet',
     });

@@ -20,9 +20,6 @@ describe('loadConnectorConfig: the cTrader connector', () => {
       refreshAheadMs: 3_600_000,
       waitMs: 20_000,
       figuresHeartbeatMs: 30_000,
-      ingressConnections: 4,
-      helloBatch: 250,
-      sessions: 'auto',
     });
   });
 
