@@ -6,11 +6,11 @@ import type { CallBatcher } from './batcher';
 import type { FleetAccount } from './session';
 
 /**
- * A refused hello (a revoked token, a wrong platform, a registry being re-imported) is tried again after 1 s, then
- * after twice as long at each refusal up to 30 s: not on every poll for a token that stays refused, and not 30 s late
- * for a refusal that lasted a moment. The first wait is the longest backoff of an account's own loop.
+ * A refused hello (a revoked token, a wrong platform, a registry being re-imported) is tried again after 250 ms, then
+ * after twice as long at each refusal up to 30 s: not on every poll for a token that stays refused (8 tries in its
+ * first minute, then 2 a minute), and not seconds late for a refusal that lasted a moment (a re-import's second).
  */
-const REFUSED_HELLO_FIRST_RETRY_MS = 1_000;
+const REFUSED_HELLO_FIRST_RETRY_MS = 250;
 const REFUSED_HELLO_LAST_RETRY_MS = 30_000;
 
 /** How long after its `refusals`-th refusal in a row an account's hello is tried again. */

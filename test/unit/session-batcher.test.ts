@@ -117,7 +117,7 @@ describe('the session calls batcher', () => {
 });
 
 describe("a refused account's next hello", () => {
-  test('when its hellos are refused in a row, then it is tried again after 1 s, twice as long each time, at most 30 s', () => {
-    expect([1, 2, 3, 4, 5, 6, 7, 50].map(refusedHelloRetryMs)).toEqual([1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
+  test('when its hellos are refused in a row, then it is tried again after 250 ms, twice as long each time, at most 30 s', () => {
+    expect([1, 2, 3, 4, 5, 6, 7, 8, 9, 50].map(refusedHelloRetryMs)).toEqual([250, 500, 1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
   });
 });
