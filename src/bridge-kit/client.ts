@@ -7,6 +7,7 @@ import {
   type StopOutEvent,
 } from '../domain/bridge-protocol';
 import type { Book, TradeEvent, TradeEventResult, TradesAnswer } from '../domain/trade-events';
+import type { AccountLink } from './account-link';
 import { fetchTransport, nodeHttpTransport, type Transport } from './http-transport';
 
 /**
@@ -39,7 +40,7 @@ export interface BridgeClientOptions {
   diag: (line: Record<string, unknown>) => void;
 }
 
-export class BridgeClient {
+export class BridgeClient implements AccountLink {
   private readonly transport: Transport;
   readonly initialBackoff: number;
   readonly maxBackoff: number;
@@ -108,8 +109,7 @@ export class BridgeClient {
   async sendEvents(events: StopOutEvent[], account?: AccountFigures): Promise<string[]> {
     const res = await this.call('POST', '/bridge/v1/reports', { reports: [], events, ...(account ? { account } : {}) }, 15_000);
     if (res.status !== 200) throw new HttpStatusError(res.status, 'events', res.body);
-    const acks = (res.body as { events?: { eventId?: unknown; result?: unknown }[] } | undefined)?.events ?? [];
-    return acks.filter((a) => a.result === 'recorded' || a.result === 'duplicate').map((a) => String(a.eventId));
+    return acknowledgedEvents(res.body);
   }
 
   /**
@@ -119,12 +119,7 @@ export class BridgeClient {
   async sendTrades(body: { events: TradeEvent[]; book?: Book; account?: AccountFigures }): Promise<TradesAnswer> {
     const res = await this.call('POST', '/bridge/v1/trades', body, 15_000);
     if (res.status !== 200) throw new HttpStatusError(res.status, 'trades', res.body);
-    const answer = res.body as { events?: unknown; book?: unknown; bookRefusal?: TradesAnswer['bookRefusal'] } | undefined;
-    const events = (Array.isArray(answer?.events) ? answer.events : []).filter(
-      (e): e is TradeEventResult => typeof e === 'object' && e !== null && typeof (e as { eventId?: unknown }).eventId === 'string',
-    );
-    if (answer?.book === 'refused') return { events, book: 'refused', ...(answer.bookRefusal ? { bookRefusal: answer.bookRefusal } : {}) };
-    return { events, book: answer?.book === 'recorded' ? 'recorded' : 'absent' };
+    return tradesAnswerOf(res.body);
   }
 
   /** The reports, with the account's figures now (protocol 1.2); no report and only figures is a heartbeat. */
@@ -163,20 +158,7 @@ export class BridgeClient {
   }
 
   sleep(ms: number): Promise<void> {
-    const signal = this.opts.signal;
-    return new Promise((resolve) => {
-      if (signal.aborted) {
-        resolve();
-        return;
-      }
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      signal.addEventListener('abort', done);
-    });
+    return sleepUnlessAborted(ms, this.opts.signal);
   }
 
   private async call(method: 'GET' | 'POST', path: string, body: unknown, timeoutMs: number): Promise<{ status: number; body: unknown }> {
@@ -208,6 +190,39 @@ export class BridgeClient {
     }
     return { status: res.status, body: parsed };
   }
+}
+
+/** The eventIds a reports answer acknowledged (recorded or duplicate), from one account's answer. */
+export function acknowledgedEvents(body: unknown): string[] {
+  const acks = (body as { events?: { eventId?: unknown; result?: unknown }[] } | undefined)?.events;
+  return (Array.isArray(acks) ? acks : []).filter((a) => a.result === 'recorded' || a.result === 'duplicate').map((a) => String(a.eventId));
+}
+
+/** A trades call's answer for one account, as far as the bridge reads it. */
+export function tradesAnswerOf(body: unknown): TradesAnswer {
+  const answer = body as { events?: unknown; book?: unknown; bookRefusal?: TradesAnswer['bookRefusal'] } | undefined;
+  const events = (Array.isArray(answer?.events) ? answer.events : []).filter(
+    (e): e is TradeEventResult => typeof e === 'object' && e !== null && typeof (e as { eventId?: unknown }).eventId === 'string',
+  );
+  if (answer?.book === 'refused') return { events, book: 'refused', ...(answer.bookRefusal ? { bookRefusal: answer.bookRefusal } : {}) };
+  return { events, book: answer?.book === 'recorded' ? 'recorded' : 'absent' };
+}
+
+/** Waits `ms`, or less when the signal aborts (a stopping bridge does not sit out its backoff). */
+export function sleepUnlessAborted(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done);
+  });
 }
 
 function seqOf(raw: unknown): number {

@@ -24,15 +24,26 @@ export type Transport = (req: TransportRequest) => Promise<TransportAnswer>;
  */
 export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 
-// One pool per process, as fetch has: one bridge process serves many accounts.
-const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+type Agents = Record<'http:' | 'https:', http.Agent>;
+
+// One pool per process, as fetch has: each account's own loop holds its own long-poll, so this pool is unbounded.
+const perAccountAgents: Agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+
+/**
+ * A pool of at most `maxSockets` kept-alive connections to each ingress: a multi-account session's calls (its polls,
+ * its batched reports, trades and hellos) queue for one of them, so the process holds that many whatever its number
+ * of accounts (docs/bridge-protocol.md, "Multi-account sessions").
+ */
+export function boundedAgents(maxSockets: number): Agents {
+  return { 'http:': new http.Agent({ keepAlive: true, maxSockets }), 'https:': new https.Agent({ keepAlive: true, maxSockets }) };
+}
 
 /**
  * The bridge's calls over node:http with kept-alive connections. The global fetch (undici) spent 42 % of the paper
  * bridge's busy time in its own machinery (headers, pools, abort signals, web streams) while it served 100 accounts'
  * fills in one thread (CHANGELOG.md, "Performance"); a bridge process makes four calls per fill.
  */
-export function nodeHttpTransport(): Transport {
+export function nodeHttpTransport(agents: Agents = perAccountAgents): Transport {
   return (req) =>
     new Promise<TransportAnswer>((resolve, reject) => {
       const url = new URL(req.url);

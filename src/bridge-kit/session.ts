@@ -1,10 +1,12 @@
 import type { AccountFigures, BridgeHello, BridgeReport } from '../domain/bridge-protocol';
 import { BridgeClient } from './client';
+import type { AccountLink } from './account-link';
 import type { Serial } from './serial';
 import type { StopOutWatch } from './stop-out-watch';
 
 /**
- * The session loop every bridge this project ships runs (the paper terminal, the cTrader connector): hello, long-poll,
+ * One account's own session loop (a paper terminal or a cTrader account alone, and every account of a process whose
+ * ingress has no multi-account sessions; many accounts otherwise go through src/bridge-kit/fleet.ts): hello, long-poll,
  * the delivered commands in `seq` order one at a time beside nothing else that touches the broker, their reports with
  * the account's figures, a heartbeat when nothing carried the figures for a while. Any failure ends the session: the
  * next one says hello again after a bounded backoff, and the service hands out again what was not reported.
@@ -25,6 +27,19 @@ export interface SessionPeer {
   figures(): Promise<AccountFigures | undefined>;
   /** A fault hook (the paper bridge's drop-before-report): true drops these reports and ends the session unsent. */
   dropReports?(reports: BridgeReport[]): boolean;
+}
+
+/** What a bridge hands a multi-account process for each of its accounts: the parts its own session loop would use. */
+export interface FleetAccount {
+  accountId: string;
+  bridgeToken: string;
+  peer: SessionPeer;
+  /** The one lane to the broker, shared with the stop-out and trade management. */
+  serial: Serial;
+  stopOut: StopOutWatch;
+  stats: { hellos: number; polls: number; heartbeats: number; reportsSent: number };
+  /** Starts what sends beside the loop (stop-out, trade events) with the account's link to the service. */
+  withLink(link: AccountLink): void;
 }
 
 /** What a session counts, for tests and logs; the owner's own stats object, so its readers see one place. */
@@ -147,24 +162,8 @@ export class BridgeSession {
     this.peer.helloDone(answer);
   }
 
-  /** The batch in the broker's lane, in order, stopping at the first command whose answer was lost. */
-  private handleBatch(commands: unknown[]): Promise<{ reports: BridgeReport[]; lost: unknown }> {
-    return this.opts.serial.run(async () => {
-      const reports: BridgeReport[] = [];
-      for (const raw of commands) {
-        if (!this.running) break;
-        try {
-          const report = await this.peer.handle(raw);
-          if (report) reports.push(report);
-        } catch (err) {
-          return { reports, lost: err ?? new Error('a command failed') };
-        }
-      }
-      await this.opts.stopOut
-        .look()
-        .catch((err: unknown) => this.opts.diag({ time: this.now(), event: 'stop_out_error', accountId: this.opts.accountId, error: String(err) }));
-      return { reports, lost: undefined };
-    });
+  private handleBatch(commands: unknown[]): Promise<BatchOutcome> {
+    return handleBatch({ ...this.opts, peer: this.peer }, commands, () => this.running);
   }
 
   private async send(reports: BridgeReport[], figures: AccountFigures | undefined): Promise<void> {
@@ -188,6 +187,52 @@ export class BridgeSession {
   }
 }
 
-function asError(err: unknown): Error {
+/** What a batch of delivered commands came to: the reports of the commands handled, and the error that stopped it. */
+export interface BatchOutcome {
+  reports: BridgeReport[];
+  lost: unknown;
+}
+
+/**
+ * The batch in the account's broker lane, in order, stopping at the first command whose answer was lost (or when
+ * `goOn` says the account's session is over); then the stop-out looks again. The one way every loop of the kit runs
+ * delivered commands, an account's own session and a multi-account one alike.
+ */
+export function handleBatch(
+  account: { accountId: string; serial: Serial; stopOut: StopOutWatch; peer: SessionPeer; diag: (line: Record<string, unknown>) => void },
+  commands: unknown[],
+  goOn: () => boolean,
+): Promise<BatchOutcome> {
+  return account.serial.run(async () => {
+    const reports: BridgeReport[] = [];
+    for (const raw of commands) {
+      if (!goOn()) return { reports, lost: undefined };
+      try {
+        const report = await account.peer.handle(raw);
+        if (report) reports.push(report);
+      } catch (err) {
+        return { reports, lost: err ?? new Error('a command failed') };
+      }
+    }
+    await account.stopOut
+      .look()
+      .catch((err: unknown) => account.diag({ time: new Date().toISOString(), event: 'stop_out_error', accountId: account.accountId, error: String(err) }));
+    return { reports, lost: undefined };
+  });
+}
+
+/** An account's own session loop (its own hello, long-poll and reports), started; what the fleet's fallback runs too. */
+export function startAccountSession(
+  connection: SessionConnection,
+  account: FleetAccount,
+  extra: { clock?: () => number; diag: (line: Record<string, unknown>) => void },
+): BridgeSession {
+  const { accountId, serial, stopOut, stats, peer } = account;
+  const session = new BridgeSession({ ...connection, accountId, serial, stopOut, stats, ...extra }, peer);
+  session.start((client) => account.withLink(client));
+  return session;
+}
+
+export function asError(err: unknown): Error {
   return err instanceof Error ? err : new Error('a command failed', { cause: err });
 }

@@ -1,6 +1,6 @@
 import type { AccountFigures } from '../domain/bridge-protocol';
 import type { StopOutRunner } from '../risk/stop-out-runner';
-import type { BridgeClient } from './client';
+import type { AccountLink } from './account-link';
 import type { Serial } from './serial';
 
 /**
@@ -23,7 +23,7 @@ export interface StopOutWatchOptions {
 export class StopOutWatch {
   readonly runner: StopOutRunner;
   private timer: NodeJS.Timeout | undefined;
-  private client: BridgeClient | undefined;
+  private client: AccountLink | undefined;
   private figures: () => Promise<AccountFigures | undefined> = () => Promise.resolve(undefined);
   private looking = false;
   private lookedAt = 0;
@@ -35,7 +35,7 @@ export class StopOutWatch {
   }
 
   /** Finishes a stop-out a restart interrupted, then watches. */
-  start(client: BridgeClient, figures: () => Promise<AccountFigures | undefined>): void {
+  start(client: AccountLink, figures: () => Promise<AccountFigures | undefined>): void {
     this.client = client;
     this.figures = figures;
     void this.opts.serial

@@ -1,5 +1,6 @@
 import type { AccountFigures } from '../domain/bridge-protocol';
-import { HttpStatusError, type BridgeClient } from './client';
+import type { AccountLink } from './account-link';
+import { HttpStatusError } from './client';
 import type { TradeOutbox } from './trade-outbox';
 import { MAX_BOOK_ENTRIES, MAX_EVENTS_PER_CALL, type Book, type TradeEvent } from '../domain/trade-events';
 
@@ -36,7 +37,7 @@ export interface TradeSenderOptions {
 }
 
 export class TradeSender {
-  private client: BridgeClient | undefined;
+  private client: AccountLink | undefined;
   private timer: NodeJS.Timeout | undefined;
   private bookDue = false;
   private bookSentAt = 0;
@@ -51,7 +52,7 @@ export class TradeSender {
 
   constructor(private readonly opts: TradeSenderOptions) {}
 
-  start(client: BridgeClient): void {
+  start(client: AccountLink): void {
     this.client = client;
     this.timer = setInterval(() => void this.flush(), this.opts.everyMs ?? 1_000);
     this.timer.unref();

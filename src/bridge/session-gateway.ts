@@ -1,9 +1,9 @@
 import type { Account } from '../domain/account';
 import { BRIDGE_PROTOCOL_VERSION, type BridgeCommand, type StopOutDirective } from '../domain/bridge-protocol';
-import { MULTI_ACCOUNT_CAPABILITY, sessionHelloSchema, sessionReportsSchema } from '../domain/bridge-session';
+import { MULTI_ACCOUNT_CAPABILITY, SESSION_LIMITS, sessionHelloSchema, sessionReportsSchema } from '../domain/bridge-session';
 import { hashCredential } from '../registry/credentials';
 import { Refusal, REFUSAL_STATUS } from '../refusal';
-import { bridgeAccount, bridgeHello, bridgeReports, MAX_COMMANDS_PER_POLL, type GatewayDeps } from './gateway';
+import { bridgeAccount, bridgeHello, bridgeReports, bridgeTrades, MAX_COMMANDS_PER_POLL, type GatewayDeps } from './gateway';
 import type { SessionStore } from './session-store';
 import { takeOrWaitMany } from './session-poll';
 import { stopOutDirectiveOf } from './stop-out-events';
@@ -27,6 +27,13 @@ export interface AccountRefusal {
   error: string;
   details?: { path: string; message: string }[];
 }
+
+/**
+ * A waiting long-poll looks this often whether its session still exists (one EXISTS per poll per look): a session
+ * lost while the poll waits (Redis lost its data, the registry was re-imported) is answered 401 within this, so the
+ * bridge says hello again at once rather than when its 20 s wait would have ended, and its commands are taken.
+ */
+const SESSION_RECHECK_MS = 1_000;
 
 /** Accounts' hellos admitted at once, a bounded number at a time (each costs a few Redis round trips). */
 const HELLOS_AT_ONCE = 50;
@@ -65,11 +72,13 @@ export async function sessionHello(deps: SessionDeps, body: unknown) {
       return refusalOf(accountId, err);
     }
   });
-  const session = admitted.size > 0 ? await deps.sessions.create(admitted) : undefined;
+  const joined = admitted.size > 0 && parsed.data.session ? await deps.sessions.join(parsed.data.session, admitted) : undefined;
+  const session = joined ?? (admitted.size > 0 ? await deps.sessions.create(admitted) : undefined);
   return {
     ...(session ? { session } : {}),
     protocolVersion: BRIDGE_PROTOCOL_VERSION,
     capabilities: [MULTI_ACCOUNT_CAPABILITY],
+    limits: SESSION_LIMITS,
     serverTime: new Date().toISOString(),
     accounts,
   };
@@ -105,6 +114,7 @@ export async function sessionCommands(
 ): Promise<SessionCommandsAnswer> {
   const { accounts, dropped } = await servedAccounts(deps, sessionToken);
   const gw = deps.gateway;
+  const lost = watchSession(deps.sessions, sessionToken!, signal);
   // Each account waits in the poll as its own bridge's poll would: online on its page while the poll is open.
   const pollsEnded = accounts.map((a) => gw.presence?.pollOpened(a));
   const wait = Math.max(0, Math.min(Number.isFinite(waitMs) ? waitMs : 0, gw.maxWaitMs));
@@ -115,11 +125,14 @@ export async function sessionCommands(
       accounts.map((a) => a.id),
       MAX_COMMANDS_PER_POLL,
       wait,
-      signal,
+      AbortSignal.any([signal, lost.signal]),
     );
   } finally {
+    lost.stop();
     for (const ended of pollsEnded) ended?.();
   }
+  // Commands taken on the way out are answered still; with none, the bridge learns now that its session is gone.
+  if (lost.signal.aborted && taken.commands.size === 0 && !signal.aborted) throw new Refusal('unauthorized', 'Missing or invalid session');
   // An armed account handed commands gets its stop-out of now (the reason bridgeCommands reads it again).
   const armedIds = accounts.filter((a) => taken.commands.has(a.id) && a.risk.lossGuards?.stopOut === true).map((a) => a.id);
   const fresh = new Map((await gw.registry.getAccounts(armedIds)).filter((a): a is Account => a !== null).map((a) => [a.id, a]));
@@ -137,15 +150,57 @@ export async function sessionCommands(
   };
 }
 
+/** Aborts its signal once the session is found gone, looking every SESSION_RECHECK_MS until stopped. */
+function watchSession(sessions: SessionStore, sessionToken: string, poll: AbortSignal): { signal: AbortSignal; stop: () => void } {
+  const gone = new AbortController();
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const look = () => {
+    timer = setTimeout(() => {
+      sessions
+        .exists(sessionToken)
+        .then((exists) => (exists ? undefined : gone.abort()))
+        // A store that fails the look is not a lost session: the next look (or the poll's own end) decides.
+        .catch(() => undefined)
+        .finally(() => {
+          if (!stopped && !gone.signal.aborted && !poll.aborted) look();
+        });
+    }, SESSION_RECHECK_MS);
+  };
+  look();
+  return {
+    signal: gone.signal,
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
+
 /**
  * `POST /bridge/v1/session/reports`: each account's reports body, applied to that account only, through the same use
  * case as its own bridge's call (a commandId of another account is `unknown` there, as always).
  */
-export async function sessionReports(deps: SessionDeps, sessionToken: string | undefined, body: unknown) {
+export function sessionReports(deps: SessionDeps, sessionToken: string | undefined, body: unknown) {
+  return perAccount(deps, sessionToken, body, 'Invalid session reports', bridgeReports);
+}
+
+/** `POST /bridge/v1/session/trades`: each account's trade events and book (protocol 1.5), as its own trades call. */
+export function sessionTrades(deps: SessionDeps, sessionToken: string | undefined, body: unknown) {
+  return perAccount(deps, sessionToken, body, 'Invalid session trades', bridgeTrades);
+}
+
+async function perAccount<A extends object>(
+  deps: SessionDeps,
+  sessionToken: string | undefined,
+  body: unknown,
+  invalid: string,
+  useCase: (gateway: GatewayDeps, account: Account, body: unknown) => Promise<A>,
+) {
   const parsed = sessionReportsSchema.safeParse(body);
   if (!parsed.success) {
     const details = parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
-    throw new Refusal('invalid', 'Invalid session reports', { details });
+    throw new Refusal('invalid', invalid, { details });
   }
   const { accounts } = await servedAccounts(deps, sessionToken);
   const served = new Map(accounts.map((a) => [a.id, a]));
@@ -154,7 +209,7 @@ export async function sessionReports(deps: SessionDeps, sessionToken: string | u
       const account = served.get(accountId);
       if (!account) return refusalOf(accountId, new Refusal('unauthorized', 'This session does not serve this account'));
       try {
-        return { accountId, result: 'answered' as const, ...(await bridgeReports(deps.gateway, account, own)) };
+        return { accountId, result: 'answered' as const, ...(await useCase(deps.gateway, account, own)) };
       } catch (err) {
         return refusalOf(accountId, err);
       }

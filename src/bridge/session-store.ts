@@ -13,6 +13,12 @@ const SESSION_IDLE_TTL_MS = 3600 * 1000;
  * of the bridge token that admitted it; a call on the session serves an account only while that token is still the
  * account's bridge token (a rotation or revocation drops the account from the very next call: fail closed).
  */
+const JOIN_SCRIPT = `
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], unpack(ARGV, 2))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+return 1`;
+
 export class SessionStore {
   constructor(private readonly redis: Redis) {}
 
@@ -23,6 +29,23 @@ export class SessionStore {
     // One MULTI: the session exists whole with its expiry, or not at all.
     await this.redis.multi().hset(key, Object.fromEntries(admitted)).pexpire(key, SESSION_IDLE_TTL_MS).exec();
     return token;
+  }
+
+  /**
+   * Adds the admitted accounts to a session that still exists (a late account, or one said hello for again) and keeps
+   * it alive; undefined when there is no such session (the caller makes a new one). The session's other accounts are
+   * untouched: their delivery sessions go on.
+   */
+  async join(sessionToken: string, admitted: ReadonlyMap<string, string>): Promise<string | undefined> {
+    const key = bridgeKeys.multiAccountSession(hashCredential(sessionToken));
+    // Only an existing hash grows: a lapsed session is never brought back with just the newcomers in it.
+    const added = (await this.redis.eval(JOIN_SCRIPT, 1, key, String(SESSION_IDLE_TTL_MS), ...[...admitted].flat())) as number;
+    return added === 1 ? sessionToken : undefined;
+  }
+
+  /** Whether the session still exists (one EXISTS): what a waiting long-poll looks at while it waits. */
+  async exists(sessionToken: string): Promise<boolean> {
+    return (await this.redis.exists(bridgeKeys.multiAccountSession(hashCredential(sessionToken)))) === 1;
   }
 
   /**

@@ -1,6 +1,7 @@
 import { commandLogLine } from '../bridge-kit/command-log';
 import { commandIdOf, toReport } from '../bridge-kit/client';
-import { BridgeSession, connectionOf } from '../bridge-kit/session';
+import { connectionOf, startAccountSession, type BridgeSession, type SessionPeer } from '../bridge-kit/session';
+import type { FleetAccount } from '../bridge-kit/session';
 import {
   commandSchema,
   instrumentSchema,
@@ -81,7 +82,8 @@ export interface CtraderBridgeOptions {
 
 export class CtraderBridge {
   readonly stats = { hellos: 0, polls: 0, executed: 0, replayed: 0, resolved: 0, heartbeats: 0, reportsSent: 0 };
-  private readonly session: BridgeSession;
+  private session: BridgeSession | undefined;
+  private readonly peer: SessionPeer;
   /** How many symbols the last hello listed, for its diagnostic line. */
   private helloSymbols = 0;
   private readonly log: (line: Record<string, unknown>) => void;
@@ -128,52 +130,59 @@ export class CtraderBridge {
       around: (cause, run) => this.trades.during(cause, run),
       diag: this.diag,
     });
-    this.session = new BridgeSession(
-      {
-        ...connectionOf(opts),
-        accountId: this.accountId,
-        serial: this.serial,
-        stopOut: this.stopOut,
-        stats: this.stats,
-        diag: this.diag,
+    this.peer = {
+      helloBody: () => this.helloBody(),
+      helloDone: (answer) => {
+        this.diag({
+          time: now(),
+          event: 'hello',
+          accountId: this.accountId,
+          serverAccountId: answer.accountId,
+          symbols: this.helloSymbols,
+          bridgeVersion: CTRADER_CONNECTOR_VERSION,
+        });
+        // Not awaited: reading back the history must not hold up the commands waiting behind the hello.
+        void this.trades.helloDone();
+        void this.management.helloDone();
       },
-      {
-        helloBody: () => this.helloBody(),
-        helloDone: (answer) => {
-          this.diag({
-            time: now(),
-            event: 'hello',
-            accountId: this.accountId,
-            serverAccountId: answer.accountId,
-            symbols: this.helloSymbols,
-            bridgeVersion: CTRADER_CONNECTOR_VERSION,
-          });
-          // Not awaited: reading back the history must not hold up the commands waiting behind the hello.
-          void this.trades.helloDone();
-          void this.management.helloDone();
-        },
-        handle: (raw) => this.handle(raw),
-        figures: () => this.figures(),
-      },
-    );
+      handle: (raw) => this.handle(raw),
+      figures: () => this.figures(),
+    };
   }
 
   get accountId(): string {
     return this.opts.account.accountId;
   }
 
+  /** The account on its own session loop (its own hello, long-poll and reports). */
   start(): void {
-    this.session.start((client) => {
-      this.stopOut.start(client, () => this.figures());
-      this.trades.start(client);
-    });
+    if (this.session) return;
+    this.session = startAccountSession(connectionOf(this.opts), this.asFleetAccount(), { diag: this.diag });
   }
 
+  /** The account's parts for the connector's multi-account sessions (src/bridge-kit/fleet.ts), which run its loop. */
+  asFleetAccount(): FleetAccount {
+    return {
+      accountId: this.accountId,
+      bridgeToken: this.opts.bridgeToken,
+      peer: this.peer,
+      serial: this.serial,
+      stopOut: this.stopOut,
+      stats: this.stats,
+      withLink: (link) => {
+        this.stopOut.start(link, () => this.figures());
+        this.trades.start(link);
+      },
+    };
+  }
+
+  /** Stops what runs beside the loop, and the account's own loop if it runs one (a fleet stops its own). */
   async stop(): Promise<void> {
     this.stopOut.stop();
     this.trades.stop();
     this.management.stop();
-    await this.session.stop();
+    await this.session?.stop();
+    this.session = undefined;
   }
 
   /** The hello's body: the account's symbols (as many as the ingress takes) and figures. */

@@ -5,10 +5,13 @@ import { CtraderBridge } from './bridge';
 import { OpenApiConnection } from './connection';
 import type { AccountCredential, CredentialStore } from './credentials';
 import { CommandStore } from './store';
+import { BridgeFleet } from '../bridge-kit/fleet';
 
 /**
  * The connector's running set of accounts: one Open API connection per environment (demo, live) shared by its
- * accounts, one bridge loop per account towards the ingress. Accounts come and go while it runs (linked with
+ * accounts, and towards the ingress the kit's fleet (src/bridge-kit/fleet.ts): every account on multi-account
+ * sessions over a fixed pool of connections (`INGRESS_CONNECTIONS`), hellos and books in batches; one loop per account
+ * only when the ingress serves no sessions. Accounts come and go while it runs (linked with
  * "Connect with cTrader"); a connection is opened the first time an account of its environment needs it.
  */
 
@@ -55,6 +58,12 @@ export function startConnector(
     }
     return c;
   };
+  const fleet = new BridgeFleet({
+    ingressUrl: config.ingressUrl,
+    waitMs: config.waitMs,
+    heartbeatMs: config.figuresHeartbeatMs,
+    diag,
+  });
   let started = false;
   const running = new Map<string, { account: CtraderAccount; bridge: CtraderBridge; commands: CommandStore }>();
   const add = (credential: AccountCredential, hooks: AccountHooks = {}) => {
@@ -83,7 +92,7 @@ export function startConnector(
     });
     running.set(credential.accountId, { account, bridge, commands });
     if (started) {
-      bridge.start();
+      fleet.add(bridge.asFleetAccount());
       diag({ event: 'account_added', accountId: credential.accountId, environment: credential.environment });
     }
   };
@@ -91,6 +100,7 @@ export function startConnector(
     const r = running.get(accountId);
     if (!r) return;
     running.delete(accountId);
+    await fleet.remove(accountId);
     await r.bridge.stop();
     r.account.stop();
     r.commands.close();
@@ -99,7 +109,7 @@ export function startConnector(
   for (const credential of accounts) add(credential);
   started = true;
   for (const c of connections.values()) c.start();
-  for (const r of running.values()) r.bridge.start();
+  fleet.start([...running.values()].map((r) => r.bridge.asFleetAccount()));
   diag({ event: 'started', accounts: accounts.map((a) => a.accountId), connections: [...connections.keys()] });
   return {
     get bridges() {
@@ -112,6 +122,7 @@ export function startConnector(
     remove,
     has: (accountId) => running.has(accountId),
     async stop() {
+      await fleet.stop();
       await Promise.all([...running.keys()].map((id) => remove(id)));
       await Promise.all([...connections.values()].map((c) => c.stop()));
     },

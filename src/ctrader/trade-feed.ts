@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import type { BridgeClient } from '../bridge-kit/client';
+import type { AccountLink } from '../bridge-kit/account-link';
 import { coalesced } from '../bridge-kit/coalesced';
 import { writeFileWhole } from '../bridge-kit/durable-file';
 import { TradeOutbox } from '../bridge-kit/trade-outbox';
@@ -69,7 +69,7 @@ export class CtraderTradeFeed {
     });
   }
 
-  start(client: BridgeClient): void {
+  start(client: AccountLink): void {
     this.started = true;
     this.sender.start(client);
   }

@@ -6,10 +6,12 @@ import { FileLedger, journalFileFor, managementFileFor, MemoryLedger, stateFileF
 import { FileMarket } from './market-file';
 import { DEFAULT_BRIDGE_VERSIONS, PaperTerminal } from './terminal';
 import { parseFaults, type Fault } from './faults';
+import { BridgeFleet } from '../bridge-kit/fleet';
 
 /**
  * The paper bridge (docs/paper-bridge.md): one simulated terminal per account of a registry document that has a
- * bridge token, each connecting out to the ingress like a real EA or cBot.
+ * bridge token, all of them speaking to the ingress on multi-account sessions (src/bridge-kit/fleet.ts) over a fixed
+ * number of connections.
  *
  *   npm run paper-bridge -- --registry FILE [--ledger FILE.jsonl] [--ingress URL] [--platform-version mt5=2.1.0,ctrader=1.2.0]
  *
@@ -182,7 +184,12 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
     ledger: options.ledger ?? null,
     accounts: terminals.map((t) => ({ id: t.accountId, platform: t.platform, bridgeVersion: t.bridgeVersion })),
   });
-  for (const t of terminals) t.start();
+  const fleet = new BridgeFleet({
+    ingressUrl: options.ingress,
+    waitMs: options.waitMs,
+    diag: stderr,
+  });
+  fleet.start(terminals.map((t) => t.asFleetAccount()));
 
   await new Promise<void>((resolve) => {
     let stopping = false;
@@ -190,7 +197,10 @@ export async function main(argv: readonly string[] = process.argv.slice(2)): Pro
       if (stopping) process.exit(1);
       stopping = true;
       stderr({ time: new Date().toISOString(), event: 'stopping', signal });
-      void Promise.all(terminals.map((t) => t.stop())).then(() => resolve());
+      void fleet
+        .stop()
+        .then(() => Promise.all(terminals.map((t) => t.stop())))
+        .then(() => resolve());
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);

@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { commandLogLine } from '../bridge-kit/command-log';
 import { CAPABILITIES, compareVersions } from '../domain/capabilities';
 import { commandIdOf, toReport } from '../bridge-kit/client';
-import { BridgeSession, connectionOf } from '../bridge-kit/session';
+import { connectionOf, startAccountSession, type BridgeSession, type SessionPeer } from '../bridge-kit/session';
+import type { AccountLink } from '../bridge-kit/account-link';
+import type { FleetAccount } from '../bridge-kit/session';
 import { commandSchema, type AccountFigures, type BridgeHello, type BridgeReport } from '../domain/bridge-protocol';
 import { ACTIONS, type Action } from '../domain/actions';
 import { PaperBroker, type BrokerOp, type ExecutionResult, type Platform } from './broker';
@@ -58,7 +60,8 @@ export class PaperTerminal {
   private readonly log: (line: Record<string, unknown>) => void;
   private readonly diag: (line: Record<string, unknown>) => void;
   private dropsLeft: number;
-  private readonly session: BridgeSession;
+  private session: BridgeSession | undefined;
+  private readonly peer: SessionPeer;
   private ticker: NodeJS.Timeout | undefined;
   /**
    * The equity marks of the loss guards (day's opening, peak), as this terminal has seen its account; kept in its
@@ -124,27 +127,16 @@ export class PaperTerminal {
       ...(options.stopOutWatchMs !== undefined ? { everyMs: options.stopOutWatchMs } : {}),
       ...(crash?.at === 'after_stop_out_mark' ? { afterMark: () => crash.die() } : {}),
     });
-    this.session = new BridgeSession(
-      {
-        ...connectionOf(options),
-        accountId: this.accountId,
-        serial: this.serial,
-        stopOut: this.stopOut,
-        stats: this.stats,
-        clock: this.clock,
-        diag: this.diag,
+    this.peer = {
+      helloBody: () => Promise.resolve(this.helloBody()),
+      helloDone: (answer) => {
+        this.diag({ time: this.now(), event: 'hello', accountId: this.accountId, serverAccountId: answer.accountId, bridgeVersion: this.bridgeVersion });
+        void this.trades.sender.helloDone();
       },
-      {
-        helloBody: () => Promise.resolve(this.helloBody()),
-        helloDone: (answer) => {
-          this.diag({ time: this.now(), event: 'hello', accountId: this.accountId, serverAccountId: answer.accountId, bridgeVersion: this.bridgeVersion });
-          void this.trades.sender.helloDone();
-        },
-        handle: (raw) => Promise.resolve(this.delivered(raw)),
-        figures: () => Promise.resolve(this.figures()),
-        dropReports: (reports) => this.dropReports(reports),
-      },
-    );
+      handle: (raw) => Promise.resolve(this.delivered(raw)),
+      figures: () => Promise.resolve(this.figures()),
+      dropReports: (reports) => this.dropReports(reports),
+    };
   }
 
   /** Fault hook: the next `times` report sends are dropped (the connection "fails" after the orders were placed). */
@@ -158,24 +150,44 @@ export class PaperTerminal {
     return compareVersions(this.bridgeVersion, table.needs[action] ?? table.base) >= 0;
   }
 
+  /** The account on its own session loop (its own hello, long-poll and reports): a single-account bridge. */
   start(): void {
-    this.session.start((client) => {
-      const tickMs = this.opts.tickMs ?? 250;
-      if (tickMs > 0) {
-        this.ticker = setInterval(() => void this.tick(), tickMs);
-        this.ticker.unref();
-      }
-      this.stopOut.start(client, () => Promise.resolve(this.figures()));
-      if (!this.opts.holdTradeEvents) this.trades.sender.start(client);
-    });
+    if (this.session) return;
+    this.session = startAccountSession(connectionOf(this.opts), this.asFleetAccount(), { clock: this.clock, diag: this.diag });
   }
 
+  /** The account's parts for a multi-account process (src/bridge-kit/fleet.ts), which then runs its loop. */
+  asFleetAccount(): FleetAccount {
+    return {
+      accountId: this.accountId,
+      bridgeToken: this.opts.bridgeToken,
+      peer: this.peer,
+      serial: this.serial,
+      stopOut: this.stopOut,
+      stats: this.stats,
+      withLink: (link) => this.started(link),
+    };
+  }
+
+  /** What runs beside the loop once the account has its link: the market's ticks, the stop-out, trade events. */
+  private started(link: AccountLink): void {
+    const tickMs = this.opts.tickMs ?? 250;
+    if (tickMs > 0 && !this.ticker) {
+      this.ticker = setInterval(() => void this.tick(), tickMs);
+      this.ticker.unref();
+    }
+    this.stopOut.start(link, () => Promise.resolve(this.figures()));
+    if (!this.opts.holdTradeEvents) this.trades.sender.start(link);
+  }
+
+  /** Stops what runs beside the loop, and the account's own loop if it runs one (a fleet stops its own). */
   async stop(): Promise<void> {
     this.stopOut.stop();
     this.trades.sender.stop();
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = undefined;
-    await this.session.stop();
+    await this.session?.stop();
+    this.session = undefined;
   }
 
   /**
@@ -221,7 +233,7 @@ export class PaperTerminal {
   handle(raw: unknown): Handled | undefined {
     const commandId = commandIdOf(raw);
     if (commandId === undefined) return undefined;
-    const recorded = this.journal.get(commandId);
+    const recorded = this.journal.get(commandId) ?? this.heldEntry(commandId);
     if (recorded) {
       this.stats.replayed++;
       return { report: recorded, replayed: true };
@@ -266,6 +278,25 @@ export class PaperTerminal {
     this.journal.record(report);
     if (this.opts.crash?.at === 'after_fill' && executed) this.opts.crash.die();
     return { report, replayed: false, command };
+  }
+
+  /**
+   * The entry the broker already holds for this command, journaled now: a bridge killed after the broker's state was
+   * saved and before its journal line (a window of a few writes) finds its fill again, as an EA finds its own order
+   * by its comment, instead of placing it twice.
+   */
+  private heldEntry(commandId: string): BridgeReport | undefined {
+    const { positions, orders } = this.broker.snapshot();
+    const held = positions.find((p) => p.commandId === commandId) ?? orders.find((o) => o.commandId === commandId);
+    if (!held) return undefined;
+    const price = 'openPrice' in held ? held.openPrice : held.price;
+    const report = toReport(
+      commandId,
+      { status: 'filled', ticket: held.ticket, price, volume: held.volume, message: 'found on the broker after a restart' },
+      this.clock(),
+    );
+    this.journal.record(report);
+    return report;
   }
 
   /** The entry (or any other action) on the broker, its operations to the ledger. */

@@ -45,7 +45,6 @@ interface Run {
 }
 
 export class CtraderConnectorDriver implements BridgeUnderTest {
-  readonly name = 'cTrader connector (Open API double)';
   readonly platform = 'ctrader' as const;
   readonly bridgeVersion = CTRADER_CONNECTOR_VERSION;
   readonly codes = CTRADER_CODES;
@@ -54,6 +53,9 @@ export class CtraderConnectorDriver implements BridgeUnderTest {
   private readonly runs = new Map<string, Run>();
   private readonly application = { clientId: `conf_${randomBytes(4).toString('hex')}`, clientSecret: randomBytes(24).toString('hex') };
   private nextCtid = 8_000_001;
+
+  /** The cases run over the connector's multi-account session, as it always speaks. */
+  readonly name = 'cTrader connector (Open API double, session)';
 
   private run(accountId: string): Run {
     const r = this.runs.get(accountId);
@@ -74,7 +76,13 @@ export class CtraderConnectorDriver implements BridgeUnderTest {
     const run = this.run(account.id);
     if (run.process?.running) throw new Error(`${this.name}: ${account.id} is already running`);
     run.double.crashOnTrade = undefined;
-    run.process = await startConnectorProcess({ setup: run.setup, accountIds: [account.id], demoUrl: run.double.url, ingressUrl, label: account.id });
+    run.process = await startConnectorProcess({
+      setup: run.setup,
+      accountIds: [account.id],
+      demoUrl: run.double.url,
+      ingressUrl,
+      label: account.id,
+    });
     if (options.crash) {
       const proc = run.process;
       run.double.crashOnTrade = {

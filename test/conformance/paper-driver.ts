@@ -22,9 +22,10 @@ export class PaperBridgeDriver extends ProcessPerAccountDriver<MarketFile> imple
   /** Trade management (protocol 1.6): the paper bridge runs all of it (docs/paper-bridge.md, "Trade management"). */
   readonly managesTrades = true;
 
+  /** The cases run over the process's multi-account session (protocol 1.7), as it always speaks. */
   constructor(readonly platform: Platform) {
     super();
-    this.name = `paper bridge (${platform})`;
+    this.name = `paper bridge (${platform}, session)`;
     this.bridgeVersion = DEFAULT_BRIDGE_VERSIONS[platform];
     this.codes = platform === 'mt5' ? MT5_CODES : CTRADER_CODES;
   }

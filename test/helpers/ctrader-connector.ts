@@ -66,9 +66,11 @@ export async function startConnectorProcess(opts: {
   accountIds: string[];
   demoUrl: string;
   ingressUrl: string;
-  env?: Record<string, string>;
+  env?: Record<string, string> | undefined;
   label: string;
   readyTimeoutMs?: number;
+  /** Runs once the process is spawned, while it starts (its lines are readable then). */
+  whileStarting?: ((proc: ServiceProcess, ingressUrl: string) => void) | undefined;
 }): Promise<ConnectorProcess> {
   const proc = new ServiceProcess({
     kind: 'ctrader-connector',
@@ -90,6 +92,8 @@ export async function startConnectorProcess(opts: {
     accountIds: opts.accountIds,
     commands: () => proc.jsonLines('stdout').filter((l) => l.event === 'command'),
   });
-  await connector.start();
+  const started = connector.start();
+  opts.whileStarting?.(proc, opts.ingressUrl);
+  await started;
   return connector;
 }

@@ -1,4 +1,5 @@
 import { hashCredential } from '../../src/registry/credentials';
+import { bridgeKeys } from '../../src/redis-keys';
 import { RedisLastSeen, ONLINE_WITHIN_MS } from '../../src/bridge/presence';
 import { MAX_SESSION_ACCOUNTS } from '../../src/domain/bridge-session';
 import { buyAndFill, pollUntilReported, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
@@ -146,6 +147,19 @@ describe('multi-account bridge session', () => {
     );
     expect((await polling).status).toBe(200);
   });
+
+  it('answers a waiting poll 401 once its session is gone (Redis lost it), before the wait ends', async () => {
+    const f = await seedOwner(stack.registry, [{}, {}]);
+    const bridge = new SessionTerminal(stack.ingress.url);
+    await bridge.hello(f.accounts);
+    // Without a look at its session while it waits, the poll would answer 200 (no commands) when its wait ends.
+    const polling = bridge.poll(10_000);
+    await waitFor('the poll is waiting', async () => (await stack.redis.exists(bridgeKeys.longPollGeneration(f.accounts[0]!.id))) === 1, 5_000, 25);
+    expect(await stack.redis.del(bridgeKeys.multiAccountSession(hashCredential(bridge.session!)))).toBe(1);
+    const answer = await polling;
+    expect({ status: answer.status, error: answer.body.error }).toEqual({ status: 401, error: 'Missing or invalid session' });
+  }, 20_000);
+
   it('leaves a single-account bridge unchanged', async () => {
     const status = await buyAndFill(stack, 'single-1');
     expect(status.accounts[0]).toMatchObject({ outcome: 'filled', ticket: 'single-1' });

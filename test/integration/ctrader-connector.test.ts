@@ -8,11 +8,9 @@ import { PayloadType } from '../../src/ctrader/messages';
 import { connectorSetup, linkedAccounts, startConnectorProcess, type ConnectorProcess, type ConnectorSetup } from '../helpers/ctrader-connector';
 import { CtraderDouble } from '../helpers/ctrader-double';
 import { DEFAULT_SYMBOLS, type DoubleSymbol } from '../helpers/ctrader-symbols';
-import { ENTRIES, ensureBuilt } from '../../support/processes';
-import { post, pollUntilReported, seedOwner, startStack, type Fixture, type Stack, type Tuning } from '../helpers/stack';
-import { ScriptedTerminal } from '../helpers/terminal';
+import { ENTRIES, ensureBuilt, type ServiceProcess } from '../../support/processes';
+import { post, pollUntilReported, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { waitFor } from '../../support/infra';
-
 /**
  * The cTrader connector as its own process between the real service (ingress and worker in-process against the run's
  * Temporal and Redis) and the Open API double: signals go through the ingress to the double and back to the poll with
@@ -23,7 +21,6 @@ const application = { clientId: `app_${randomBytes(4).toString('hex')}`, clientS
 const CTIDS = [7_000_001, 7_000_002];
 /** A fresh access and refresh token of an Open API account. */
 const newGrant = () => ({ accessToken: `at_${randomBytes(16).toString('hex')}`, refreshToken: `rt_${randomBytes(16).toString('hex')}` });
-
 describe('the cTrader connector between the service and Open API', () => {
   let stack: Stack;
   let fixture: Fixture;
@@ -280,10 +277,10 @@ describe('the cTrader connector and the Open API request limit', () => {
     ctid: number,
     double: Partial<Parameters<typeof CtraderDouble.start>[0]>,
     readyTimeoutMs = 30_000,
-    tuning: Tuning = {},
+    whileStarting?: (proc: ServiceProcess, ingressUrl: string) => void,
   ) {
     ensureBuilt();
-    const stack = await startStack({ tuning });
+    const stack = await startStack();
     const fixture = await seedOwner(stack.registry, [{ platform: 'ctrader', bridgeVersion: '1.0.0' }]);
     const tokens = newGrant();
     const d = await CtraderDouble.start({ ...application, accounts: [{ ctid, ...tokens }], ...double });
@@ -294,7 +291,8 @@ describe('the cTrader connector and the Open API request limit', () => {
       { accountId, ctidTraderAccountId: ctid, environment: 'demo', bridgeToken: fixture.accounts[0]!.bridgeToken, ...tokens },
     ]);
     const started = Date.now();
-    run.connector = await startConnectorProcess({ setup, accountIds: [accountId], demoUrl: d.url, ingressUrl: stack.ingress.url, label, readyTimeoutMs });
+    const opts = { setup, accountIds: [accountId], demoUrl: d.url, ingressUrl: stack.ingress.url, label, readyTimeoutMs, whileStarting };
+    run.connector = await startConnectorProcess(opts);
     const rulesOf = async (symbol: string) => (await stack.registry.volumeRules([{ accountId, symbols: [symbol] }]))[0];
     return { double: d, connector: run.connector, startedMs: Date.now() - started, rulesOf, stack, fixture };
   }
@@ -322,22 +320,23 @@ describe('the cTrader connector and the Open API request limit', () => {
     expect(await rulesOf('EURUSD')).toEqual({ step: 0.01, min: 0.01, max: 100 });
   }, 60_000);
 
-  test('when the ingress answers 429 because the bridge token spent its budget, then the connector waits the Retry-After and the next signal still fills', async () => {
-    const { connector, stack, fixture } = await oneAccount('budget', 97, {}, 30_000, { bridge: { limit: { max: 6, windowMs: 10_000 } } });
-    const bridge = new ScriptedTerminal(stack.ingress.url, fixture.accounts[0]!.bridgeToken, 'ctrader', '1.2.0');
-    // Spend the token's budget with instant polls (they do not end the connector's waiting one).
-    for (let i = 0; i < 8; i++) await bridge.commands(0).catch(() => undefined);
-    const res = await post(`${stack.ingress.url}/webhook/custom/${fixture.accounts[0]!.id}`, {
-      secret: fixture.secret,
-      action: 'buy',
-      symbol: 'EURUSD',
-      volume: 0.01,
-    });
+  test('when the ingress answers 429 to the session hello, then the connector waits the Retry-After, says hello and the next signal fills', async () => {
+    // Session hellos are budgeted per address: the test's own spend it while the connector starts, until it is told to wait.
+    let ready = false; // (ready needs the connector's hello: the spending cannot go on forever)
+    const spend = (proc: ServiceProcess, ingressUrl: string) =>
+      void (async () => {
+        while (!ready && !proc.jsonLines('stderr').some((l) => l.event === 'rate_limited'))
+          await post(`${ingressUrl}/bridge/v1/session/hello`, {}).catch(() => undefined);
+      })();
+    const { connector, stack, fixture } = await oneAccount('budget', 97, {}, 30_000, spend).finally(() => (ready = true));
+    const buy = { secret: fixture.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 };
+    const res = await post(`${stack.ingress.url}/webhook/custom/${fixture.accounts[0]!.id}`, buy);
     expect(res.status).toBe(202);
     const status = await pollUntilReported(stack.ingress.url, res.body.signalId as string, fixture.token, 1, 30_000);
     expect(status.accounts[0]).toMatchObject({ outcome: 'filled' });
     const limited = connector.jsonLines('stderr').filter((l) => l.event === 'rate_limited');
-    expect(limited.length).toBeGreaterThan(0);
+    // Once: after its wait the next hello came in a fresh budget (without the wait it is refused again in this one).
+    expect(limited.map((l) => l.path)).toEqual(['/bridge/v1/session/hello']);
     expect(limited[0]!.retryInMs as number).toBeGreaterThanOrEqual(1000);
   }, 60_000);
 });

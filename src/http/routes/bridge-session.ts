@@ -3,7 +3,7 @@ import { Router, type Request } from 'express';
 import { ipKeyGenerator } from 'express-rate-limit';
 import type { Redis } from 'ioredis';
 import type { GatewayDeps } from '../../bridge/gateway';
-import { sessionCommands, sessionHello, sessionReports, type SessionDeps } from '../../bridge/session-gateway';
+import { sessionCommands, sessionHello, sessionReports, sessionTrades, type SessionDeps } from '../../bridge/session-gateway';
 import { SessionStore } from '../../bridge/session-store';
 import { routeLimited } from '../../refusal';
 import { createRouteLimiter } from '../../ratelimit/route-limiter';
@@ -16,7 +16,9 @@ import { bearerToken, jsonBody } from '../middleware';
 const SESSION_HELLO_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
 /** 1,000 accounts' reports calls of a few reports each. */
 const SESSION_REPORTS_BODY_LIMIT_BYTES = 4 * 1024 * 1024;
-/** One session's calls (polls and reports together) per second: a bridge polls and reports a few times a second at most. */
+/** Trade events and books: a book alone may weigh 400 KiB, so a bridge sends as many as fit (it batches by size). */
+const SESSION_TRADES_BODY_LIMIT_BYTES = 8 * 1024 * 1024;
+/** One session's calls (polls, reports and trades together) per second: a bridge polls and reports a few times a second at most. */
 const SESSION_CALLS_PER_SECOND = 20;
 /** Session hellos per second from one address: a bridge says hello at start and after a reconnect. */
 const SESSION_HELLOS_PER_SECOND = 5;
@@ -52,5 +54,8 @@ export function bridgeSessionRoutes(gateway: GatewayDeps, settings: { redis: Red
       res.json(await sessionReports(deps, bearerToken(req), req.body));
     },
   );
+  router.post('/bridge/v1/session/trades', perSession, ...jsonBody(SESSION_TRADES_BODY_LIMIT_BYTES, settings.bodyReadTimeoutMs, 'bridge'), async (req, res) => {
+    res.json(await sessionTrades(deps, bearerToken(req), req.body));
+  });
   return router;
 }
