@@ -3,7 +3,7 @@ import { BRIDGE_PROTOCOL_VERSION, type BridgeCommand, type StopOutDirective } fr
 import { MULTI_ACCOUNT_CAPABILITY, SESSION_LIMITS, sessionHelloSchema, sessionReportsSchema } from '../domain/bridge-session';
 import { hashCredential } from '../registry/credentials';
 import { Refusal, REFUSAL_STATUS } from '../refusal';
-import { bridgeAccount, bridgeHello, bridgeReports, bridgeTrades, MAX_COMMANDS_PER_POLL, type GatewayDeps } from './gateway';
+import { bridgeAccount, bridgeHello, bridgeReports, bridgeTrades, bridgeTradesCall, MAX_COMMANDS_PER_POLL, type GatewayDeps } from './gateway';
 import type { SessionStore } from './session-store';
 import { takeOrWaitMany } from './session-poll';
 import { stopOutDirectiveOf } from './stop-out-events';
@@ -187,7 +187,17 @@ export function sessionReports(deps: SessionDeps, sessionToken: string | undefin
 
 /** `POST /bridge/v1/session/trades`: each account's trade events and book (protocol 1.5), as its own trades call. */
 export function sessionTrades(deps: SessionDeps, sessionToken: string | undefined, body: unknown) {
-  return perAccount(deps, sessionToken, body, 'Invalid session trades', bridgeTrades);
+  return perAccount(deps, sessionToken, body, 'Invalid session trades', oneTradesCall);
+}
+
+/** An account's trades in a session call hold the account as its own call does: one at a time, the minute's door first. */
+async function oneTradesCall(gateway: GatewayDeps, account: Account, body: unknown) {
+  const end = await bridgeTradesCall(gateway, account);
+  try {
+    return await bridgeTrades(gateway, account, body);
+  } finally {
+    await end().catch(() => undefined);
+  }
 }
 
 async function perAccount<A extends object>(

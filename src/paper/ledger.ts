@@ -12,6 +12,11 @@ export type LedgerEntry = { accountId: string } & BrokerOp;
 
 export interface Ledger {
   append(accountId: string, ops: readonly BrokerOp[]): void;
+  /**
+   * The first operation one command of the account performed, as the ledger held it when this process began (a
+   * broker's own record of what it did); absent on a ledger that passes its lines on to another.
+   */
+  firstOpOf?(accountId: string, commandId: string): LedgerEntry | undefined;
 }
 
 /** Field order of a line: the fields a reader looks for first. */
@@ -29,6 +34,21 @@ export class FileLedger implements Ledger {
     if (ops.length === 0) return;
     fs.appendFileSync(this.file, ops.map((op) => `${JSON.stringify(entryOf(accountId, op))}\n`).join(''));
   }
+
+  /** Read once, on the first question: what an earlier process did is all a restart needs to find. */
+  private earlier: Map<string, LedgerEntry> | undefined;
+
+  firstOpOf(accountId: string, commandId: string): LedgerEntry | undefined {
+    this.earlier ??= firstOps(readLedger(this.file));
+    return this.earlier.get(`${accountId}|${commandId}`);
+  }
+}
+
+function firstOps(entries: readonly LedgerEntry[]): Map<string, LedgerEntry> {
+  const out = new Map<string, LedgerEntry>();
+  for (const e of entries)
+    if (e.cause === 'command' && e.commandId !== null && !out.has(`${e.accountId}|${e.commandId}`)) out.set(`${e.accountId}|${e.commandId}`, e);
+  return out;
 }
 
 /** The ledger when no file is given: kept in memory (and readable by tests). */
@@ -37,6 +57,10 @@ export class MemoryLedger implements Ledger {
 
   append(accountId: string, ops: readonly BrokerOp[]): void {
     for (const op of ops) this.entries.push(entryOf(accountId, op));
+  }
+
+  firstOpOf(accountId: string, commandId: string): LedgerEntry | undefined {
+    return this.entries.find((e) => e.accountId === accountId && e.commandId === commandId && e.cause === 'command');
   }
 }
 

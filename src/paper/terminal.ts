@@ -288,11 +288,14 @@ export class PaperTerminal {
   private heldEntry(commandId: string): BridgeReport | undefined {
     const { positions, orders } = this.broker.snapshot();
     const held = positions.find((p) => p.commandId === commandId) ?? orders.find((o) => o.commandId === commandId);
-    if (!held) return undefined;
-    const price = 'openPrice' in held ? held.openPrice : held.price;
+    // Killed after the ledger's line and before the state was saved: the broker did it (its own record says so), so
+    // it is never done again, an entry or a close alike.
+    const done = held ? undefined : this.ledger.firstOpOf?.(this.accountId, commandId);
+    const found = held ? { ticket: held.ticket, price: 'openPrice' in held ? held.openPrice : held.price, volume: held.volume } : done;
+    if (!found) return undefined;
     const report = toReport(
       commandId,
-      { status: 'filled', ticket: held.ticket, price, volume: held.volume, message: 'found on the broker after a restart' },
+      { status: 'filled', ticket: found.ticket, price: found.price ?? 0, volume: found.volume, message: 'found on the broker after a restart' },
       this.clock(),
     );
     this.journal.record(report);

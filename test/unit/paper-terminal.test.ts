@@ -277,7 +277,8 @@ describe('paper terminal', () => {
     expect(ingress.reports.get(second.commandId)).toMatchObject({ status: 'rejected', retcode: 'risk_max_open_positions' });
   });
 
-  test('when the paper bridge restarts with the same ledger, then the journal and the account state are reloaded and a redelivery is not executed again', async () => {
+  /** A terminal on files in a new directory that placed one buy and never reported it, stopped. */
+  const placedUnreported = async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'paper-'));
     const ledgerFile = path.join(dir, 'ledger.jsonl');
     const make = () =>
@@ -293,6 +294,11 @@ describe('paper terminal', () => {
     first.start();
     await until(() => first.stats.executed === 1);
     await first.stop();
+    return { dir, ledgerFile, make, cmd };
+  };
+
+  test('when the paper bridge restarts with the same ledger, then the journal and the account state are reloaded and a redelivery is not executed again', async () => {
+    const { dir, ledgerFile, make, cmd } = await placedUnreported();
     expect(ingress.reports.size).toBe(0);
 
     const second = make();
@@ -306,6 +312,22 @@ describe('paper terminal', () => {
     await until(() => ingress.reports.has(close.commandId));
     expect(ingress.reports.get(close.commandId)).toMatchObject({ status: 'done' });
     expect(readLedger(ledgerFile).map((e) => e.op)).toEqual(['open', 'close']);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('when the paper bridge was killed after its ledger line and before its state and journal were written, then the redelivery is found in the ledger and not placed again', async () => {
+    const { dir, ledgerFile, make, cmd } = await placedUnreported();
+    // What a SIGKILL in that window leaves: the broker's ledger line, neither the state nor the journal line.
+    fs.rmSync(stateFileFor(ledgerFile, 'acc-1'));
+    fs.rmSync(journalFileFor(ledgerFile));
+    const second = make();
+    expect(second.broker.positions()).toHaveLength(0);
+    second.start();
+    await until(() => ingress.reports.has(cmd.commandId));
+    expect(second.stats).toMatchObject({ executed: 0, replayed: 1 });
+    const opened = readLedger(ledgerFile).filter((e) => e.op === 'open');
+    expect(opened).toEqual([expect.objectContaining({ accountId: 'acc-1', commandId: cmd.commandId })]);
+    expect(ingress.reports.get(cmd.commandId)).toMatchObject({ status: 'filled', ticket: opened[0]!.ticket });
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
