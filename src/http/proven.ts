@@ -35,3 +35,6 @@ export interface OwnerCaller {
   sessionToken?: string;
 }
 export const ownerCaller = new Proven<OwnerCaller>('the signed-in owner');
+
+/** What ends the bridge account's trades call that its door let in (src/trades/record.ts, `openTradesCall`). */
+export const tradesCall = new Proven<() => Promise<void>>('the trades call');

@@ -5,7 +5,7 @@ import type { Redis } from 'ioredis';
 import { bridgeAccount, bridgeCommands, bridgeHello, bridgeReports, bridgeTrades, bridgeTradesCall, type GatewayDeps } from '../../bridge/gateway';
 import { createRouteLimiter } from '../../ratelimit/route-limiter';
 import { bearerToken, jsonBody } from '../middleware';
-import { bridgeCaller } from '../proven';
+import { bridgeCaller, tradesCall } from '../proven';
 
 export interface BridgeRouteSettings {
   redis: Redis;
@@ -54,12 +54,19 @@ export function bridgeRoutes(deps: GatewayDeps, settings: BridgeRouteSettings): 
   // One call per account at a time, let in before its body is read: a bridge past its minute costs a read, not a parse.
   const oneCallAtATime = async (_req: Request, res: Response, next: NextFunction) => {
     const end = await bridgeTradesCall(deps, bridgeCaller.get(res));
-    // Ended when the answer is sent or the connection goes, whichever is first (a body that never came too).
+    tradesCall.set(res, end);
+    // A connection that goes first (a body that never came, a refused body) ends it too.
     res.once('close', () => void end().catch(() => undefined));
     next();
   };
   router.post('/bridge/v1/trades', authenticated, limited, oneCallAtATime, ...tradesBody, async (req, res) => {
-    res.json(await bridgeTrades(deps, bridgeCaller.get(res), req.body));
+    // Ended before the answer is written: a bridge sends its next call as soon as it reads this one's answer.
+    const answer = await bridgeTrades(deps, bridgeCaller.get(res), req.body).finally(() =>
+      tradesCall
+        .get(res)()
+        .catch(() => undefined),
+    );
+    res.json(answer);
   });
   return router;
 }
