@@ -19,4 +19,4 @@ COPY dashboard ./dashboard
 # The guides the dashboard links (GET /docs/guides/..., src/http/routes/landing.ts).
 COPY docs ./docs
 USER node
-CMD ["node", "--max-old-space-size=160", "dist/src/server.js"]
+CMD ["node", "--max-old-space-size=512", "dist/src/server.js"]
