@@ -84,9 +84,16 @@ export async function sessionHello(deps: SessionDeps, body: unknown) {
   };
 }
 
-/** The accounts a session serves now, with their records; an unknown or expired session is a 401. */
-async function servedAccounts(deps: SessionDeps, sessionToken: string | undefined): Promise<{ accounts: Account[]; dropped: string[] }> {
-  const found = sessionToken ? await deps.sessions.accounts(sessionToken) : undefined;
+/**
+ * The accounts a session serves now (of `named` only, for a call that names its accounts), with their records; an
+ * unknown or expired session is a 401.
+ */
+async function servedAccounts(
+  deps: SessionDeps,
+  sessionToken: string | undefined,
+  named?: readonly string[],
+): Promise<{ accounts: Account[]; dropped: string[] }> {
+  const found = sessionToken ? await deps.sessions.accounts(sessionToken, named) : undefined;
   if (!found) throw new Refusal('unauthorized', 'Missing or invalid session');
   const records = await deps.gateway.registry.getAccounts(found.served);
   const accounts = records.filter((a): a is Account => a !== null);
@@ -212,7 +219,11 @@ async function perAccount<A extends object>(
     const details = parsed.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message }));
     throw new Refusal('invalid', invalid, { details });
   }
-  const { accounts } = await servedAccounts(deps, sessionToken);
+  const { accounts } = await servedAccounts(
+    deps,
+    sessionToken,
+    parsed.data.accounts.map((a) => a.accountId),
+  );
   const served = new Map(accounts.map((a) => [a.id, a]));
   const answers = await Promise.all(
     parsed.data.accounts.map(async ({ accountId, body: own }) => {

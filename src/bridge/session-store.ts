@@ -49,17 +49,17 @@ export class SessionStore {
   }
 
   /**
-   * The accounts the session serves now: every admitted account whose bridge token is still the one that admitted
-   * it. Two round trips whatever the number of accounts (the session's hash, then every account's token in one
-   * pipeline); refreshes the session's expiry. Undefined: no such session (unknown, expired).
+   * The accounts the session serves now: every admitted account (or, with `named`, every one of those the session
+   * admitted) whose bridge token is still the one that admitted it. Two round trips whatever the number of accounts
+   * (the session's hash, then each account's token in one pipeline); refreshes the session's expiry. A call that names
+   * its accounts reads only theirs: a reports call of 1,000 accounts in a session of 10,000 reads 1,000 tokens, not
+   * 10,000. Undefined: no such session (unknown, expired).
    */
-  async accounts(sessionToken: string): Promise<{ served: string[]; dropped: string[] } | undefined> {
+  async accounts(sessionToken: string, named?: readonly string[]): Promise<{ served: string[]; dropped: string[] } | undefined> {
     const key = bridgeKeys.multiAccountSession(hashCredential(sessionToken));
-    const [[, admitted]] = ((await this.redis.multi().hgetall(key).pexpire(key, SESSION_IDLE_TTL_MS).exec()) ?? [[null, {}]]) as [
-      [unknown, Record<string, string>],
-    ];
-    const ids = Object.keys(admitted ?? {});
-    if (ids.length === 0) return undefined;
+    const admitted = named ? await this.admittedAmong(key, named) : await this.allAdmitted(key);
+    if (!admitted) return undefined;
+    const ids = Object.keys(admitted);
     const pipeline = this.redis.pipeline();
     for (const id of ids) pipeline.get(registryKeys.accountBridgeToken(id));
     const current = (await pipeline.exec()) ?? [];
@@ -71,5 +71,29 @@ export class SessionStore {
       (typeof hash === 'string' && sameHash(hash, admitted[id]!) ? served : dropped).push(id);
     });
     return { served, dropped };
+  }
+
+  private async allAdmitted(key: string): Promise<Record<string, string> | undefined> {
+    const [[, admitted]] = ((await this.redis.multi().hgetall(key).pexpire(key, SESSION_IDLE_TTL_MS).exec()) ?? [[null, {}]]) as [
+      [unknown, Record<string, string>],
+    ];
+    return admitted && Object.keys(admitted).length > 0 ? admitted : undefined;
+  }
+
+  private async admittedAmong(key: string, named: readonly string[]): Promise<Record<string, string> | undefined> {
+    if (named.length === 0) return (await this.redis.exists(key)) === 1 ? {} : undefined;
+    const [[, exists], [, hashes]] = ((await this.redis
+      .multi()
+      .exists(key)
+      .hmget(key, ...named)
+      .pexpire(key, SESSION_IDLE_TTL_MS)
+      .exec()) ?? []) as [[unknown, number], [unknown, (string | null)[]]];
+    if (exists !== 1) return undefined;
+    const admitted: Record<string, string> = {};
+    named.forEach((id, i) => {
+      const hash = hashes?.[i];
+      if (typeof hash === 'string') admitted[id] = hash;
+    });
+    return admitted;
   }
 }

@@ -1,10 +1,12 @@
 import { hashCredential } from '../../src/registry/credentials';
-import { bridgeKeys } from '../../src/redis-keys';
+import { bridgeKeys, registryKeys } from '../../src/redis-keys';
+import { SessionStore } from '../../src/bridge/session-store';
 import { RedisLastSeen, ONLINE_WITHIN_MS } from '../../src/bridge/presence';
 import { MAX_SESSION_ACCOUNTS } from '../../src/domain/bridge-session';
 import { buyAndFill, pollUntilReported, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 import { SessionTerminal } from '../helpers/session-terminal';
 import { waitFor } from '../../support/run';
+import { commandsOf } from '../helpers/redis-monitor';
 
 /**
  * The multi-account session (protocol 1.7) over HTTP against the real stack: many accounts' hellos, one long-poll and
@@ -159,6 +161,19 @@ describe('multi-account bridge session', () => {
     const answer = await polling;
     expect({ status: answer.status, error: answer.body.error }).toEqual({ status: 401, error: 'Missing or invalid session' });
   }, 20_000);
+
+  it('reads, for a call naming one account of a session of 1,000, that account only', async () => {
+    // The store on its own, as the session's reports and trades calls use it; the session's hash as a hello writes it.
+    const ids = Array.from({ length: 1_000 }, (_, i) => `named-${i}`);
+    const store = new SessionStore(stack.redis);
+    const token = await store.create(new Map(ids.map((id) => [id, hashCredential(`brg_${id}`)])));
+    await Promise.all(ids.slice(0, 2).map((id) => stack.redis.set(registryKeys.accountBridgeToken(id), hashCredential(`brg_${id}`))));
+    const { result, commands } = await commandsOf(stack.redis, (conn) => new SessionStore(conn).accounts(token, ['named-0', 'named-999', 'not-admitted']));
+    expect(result).toEqual({ served: ['named-0'], dropped: ['named-999'] });
+    // MULTI, EXISTS, HMGET, PEXPIRE, EXEC, then the two admitted accounts' tokens: none of the other 998.
+    expect(commands).toEqual(['multi', 'exists', 'hmget', 'pexpire', 'exec', 'get', 'get']);
+    expect(await store.accounts('bss_unknown', ['named-0'])).toBeUndefined();
+  });
 
   it('leaves a single-account bridge unchanged', async () => {
     const status = await buyAndFill(stack, 'single-1');

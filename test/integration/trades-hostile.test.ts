@@ -4,6 +4,7 @@ import { recordTrades, TRADE_EVENTS_PER_ACCOUNT_PER_MINUTE } from '../../src/tra
 import { seedOwner, startStack, type Stack } from '../helpers/stack';
 import { iso, sendTrades } from '../helpers/trades';
 import { heldCall } from '../helpers/held-call';
+import { commandsOf } from '../helpers/redis-monitor';
 import { waitFor } from '../../support/run';
 
 /**
@@ -139,37 +140,14 @@ describe('what one call costs Redis', () => {
     // The audit's five tickets: each of the 100 events rewrites one of 5 trades.
     const now = Date.now();
     const body = tradesBodySchema.parse({ events: Array.from({ length: 100 }, (_, i) => modified(String(700_000 + (i % 5)), now)) });
-    const conn = stack.redis.duplicate();
-    const monitor = await stack.redis.duplicate().monitor();
-    try {
-      await conn.ping();
-      const source = `127.0.0.1:${(conn as unknown as { stream: { localPort: number } }).stream.localPort}`;
-      // The call's commands are those MONITOR shows between two markers of this connection.
-      const lines: string[][] = [];
-      monitor.on('monitor', (_time: string, args: string[], from: string) => {
-        if (from === source) lines.push(args);
-      });
-      const marker = (what: string) =>
-        waitFor(`MONITOR to show ${what}`, async () => (await conn.echo(what), lines.some((l) => l[1] === what)) || undefined, 10_000);
-      await marker('call-begins');
-      const deps = { journal: new RedisTradeJournal(conn), retentionMs: stack.config.trades.retentionMs };
-      const answer = await recordTrades(deps, account, body, now);
-      expect(answer.events.map((e) => e.result)).toEqual(Array(100).fill('recorded'));
-      await marker('call-ended');
-      const from = lines.findIndex((l) => l[1] === 'call-begins');
-      const to = lines.findIndex((l) => l[1] === 'call-ended');
-      const ofTheCall = lines
-        .slice(from + 1, to)
-        .map((l) => l[0]!.toLowerCase())
-        .filter((c) => c !== 'echo');
-      console.log(`one call of 100 events on 5 tickets: ${ofTheCall.length} Redis commands (${ofTheCall.join(' ')})`);
-      // The charge, the read (HMGET, ZMSCORE, ZCARD), the step, the prune; a script Redis does not hold yet adds its EVAL.
-      expect(ofTheCall.length).toBeGreaterThanOrEqual(6);
-      expect(ofTheCall.filter((c) => c !== 'eval').length).toBeLessThanOrEqual(6);
-    } finally {
-      conn.disconnect();
-      monitor.disconnect();
-    }
+    const { result: answer, commands: ofTheCall } = await commandsOf(stack.redis, (conn) =>
+      recordTrades({ journal: new RedisTradeJournal(conn), retentionMs: stack.config.trades.retentionMs }, account, body, now),
+    );
+    expect(answer.events.map((e) => e.result)).toEqual(Array(100).fill('recorded'));
+    console.log(`one call of 100 events on 5 tickets: ${ofTheCall.length} Redis commands (${ofTheCall.join(' ')})`);
+    // The charge, the read (HMGET, ZMSCORE, ZCARD), the step, the prune; a script Redis does not hold yet adds its EVAL.
+    expect(ofTheCall.length).toBeGreaterThanOrEqual(6);
+    expect(ofTheCall.filter((c) => c !== 'eval').length).toBeLessThanOrEqual(6);
   });
 });
 
