@@ -7,7 +7,7 @@ import { ensureBuilt, startPaperBridgeProcess, type PaperBridgeProcess } from '.
 import { waitFor } from '../../support/run';
 import { ordersByCommand } from '../fault/ledger';
 import { commandIdOf } from '../helpers/commands';
-import { connectionsTo } from '../helpers/sockets';
+import { connectionsTo } from '../../support/sockets';
 import { pollUntilReported, post, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
 
 /**
