@@ -80,7 +80,7 @@ export function cleanup(): Promise<void> {
   return cleanupPromise;
 }
 
-function registryDocument(accounts: string[], tokens: Record<string, string>, secrets: { secret: string; accounts: string[] }[], token: string) {
+export function registryDocument(accounts: string[], tokens: Record<string, string>, secrets: { secret: string; accounts: string[] }[], token: string) {
   return {
     accounts: accounts.map((id, i) => {
       const platform = i % 2 === 0 ? 'mt5' : 'ctrader';
