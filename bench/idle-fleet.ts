@@ -16,12 +16,12 @@
  * The results go to bench/results/idle-fleet-<accounts>-<time>.json.
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
 import { RedisLastSeen, isOnline } from '../src/bridge/presence';
 import { connectionsTo } from '../support/sockets';
+import { monitorRedis } from '../support/redis-monitor';
 import { loadHelpers, REPO_ROOT, type PaperBridgeProcess } from './helpers';
 import { baseEnv, credential, fileStamp, log } from './common';
 import { cpuSnapshot, cpuUsage, describeCpu } from './cpu';
@@ -227,34 +227,21 @@ async function main(): Promise<void> {
 
 /**
  * Redis's commands over `sec` seconds by kind: the command and its key with the account id taken out
- * (`SET es:seen:*`), and the bytes of its arguments (what crossed the socket, less RESP's framing). MONITOR is read
- * off a plain socket: each line is `+<time> [<db> <client>] "<command>" "<arg>" …`.
+ * (`SET es:seen:*`; a script by its first key, its body being no name), and the bytes of its arguments (what crossed
+ * the socket, less RESP's framing).
  */
 async function monitorKinds(url: string, sec: number): Promise<Record<string, { commands: number; bytes: number }>> {
-  const { hostname, port } = new URL(url);
-  const socket = net.connect(Number(port), hostname);
   const kinds: Record<string, { commands: number; bytes: number }> = {};
-  let rest = '';
-  socket.setEncoding('utf8');
-  socket.on('data', (chunk: string) => {
-    const lines = (rest + chunk).split('\r\n');
-    rest = lines.pop() ?? '';
-    for (const line of lines) {
-      if (!line.startsWith('+') || line === '+OK') continue;
-      const args = [...line.slice(line.indexOf(']') + 1).matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]!);
-      const command = args[0] ?? '';
-      // A script by its first key (its body is no name).
-      const keyName = (/^EVAL(SHA)?$/i.test(command) ? args[3] : args[1]) ?? '';
-      const kind = `${command.toUpperCase()} ${keyName.replace(/idle-\d{5}/g, '*').replace(/[A-Za-z0-9_-]{20,}/g, '…')}`.trim();
-      const k = (kinds[kind] ??= { commands: 0, bytes: 0 });
-      k.commands++;
-      k.bytes += args.reduce((n, a) => n + Buffer.byteLength(a), 0);
-    }
+  const monitor = await monitorRedis(url, ({ args }) => {
+    const command = args[0] ?? '';
+    const keyName = (/^EVAL(SHA)?$/i.test(command) ? args[3] : args[1]) ?? '';
+    const kind = `${command.toUpperCase()} ${keyName.replace(/idle-\d{5}/g, '*').replace(/[A-Za-z0-9_-]{20,}/g, '…')}`.trim();
+    const k = (kinds[kind] ??= { commands: 0, bytes: 0 });
+    k.commands++;
+    k.bytes += args.reduce((n, a) => n + Buffer.byteLength(a), 0);
   });
-  await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-  socket.write('MONITOR\r\n');
   await sleep(sec * 1000);
-  socket.destroy();
+  monitor.stop();
   return kinds;
 }
 

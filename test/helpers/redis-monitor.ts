@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { monitorRedis } from '../../support/redis-monitor';
 import { waitFor } from '../../support/run';
 
 /**
@@ -8,15 +9,14 @@ import { waitFor } from '../../support/run';
  */
 export async function commandsOf<T>(redis: Redis, run: (conn: Redis) => Promise<T>): Promise<{ result: T; commands: string[] }> {
   const conn = redis.duplicate();
-  const watcher = redis.duplicate();
-  const monitor = await watcher.monitor();
+  const lines: string[][] = [];
+  let source = '';
+  const monitor = await monitorRedis(`redis://${redis.options.host ?? '127.0.0.1'}:${redis.options.port ?? 6379}`, (c) => {
+    if (c.from === source) lines.push(c.args);
+  });
   try {
     await conn.ping();
-    const source = `127.0.0.1:${(conn as unknown as { stream: { localPort: number } }).stream.localPort}`;
-    const lines: string[][] = [];
-    monitor.on('monitor', (_time: string, args: string[], from: string) => {
-      if (from === source) lines.push(args);
-    });
+    source = `127.0.0.1:${(conn as unknown as { stream: { localPort: number } }).stream.localPort}`;
     const marker = (what: string) =>
       waitFor(`MONITOR to show ${what}`, async () => (await conn.echo(what), lines.some((l) => l[1] === what)) || undefined, 10_000);
     await marker('call-begins');
@@ -31,7 +31,6 @@ export async function commandsOf<T>(redis: Redis, run: (conn: Redis) => Promise<
     return { result, commands };
   } finally {
     conn.disconnect();
-    monitor.disconnect();
-    watcher.disconnect();
+    monitor.stop();
   }
 }
