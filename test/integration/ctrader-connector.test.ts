@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { RedisFigures } from '../../src/bridge/figures';
 import { PayloadType } from '../../src/ctrader/messages';
 import { connectorSetup, linkedAccounts, startConnectorProcess, type ConnectorProcess, type ConnectorSetup } from '../helpers/ctrader-connector';
@@ -277,7 +278,7 @@ describe('the cTrader connector and the Open API request limit', () => {
     ctid: number,
     double: Partial<Parameters<typeof CtraderDouble.start>[0]>,
     readyTimeoutMs = 30_000,
-    whileStarting?: (proc: ServiceProcess, ingressUrl: string) => void,
+    whileStarting?: (proc: ServiceProcess, stack: Stack) => void,
   ) {
     ensureBuilt();
     const stack = await startStack();
@@ -291,7 +292,15 @@ describe('the cTrader connector and the Open API request limit', () => {
       { accountId, ctidTraderAccountId: ctid, environment: 'demo', bridgeToken: fixture.accounts[0]!.bridgeToken, ...tokens },
     ]);
     const started = Date.now();
-    const opts = { setup, accountIds: [accountId], demoUrl: d.url, ingressUrl: stack.ingress.url, label, readyTimeoutMs, whileStarting };
+    const opts = {
+      setup,
+      accountIds: [accountId],
+      demoUrl: d.url,
+      ingressUrl: stack.ingress.url,
+      label,
+      readyTimeoutMs,
+      whileStarting: whileStarting && ((proc: ServiceProcess) => whileStarting(proc, stack)),
+    };
     run.connector = await startConnectorProcess(opts);
     const rulesOf = async (symbol: string) => (await stack.registry.volumeRules([{ accountId, symbols: [symbol] }]))[0];
     return { double: d, connector: run.connector, startedMs: Date.now() - started, rulesOf, stack, fixture };
@@ -321,12 +330,22 @@ describe('the cTrader connector and the Open API request limit', () => {
   }, 60_000);
 
   test('when the ingress answers 429 to the session hello, then the connector waits the Retry-After, says hello and the next signal fills', async () => {
-    // Session hellos are budgeted per address: the test's own spend it while the connector starts, until it is told to wait.
-    let ready = false; // (ready needs the connector's hello: the spending cannot go on forever)
-    const spend = (proc: ServiceProcess, ingressUrl: string) =>
+    // Session hellos are budgeted per address, a fixed window of a second counted in Redis: the test holds that
+    // window's count past the budget (renewed every 100 ms for 600 ms, so it lapses before the 1 s Retry-After ends)
+    // while the connector starts and until it is told to wait.
+    // Spending it with hellos of its own raced the connector's hello at each window's start.
+    let ready = false; // (ready needs the connector's hello: the holding cannot go on forever)
+    const spend = (proc: ServiceProcess, stack: Stack) =>
       void (async () => {
-        while (!ready && !proc.jsonLines('stderr').some((l) => l.event === 'rate_limited'))
-          await post(`${ingressUrl}/bridge/v1/session/hello`, {}).catch(() => undefined);
+        const window = `${stack.config.limits.keyPrefix}bridge-session-hello:ip:127.0.0.1`;
+        try {
+          while (!ready && !proc.jsonLines('stderr').some((l) => l.event === 'rate_limited')) {
+            await stack.redis.set(window, '1000', 'PX', 600);
+            await sleep(100);
+          }
+        } catch {
+          // the stack stopped under it (the test failed): nothing to hold any more
+        }
       })();
     const { connector, stack, fixture } = await oneAccount('budget', 97, {}, 30_000, spend).finally(() => (ready = true));
     const buy = { secret: fixture.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 };
