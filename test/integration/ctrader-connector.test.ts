@@ -3,11 +3,11 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { RedisFigures } from '../../src/bridge/figures';
 import { PayloadType } from '../../src/ctrader/messages';
 import { connectorSetup, linkedAccounts, startConnectorProcess, type ConnectorProcess, type ConnectorSetup } from '../helpers/ctrader-connector';
 import { CtraderDouble } from '../helpers/ctrader-double';
+import { holdHelloBudget } from '../helpers/hello-window';
 import { DEFAULT_SYMBOLS, type DoubleSymbol } from '../helpers/ctrader-symbols';
 import { ENTRIES, ensureBuilt, type ServiceProcess } from '../../support/processes';
 import { post, pollUntilReported, seedOwner, startStack, type Fixture, type Stack } from '../helpers/stack';
@@ -292,15 +292,8 @@ describe('the cTrader connector and the Open API request limit', () => {
       { accountId, ctidTraderAccountId: ctid, environment: 'demo', bridgeToken: fixture.accounts[0]!.bridgeToken, ...tokens },
     ]);
     const started = Date.now();
-    const opts = {
-      setup,
-      accountIds: [accountId],
-      demoUrl: d.url,
-      ingressUrl: stack.ingress.url,
-      label,
-      readyTimeoutMs,
-      whileStarting: whileStarting && ((proc: ServiceProcess) => whileStarting(proc, stack)),
-    };
+    const starting = whileStarting && ((proc: ServiceProcess) => whileStarting(proc, stack));
+    const opts = { setup, accountIds: [accountId], demoUrl: d.url, ingressUrl: stack.ingress.url, label, readyTimeoutMs, whileStarting: starting };
     run.connector = await startConnectorProcess(opts);
     const rulesOf = async (symbol: string) => (await stack.registry.volumeRules([{ accountId, symbols: [symbol] }]))[0];
     return { double: d, connector: run.connector, startedMs: Date.now() - started, rulesOf, stack, fixture };
@@ -330,23 +323,9 @@ describe('the cTrader connector and the Open API request limit', () => {
   }, 60_000);
 
   test('when the ingress answers 429 to the session hello, then the connector waits the Retry-After, says hello and the next signal fills', async () => {
-    // Session hellos are budgeted per address, a fixed window of a second counted in Redis: the test holds that
-    // window's count past the budget (renewed every 100 ms for 600 ms, so it lapses before the 1 s Retry-After ends)
-    // while the connector starts and until it is told to wait.
-    // Spending it with hellos of its own raced the connector's hello at each window's start.
     let ready = false; // (ready needs the connector's hello: the holding cannot go on forever)
     const spend = (proc: ServiceProcess, stack: Stack) =>
-      void (async () => {
-        const window = `${stack.config.limits.keyPrefix}bridge-session-hello:ip:127.0.0.1`;
-        try {
-          while (!ready && !proc.jsonLines('stderr').some((l) => l.event === 'rate_limited')) {
-            await stack.redis.set(window, '1000', 'PX', 600);
-            await sleep(100);
-          }
-        } catch {
-          // the stack stopped under it (the test failed): nothing to hold any more
-        }
-      })();
+      void holdHelloBudget(stack, () => ready || proc.jsonLines('stderr').some((l) => l.event === 'rate_limited'));
     const { connector, stack, fixture } = await oneAccount('budget', 97, {}, 30_000, spend).finally(() => (ready = true));
     const buy = { secret: fixture.secret, action: 'buy', symbol: 'EURUSD', volume: 0.01 };
     const res = await post(`${stack.ingress.url}/webhook/custom/${fixture.accounts[0]!.id}`, buy);
