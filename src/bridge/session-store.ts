@@ -81,7 +81,6 @@ export class SessionStore {
   }
 
   private async admittedAmong(key: string, named: readonly string[]): Promise<Record<string, string> | undefined> {
-    if (named.length === 0) return (await this.redis.exists(key)) === 1 ? {} : undefined;
     const [[, exists], [, hashes]] = ((await this.redis
       .multi()
       .exists(key)
